@@ -1,0 +1,33 @@
+"""What the capture layer hands to the rest of kwire: one captured packet.
+
+`ts_ns` is the capture timestamp in integer nanoseconds since the epoch (whatever the file's
+resolution); `linktype` is the pcap LINKTYPE_* of the interface it was captured on; `data` is the
+captured bytes, `wire_len` the length on the wire (larger when the snap length cut the packet).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(slots=True)
+class Packet:
+    ts_ns: int
+    linktype: int
+    data: bytes
+    wire_len: int
+
+    @property
+    def truncated(self) -> bool:
+        return len(self.data) < self.wire_len
+
+
+# pcap LINKTYPE_* values kwire understands.
+LINKTYPE_NULL = 0          # BSD loopback: 4-byte address family in host byte order
+LINKTYPE_ETHERNET = 1
+LINKTYPE_RAW = 101         # raw IPv4 or IPv6, version from the first nibble
+LINKTYPE_LOOP = 108        # OpenBSD loopback: 4-byte address family in network byte order
+LINKTYPE_LINUX_SLL = 113   # Linux cooked capture v1 (tcpdump -i any)
+LINKTYPE_IPV4 = 228
+LINKTYPE_IPV6 = 229
+LINKTYPE_LINUX_SLL2 = 276  # Linux cooked capture v2

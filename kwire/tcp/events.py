@@ -1,0 +1,58 @@
+"""What TCP reassembly hands to the Kafka layer: ordered bytes, gaps and closes per connection.
+
+A connection has two directions: 0 is from endpoint `a` to `b`, 1 the reverse. `a` is the side
+that sent the first SYN when the handshake was seen (then `initiator` is 0), otherwise the side of
+the first segment seen (and `initiator` is None: roles are unknown).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kwire.net.segment import Endpoint
+
+
+@dataclass(slots=True, eq=False)
+class Connection:
+    id: int
+    a: Endpoint
+    b: Endpoint
+    initiator: int | None  # 0 when a sent the SYN; None when the handshake was not captured
+    first_ts_ns: int
+    counters: dict[str, int] = field(default_factory=dict)  # per-connection reassembly counters
+
+    def endpoint(self, direction: int) -> Endpoint:
+        """The sender of `direction`."""
+        return self.a if direction == 0 else self.b
+
+
+@dataclass(slots=True)
+class StreamData:
+    """In-order bytes of one direction; ts_ns is the capture time of the segment that completed them."""
+
+    conn: Connection
+    direction: int
+    ts_ns: int
+    data: bytes
+
+
+@dataclass(slots=True)
+class StreamGap:
+    """Bytes of one direction that were never captured; the stream resumes after them."""
+
+    conn: Connection
+    direction: int
+    ts_ns: int
+    size: int
+
+
+@dataclass(slots=True)
+class StreamClosed:
+    """The connection ended (FIN both ways, RST, idle eviction, or end of capture)."""
+
+    conn: Connection
+    ts_ns: int
+    reason: str  # "fin", "rst", "idle", "end"
+
+
+StreamEvent = StreamData | StreamGap | StreamClosed
