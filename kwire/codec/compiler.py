@@ -1,0 +1,383 @@
+"""Compile a message schema, for one version, into a fast decoder.
+
+`decoder_for(schema, version)` generates Python source for every struct of the message as it is in
+that version (fields absent from the version vanish, runs of fixed-width fields become one
+struct.unpack_from, flexible versions switch to compact lengths and tagged-field sections) and
+compiles it once; the result is cached per (schema, version).
+
+A decoder is `decode(buf, pos) -> (dict, pos)`. The dict uses Kafka's field names. Values:
+int, bool, float, str, None, list, dict; uuid -> Kafka's base64 text; bytes -> bytes;
+records -> kwire.codec.values.RawRecords (lazy: decoded later only if asked). Tagged fields that
+the schema does not know are kept as raw bytes under "_unknown_tagged_fields" {tag: hex}.
+
+Guarantees: never reads past `buf`; every length read from the wire is checked against the bytes
+left before anything is allocated (an array claiming 2**31 elements in 30 bytes fails at once);
+any malformation raises DecodeError with the offset and the field's path, nothing else.
+"""
+
+from __future__ import annotations
+
+import struct
+from kwire.codec.primitives import kafka_uuid, read_uvarint
+from kwire.codec.schema import Field, MessageSchema
+from kwire.codec.values import RawRecords
+from kwire.errors import DecodeError
+
+_FIXED = {  # type -> (struct code, size)
+    "bool": ("?", 1),
+    "int8": ("b", 1),
+    "int16": ("h", 2),
+    "uint16": ("H", 2),
+    "int32": ("i", 4),
+    "uint32": ("I", 4),
+    "int64": ("q", 8),
+    "float64": ("d", 8),
+    "uuid": ("16s", 16),
+}
+
+_I16 = struct.Struct(">h").unpack_from
+_I32 = struct.Struct(">i").unpack_from
+
+
+class _Truncated(DecodeError):
+    pass
+
+
+def _trunc(what: str, pos: int, need: int, have: int) -> DecodeError:
+    return DecodeError(f"{what}: need {need} bytes, {max(have, 0)} left", pos)
+
+
+def _uvar(buf, pos):
+    b = buf[pos]
+    if b < 0x80:
+        return b, pos + 1
+    return read_uvarint(buf, pos)
+
+
+# ---- variable-width readers shared by all generated code: (buf, pos, end, what) -> (value, pos)
+
+
+def _len16(buf, pos, end, what):
+    if pos + 2 > end:
+        raise _trunc(what, pos, 2, end - pos)
+    return _I16(buf, pos)[0], pos + 2
+
+
+def _len32(buf, pos, end, what):
+    if pos + 4 > end:
+        raise _trunc(what, pos, 4, end - pos)
+    return _I32(buf, pos)[0], pos + 4
+
+
+def _lencompact(buf, pos, end, what):
+    if pos >= end:
+        raise _trunc(what, pos, 1, 0)
+    n, pos = _uvar(buf, pos)
+    return n - 1, pos
+
+
+def _take(buf, pos, end, n, what):
+    e = pos + n
+    if e > end:
+        raise _trunc(what, pos, n, end - pos)
+    return e
+
+
+def _string(buf, pos, end, what, compact):
+    n, pos = _lencompact(buf, pos, end, what) if compact else _len16(buf, pos, end, what)
+    if n < 0:
+        return None, pos
+    e = _take(buf, pos, end, n, what)
+    return str(buf[pos:e], "utf-8", "replace"), e
+
+
+def _bytes(buf, pos, end, what, compact):
+    n, pos = _lencompact(buf, pos, end, what) if compact else _len32(buf, pos, end, what)
+    if n < 0:
+        return None, pos
+    e = _take(buf, pos, end, n, what)
+    return bytes(buf[pos:e]), e
+
+
+def _records(buf, pos, end, what, compact):
+    n, pos = _lencompact(buf, pos, end, what) if compact else _len32(buf, pos, end, what)
+    if n < 0:
+        return None, pos
+    e = _take(buf, pos, end, n, what)
+    return RawRecords(buf[pos:e]), e
+
+
+def _uuid(buf, pos, end, what):
+    e = _take(buf, pos, end, 16, what)
+    return kafka_uuid(buf[pos:e]), e
+
+
+def _array_len(buf, pos, end, what, compact, min_size):
+    n, pos = _lencompact(buf, pos, end, what) if compact else _len32(buf, pos, end, what)
+    if n > 0 and n * min_size > end - pos:
+        raise DecodeError(f"{what}: {n} elements cannot fit in {end - pos} bytes", pos)
+    return n, pos
+
+
+def _unknown_tag_hex(buf, pos, e):
+    return bytes(buf[pos:e]).hex()
+
+
+_RUNTIME = {
+    "_uvar": _uvar,
+    "_string": _string,
+    "_bytes": _bytes,
+    "_records": _records,
+    "_uuid": _uuid,
+    "_array_len": _array_len,
+    "_kafka_uuid": kafka_uuid,
+    "_trunc": _trunc,
+    "_unknown_tag_hex": _unknown_tag_hex,
+    "DecodeError": DecodeError,
+    "_Struct": struct.Struct,
+    "_unpack_from": struct.unpack_from,
+}
+
+
+class _Generator:
+    """Emits the source of one (message, version): a function per struct, plus reader helpers."""
+
+    def __init__(self, schema: MessageSchema, version: int):
+        self.schema = schema
+        self.version = version
+        self.flexible = schema.is_flexible(version)
+        self.namespace: dict[str, object] = dict(_RUNTIME)
+        self.chunks: list[str] = []
+        self.counter = 0
+        self.tag_tables: list[dict] = []  # {tag: (field name, reader function name)}, resolved after exec
+
+    def fresh(self, stem: str) -> str:
+        self.counter += 1
+        return f"_{stem}_{self.counter}"
+
+    def const(self, stem: str, value: object) -> str:
+        name = self.fresh(stem)
+        self.namespace[name] = value
+        return name
+
+    # -- sizes
+
+    def min_size(self, field: Field) -> int:
+        """The fewest bytes one value of `field` takes on the wire in this version."""
+        if field.is_array:
+            return 1 if self.flexible else 4
+        t = field.type
+        if field.is_struct:
+            return self.struct_min_size(field.fields or ())
+        if t in _FIXED:
+            return _FIXED[t][1]
+        if t == "string":
+            return 1 if self.flexible else 2
+        return 1 if self.flexible else 4  # bytes, records
+
+    def struct_min_size(self, fields) -> int:
+        size = 1 if self.flexible else 0
+        for f in fields:
+            if f.present_in(self.version) and not (self.flexible and f.tagged_in(self.version)):
+                size += self.min_size(f)
+        return size
+
+    # -- code for one value
+
+    def value_code(self, field: Field, path: str, indent: str, target: str) -> list[str]:
+        """Lines that read one value of `field` at `pos` into `target`, advancing `pos`."""
+        v = self.version
+        compact = self.flexible
+        what = repr(path)
+        if field.is_array:
+            elem = field.element_type
+            lines = [f"{indent}_n, pos = _array_len(buf, pos, end, {what}, {compact}, {self.elem_min_size(field)})"]
+            lines.append(f"{indent}if _n < 0:")
+            lines.append(f"{indent}    {target} = None")
+            lines.append(f"{indent}else:")
+            inner = indent + "    "
+            if field.is_struct:
+                fn = self.struct_function(field.fields or (), path + "[]")
+                lines += [
+                    f"{inner}{target} = _l = []",
+                    f"{inner}_ap = _l.append",
+                    f"{inner}for _ in range(_n):",
+                    f"{inner}    _x, pos = {fn}(buf, pos, end)",
+                    f"{inner}    _ap(_x)",
+                ]
+            elif elem in _FIXED and elem not in ("uuid", "bool"):
+                code, size = _FIXED[elem]
+                lines += [
+                    f"{inner}{target} = list(_unpack_from('>%d{code}' % _n, buf, pos))",
+                    f"{inner}pos += _n * {size}",
+                ]
+            else:
+                item = Field(field.name, elem, field.versions, field.nullable, None, field.tagged, None)
+                lines += [f"{inner}{target} = _l = []", f"{inner}for _ in range(_n):"]
+                lines += self.value_code(item, path + "[]", inner + "    ", "_x")
+                lines.append(f"{inner}    _l.append(_x)")
+            return lines
+        if field.is_struct:
+            fn = self.struct_function(field.fields or (), path)
+            if field.nullable_in(v):
+                # A nullable struct is preceded by an int8: -1 null, 1 present.
+                return [
+                    f"{indent}if pos >= end: raise _trunc({what}, pos, 1, 0)",
+                    f"{indent}if buf[pos] == 0xFF:",
+                    f"{indent}    {target} = None; pos += 1",
+                    f"{indent}else:",
+                    f"{indent}    {target}, pos = {fn}(buf, pos + 1, end)",
+                ]
+            return [f"{indent}{target}, pos = {fn}(buf, pos, end)"]
+        t = field.type
+        if t == "string":
+            return [f"{indent}{target}, pos = _string(buf, pos, end, {what}, {compact})"]
+        if t == "bytes":
+            return [f"{indent}{target}, pos = _bytes(buf, pos, end, {what}, {compact})"]
+        if t == "records":
+            return [f"{indent}{target}, pos = _records(buf, pos, end, {what}, {compact})"]
+        if t == "uuid":
+            return [f"{indent}{target}, pos = _uuid(buf, pos, end, {what})"]
+        code, size = _FIXED[t]
+        s = self.const("S", struct.Struct(">" + code))
+        return [
+            f"{indent}if pos + {size} > end: raise _trunc({what}, pos, {size}, end - pos)",
+            f"{indent}{target} = {s}.unpack_from(buf, pos)[0]; pos += {size}",
+        ]
+
+    def elem_min_size(self, field: Field) -> int:
+        elem = field.element_type
+        if field.is_struct:
+            return max(self.struct_min_size(field.fields or ()), 1)
+        if elem in _FIXED:
+            return _FIXED[elem][1]
+        return 1 if self.flexible else (2 if elem == "string" else 4)
+
+    # -- one struct
+
+    def struct_function(self, fields, path: str) -> str:
+        v = self.version
+        name = self.fresh("struct")
+        regular = [f for f in fields if f.present_in(v) and not (self.flexible and f.tagged_in(v))]
+        tagged = [f for f in fields if f.present_in(v) and self.flexible and f.tagged_in(v)]
+        body: list[str] = []
+        locals_: list[tuple[str, str]] = []
+        i = 0
+        while i < len(regular):
+            f = regular[i]
+            if not f.is_array and not f.is_struct and f.type in _FIXED:
+                run = [f]
+                while (i + len(run) < len(regular) and not regular[i + len(run)].is_array
+                       and not regular[i + len(run)].is_struct and regular[i + len(run)].type in _FIXED):
+                    run.append(regular[i + len(run)])
+                fmt = ">" + "".join(_FIXED[x.type][0] for x in run)
+                size = struct.calcsize(fmt)
+                s = self.const("S", struct.Struct(fmt))
+                names = [f"v{i + k}" for k in range(len(run))]
+                what = repr(f"{path}.{run[0].name}" if path else run[0].name)
+                body.append(f"    if pos + {size} > end: raise _trunc({what}, pos, {size}, end - pos)")
+                body.append(f"    {', '.join(names)}{',' if len(names) == 1 else ''} = {s}.unpack_from(buf, pos)")
+                body.append(f"    pos += {size}")
+                for k, x in enumerate(run):
+                    if x.type == "uuid":
+                        body.append(f"    {names[k]} = _kafka_uuid({names[k]})")
+                    locals_.append((x.name, names[k]))
+                i += len(run)
+                continue
+            local = f"v{i}"
+            body += self.value_code(f, f"{path}.{f.name}" if path else f.name, "    ", local)
+            locals_.append((f.name, local))
+            i += 1
+        items = ", ".join(f"{k!r}: {loc}" for k, loc in locals_)
+        body.append(f"    out = {{{items}}}")
+        if self.flexible:
+            table = {}
+            for f in tagged:
+                reader = self.tagged_reader(f, f"{path}.{f.name}" if path else f.name)
+                table[f.tag] = (f.name, reader)
+            t = self.const("TAGS", table)
+            self.tag_tables.append(table)
+            what = repr(f"{path}.<tagged fields>" if path else "<tagged fields>")
+            body += [
+                f"    if pos >= end: raise _trunc({what}, pos, 1, 0)",
+                "    _nt, pos = _uvar(buf, pos)",
+                "    for _ in range(_nt):",
+                f"        if pos >= end: raise _trunc({what}, pos, 1, 0)",
+                "        _tag, pos = _uvar(buf, pos)",
+                f"        if pos >= end: raise _trunc({what}, pos, 1, 0)",
+                "        _sz, pos = _uvar(buf, pos)",
+                "        _e = pos + _sz",
+                f"        if _e > end: raise _trunc({what}, pos, _sz, end - pos)",
+                f"        _h = {t}.get(_tag)",
+                "        if _h is None:",
+                "            out.setdefault('_unknown_tagged_fields', {})[_tag] = _unknown_tag_hex(buf, pos, _e)",
+                "        else:",
+                "            out[_h[0]] = _h[1](buf, pos, _e)",
+                "        pos = _e",
+            ]
+        body.append("    return out, pos")
+        self.chunks.append(f"def {name}(buf, pos, end):\n" + "\n".join(body) + "\n")
+        return name
+
+    def tagged_reader(self, field: Field, path: str) -> str:
+        """A function reading a tagged field's value confined to its declared size."""
+        name = self.fresh("tag")
+        lines = [f"def {name}(buf, pos, end):"]
+        lines += self.value_code(field, path, "    ", "val")
+        lines.append("    return val")
+        self.chunks.append("\n".join(lines) + "\n")
+        return name
+
+    def build(self):
+        top = self.struct_function(self.schema.fields, "")
+        source = "\n".join(self.chunks)
+        code = compile(source, f"<kwire {self.schema.name} v{self.version}>", "exec")
+        exec(code, self.namespace)  # our own generated source; never captured data
+        for table in self.tag_tables:
+            for tag, (field_name, reader) in table.items():
+                table[tag] = (field_name, self.namespace[reader])
+        return self.namespace[top], source
+
+
+# Keyed by the schema object's identity: schemas are module constants, and hashing a whole frozen
+# schema tree on every message would cost more than decoding a small one.
+_COMPILED: dict[tuple[int, int], tuple[MessageSchema, object, str]] = {}
+_DECODERS: dict[tuple[int, int], object] = {}
+
+
+def _compiled(schema: MessageSchema, version: int):
+    key = (id(schema), version)
+    hit = _COMPILED.get(key)
+    if hit is None:
+        fn, source = _Generator(schema, version).build()
+        hit = _COMPILED[key] = (schema, fn, source)
+    return hit[1], hit[2]
+
+
+def decoder_for(schema: MessageSchema, version: int):
+    """The decoder of `schema` at `version`: decode(buf, pos=0) -> (dict, end_pos). Cached."""
+    key = (id(schema), version)
+    cached = _DECODERS.get(key)
+    if cached is not None:
+        return cached
+    if version not in schema.valid:
+        raise DecodeError(f"{schema.name} has no version {version}")
+    fn, _ = _compiled(schema, version)
+    label = f"{schema.name} v{version}"
+
+    def decode(buf, pos: int = 0):
+        mv = buf if isinstance(buf, memoryview) else memoryview(buf)
+        try:
+            return fn(mv, pos, len(mv))
+        except DecodeError as exc:
+            raise DecodeError(f"{label}: {exc.args[0]}", exc.offset) from None
+        except (struct.error, IndexError, ValueError, OverflowError, MemoryError) as exc:
+            raise DecodeError(f"{label}: malformed ({exc})") from None
+
+    _DECODERS[key] = decode
+    return decode
+
+
+def decoder_source(schema: MessageSchema, version: int) -> str:
+    """The generated source, for debugging and tests."""
+    return _compiled(schema, version)[1]
