@@ -1,0 +1,118 @@
+"""Kafka request and response headers: parsing and plausibility.
+
+Request header v0: api_key int16, api_version int16, correlation_id int32.
+v1 adds client_id: a nullable int16-length string (never compact, even in v2: a protocol quirk).
+v2 adds a tagged-field section. Response header v0: correlation_id; v1 adds tagged fields.
+Which version applies comes from kwire.kafka.apis.
+
+`plausible_request` is the test kwire uses to find Kafka on any port and to resynchronise after a
+gap: a sane length, a known api key, a version Kafka defined, a non-negative correlation id and a
+client id of printable characters.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import NamedTuple
+
+from kwire.codec.primitives import read_uvarint
+from kwire.errors import DecodeError
+from kwire.kafka.apis import APIS, request_header_version, response_header_version
+
+_REQ_FIXED = struct.Struct(">hhi")
+_I16 = struct.Struct(">h")
+_I32 = struct.Struct(">i")
+
+MAX_CLIENT_ID = 1024
+
+
+class RequestHeader(NamedTuple):
+    api_key: int
+    api_version: int
+    correlation_id: int
+    client_id: str | None
+    header_size: int  # bytes of the header, from the start of the frame body
+    tagged: dict | None
+
+
+class ResponseHeader(NamedTuple):
+    correlation_id: int
+    header_size: int
+
+
+def _skip_tagged(buf, pos: int) -> tuple[dict | None, int]:
+    count, pos = read_uvarint(buf, pos)
+    if not count:
+        return None, pos
+    tags: dict = {}
+    for _ in range(count):
+        tag, pos = read_uvarint(buf, pos)
+        size, pos = read_uvarint(buf, pos)
+        if pos + size > len(buf):
+            raise DecodeError("tagged field runs past the header", pos)
+        tags[tag] = bytes(buf[pos:pos + size]).hex()
+        pos += size
+    return tags, pos
+
+
+def parse_request_header(body) -> RequestHeader:
+    """Parse the header at the start of a request frame body (the bytes after the length prefix)."""
+    if len(body) < 8:
+        raise DecodeError("request header needs 8 bytes", 0)
+    api_key, version, corr = _REQ_FIXED.unpack_from(body, 0)
+    pos = 8
+    hv = request_header_version(api_key, version)
+    client_id = None
+    tagged = None
+    if hv >= 1:
+        if len(body) < 10:
+            raise DecodeError("request header: client id length missing", pos)
+        n = _I16.unpack_from(body, pos)[0]
+        pos += 2
+        if n >= 0:
+            if pos + n > len(body):
+                raise DecodeError("request header: client id runs past the frame", pos)
+            client_id = str(body[pos:pos + n], "utf-8", "replace")
+            pos += n
+    if hv >= 2:
+        tagged, pos = _skip_tagged(body, pos)
+    return RequestHeader(api_key, version, corr, client_id, pos, tagged)
+
+
+def parse_response_header(body, api_key: int, api_version: int) -> ResponseHeader:
+    if len(body) < 4:
+        raise DecodeError("response header needs 4 bytes", 0)
+    corr = _I32.unpack_from(body, 0)[0]
+    pos = 4
+    if response_header_version(api_key, api_version) >= 1:
+        _, pos = _skip_tagged(body, pos)
+    return ResponseHeader(corr, pos)
+
+
+def _printable(raw) -> bool:
+    for b in raw:
+        if b < 0x20 or b > 0x7E:
+            return False
+    return True
+
+
+def plausible_request(buf, pos: int, max_frame: int) -> bool:
+    """Do the bytes at `pos` (length prefix included) look like the start of a Kafka request?"""
+    if pos + 14 > len(buf):
+        return False
+    length = _I32.unpack_from(buf, pos)[0]
+    if length < 10 or length > max_frame:
+        return False
+    api_key, version, corr = _REQ_FIXED.unpack_from(buf, pos + 4)
+    spec = APIS.get(api_key)
+    if spec is None or not spec.min_version <= version <= spec.max_version or corr < 0:
+        return False
+    n = _I16.unpack_from(buf, pos + 12)[0]
+    if n < -1 or n > MAX_CLIENT_ID or 10 + max(n, 0) > length:
+        return False
+    if n > 0:
+        end = pos + 14 + n
+        if end > len(buf):
+            return _printable(buf[pos + 14:len(buf)])
+        return _printable(buf[pos + 14:end])
+    return True

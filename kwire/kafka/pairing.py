@@ -1,0 +1,261 @@
+"""From reassembled TCP streams to paired Kafka requests and responses, on any port.
+
+`KafkaTracker.on_event(event)` takes the TCP layer's events and returns RawExchanges: a request
+frame paired with its response frame by (connection, correlation id), never "the next response".
+Bodies stay raw here (kwire.exchanges decodes them).
+
+Which side is the client: the SYN sender when the handshake was captured; otherwise the direction
+whose bytes parse as request headers. A connection is Kafka once a response answers a pending
+request's correlation id (or, for acks=0 producers that get no answers, once several requests in a
+row frame exactly); a `--port` hint makes it Kafka from the start. Exchanges of an unconfirmed
+connection are held (bounded) and dropped if it never confirms.
+
+Mid-stream and after gaps the framers resynchronise: the request side on the next plausible request
+header, the response side on the next length whose correlation id is pending. Responses found in
+sync with no pending request are reported as `no_request`; requests never answered as
+`no_response` when the connection closes, the pending table overflows, or the capture ends.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from dataclasses import dataclass
+
+from kwire.kafka.apis import APIS
+from kwire.kafka.framing import Framer
+from kwire.kafka.headers import RequestHeader, parse_request_header, plausible_request
+from kwire.tcp.events import Connection, StreamClosed, StreamData, StreamGap
+
+PAIRED = "paired"
+NO_RESPONSE = "no_response"
+NO_REQUEST = "no_request"
+
+DEFAULT_MAX_FRAME = 256 * 1024 * 1024  # Kafka's own socket.request.max.bytes default is 100 MiB
+MAX_PENDING = 4096  # requests awaiting a response, per connection
+MAX_HELD = 256  # exchanges held while a connection is not yet confirmed as Kafka
+CONFIRM_CHAINED_REQUESTS = 3
+GIVE_UP_BYTES = 1 << 20  # unconfirmed connection: bytes scanned in vain before it is ignored
+
+_I32 = struct.Struct(">i")
+# A request header's api key and version are small non-negative int16s: high bytes are zero.
+_REQUEST_CANDIDATE = re.compile(rb"\x00[\x00-\x7f]\x00[\x00-\x3f]", re.DOTALL)
+
+
+@dataclass(slots=True)
+class PendingRequest:
+    header: RequestHeader
+    body: object  # the frame body (bytes or memoryview), header included
+    ts_ns: int
+    size: int
+
+
+@dataclass(slots=True)
+class RawExchange:
+    conn: Connection
+    client_direction: int
+    status: str
+    correlation_id: int
+    request: PendingRequest | None
+    response_body: object | None = None  # the frame body, header included
+    response_ts_ns: int | None = None
+    response_size: int | None = None
+
+
+class KafkaConnection:
+    """Per-connection state: roles, framers, pending requests, confirmation."""
+
+    __slots__ = ("conn", "client_dir", "framers", "pending", "confirmed", "held", "ignored",
+                 "chained", "scanned", "max_frame", "counters")
+
+    def __init__(self, conn: Connection, max_frame: int, hinted: bool):
+        self.conn = conn
+        self.max_frame = max_frame
+        self.client_dir: int | None = 0 if conn.initiator == 0 else None
+        synced = conn.initiator is not None
+        self.framers = (
+            Framer(lambda buf: self._find_start(0, buf), synced=synced, max_frame=max_frame),
+            Framer(lambda buf: self._find_start(1, buf), synced=synced, max_frame=max_frame),
+        )
+        self.pending: dict[int, PendingRequest] = {}
+        self.confirmed = hinted
+        self.held: list[RawExchange] = []
+        self.ignored = False
+        self.chained = 0
+        self.scanned = 0
+        self.counters = {"frames": 0, "unparsed_frames": 0, "duplicate_correlation_ids": 0,
+                         "pending_overflow": 0, "gaps": 0}
+
+    # -- resynchronisation
+
+    def _find_start(self, direction: int, buf) -> int:
+        if self.client_dir is None or self.client_dir == direction:
+            start = self._find_request(buf)
+            if start >= 0 or self.client_dir == direction:
+                return start
+        if self.client_dir is None:
+            return -1
+        return self._find_response(buf)
+
+    def _find_request(self, buf) -> int:
+        for m in _REQUEST_CANDIDATE.finditer(buf):
+            start = m.start() - 4
+            if start >= 0 and plausible_request(buf, start, self.max_frame):
+                return start
+        return -1
+
+    def _find_response(self, buf) -> int:
+        best = -1
+        for corr in self.pending:
+            needle = _I32.pack(corr)
+            idx = buf.find(needle, 4)
+            while idx >= 4:
+                length = _I32.unpack_from(buf, idx - 4)[0]
+                if 4 <= length <= self.max_frame:
+                    if best < 0 or idx - 4 < best:
+                        best = idx - 4
+                    break
+                idx = buf.find(needle, idx + 1)
+        return best
+
+    # -- events
+
+    def on_data(self, direction: int, ts_ns: int, data) -> list[RawExchange]:
+        if self.ignored:
+            return []
+        framer = self.framers[direction]
+        frames = framer.feed(data)
+        out: list[RawExchange] = []
+        if not self.confirmed:
+            self.scanned += len(data)
+        for body in frames:
+            self.counters["frames"] += 1
+            if self.client_dir is None:
+                # Mid-stream: the first direction whose frame parses as a request is the client.
+                if len(body) >= 10 and plausible_request(_I32.pack(len(body)) + bytes(body[:10 + 1024]), 0,
+                                                         self.max_frame):
+                    self.client_dir = direction
+                else:
+                    continue
+            if direction == self.client_dir:
+                self._on_request(body, ts_ns, out)
+            else:
+                self._on_response(body, ts_ns, out)
+        if not self.confirmed:
+            if self.scanned > GIVE_UP_BYTES and not self.held and not self.pending:
+                self.ignored = True
+            self.held.extend(out)
+            if len(self.held) > MAX_HELD:
+                self.ignored = True
+                self.held.clear()
+            return []
+        return out
+
+    def _on_request(self, body, ts_ns: int, out: list[RawExchange]) -> None:
+        try:
+            header = parse_request_header(body)
+        except Exception:  # noqa: BLE001 - any malformation: resync from here
+            header = None
+        if header is None or header.api_key not in APIS:
+            self.counters["unparsed_frames"] += 1
+            self.chained = 0
+            self.framers[self.client_dir].gap()
+            return
+        self.chained += 1
+        if not self.confirmed and self.chained >= CONFIRM_CHAINED_REQUESTS and self.conn.initiator is not None:
+            self._confirm()
+        corr = header.correlation_id
+        previous = self.pending.pop(corr, None)
+        if previous is not None:
+            self.counters["duplicate_correlation_ids"] += 1
+            out.append(RawExchange(self.conn, self.client_dir, NO_RESPONSE, corr, previous))
+        if len(self.pending) >= MAX_PENDING:
+            oldest = next(iter(self.pending))
+            self.counters["pending_overflow"] += 1
+            out.append(RawExchange(self.conn, self.client_dir, NO_RESPONSE, oldest, self.pending.pop(oldest)))
+        self.pending[corr] = PendingRequest(header, body, ts_ns, len(body) + 4)
+
+    def _on_response(self, body, ts_ns: int, out: list[RawExchange]) -> None:
+        if len(body) < 4:
+            self.counters["unparsed_frames"] += 1
+            return
+        corr = _I32.unpack_from(body, 0)[0]
+        request = self.pending.pop(corr, None)
+        if request is None:
+            out.append(RawExchange(self.conn, self.client_dir, NO_REQUEST, corr, None, body, ts_ns, len(body) + 4))
+            return
+        if not self.confirmed:
+            self._confirm()
+        out.append(RawExchange(self.conn, self.client_dir, PAIRED, corr, request, body, ts_ns, len(body) + 4))
+
+    def _confirm(self) -> None:
+        self.confirmed = True
+
+    def release_held(self) -> list[RawExchange]:
+        held, self.held = self.held, []
+        return held
+
+    def on_gap(self, direction: int) -> None:
+        self.counters["gaps"] += 1
+        self.framers[direction].gap()
+
+    def close(self) -> list[RawExchange]:
+        """The connection ended: every pending request is unanswered."""
+        out = [RawExchange(self.conn, self.client_dir if self.client_dir is not None else 0, NO_RESPONSE, corr, req)
+               for corr, req in self.pending.items()]
+        self.pending.clear()
+        if not self.confirmed:
+            return []
+        return out
+
+
+class KafkaTracker:
+    """All connections of a capture: TCP events in, RawExchanges out."""
+
+    def __init__(self, *, port_hints: frozenset[int] = frozenset(), max_frame: int = DEFAULT_MAX_FRAME):
+        self.port_hints = port_hints
+        self.max_frame = max_frame
+        self.connections: dict[int, KafkaConnection] = {}
+        self.kafka_connections = 0
+        self.closed_counters: dict[str, int] = {}
+
+    def _state(self, conn: Connection) -> KafkaConnection:
+        state = self.connections.get(conn.id)
+        if state is None:
+            hinted = conn.a[1] in self.port_hints or conn.b[1] in self.port_hints
+            state = self.connections[conn.id] = KafkaConnection(conn, self.max_frame, hinted)
+            if hinted and conn.initiator is None:
+                # The hinted port is the broker's: the other side is the client.
+                state.client_dir = 1 if conn.a[1] in self.port_hints else 0
+        return state
+
+    def on_event(self, event) -> list[RawExchange]:
+        if type(event) is StreamData:
+            state = self._state(event.conn)
+            was_confirmed = state.confirmed
+            out = state.on_data(event.direction, event.ts_ns, event.data)
+            if state.confirmed and not was_confirmed:
+                self.kafka_connections += 1
+                return state.release_held() + out
+            return out
+        if type(event) is StreamGap:
+            state = self._state(event.conn)
+            state.on_gap(event.direction)
+            return []
+        if type(event) is StreamClosed:
+            state = self.connections.pop(event.conn.id, None)
+            if state is None:
+                return []
+            for key, value in state.counters.items():
+                self.closed_counters[key] = self.closed_counters.get(key, 0) + value
+            return state.close()
+        return []
+
+    def finish(self) -> list[RawExchange]:
+        out: list[RawExchange] = []
+        for conn_id in list(self.connections):
+            state = self.connections.pop(conn_id)
+            for key, value in state.counters.items():
+                self.closed_counters[key] = self.closed_counters.get(key, 0) + value
+            out += state.close()
+        return out
