@@ -1,0 +1,36 @@
+"""DescribeCluster (api key 60): cluster id, controller and brokers (or controllers), for admin clients.
+
+Versions (request / response), all flexible:
+- v0: IncludeClusterAuthorizedOperations; the answer has ClusterId, ControllerId, Brokers and
+  ClusterAuthorizedOperations.
+- v1: adds EndpointType (1 brokers, 2 controllers, KIP-919), echoed in the response, which may now answer
+  MISMATCHED_ENDPOINT_TYPE or UNSUPPORTED_ENDPOINT_TYPE.
+- v2: adds IncludeFencedBrokers; the response adds IsFenced per broker (KIP-1073).
+"""
+
+from __future__ import annotations
+
+from kwire.codec.schema import F, request, response
+
+REQUEST = request(60, "DescribeClusterRequest", "0-2", "0+", [
+    F("IncludeClusterAuthorizedOperations", "bool", "0+"),
+    F("EndpointType", "int8", "1+"),
+    F("IncludeFencedBrokers", "bool", "2+"),
+])
+
+RESPONSE = response(60, "DescribeClusterResponse", "0-2", "0+", [
+    F("ThrottleTimeMs", "int32", "0+"),
+    F("ErrorCode", "int16", "0+"),
+    F("ErrorMessage", "string", "0+", nullable="0+"),
+    F("EndpointType", "int8", "1+"),
+    F("ClusterId", "string", "0+"),
+    F("ControllerId", "int32", "0+"),
+    F("Brokers", "[]DescribeClusterBroker", "0+", fields=[
+        F("BrokerId", "int32", "0+"),
+        F("Host", "string", "0+"),
+        F("Port", "int32", "0+"),
+        F("Rack", "string", "0+", nullable="0+"),
+        F("IsFenced", "bool", "2+"),
+    ]),
+    F("ClusterAuthorizedOperations", "int32", "0+"),
+])
