@@ -18,13 +18,13 @@ sync with no pending request are reported as `no_request`; requests never answer
 
 from __future__ import annotations
 
-import re
 import struct
 from dataclasses import dataclass
 
 from kwire.kafka.apis import APIS
 from kwire.kafka.framing import Framer
 from kwire.kafka.headers import RequestHeader, parse_request_header, plausible_request
+from kwire.kafka.resync import find_request_start, find_response_start
 from kwire.tcp.events import Connection, StreamClosed, StreamData, StreamGap
 
 PAIRED = "paired"
@@ -38,8 +38,6 @@ CONFIRM_CHAINED_REQUESTS = 3
 GIVE_UP_BYTES = 1 << 20  # unconfirmed connection: bytes scanned in vain before it is ignored
 
 _I32 = struct.Struct(">i")
-# A request header's api key and version are small non-negative int16s: high bytes are zero.
-_REQUEST_CANDIDATE = re.compile(rb"\x00[\x00-\x7f]\x00[\x00-\x3f]", re.DOTALL)
 
 
 @dataclass(slots=True)
@@ -66,7 +64,7 @@ class KafkaConnection:
     """Per-connection state: roles, framers, pending requests, confirmation."""
 
     __slots__ = ("conn", "client_dir", "framers", "pending", "confirmed", "held", "ignored",
-                 "chained", "scanned", "max_frame", "counters")
+                 "chained", "scanned", "max_frame", "counters", "client_id")
 
     def __init__(self, conn: Connection, max_frame: int, hinted: bool):
         self.conn = conn
@@ -83,6 +81,7 @@ class KafkaConnection:
         self.ignored = False
         self.chained = 0
         self.scanned = 0
+        self.client_id: bytes | None = None  # the client id every request of this connection carries
         self.counters = {"frames": 0, "unparsed_frames": 0, "duplicate_correlation_ids": 0,
                          "pending_overflow": 0, "gaps": 0}
 
@@ -98,25 +97,10 @@ class KafkaConnection:
         return self._find_response(buf)
 
     def _find_request(self, buf) -> int:
-        for m in _REQUEST_CANDIDATE.finditer(buf):
-            start = m.start() - 4
-            if start >= 0 and plausible_request(buf, start, self.max_frame):
-                return start
-        return -1
+        return find_request_start(buf, self.max_frame, self.client_id)
 
     def _find_response(self, buf) -> int:
-        best = -1
-        for corr in self.pending:
-            needle = _I32.pack(corr)
-            idx = buf.find(needle, 4)
-            while idx >= 4:
-                length = _I32.unpack_from(buf, idx - 4)[0]
-                if 4 <= length <= self.max_frame:
-                    if best < 0 or idx - 4 < best:
-                        best = idx - 4
-                    break
-                idx = buf.find(needle, idx + 1)
-        return best
+        return find_response_start(buf, self.max_frame, self.pending)
 
     # -- events
 
@@ -162,6 +146,8 @@ class KafkaConnection:
             self.framers[self.client_dir].gap()
             return
         self.chained += 1
+        if self.client_id is None and header.client_id is not None:
+            self.client_id = header.client_id.encode("utf-8", "replace")
         if not self.confirmed and self.chained >= CONFIRM_CHAINED_REQUESTS and self.conn.initiator is not None:
             self._confirm()
         corr = header.correlation_id
