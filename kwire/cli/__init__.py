@@ -1,0 +1,1 @@
+"""The command-line interface: one click command per module, each thin (parse, call, render)."""

@@ -1,0 +1,107 @@
+"""`kwire inspect CAPTURE...`: paired, decoded exchanges as a readable view or JSON Lines."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from kwire.cli.options import capture_paths, exchange_filter
+from kwire.pipeline import RunSummary, analyze_files
+
+
+@click.command("inspect")
+@click.argument("captures", nargs=-1, required=True, type=click.Path(dir_okay=False, allow_dash=False))
+@click.option("--json", "as_json", is_flag=True, help="JSON Lines: one object per exchange.")
+@click.option("--records", is_flag=True, help="Decode every record (key, value, headers), not only batch summaries.")
+@click.option("--api", "apis", multiple=True, help="Only this api (name or key); repeatable.")
+@click.option("--client-id", "client_ids", multiple=True, help="Only this client id; repeatable.")
+@click.option("--topic", "topics", multiple=True, help="Only exchanges naming this topic (name or id); repeatable.")
+@click.option("--errors", "errors_only", is_flag=True, help="Only exchanges with an error code, a decode error, or no partner.")
+@click.option("--min-latency", type=float, default=None, metavar="MS", help="Only exchanges at least this slow.")
+@click.option("--port", "ports", multiple=True, type=click.IntRange(1, 65535),
+              help="Hint: a broker port (Kafka is found on any port without it); repeatable.")
+@click.option("--show-secrets", is_flag=True, help="Show SASL credentials instead of redacting them.")
+@click.option("--no-summary", is_flag=True, help="Leave out the closing summary line (on stderr).")
+def inspect_command(captures, as_json, records, apis, client_ids, topics, errors_only, min_latency, ports,
+                    show_secrets, no_summary):
+    """Decode the Kafka exchanges in capture files (pcap, pcapng, gzip of either)."""
+    paths = capture_paths(captures)
+    keep = exchange_filter(apis, client_ids, topics, errors_only, min_latency)
+    summary = RunSummary()
+    records_mode = "full" if records else "summary"
+    out = sys.stdout
+    progress = _progress_bar(paths)
+    try:
+        exchanges = analyze_files(paths, port_hints=ports, summary=summary,
+                                  progress=progress.update if progress else None)
+        if as_json:
+            from kwire.render.jsonl import exchange_json
+
+            write = out.write
+            for ex in exchanges:
+                if keep(ex):
+                    write(exchange_json(ex, records=records_mode, show_secrets=show_secrets))
+                    write("\n")
+        else:
+            from rich.console import Console
+
+            from kwire.render.rich_view import exchange_view
+
+            console = Console(file=out, highlight=False, soft_wrap=False)
+            for ex in exchanges:
+                if keep(ex):
+                    console.print(exchange_view(ex, records=records_mode, show_secrets=show_secrets))
+    finally:
+        if progress:
+            progress.close()
+    out.flush()
+    report_run(summary, no_summary)
+
+
+def report_run(summary: RunSummary, quiet: bool) -> None:
+    """The closing summary line, warnings and capture errors, on stderr; exit 1 if nothing was read."""
+    for linktype, names in summary.unknown_linktypes.items():
+        click.echo(f"kwire: warning: unknown link type {linktype} in {', '.join(names)}: its packets were skipped",
+                   err=True)
+    for message in summary.capture_errors:
+        click.echo(f"kwire: error: {message}", err=True)
+    if not quiet:
+        click.echo(f"kwire: {summary.line()}", err=True)
+    if summary.capture_errors:
+        sys.exit(1)
+
+
+class _Progress:
+    """A progress bar on stderr driven by the bytes the readers have consumed."""
+
+    def __init__(self, total: int):
+        from rich.console import Console
+        from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn, TransferSpeedColumn
+
+        self.progress = Progress("[progress.description]{task.description}", BarColumn(), DownloadColumn(),
+                                 TransferSpeedColumn(), TimeRemainingColumn(),
+                                 console=Console(file=sys.stderr), transient=True)
+        self.task = self.progress.add_task("reading", total=total)
+        self.progress.start()
+
+    def update(self, stats) -> None:
+        self.progress.update(self.task, completed=stats.captured_bytes + 16 * stats.packets)
+
+    def close(self) -> None:
+        self.progress.stop()
+
+
+def _progress_bar(paths: list[str]) -> _Progress | None:
+    if not sys.stderr.isatty():
+        return None
+    total = 0
+    for p in paths:
+        try:
+            total += os.path.getsize(p)
+        except OSError:
+            return None
+    if total < 32 << 20:
+        return None
+    return _Progress(total)

@@ -1,0 +1,42 @@
+"""Option handling shared by the commands: capture paths and exchange filters."""
+
+from __future__ import annotations
+
+import glob
+import os
+
+import click
+
+from kwire.query import ExchangeFilter, parse_api
+
+
+def capture_paths(args) -> list[str]:
+    """Paths as given, globs expanded (for shells that did not), directories walked for captures."""
+    paths: list[str] = []
+    for arg in args:
+        if os.path.isdir(arg):
+            for root, _, files in sorted(os.walk(arg)):
+                paths += [os.path.join(root, f) for f in sorted(files)
+                          if f.endswith((".pcap", ".pcapng", ".cap", ".gz")) or ".pcap" in f]
+        elif any(ch in arg for ch in "*?[") and not os.path.exists(arg):
+            found = sorted(glob.glob(arg))
+            if not found:
+                raise click.BadParameter(f"no file matches {arg}", param_hint="CAPTURES")
+            paths += found
+        else:
+            paths.append(arg)
+    if not paths:
+        raise click.BadParameter("no capture files", param_hint="CAPTURES")
+    return paths
+
+
+def exchange_filter(apis, client_ids, topics, errors_only, min_latency) -> ExchangeFilter:
+    keys = set()
+    for api in apis:
+        for part in api.split(","):
+            try:
+                keys.add(parse_api(part.strip()))
+            except ValueError as exc:
+                raise click.BadParameter(str(exc), param_hint="--api") from None
+    return ExchangeFilter(api_keys=frozenset(keys), client_ids=frozenset(client_ids), topics=frozenset(topics),
+                          errors_only=errors_only, min_latency_ms=min_latency)

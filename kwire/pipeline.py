@@ -1,0 +1,144 @@
+"""The whole path from packets to Exchanges, and the counters a run reports.
+
+`Pipeline` is sans-IO: `feed(packet)` -> Exchanges completed by that packet, `finish()` -> the rest
+(requests never answered, connections still open at the end). `analyze_files(paths)` drives it over
+capture files (the only function here that opens anything). inspect, stats, live and the Spark
+executors all run this same code, so they cannot disagree on what an exchange is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Callable, Iterable, Iterator
+
+from kwire.capture.files import read_captures
+from kwire.capture.packet import Packet
+from kwire.capture.stats import CaptureStats
+from kwire.enrich import Enricher
+from kwire.errors import CaptureError
+from kwire.exchanges import build_exchange
+from kwire.kafka.pairing import KafkaTracker
+from kwire.model import NO_REQUEST, NO_RESPONSE, PAIRED, Exchange
+from kwire.net.decode import SUPPORTED_LINKTYPES, DecodeCounters, decode_segment
+from kwire.tcp.flows import FlowTable
+
+
+@dataclass(slots=True)
+class RunSummary:
+    """What one run saw, for the closing summary line and `stats`."""
+
+    capture: CaptureStats = field(default_factory=CaptureStats)
+    net: dict[str, int] = field(default_factory=dict)
+    tcp: dict[str, int] = field(default_factory=dict)
+    kafka: dict[str, int] = field(default_factory=dict)
+    connections: set[int] = field(default_factory=set)  # connections that carried Kafka
+    exchanges: int = 0
+    paired: int = 0
+    no_response: int = 0
+    no_request: int = 0
+    decode_errors: int = 0
+    capture_errors: list[str] = field(default_factory=list)
+    unknown_linktypes: dict[int, list[str]] = field(default_factory=dict)
+
+    def count(self, ex: Exchange) -> None:
+        self.exchanges += 1
+        self.connections.add(ex.connection_id)
+        if ex.status == PAIRED:
+            self.paired += 1
+        elif ex.status == NO_RESPONSE:
+            self.no_response += 1
+        elif ex.status == NO_REQUEST:
+            self.no_request += 1
+        if ex.request_error or ex.response_error:
+            self.decode_errors += 1
+
+    @property
+    def gaps(self) -> int:
+        return self.tcp.get("gaps", 0)
+
+    def line(self) -> str:
+        parts = [
+            f"{self.capture.packets} packets",
+            f"{len(self.connections)} Kafka connections",
+            f"{self.exchanges} exchanges ({self.paired} paired, {self.no_response} no_response, "
+            f"{self.no_request} no_request)",
+            f"{self.gaps} gaps",
+        ]
+        if self.decode_errors:
+            parts.append(f"{self.decode_errors} decode errors")
+        if self.capture.truncated:
+            parts.append(f"{self.capture.truncated} packets cut by snap length")
+        return ", ".join(parts)
+
+
+class Pipeline:
+    def __init__(self, *, port_hints: Iterable[int] = (), decode: bool = True,
+                 summary: RunSummary | None = None):
+        self.summary = summary or RunSummary()
+        self.net = DecodeCounters()
+        self.flows = FlowTable()
+        self.kafka = KafkaTracker(port_hints=frozenset(port_hints))
+        self.enricher = Enricher()
+        self.decode = decode
+        self.last_ts_ns = 0
+
+    def feed(self, packet: Packet) -> list[Exchange]:
+        self.last_ts_ns = packet.ts_ns
+        segment = decode_segment(packet, self.net)
+        if segment is None:
+            return []
+        events = self.flows.feed(segment)
+        if not events:
+            return []
+        return self._on_events(events)
+
+    def _on_events(self, events) -> list[Exchange]:
+        out: list[Exchange] = []
+        kafka = self.kafka
+        for event in events:
+            raws = kafka.on_event(event)
+            for raw in raws:
+                ex = build_exchange(raw, decode=self.decode)
+                if self.decode:
+                    self.enricher.enrich(ex)
+                self.summary.count(ex)
+                out.append(ex)
+        return out
+
+    def finish(self) -> list[Exchange]:
+        out = self._on_events(self.flows.flush(self.last_ts_ns))
+        for raw in self.kafka.finish():
+            ex = build_exchange(raw, decode=self.decode)
+            if self.decode:
+                self.enricher.enrich(ex)
+            self.summary.count(ex)
+            out.append(ex)
+        self.summary.net = {k: v for k, v in asdict(self.net).items() if isinstance(v, int)}
+        self.summary.tcp = dict(self.flows.counters())
+        self.summary.kafka = dict(self.kafka.closed_counters)
+        return out
+
+
+def analyze_files(paths: list[str], *, port_hints: Iterable[int] = (), decode: bool = True,
+                  summary: RunSummary | None = None,
+                  progress: Callable[[CaptureStats], None] | None = None) -> Iterator[Exchange]:
+    """Exchanges of the capture files, merged in time order. Capture errors end up in
+    summary.capture_errors (the good packets before a damaged spot are still analysed) and are
+    re-raised as one CaptureError after the last exchange when nothing at all could be read."""
+    pipeline = Pipeline(port_hints=port_hints, decode=decode, summary=summary)
+    summary = pipeline.summary
+    stats = summary.capture
+    packets = read_captures(paths, stats)
+    for linktype, names in stats.linktypes.items():
+        if linktype not in SUPPORTED_LINKTYPES:
+            summary.unknown_linktypes[linktype] = sorted(names)
+    n = 0
+    try:
+        for packet in packets:
+            yield from pipeline.feed(packet)
+            n += 1
+            if progress is not None and not n & 0x3FFF:
+                progress(stats)
+    except CaptureError as exc:
+        summary.capture_errors.append(str(exc))
+    yield from pipeline.finish()
