@@ -1,0 +1,219 @@
+"""Kafka record sets: the value of a "records" field (Produce, Fetch, ShareFetch) as plain data.
+
+Owns the two public entry points:
+
+- `summarize_records(buf)`: walks the batches, reads each header (one precompiled Struct for the
+  61-byte RecordBatch v2 header), verifies CRCs (CRC-32C for v2, CRC-32 for v0/v1) and decompresses
+  nothing. Payload bytes are never copied: the walk works on memoryview slices.
+- `decode_records(buf, max_decompressed=64 MiB)`: the same, and every batch gets "Records" too,
+  decompressing at most `max_decompressed` bytes per batch.
+
+Result: {"size": len(buf), "batches": [...], "partial_tail": n}. A batch cut by the end of the buffer
+(normal at the end of a Fetch response) is the last entry, {"partial": True, "available": n, ...}
+with the header fields that fit, and `partial_tail` is its byte count. Garbage (an unknown magic, a
+length smaller than any batch) ends the walk with an entry {"error": ..., "at": byte offset} plus a
+top-level "error" and "unparsed" byte count. A problem inside one batch (CRC mismatch: CrcValid
+False; bomb, corrupt compression, bad record: "error" on that batch) does not stop the walk.
+Nothing here raises on bad input.
+
+Field names are Kafka's DefaultRecordBatch / LegacyRecord names in PascalCase; for every magic
+"BatchLength" is the int32 after the offset, "SizeBytes" the whole entry (BatchLength + 12).
+"""
+
+from __future__ import annotations
+
+import struct
+
+from crc32c import crc32c
+
+from kwire.codec.compression import NONE, codec_name, decompress
+from kwire.codec.records_legacy import HEAD_FIELDS as LEGACY_FIELDS
+from kwire.codec.records_legacy import MIN_SIZE as LEGACY_MIN_SIZE
+from kwire.codec.records_legacy import decode_legacy, legacy_attributes, summarize_legacy
+from kwire.codec.records_v2 import decode_v2_records
+from kwire.errors import DecodeError
+
+DEFAULT_MAX_DECOMPRESSED = 64 << 20
+
+V2_HEADER = struct.Struct(">qiibIhiqqqhii")  # 61 bytes: every field up to and including RecordCount
+V2_HEADER_SIZE = V2_HEADER.size
+V2_MIN_BATCH_LENGTH = V2_HEADER_SIZE - 12
+LOG_OVERHEAD = 12  # BaseOffset + BatchLength
+_OFFSET_LENGTH = struct.Struct(">qi")
+
+V2_FIELDS = (
+    ("BaseOffset", 0, ">q"), ("BatchLength", 8, ">i"), ("PartitionLeaderEpoch", 12, ">i"),
+    ("Magic", 16, ">b"), ("Crc", 17, ">I"), ("Attributes", 21, ">h"), ("LastOffsetDelta", 23, ">i"),
+    ("BaseTimestamp", 27, ">q"), ("MaxTimestamp", 35, ">q"), ("ProducerId", 43, ">q"),
+    ("ProducerEpoch", 51, ">h"), ("BaseSequence", 53, ">i"), ("RecordCount", 57, ">i"),
+)
+
+COMMON_FIELDS = (("BaseOffset", 0, ">q"), ("BatchLength", 8, ">i"), ("Magic", 16, ">b"))
+
+_ATTRIBUTES: dict[int, dict] = {}
+
+
+def v2_attributes(attributes: int) -> dict:
+    """The decoded Attributes of a v2 batch (a fresh dict; templates are cached per value)."""
+    template = _ATTRIBUTES.get(attributes)
+    if template is None:
+        template = {
+            "Compression": codec_name(attributes & 7),
+            "TimestampType": "LogAppendTime" if attributes & 0x08 else "CreateTime",
+            "IsTransactional": bool(attributes & 0x10),
+            "IsControl": bool(attributes & 0x20),
+            "HasDeleteHorizon": bool(attributes & 0x40),
+        }
+        if len(_ATTRIBUTES) < 4096:
+            _ATTRIBUTES[attributes] = template
+    return dict(template)
+
+
+def _v2_summary(mv, pos: int) -> dict:
+    (base_offset, length, epoch, magic, crc, attributes, last_delta, base_ts, max_ts,
+     producer_id, producer_epoch, base_sequence, count) = V2_HEADER.unpack_from(mv, pos)
+    return {
+        "BaseOffset": base_offset,
+        "BatchLength": length,
+        "PartitionLeaderEpoch": epoch,
+        "Magic": magic,
+        "Crc": crc,
+        "CrcValid": crc32c(mv[pos + 21 : pos + 12 + length]) == crc,
+        "Attributes": v2_attributes(attributes),
+        "LastOffsetDelta": last_delta,
+        "BaseTimestamp": base_ts,
+        "MaxTimestamp": max_ts,
+        "ProducerId": producer_id,
+        "ProducerEpoch": producer_epoch,
+        "BaseSequence": base_sequence,
+        "RecordCount": count,
+        "LastOffset": base_offset + last_delta,
+        "SizeBytes": 12 + length,
+    }
+
+
+def _v2_decode(mv, pos: int, limit: int) -> dict:
+    entry = _v2_summary(mv, pos)
+    _, length, _, _, _, attributes, _, base_ts, max_ts, _, _, _, count = V2_HEADER.unpack_from(mv, pos)
+    payload = mv[pos + V2_HEADER_SIZE : pos + 12 + length]
+    codec = attributes & 7
+    entry["Records"] = []
+    if codec != NONE:
+        try:
+            payload = decompress(codec, payload, limit)
+        except DecodeError as e:
+            entry["error"] = str(e)
+            return entry
+        entry["DecompressedSize"] = len(payload)
+    records, error = decode_v2_records(
+        payload, count, entry["BaseOffset"], base_ts,
+        max_ts if attributes & 0x08 else None, bool(attributes & 0x20),
+    )
+    entry["Records"] = records
+    if error:
+        entry["error"] = error
+    return entry
+
+
+def _header_fields(mv, pos: int, available: int, fields) -> dict:
+    """The header fields that fit in `available` bytes (for a cut or broken entry)."""
+    out = {}
+    for name, at, fmt in fields:
+        size = struct.calcsize(fmt)
+        if at + size > available:
+            break
+        out[name] = struct.unpack_from(fmt, mv, pos + at)[0]
+    return out
+
+
+def _cut_entry(mv, pos: int, available: int) -> dict:
+    magic = mv[pos + 16] if available > 16 else None
+    fields = LEGACY_FIELDS if magic in LEGACY_MIN_SIZE else V2_FIELDS if magic == 2 else COMMON_FIELDS[:2]
+    entry = {"partial": True, "available": available}
+    entry.update(_header_fields(mv, pos, available, fields))
+    if "Attributes" in entry:
+        attributes = entry["Attributes"]
+        entry["Attributes"] = (legacy_attributes(attributes, magic) if magic in LEGACY_MIN_SIZE
+                               else v2_attributes(attributes))
+    return entry
+
+
+def _check(mv, pos: int, available: int) -> str | None:
+    """Why the entry at pos is garbage, or None. Uses only what is there (the entry may be cut)."""
+    if available < LOG_OVERHEAD:
+        return None
+    _, length = _OFFSET_LENGTH.unpack_from(mv, pos)
+    if length < LEGACY_MIN_SIZE[0]:
+        return f"batch length {length} is smaller than any batch"
+    if available <= 16:
+        return None
+    magic = mv[pos + 16]
+    if magic == 2:
+        if length < V2_MIN_BATCH_LENGTH:
+            return f"batch length {length} is smaller than a v2 batch header"
+    elif magic in LEGACY_MIN_SIZE:
+        if length < LEGACY_MIN_SIZE[magic]:
+            return f"message size {length} is smaller than a v{magic} message"
+    else:
+        return f"unknown magic {magic}"
+    return None
+
+
+def _walk(buf, decode: bool, limit: int) -> dict:
+    if buf is None:
+        return {"size": 0, "batches": [], "partial_tail": 0}
+    mv = buf if isinstance(buf, memoryview) else memoryview(buf)
+    if mv.format != "B" or mv.ndim != 1:
+        mv = mv.cast("B")
+    n = len(mv)
+    batches: list[dict] = []
+    result = {"size": n, "batches": batches, "partial_tail": 0}
+    pos = 0
+    while pos < n:
+        available = n - pos
+        problem = _check(mv, pos, available)
+        if problem is not None:
+            entry = _header_fields(mv, pos, available, COMMON_FIELDS)
+            entry["error"] = problem
+            entry["at"] = pos
+            batches.append(entry)
+            result["error"] = f"batch {len(batches) - 1} at byte {pos}: {problem}"
+            result["unparsed"] = available
+            break
+        if available < LOG_OVERHEAD or _OFFSET_LENGTH.unpack_from(mv, pos)[1] + LOG_OVERHEAD > available:
+            batches.append(_cut_entry(mv, pos, available))
+            result["partial_tail"] = available
+            break
+        magic = mv[pos + 16]
+        if magic == 2:
+            entry = _v2_decode(mv, pos, limit) if decode else _v2_summary(mv, pos)
+        elif decode:
+            entry = decode_legacy(mv, pos, limit)
+        else:
+            entry = summarize_legacy(mv, pos)
+        batches.append(entry)
+        pos += entry["SizeBytes"]
+    return result
+
+
+def summarize_records(buf) -> dict:
+    """Headers, CRC checks and sizes of every batch in `buf` (bytes-like or None); nothing decompressed."""
+    try:
+        return _walk(buf, False, 0)
+    except (DecodeError, struct.error, ValueError, TypeError) as e:  # pragma: no cover - defensive
+        return {"size": _size(buf), "batches": [], "partial_tail": 0, "error": f"internal: {e}"}
+
+
+def decode_records(buf, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED) -> dict:
+    """`summarize_records` plus "Records" on every whole batch, at most `max_decompressed` bytes each."""
+    try:
+        return _walk(buf, True, max_decompressed)
+    except (DecodeError, struct.error, ValueError, TypeError) as e:  # pragma: no cover - defensive
+        return {"size": _size(buf), "batches": [], "partial_tail": 0, "error": f"internal: {e}"}
+
+
+def _size(buf) -> int:
+    try:
+        return len(memoryview(buf).cast("B")) if buf is not None else 0
+    except TypeError:
+        return 0
