@@ -14,12 +14,14 @@ from rich.console import Group
 from rich.text import Text
 from rich.tree import Tree
 
+from kwire.kafka.apis import api_name
 from kwire.kafka.error_codes import error_name
 from kwire.model import PAIRED, Exchange
 from kwire.render.values import plain_body
 
 MAX_ITEMS = 20
 MAX_TEXT = 200
+FLAT_KEYS = 8  # a struct of at most this many scalar fields is shown on one line
 
 
 def format_ts(ts_ns: int) -> str:
@@ -64,6 +66,10 @@ def _scalar(key: str | None, value) -> Text:
             label.append(f"{value} {error_name(value)}", style="bold red")
         else:
             label.append("0 NONE", style="dim")
+        return label
+    if key == "ApiKey" and isinstance(value, int):
+        label.append(f"{value} ", style="blue")
+        label.append(f"({api_name(value)})", style="dim")
         return label
     if value is None:
         label.append("null", style="dim italic")
@@ -114,6 +120,16 @@ def _add(tree: Tree, key: str | None, value) -> None:
             if value.get("error"):
                 node.add(Text(f"error: {value['error']}", style="bold red"))
             return
+        if key is None and 0 < len(value) <= FLAT_KEYS and all(
+                not isinstance(v, (dict, list)) for v in value.values()):
+            # A small flat struct in an array: one line.
+            line = Text("• ", style="dim")
+            for i, (k, v) in enumerate(value.items()):
+                if i:
+                    line.append("  ")
+                line.append_text(_scalar(k, v))
+            tree.add(line)
+            return
         node = tree.add(Text(key, style="bold")) if key is not None else tree.add(Text("•", style="dim"))
         for k, v in value.items():
             _add(node, k, v)
@@ -136,7 +152,7 @@ def _add(tree: Tree, key: str | None, value) -> None:
 def body_tree(label: str, body: dict | None, error: str | None) -> Tree | None:
     if body is None and error is None:
         return None
-    tree = Tree(Text(label, style="bold underline"))
+    tree = Tree(Text(label if body or error else f"{label} (empty body)", style="bold underline"))
     if error:
         tree.add(Text(f"decode error: {error}", style="bold red"))
     if body:
