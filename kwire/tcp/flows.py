@@ -1,0 +1,316 @@
+"""The flow table: TCP segments in capture order -> StreamData / StreamGap / StreamClosed events.
+
+`FlowTable` is sans-IO: `feed(segment)` returns the events that segment caused, `flush(ts_ns)` ends
+the capture (remaining holes become gaps, every open connection gets StreamClosed(reason="end")),
+`counters()` reports what it saw. Each direction is a `kwire.tcp.reassembly.HalfStream`.
+
+Connections and roles:
+- A connection is keyed by the canonical `FlowKey` (lower (ip, port) endpoint first); the hot path
+  looks halves up by the segment's own (src ip, src port, dst ip, dst port) tuple.
+- A SYN (without ACK) opens a connection with `a` = its sender and initiator 0. A SYN-ACK seen first
+  (the SYN was missed) also opens one with initiator 0: the receiver of the SYN-ACK is the client, so
+  it becomes `a`, and the SYN-ACK's ACK number tells where a's bytes start.
+- Otherwise the first segment carrying payload opens the connection mid-stream: `a` is its sender,
+  initiator None. Pure ACKs, FINs and RSTs on an unknown 4-tuple open nothing (`untracked_segments`).
+- A direction starts at its SYN + 1, or at its first payload or FIN: pure ACKs do not start it
+  (a keepalive's sequence number is one below the real one).
+- FIN seen from both sides, or a RST, closes the connection (remaining holes become gaps first) and
+  forgets it. For `linger_ns` afterwards, segments on that 4-tuple without SYN are trailing ACKs or
+  retransmissions and are ignored (`late_segments`); a SYN starts a new Connection with a new id. A
+  SYN with a new ISN on a live 4-tuple closes the old connection with reason "reused".
+- Idle connections (no segment either way for `idle_timeout_ns` of capture time) are evicted with
+  reason "idle". The table is swept at most once per `sweep_interval_ns` of capture time (default
+  idle_timeout / 8), so eviction happens between idle_timeout and idle_timeout + sweep interval.
+  When `max_connections` are open, a new connection first triggers a sweep, then evicts the least
+  recently active connection.
+- Connection.counters is filled (sum of both directions' HALF_COUNTERS) when the connection closes.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Iterator, NamedTuple
+
+from kwire.net.segment import ACK, FIN, RST, SYN, Segment
+from kwire.tcp.events import Connection, StreamClosed, StreamData, StreamEvent
+from kwire.tcp.reassembly import HALF, HALF_COUNTERS, MASK, HalfStream
+
+_SLOW_FLAGS = SYN | FIN | RST
+
+# Table-wide counters, next to the sums of HALF_COUNTERS.
+TABLE_COUNTERS = (
+    "connections",         # connections opened
+    "open_connections",    # connections open now
+    "evictions",           # connections closed for idleness or to make room
+    "closed_fin", "closed_rst", "closed_idle", "closed_end", "closed_reused",
+    "untracked_segments",  # pure ACK / FIN / RST on a 4-tuple with no connection
+    "late_segments",       # segments on a recently closed 4-tuple (ignored)
+)
+
+
+class FlowKey(NamedTuple):
+    """Canonical key of a TCP connection: the lower (ip, port) endpoint first."""
+
+    lo_ip: bytes
+    lo_port: int
+    hi_ip: bytes
+    hi_port: int
+
+
+def flow_key(src_ip: bytes, src_port: int, dst_ip: bytes, dst_port: int) -> tuple[FlowKey, int]:
+    """The canonical key and the direction of src -> dst along it (0 when src is the lower end)."""
+    if (src_ip, src_port) <= (dst_ip, dst_port):
+        return FlowKey(src_ip, src_port, dst_ip, dst_port), 0
+    return FlowKey(dst_ip, dst_port, src_ip, src_port), 1
+
+
+class _Flow:
+    __slots__ = ("key", "conn", "halves", "tuples")
+
+    def __init__(self, key: FlowKey, conn: Connection, halves: tuple[HalfStream, HalfStream],
+                 tuples: tuple[tuple, tuple]):
+        self.key = key
+        self.conn = conn
+        self.halves = halves
+        self.tuples = tuples  # (a -> b, b -> a) lookup tuples
+
+    def last_ts(self) -> int:
+        h0, h1 = self.halves
+        return h0.last_ts if h0.last_ts > h1.last_ts else h1.last_ts
+
+
+class FlowTable:
+    """All TCP connections of a capture; see the module docstring for the rules."""
+
+    def __init__(self, *, max_buffer_per_direction: int = 1 << 20,
+                 idle_timeout_ns: int = 300_000_000_000, max_connections: int = 100_000,
+                 linger_ns: int = 30_000_000_000, sweep_interval_ns: int | None = None):
+        self.max_buffer = max_buffer_per_direction
+        self.idle_timeout_ns = idle_timeout_ns
+        self.max_connections = max_connections
+        self.linger_ns = linger_ns
+        self.sweep_interval_ns = (max(idle_timeout_ns // 8, 1) if sweep_interval_ns is None
+                                  else sweep_interval_ns)
+        self._halves: dict[tuple, HalfStream] = {}  # (src ip, port, dst ip, port) -> sender's half
+        self._flows: dict[int, _Flow] = {}          # connection id -> flow, in opening order
+        self._closed: dict[FlowKey, int] = {}       # recently closed 4-tuples -> close time
+        self._next_sweep: int | None = None
+        self._next_id = 1
+        self._retired = dict.fromkeys(HALF_COUNTERS, 0)  # counters of closed connections
+        self._table = dict.fromkeys(TABLE_COUNTERS, 0)
+
+    # -- feeding --------------------------------------------------------------------------------
+
+    def feed(self, seg: Segment) -> list[StreamEvent]:
+        """Events caused by one segment (fed in capture order)."""
+        ts = seg.ts_ns
+        out: list[StreamEvent] = []
+        if self._next_sweep is None or ts >= self._next_sweep:
+            self._sweep(ts, out)
+        h = self._halves.get((seg.src_ip, seg.src_port, seg.dst_ip, seg.dst_port))
+        flags = seg.flags
+        if h is None or flags & _SLOW_FLAGS or seg.truncated:
+            self._feed_slow(seg, h, out)
+            return out
+        # Fast path: an established direction, no SYN/FIN/RST, whole payload.
+        h.last_ts = ts
+        h.segments += 1
+        payload = seg.payload
+        if payload:
+            h.bytes += len(payload)
+            seq = seg.seq
+            if seq == h.nxt and h.clean:
+                h.nxt = (seq + len(payload)) & MASK
+                h.tail = payload
+                out.append(StreamData(h.conn, h.direction, ts, payload))
+            else:
+                h.receive(seq, payload, ts, out)
+        if flags & ACK:
+            p = h.peer
+            pn = p.nxt
+            if pn is not None and seg.ack != pn and 0 < ((seg.ack - pn) & MASK) < HALF:
+                p.ack_passed(seg.ack, ts, out)
+        return out
+
+    def _feed_slow(self, seg: Segment, h: HalfStream | None, out: list) -> None:
+        flags = seg.flags
+        ts = seg.ts_ns
+        if h is None:
+            h = self._open(seg, out)
+            if h is None:
+                return
+        elif flags & SYN and not flags & RST:
+            h = self._syn_on_open(seg, h, out)
+        h.last_ts = ts
+        h.segments += 1
+        payload = seg.payload
+        n = len(payload)
+        h.bytes += n
+        if flags & RST:
+            self._close(self._flows[h.conn.id], ts, "rst", out)
+            return
+        seq = seg.seq
+        if flags & SYN:
+            seq = (seq + 1) & MASK
+        if n:
+            h.receive(seq, payload, ts, out, seg.truncated)
+        elif seg.truncated:
+            h.truncated_segments += 1
+        if flags & FIN:
+            h.fin((seq + n) & MASK, ts, out)
+        if flags & ACK:
+            p = h.peer
+            pn = p.nxt
+            if pn is not None and 0 < ((seg.ack - pn) & MASK) < HALF:
+                p.ack_passed(seg.ack, ts, out)
+        if h.fin_at is not None and h.peer.fin_at is not None:
+            self._close(self._flows[h.conn.id], ts, "fin", out)
+
+    def _open(self, seg: Segment, out: list) -> HalfStream | None:
+        """A segment on an unknown 4-tuple: open a connection, or ignore it. Returns its half."""
+        flags = seg.flags
+        key, _ = flow_key(seg.src_ip, seg.src_port, seg.dst_ip, seg.dst_port)
+        table = self._table
+        if key in self._closed:
+            if not flags & SYN or flags & RST:
+                table["late_segments"] += 1
+                return None
+            del self._closed[key]
+        if flags & RST or not (flags & SYN or seg.payload):
+            table["untracked_segments"] += 1
+            return None
+        src = (seg.src_ip, seg.src_port)
+        dst = (seg.dst_ip, seg.dst_port)
+        synack = flags & SYN and flags & ACK
+        if synack:  # the SYN was missed: the receiver of the SYN-ACK is the client
+            a, b, initiator, direction = dst, src, 0, 1
+        else:
+            a, b, initiator, direction = src, dst, (0 if flags & SYN else None), 0
+        if len(self._flows) >= self.max_connections:
+            self._make_room(seg.ts_ns, out)
+        flow = self._new_flow(key, a, b, initiator, seg.ts_ns)
+        h = flow.halves[direction]
+        if flags & SYN:
+            h.syn(seg.seq)
+            if synack:
+                h.peer.begin(seg.ack)
+        return h
+
+    def _new_flow(self, key: FlowKey, a, b, initiator, ts: int) -> _Flow:
+        conn = Connection(self._next_id, a, b, initiator, ts)
+        self._next_id += 1
+        h0 = HalfStream(conn, 0, self.max_buffer, ts)
+        h1 = HalfStream(conn, 1, self.max_buffer, ts)
+        h0.peer = h1
+        h1.peer = h0
+        fwd = (a[0], a[1], b[0], b[1])
+        rev = (b[0], b[1], a[0], a[1])
+        flow = _Flow(key, conn, (h0, h1), (fwd, rev))
+        self._flows[conn.id] = flow
+        self._halves[fwd] = h0
+        self._halves[rev] = h1
+        self._table["connections"] += 1
+        return flow
+
+    def _syn_on_open(self, seg: Segment, h: HalfStream, out: list) -> HalfStream:
+        """A SYN on a 4-tuple with a live connection: a copy, the missing half of the handshake,
+        or the 4-tuple reused by a new connection."""
+        seq = seg.seq
+        if h.syn_seq == seq:
+            return h  # retransmitted SYN / SYN-ACK
+        if h.syn_seq is None and h.start == (seq + 1) & MASK:
+            h.syn_seq = seq  # the SYN after its SYN-ACK: it starts where the SYN-ACK said
+            return h
+        if h.nxt is None:  # this side had sent nothing yet: its half of the handshake
+            h.syn(seq)
+            p = h.peer
+            if seg.flags & ACK and p.nxt is None:
+                p.begin(seg.ack)
+            return h
+        flow = self._flows[h.conn.id]
+        self._close(flow, seg.ts_ns, "reused", out)
+        return self._open(seg, out)
+
+    # -- closing --------------------------------------------------------------------------------
+
+    def _close(self, flow: _Flow, ts: int, reason: str, out: list) -> None:
+        conn = flow.conn
+        h0, h1 = flow.halves
+        h0.finish(ts, out)
+        h1.finish(ts, out)
+        totals = self._retired
+        counters = conn.counters
+        for name in HALF_COUNTERS:
+            v = getattr(h0, name) + getattr(h1, name)
+            counters[name] = v
+            totals[name] += v
+        out.append(StreamClosed(conn, ts, reason))
+        del self._flows[conn.id]
+        fwd, rev = flow.tuples
+        del self._halves[fwd]
+        del self._halves[rev]
+        self._table["closed_" + reason] += 1
+        if reason == "fin" or reason == "rst":
+            self._closed[flow.key] = ts
+
+    def _sweep(self, ts: int, out: list) -> None:
+        """Evict idle connections and forget old closed 4-tuples."""
+        self._next_sweep = ts + self.sweep_interval_ns
+        limit = ts - self.idle_timeout_ns
+        idle = [flow for flow in self._flows.values() if flow.last_ts() <= limit]
+        for flow in idle:
+            self._table["evictions"] += 1
+            self._close(flow, ts, "idle", out)
+        closed = self._closed
+        limit = ts - self.linger_ns
+        while closed:
+            key = next(iter(closed))
+            if closed[key] > limit:
+                break
+            del closed[key]
+        while len(closed) > self.max_connections:
+            del closed[next(iter(closed))]
+
+    def _make_room(self, ts: int, out: list) -> None:
+        self._sweep(ts, out)
+        if len(self._flows) >= self.max_connections:
+            oldest = min(self._flows.values(), key=_Flow.last_ts)
+            self._table["evictions"] += 1
+            self._close(oldest, ts, "idle", out)
+
+    def flush(self, ts_ns: int) -> list[StreamEvent]:
+        """End of capture: remaining holes become gaps, buffered bytes are delivered, and every
+        open connection gets StreamClosed(reason="end"). The table is empty afterwards."""
+        out: list[StreamEvent] = []
+        for flow in list(self._flows.values()):
+            self._close(flow, ts_ns, "end", out)
+        self._closed.clear()
+        return out
+
+    def run(self, segments: Iterable[Segment]) -> Iterator[StreamEvent]:
+        """Feed every segment, then flush at the last capture time seen."""
+        last = 0
+        for seg in segments:
+            last = seg.ts_ns
+            yield from self.feed(seg)
+        yield from self.flush(last)
+
+    # -- reporting ------------------------------------------------------------------------------
+
+    def counters(self) -> dict[str, int]:
+        """Totals so far: HALF_COUNTERS summed over every connection, plus TABLE_COUNTERS."""
+        result = dict(self._retired)
+        for flow in self._flows.values():
+            for h in flow.halves:
+                for name in HALF_COUNTERS:
+                    result[name] += getattr(h, name)
+        result["segments"] += self._table["untracked_segments"] + self._table["late_segments"]
+        result.update(self._table)
+        result["open_connections"] = len(self._flows)
+        return result
+
+    def __len__(self) -> int:
+        return len(self._flows)
+
+    def connections(self) -> list[Connection]:
+        """The open connections, oldest first."""
+        return [flow.conn for flow in self._flows.values()]

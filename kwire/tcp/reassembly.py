@@ -1,0 +1,327 @@
+"""One direction of a TCP connection: bytes in sequence order, holes reported as gaps.
+
+`HalfStream` owns the expected sequence number, the bounded out-of-order buffer and the per-direction
+counters. It is sans-IO: methods take sequence numbers, payloads and capture times and append
+StreamData / StreamGap events to a list the caller passes in. `kwire.tcp.flows.FlowTable` drives two
+of them per connection (and inlines the in-order case for speed).
+
+Guarantees and the one way each ambiguity is resolved:
+- Sequence numbers are compared modulo 2^32 (`signed_delta`); SYN and FIN each consume one number.
+- A direction starts at the first sequence number it is given (SYN + 1, the ACK of a SYN-ACK, or the
+  first payload/FIN seen mid-stream). Bytes that lie before that start and arrive later (reordering
+  around the start of a capture) are counted as pre-start and dropped.
+- First copy wins. A later copy of bytes already buffered or delivered counts as retransmitted; those
+  of its bytes that differ from the first copy count as conflicting. Delivered bytes are kept only as
+  the last delivered run (`tail`), so older retransmitted bytes are counted but not compared.
+- Out-of-order bytes wait in a buffer of at most `limit` bytes, delivered when the hole before them
+  fills. A hole is declared lost (StreamGap with its exact size, never zero-filled, then the buffered
+  bytes after it are delivered) when the peer acknowledges past it (`ack_passed`), when the buffer
+  goes over its limit (one `buffer_limit_hits` per overflowing segment), right away after a segment
+  cut by the snap length, and when the connection ends (`finish`).
+- Every delivered run is one StreamData whose ts_ns is the time of the segment (or ACK, or close)
+  that made it deliverable.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+
+from kwire.tcp.events import Connection, StreamData, StreamGap
+
+MASK = 0xFFFFFFFF
+HALF = 0x80000000
+WRAP = 0x100000000
+
+# Per-direction counters, summed into a connection's and the table's counters.
+HALF_COUNTERS = (
+    "segments",               # segments sent in this direction (pure ACKs included)
+    "bytes",                  # payload bytes captured
+    "retransmitted_bytes",    # payload bytes already buffered or delivered (any content)
+    "conflicting_bytes",      # retransmitted bytes whose content differs from the first copy
+    "out_of_order_segments",  # segments that arrived ahead of the expected sequence number
+    "gaps",                   # StreamGap events
+    "gap_bytes",              # bytes reported missing
+    "buffer_limit_hits",      # segments that pushed the out-of-order buffer over its limit
+    "pre_start_segments",     # segments (partly) before the direction's first sequence number
+    "pre_start_bytes",
+    "truncated_segments",     # segments whose payload the snap length cut short
+)
+
+
+def signed_delta(a: int, b: int) -> int:
+    """a - b on the 32-bit sequence circle, in [-2^31, 2^31)."""
+    d = (a - b) & MASK
+    return d - WRAP if d >= HALF else d
+
+
+def count_differences(first, later) -> int:
+    """Bytes that differ between two equal-length byte strings (C speed, no per-byte loop)."""
+    if first == later:
+        return 0
+    n = len(first)
+    x = int.from_bytes(first, "big") ^ int.from_bytes(later, "big")
+    return n - x.to_bytes(n, "big").count(0)
+
+
+class HalfStream:
+    """Reassembly state of one direction of one connection."""
+
+    __slots__ = (
+        "conn", "direction", "peer", "limit",
+        "nxt", "start", "syn_seq", "fin_at", "clean", "tail", "lost_at", "last_ts",
+        "base", "starts", "chunks", "buffered",
+    ) + HALF_COUNTERS
+
+    def __init__(self, conn: Connection, direction: int, limit: int, ts_ns: int):
+        self.conn = conn
+        self.direction = direction
+        self.peer: HalfStream | None = None
+        self.limit = limit
+        self.nxt: int | None = None      # next expected sequence number; None until started
+        self.start: int | None = None    # first sequence number of the direction (pre-start test)
+        self.syn_seq: int | None = None  # sequence number of this direction's SYN
+        self.fin_at: int | None = None   # sequence number of this direction's FIN
+        self.clean = True                # nothing buffered and no FIN: the in-order fast path applies
+        self.tail = b""                  # last delivered run; it ends exactly at nxt
+        self.lost_at: int | None = None  # a snap-length cut left a hole starting here
+        self.last_ts = ts_ns
+        self.base = 0                    # sequence number that buffer offsets are counted from
+        self.starts: list[int] = []      # buffered runs: offsets from base, sorted, non-overlapping
+        self.chunks: list[bytes] = []
+        self.buffered = 0
+        for name in HALF_COUNTERS:
+            setattr(self, name, 0)
+
+    # -- starting -------------------------------------------------------------------------------
+
+    def begin(self, seq: int) -> None:
+        """Start the direction at `seq` (the first byte it will carry)."""
+        self.nxt = self.start = seq & MASK
+
+    def syn(self, seq: int) -> None:
+        """This direction's SYN at `seq`: its data starts at seq + 1."""
+        self.syn_seq = seq
+        if self.nxt is None:
+            self.begin(seq + 1)
+
+    # -- data -----------------------------------------------------------------------------------
+
+    def receive(self, seq: int, payload, ts: int, out: list, truncated: bool = False) -> None:
+        """A payload starting at sequence number `seq`."""
+        if self.nxt is None:
+            self.begin(seq)
+        nxt = self.nxt
+        n = len(payload)
+        rel = signed_delta(seq, nxt)
+        if self.fin_at is not None:  # nothing exists past the FIN
+            room = signed_delta(self.fin_at, nxt) - rel
+            if room < n:
+                if room <= 0:
+                    return
+                payload = payload[:room]
+                n = room
+                truncated = False
+        if truncated:
+            self.truncated_segments += 1
+        if rel < 0:
+            old = -rel if -rel < n else n
+            self._old(rel, payload[:old] if old < n else payload)
+            if old == n:
+                return
+            payload = payload[old:]
+            n -= old
+            rel = 0
+        if rel == 0 and not self.starts:
+            self.lost_at = None
+            self._deliver(payload, ts, out)
+        else:
+            if rel > 0:
+                self.out_of_order_segments += 1
+            self._insert(rel, payload)
+            self._drain(ts, out)
+        if self.starts and self.lost_at == self.nxt:  # an earlier cut segment's tail
+            self._skip_hole(ts, out)
+        if truncated:
+            end = (nxt + rel + n) & MASK  # where the captured bytes stop
+            if signed_delta(end, self.nxt) >= 0:
+                self.lost_at = end
+                if self.starts and end == self.nxt:
+                    self._skip_hole(ts, out)
+        if self.starts:
+            if self.buffered > self.limit:
+                self.buffer_limit_hits += 1
+                while self.buffered > self.limit:
+                    self._skip_hole(ts, out)
+        self.clean = not self.starts and self.fin_at is None
+
+    def _old(self, rel: int, data) -> None:
+        """Bytes wholly before nxt: pre-start, or a retransmission compared against the tail."""
+        n = len(data)
+        if self.start is not None:
+            since = (self.nxt - self.start) & MASK
+            if since >= HALF:
+                self.start = None  # more than 2^31 bytes ago: no longer meaningful
+            elif -rel > since:
+                pre = -rel - since
+                if pre > n:
+                    pre = n
+                self.pre_start_segments += 1
+                self.pre_start_bytes += pre
+                data = data[pre:]
+                rel += pre
+                n -= pre
+        if not n:
+            return
+        self.retransmitted_bytes += n
+        lt = len(self.tail)
+        lo = rel if rel > -lt else -lt  # overlap of [rel, rel + n) with the tail [-lt, 0)
+        hi = rel + n
+        if lo < hi:
+            self.conflicting_bytes += count_differences(
+                self.tail[lt + lo:lt + hi], data[lo - rel:hi - rel])
+
+    def _deliver(self, data, ts: int, out: list) -> None:
+        self.nxt = (self.nxt + len(data)) & MASK
+        self.tail = data
+        out.append(StreamData(self.conn, self.direction, ts, data))
+        if self.nxt == self.fin_at:
+            self._consume_fin()
+
+    def _consume_fin(self) -> None:
+        self.nxt = (self.fin_at + 1) & MASK
+        self.tail = b""
+
+    def _insert(self, rel: int, data) -> None:
+        """Buffer `data` at `rel` bytes past nxt (rel >= 0); bytes already buffered win."""
+        starts = self.starts
+        chunks = self.chunks
+        if not starts:
+            self.base = self.nxt
+        s = ((self.nxt - self.base) & MASK) + rel
+        e = s + len(data)
+        i = bisect_right(starts, s) - 1
+        cur = s
+        if i >= 0:  # the run starting at or before s may cover its beginning
+            ps = starts[i]
+            pe = ps + len(chunks[i])
+            if pe > s:
+                hi = pe if pe < e else e
+                self._dup(chunks[i][s - ps:hi - ps], data[:hi - s])
+                cur = hi
+        i += 1
+        j = i
+        n_runs = len(starts)
+        run_starts: list[int] = []  # new pieces interleaved with the runs i..j-1 they surround
+        run_chunks: list = []
+        added = 0
+        while cur < e and j < n_runs and starts[j] < e:
+            ps = starts[j]
+            chunk = chunks[j]
+            if ps > cur:
+                run_starts.append(cur)
+                run_chunks.append(data[cur - s:ps - s])
+                added += ps - cur
+            run_starts.append(ps)
+            run_chunks.append(chunk)
+            pe = ps + len(chunk)
+            hi = pe if pe < e else e
+            self._dup(chunk[:hi - ps], data[ps - s:hi - s])
+            cur = hi
+            j += 1
+        if cur < e:
+            run_starts.append(cur)
+            run_chunks.append(data[cur - s:] if cur > s else data)
+            added += e - cur
+        if added:
+            starts[i:j] = run_starts
+            chunks[i:j] = run_chunks
+            self.buffered += added
+
+    def _dup(self, first, later) -> None:
+        self.retransmitted_bytes += len(later)
+        self.conflicting_bytes += count_differences(first, later)
+
+    def _drain(self, ts: int, out: list) -> None:
+        """Deliver the buffered runs that now start at nxt, as one StreamData."""
+        starts = self.starts
+        if not starts:
+            return
+        pos = (self.nxt - self.base) & MASK
+        if starts[0] != pos:
+            return
+        chunks = self.chunks
+        k = 0
+        n = len(starts)
+        while k < n and starts[k] == pos:
+            pos += len(chunks[k])
+            k += 1
+        data = chunks[0] if k == 1 else b"".join(chunks[:k])
+        del starts[:k]
+        del chunks[:k]
+        self.buffered -= len(data)
+        self._deliver(data, ts, out)
+
+    # -- holes ----------------------------------------------------------------------------------
+
+    def _gap(self, size: int, ts: int, out: list) -> None:
+        self.gaps += 1
+        self.gap_bytes += size
+        out.append(StreamGap(self.conn, self.direction, ts, size))
+        self.nxt = (self.nxt + size) & MASK
+        self.tail = b""
+        self.lost_at = None
+        if self.nxt == self.fin_at:
+            self._consume_fin()
+        else:
+            self._drain(ts, out)
+
+    def _skip_hole(self, ts: int, out: list) -> None:
+        """Declare the hole before the first buffered run lost and deliver what follows it."""
+        pos = (self.nxt - self.base) & MASK
+        self._gap(self.starts[0] - pos, ts, out)
+
+    def ack_passed(self, ack: int, ts: int, out: list) -> None:
+        """The peer acknowledged up to `ack`, past nxt: every byte before it that we lack is lost."""
+        target = ack
+        if self.fin_at is not None and signed_delta(target, self.fin_at) > 0:
+            target = self.fin_at
+        while True:
+            d = signed_delta(target, self.nxt)
+            if d <= 0:
+                break
+            if self.starts:
+                first = self.starts[0] - ((self.nxt - self.base) & MASK)
+                if first < d:
+                    self._gap(first, ts, out)
+                    continue
+            self._gap(d, ts, out)
+            break
+        if self.nxt == self.fin_at:
+            self._consume_fin()
+        self.clean = not self.starts and self.fin_at is None
+
+    def fin(self, seq: int, ts: int, out: list) -> None:
+        """This direction's FIN at sequence number `seq` (after its payload, if any)."""
+        if self.fin_at is not None:
+            return  # a retransmitted FIN
+        if self.nxt is None:
+            self.begin(seq)
+        self.fin_at = seq & MASK
+        self.clean = False
+        if self.nxt == self.fin_at:
+            self._consume_fin()
+        # A FIN behind nxt (its sequence number was already covered by a gap declared on an ACK
+        # that acknowledged it) still marks the direction finished; later bytes are dropped.
+
+    def finish(self, ts: int, out: list) -> None:
+        """The connection ends: declare every remaining hole, deliver every buffered byte."""
+        while self.starts:
+            self._skip_hole(ts, out)
+        if self.fin_at is not None and self.nxt is not None:
+            d = signed_delta(self.fin_at, self.nxt)
+            if d > 0:  # the FIN tells us exactly how many bytes we never saw
+                self._gap(d, ts, out)
+        self.clean = False
+
+    def counters(self) -> dict[str, int]:
+        return {name: getattr(self, name) for name in HALF_COUNTERS}
