@@ -73,35 +73,34 @@ def decompress(codec: int, data, limit: int):
 
 def _too_large(codec: str, limit: int, declared: int | None = None) -> DecompressedTooLarge:
     if declared is not None:
-        return DecompressedTooLarge(f"{codec}: declares {declared} bytes, over the limit of {limit}")
+        return DecompressedTooLarge(f"{codec}: declares {declared} bytes, which exceeds the limit of {limit} bytes")
     return DecompressedTooLarge(f"{codec}: output exceeds the limit of {limit} bytes")
 
 
-def _join(chunks: list) -> bytes:
-    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+def gunzip(data, limit: int):
+    """gzip (any number of members) or zlib, bounded, read in chunks like the other codecs."""
+    state = [zlib.decompressobj(47), data]  # 32 + 15: detect a gzip or zlib header
 
-
-def gunzip(data, limit: int) -> bytes:
-    """gzip (any number of members) or zlib, bounded. zlib grows its output buffer as it goes."""
-    chunks = []
-    total = 0
-    rest = data
-    try:
+    def read(n: int) -> bytes:
+        d, src = state
         while True:
-            d = zlib.decompressobj(47)  # 32 + 15: detect gzip or zlib header
-            out = d.decompress(rest, limit - total + 1)
-            total += len(out)
-            if total > limit:
-                raise _too_large("gzip", limit)
-            chunks.append(out)
-            if not d.eof:
+            out = d.decompress(src, n)
+            src = state[1] = d.unconsumed_tail
+            if out:
+                return out
+            if d.eof:
+                rest = d.unused_data
+                if not rest.strip(b"\x00"):  # Java pads nothing, but tolerate trailing zero bytes
+                    return b""
+                d = state[0] = zlib.decompressobj(47)
+                src = state[1] = rest
+            elif not src:
                 raise DecodeError("gzip: stream is truncated")
-            rest = d.unused_data
-            if not rest.strip(b"\x00"):  # Java pads nothing, but tolerate trailing zero bytes
-                break
+
+    try:
+        return _bounded_reads(read, _FIRST_CHUNK, limit, "gzip")
     except zlib.error as e:
         raise DecodeError(f"gzip: {e}") from None
-    return _join(chunks) if chunks else b""
 
 
 def _snappy_raw_size(block, where: str) -> int:
@@ -153,24 +152,30 @@ def unsnappy(data, limit: int):
     return out
 
 
-def _bounded_reads(read, first: int, limit: int, codec: str) -> bytes:
-    """Call read(n) with growing n until it returns b"", never letting the total pass limit + 1."""
-    chunks = []
+def _bounded_reads(read, first: int, limit: int, codec: str):
+    """Call read(n) with growing n until it returns b"", never letting the total pass limit + 1.
+
+    One chunk is returned as it is; more are gathered in a bytearray (no list-then-join doubling)."""
+    out = b""
     total = 0
     step = first
     while True:
-        out = read(min(step, limit - total + 1))
-        if not out:
-            break
-        total += len(out)
+        chunk = read(min(step, limit - total + 1))
+        if not chunk:
+            return out
+        total += len(chunk)
         if total > limit:
             raise _too_large(codec, limit)
-        chunks.append(out)
+        if not out:
+            out = chunk
+        else:
+            if not isinstance(out, bytearray):
+                out = bytearray(out)
+            out += chunk
         step = min(step * 4, _MAX_CHUNK)
-    return _join(chunks) if chunks else b""
 
 
-def unlz4(data, limit: int) -> bytes:
+def unlz4(data, limit: int):
     """One lz4 frame, bounded (python-lz4 allocates max_length up front, so reads are chunked)."""
     try:
         info = lz4.frame.get_frame_info(data)
@@ -199,7 +204,7 @@ def unlz4(data, limit: int) -> bytes:
         raise DecodeError(f"lz4: {e}") from None
 
 
-def unzstd(data, limit: int) -> bytes:
+def unzstd(data, limit: int):
     """zstd frames, streamed with a bounded output (zstd's default 128 MiB cap on the window)."""
     _zstd_check_frames(data)  # the streaming reader ends silently on a cut frame: find that first
     try:

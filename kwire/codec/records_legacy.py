@@ -120,8 +120,10 @@ def _inner_messages(mv) -> tuple[list, str | None]:
         magic = mv[pos + 16]
         if magic not in MIN_SIZE:
             return out, f"inner message at byte {pos}: unknown magic {magic}"
-        if size < MIN_SIZE[magic] or pos + 12 + size > end:
-            return out, f"inner message at byte {pos}: size {size} with {end - pos - 12} bytes left"
+        if size < MIN_SIZE[magic]:
+            return out, f"inner message at byte {pos}: size {size} is smaller than a v{magic} message"
+        if pos + 12 + size > end:
+            return out, f"inner message at byte {pos} is cut: size {size} with {end - pos - 12} bytes left"
         try:
             fields = _parse(mv, pos)
         except DecodeError as e:
