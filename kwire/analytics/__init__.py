@@ -1,0 +1,33 @@
+"""Analytics shared by `kwire stats`, `kwire spark` and `kwire live`: one definition of each figure.
+
+- kwire.analytics.facts: Exchange -> flat rows (exchange_row, partition_rows, topic_names).
+- kwire.analytics.distribution: exact latency distributions, nearest-rank percentiles, histograms.
+- kwire.analytics.series: mergeable time series with self-coarsening resolution.
+- kwire.analytics.aggregate: the mergeable Aggregator and its `document()` (the stats JSON).
+
+Typical use: `agg = Aggregator(); for ex in exchanges: agg.add_exchange(ex); doc = agg.document()`;
+`summary_json(doc)` is the text `kwire stats --json` prints.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from kwire.analytics.aggregate import FORMAT, Aggregator, Figures
+from kwire.analytics.distribution import nearest_rank, percentiles
+from kwire.analytics.facts import exchange_row, partition_rows, topic_names
+
+
+_SCALAR_ARRAY = re.compile(r"\[\s+((?:-?[0-9][0-9.eE+-]*|null|true|false)(?:,\s+(?:-?[0-9][0-9.eE+-]*|null|true|false))*)\s+\]")
+
+
+def summary_json(document: dict) -> str:
+    """The one JSON text of a summary document: sorted keys, two-space indent, UTF-8 as is; arrays
+    of numbers stay on one line."""
+    text = json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False)
+    return _SCALAR_ARRAY.sub(lambda m: "[" + re.sub(r",\s+", ", ", m.group(1)) + "]", text)
+
+
+__all__ = ["FORMAT", "Aggregator", "Figures", "exchange_row", "nearest_rank", "partition_rows", "percentiles",
+           "summary_json", "topic_names"]

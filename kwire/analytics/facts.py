@@ -1,0 +1,211 @@
+"""The facts one Exchange contributes to the statistics, as flat rows of plain values.
+
+Owns the extraction from a decoded Exchange; nothing here counts or aggregates:
+
+- `exchange_row(ex)`: one dict of scalars (and one list of error names) per exchange. These are the
+  columns of the Spark job's `exchanges` Parquet table (kwire.spark.schemas.EXCHANGE_SCHEMA).
+- `partition_rows(ex)`: one dict per (topic, partition) the exchange moved records for or measured:
+  Fetch (bytes, records, lag), Produce (bytes, records), ShareFetch (bytes, records, acquired,
+  redelivered, acknowledgements), ShareAcknowledge (acknowledgements). The `partitions` table.
+- `topic_names(ex)`: the (topic id, topic name) pairs a Metadata response states.
+
+Definitions (the statistics inherit them):
+- ts_ns: the exchange's time, its request's capture time (its response's when it has no request).
+- latency_ns: response time minus request time, integer nanoseconds, paired exchanges only.
+- error_codes: the Kafka name of every non-zero ErrorCode anywhere in the response (one entry per
+  occurrence, sorted); `failed` is kwire.query.has_error (not paired, a decode error, or an error code).
+- records: the RecordCount of every whole (not cut), non-control batch of a records field; a legacy
+  compressed wrapper is not opened and counts 0. bytes: the size of the records field.
+- lag: exchange.extra["lag"] as kwire.enrich computes it (HighWatermark minus the FetchOffset asked).
+- acknowledgements: records per AcknowledgeType (one type for the whole batch, or one per offset).
+- topic: the topic's label as the bodies give it ("Topic", "TopicName", "Name", then "TopicId"),
+  the precedence kwire.enrich uses; ids still unnamed are named later by `Aggregator.document`.
+"""
+
+from __future__ import annotations
+
+from kwire.codec.records import summarize_records
+from kwire.codec.values import RawRecords
+from kwire.kafka.error_codes import error_name
+from kwire.model import PAIRED, Exchange
+from kwire.query import error_codes, has_error
+
+ACK_TYPES = {0: "GAP", 1: "ACCEPT", 2: "RELEASE", 3: "REJECT", 4: "RENEW"}
+ACK_COLUMNS = tuple(f"ack_{name.lower()}" for name in ACK_TYPES.values())
+ZERO_UUID = "AAAAAAAAAAAAAAAAAAAAAA"
+
+# Columns of a partition row, in order (the Parquet table's too).
+PARTITION_COLUMNS = ("ts_ns", "api", "group_id", "topic", "partition", "bytes", "records", "fetch_offset",
+                     "high_watermark", "lag", "acquired", "redelivered") + ACK_COLUMNS
+EXCHANGE_COLUMNS = ("ts_ns", "request_ts_ns", "response_ts_ns", "client", "broker", "client_id", "api_key",
+                    "api", "api_version", "correlation_id", "status", "latency_ns", "request_bytes",
+                    "response_bytes", "error_codes", "failed", "request_error", "response_error", "group_id")
+
+
+def exchange_row(ex: Exchange) -> dict:
+    latency = None
+    if ex.status == PAIRED and ex.request_ts_ns is not None and ex.response_ts_ns is not None:
+        latency = ex.response_ts_ns - ex.request_ts_ns
+    codes = sorted(error_name(c) for c in error_codes(ex.response)) if ex.response else []
+    return {
+        "ts_ns": ex.ts_ns,
+        "request_ts_ns": ex.request_ts_ns,
+        "response_ts_ns": ex.response_ts_ns,
+        "client": ex.client,
+        "broker": ex.broker,
+        "client_id": ex.client_id,
+        "api_key": ex.api_key,
+        "api": ex.api,
+        "api_version": ex.api_version,
+        "correlation_id": ex.correlation_id,
+        "status": ex.status,
+        "latency_ns": latency,
+        "request_bytes": ex.request_size,
+        "response_bytes": ex.response_size,
+        "error_codes": codes,
+        "failed": has_error(ex),
+        "request_error": ex.request_error,
+        "response_error": ex.response_error,
+        "group_id": group_id(ex),
+    }
+
+
+def group_id(ex: Exchange) -> str | None:
+    """The GroupId the request names (group, offset and share-group apis), else None."""
+    request = ex.request
+    if request:
+        group = request.get("GroupId")
+        if isinstance(group, str):
+            return group
+    return None
+
+
+def topic_label(topic: dict) -> str:
+    return topic.get("Topic") or topic.get("TopicName") or topic.get("Name") or topic.get("TopicId") or "?"
+
+
+def records_facts(value) -> tuple[int, int]:
+    """(bytes, records) of a records field (RawRecords, bytes, or None)."""
+    if value is None:
+        return 0, 0
+    data = value.data if isinstance(value, RawRecords) else value
+    size = len(data)
+    if not size:
+        return 0, 0
+    summary = summarize_records(data)
+    records = 0
+    for batch in summary["batches"]:
+        if batch.get("partial") or "error" in batch:
+            continue
+        attributes = batch.get("Attributes")
+        if isinstance(attributes, dict) and attributes.get("IsControl"):
+            continue
+        records += batch.get("RecordCount") or 0
+    return size, records
+
+
+def _new_row(ts_ns: int, api: str, group_id, topic: str, partition) -> dict:
+    row = dict.fromkeys(PARTITION_COLUMNS, 0)
+    row.update(ts_ns=ts_ns, api=api, group_id=group_id, topic=topic, partition=partition,
+               fetch_offset=None, high_watermark=None, lag=None)
+    return row
+
+
+def _count_acks(row: dict, batches) -> None:
+    for batch in batches or ():
+        types = batch.get("AcknowledgeTypes") or ()
+        first, last = batch.get("FirstOffset"), batch.get("LastOffset")
+        if len(types) == 1 and isinstance(first, int) and isinstance(last, int):
+            pairs = ((types[0], max(last - first + 1, 0)),)
+        else:
+            pairs = ((t, 1) for t in types)
+        for kind, n in pairs:
+            name = ACK_TYPES.get(kind)
+            if name is not None:
+                row["ack_" + name.lower()] += n
+
+
+def partition_rows(ex: Exchange) -> list[dict]:
+    api = ex.api
+    if api == "Fetch":
+        return _fetch_rows(ex)
+    if api == "Produce":
+        return _produce_rows(ex)
+    if api in ("ShareFetch", "ShareAcknowledge"):
+        return _share_rows(ex)
+    return []
+
+
+def _fetch_rows(ex: Exchange) -> list[dict]:
+    if not ex.response:
+        return []
+    lag = {(r["topic"], r["partition"]): r for r in ex.extra.get("lag") or ()}
+    rows = []
+    for topic in ex.response.get("Responses") or ():
+        label = topic_label(topic)
+        for part in topic.get("Partitions") or ():
+            index = part.get("PartitionIndex")
+            row = _new_row(ex.ts_ns, "Fetch", None, label, index)
+            row["bytes"], row["records"] = records_facts(part.get("Records"))
+            sample = lag.get((label, index))
+            if sample is not None:
+                row["fetch_offset"] = sample["fetch_offset"]
+                row["high_watermark"] = sample["high_watermark"]
+                row["lag"] = sample["lag"]
+            rows.append(row)
+    return rows
+
+
+def _produce_rows(ex: Exchange) -> list[dict]:
+    if not ex.request:
+        return []
+    rows = []
+    for topic in ex.request.get("TopicData") or ():
+        label = topic_label(topic)
+        for part in topic.get("PartitionData") or ():
+            row = _new_row(ex.ts_ns, "Produce", None, label, part.get("Index"))
+            row["bytes"], row["records"] = records_facts(part.get("Records"))
+            rows.append(row)
+    return rows
+
+
+def _share_rows(ex: Exchange) -> list[dict]:
+    group = group_id(ex)
+    rows: dict[tuple, dict] = {}
+
+    def row_for(label, index):
+        key = (label, index)
+        row = rows.get(key)
+        if row is None:
+            row = rows[key] = _new_row(ex.ts_ns, ex.api, group, label, index)
+        return row
+
+    if ex.request:
+        for topic in ex.request.get("Topics") or ():
+            label = topic_label(topic)
+            for part in topic.get("Partitions") or ():
+                batches = part.get("AcknowledgementBatches")
+                if batches:
+                    _count_acks(row_for(label, part.get("PartitionIndex")), batches)
+    if ex.api == "ShareFetch" and ex.response:
+        for topic in ex.response.get("Responses") or ():
+            label = topic_label(topic)
+            for part in topic.get("Partitions") or ():
+                row = row_for(label, part.get("PartitionIndex"))
+                row["bytes"], row["records"] = records_facts(part.get("Records"))
+        for share in ex.extra.get("share") or ():
+            row = row_for(share["topic"], share["partition"])
+            row["acquired"] = share["acquired"]
+            row["redelivered"] = share["redelivered"]
+    return list(rows.values())
+
+
+def topic_names(ex: Exchange) -> list[tuple[str, str]]:
+    if ex.api != "Metadata" or not ex.response:
+        return []
+    out = []
+    for topic in ex.response.get("Topics") or ():
+        tid, name = topic.get("TopicId"), topic.get("Name")
+        if isinstance(tid, str) and isinstance(name, str) and name and tid != ZERO_UUID:
+            out.append((tid, name))
+    return out

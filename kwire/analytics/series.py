@@ -1,0 +1,90 @@
+"""Mergeable time series at a resolution that coarsens itself: counts over time, lag over time.
+
+A Series maps time buckets to a tuple of numbers. Buckets are `resolution` seconds wide, a power of
+two (1 s to start with); bucket k covers [k * r, (k + 1) * r) seconds since the epoch. When more than
+`limit` buckets hold values, the resolution doubles until they fit, so memory is bounded whatever the
+span. Values combine per field with sum or max, both of which survive regrouping into wider buckets.
+
+Determinism: the resolution a Series ends at is the smallest power of two at which all the data it has
+seen fits in `limit` buckets, however the data was split and merged. `rebin(width)` (width a power of
+two at least the resolution) therefore gives the same answer for the same data, in one process or
+merged from many.
+"""
+
+from __future__ import annotations
+
+NS = 1_000_000_000
+
+
+class Series:
+    __slots__ = ("ops", "limit", "resolution", "buckets")
+
+    def __init__(self, ops: tuple[str, ...], limit: int = 4096):
+        self.ops = ops  # per field: "sum" or "max"
+        self.limit = limit
+        self.resolution = 1
+        self.buckets: dict[int, list] = {}
+
+    def add(self, ts_ns: int, values) -> None:
+        k = ts_ns // NS // self.resolution
+        cell = self.buckets.get(k)
+        if cell is None:
+            self.buckets[k] = list(values)
+            if len(self.buckets) > self.limit:
+                self._coarsen(self.resolution * 2)
+            return
+        self._combine(cell, values)
+
+    def _combine(self, cell: list, values) -> None:
+        for i, op in enumerate(self.ops):
+            v = values[i]
+            if v is None:
+                continue
+            if op == "sum":
+                cell[i] += v
+            elif cell[i] is None or v > cell[i]:
+                cell[i] = v
+
+    def _coarsen(self, resolution: int) -> None:
+        while True:
+            factor = resolution // self.resolution
+            old, self.buckets = self.buckets, {}
+            self.resolution = resolution
+            for k, cell in old.items():
+                nk = k // factor
+                have = self.buckets.get(nk)
+                if have is None:
+                    self.buckets[nk] = cell
+                else:
+                    self._combine(have, cell)
+            if len(self.buckets) <= self.limit:
+                return
+            resolution *= 2
+
+    def merge(self, other: Series) -> None:
+        if other.resolution > self.resolution:
+            self._coarsen(other.resolution)
+        factor = self.resolution // other.resolution
+        for k, cell in other.buckets.items():
+            nk = k // factor
+            have = self.buckets.get(nk)
+            if have is None:
+                self.buckets[nk] = list(cell)
+            else:
+                self._combine(have, cell)
+        if len(self.buckets) > self.limit:
+            self._coarsen(self.resolution * 2)
+
+    def rebin(self, width: int, first: int, count: int) -> list[list | None]:
+        """`count` buckets of `width` seconds starting at bucket index `first` (in width units);
+        None where no value fell."""
+        factor = width // self.resolution
+        out: list[list | None] = [None] * count
+        for k, cell in self.buckets.items():
+            i = k // factor - first
+            if 0 <= i < count:
+                if out[i] is None:
+                    out[i] = list(cell)
+                else:
+                    self._combine(out[i], cell)
+        return out

@@ -1,0 +1,80 @@
+"""Facts of one exchange: the flat row, partition rows (fetch, produce, share), topic names."""
+
+from pathlib import Path
+
+from kwire.analytics.facts import (EXCHANGE_COLUMNS, PARTITION_COLUMNS, exchange_row, partition_rows,
+                                   records_facts, topic_names)
+from kwire.model import NO_RESPONSE, PAIRED, Exchange
+from kwire.pipeline import analyze_files
+
+QUICK = str(Path(__file__).parent / "data" / "quick.pcap")
+
+
+def _ex(**kw):
+    base = dict(connection_id=1, client="10.0.0.1:5000", broker="10.0.0.2:9092", status=PAIRED, correlation_id=7,
+                api_key=1, api="Fetch", api_version=16, client_id="c", request_ts_ns=1_000, response_ts_ns=3_500,
+                request_size=100, response_size=200)
+    base.update(kw)
+    return Exchange(**base)
+
+
+def test_exchange_row_basics():
+    ex = _ex(response={"ErrorCode": 0, "Responses": [{"Partitions": [{"ErrorCode": 6}, {"ErrorCode": 1},
+                                                                      {"ErrorCode": 6}]}]})
+    row = exchange_row(ex)
+    assert tuple(row) == EXCHANGE_COLUMNS
+    assert row["latency_ns"] == 2_500
+    assert row["error_codes"] == ["NOT_LEADER_OR_FOLLOWER", "NOT_LEADER_OR_FOLLOWER", "OFFSET_OUT_OF_RANGE"]
+    assert row["failed"] is True
+    assert row["ts_ns"] == 1_000
+
+
+def test_unanswered_has_no_latency():
+    row = exchange_row(_ex(status=NO_RESPONSE, response_ts_ns=None, response_size=None))
+    assert row["latency_ns"] is None and row["failed"] is True and row["error_codes"] == []
+
+
+def test_real_capture_fetch_and_produce_rows():
+    rows = {}
+    names = []
+    for ex in analyze_files([QUICK]):
+        for r in partition_rows(ex):
+            assert tuple(r) == PARTITION_COLUMNS
+            rows.setdefault(r["api"], []).append(r)
+        names += topic_names(ex)
+    produced = sorted((r["partition"], r["records"]) for r in rows["Produce"])
+    assert produced == [(0, 13), (1, 12), (2, 13), (3, 12)]  # the 50 records of the script
+    fetched = sorted((r["partition"], r["records"], r["lag"]) for r in rows["Fetch"])
+    assert fetched == [(0, 13, 13), (1, 12, 12), (2, 13, 13), (3, 12, 12)]
+    assert all(r["topic"] == "t1" for r in rows["Fetch"] + rows["Produce"])
+    assert {name for _, name in names} == {"t1"}
+
+
+def test_records_facts_skips_control_and_cut_batches():
+    assert records_facts(None) == (0, 0)
+    assert records_facts(b"") == (0, 0)
+    assert records_facts(b"\x00" * 7) == (7, 0)  # a cut batch: bytes count, records do not
+
+
+def test_share_fetch_rows_count_acks_and_acquisitions():
+    ex = _ex(api_key=78, api="ShareFetch", api_version=1,
+             request={"GroupId": "sg", "Topics": [{"TopicId": "X", "TopicName": "t", "Partitions": [
+                 {"PartitionIndex": 0, "AcknowledgementBatches": [
+                     {"FirstOffset": 10, "LastOffset": 14, "AcknowledgeTypes": [1]},
+                     {"FirstOffset": 15, "LastOffset": 17, "AcknowledgeTypes": [2, 3, 0]}]}]}]},
+             response={"Responses": [{"TopicId": "X", "TopicName": "t", "Partitions": [
+                 {"PartitionIndex": 0, "Records": None}, {"PartitionIndex": 1, "Records": None}]}]})
+    ex.extra["share"] = [{"topic": "t", "partition": 0, "acquired": 5, "redelivered": 2},
+                         {"topic": "t", "partition": 1, "acquired": 3, "redelivered": 0}]
+    rows = {r["partition"]: r for r in partition_rows(ex)}
+    assert rows[0]["ack_accept"] == 5 and rows[0]["ack_release"] == 1 and rows[0]["ack_reject"] == 1
+    assert rows[0]["ack_gap"] == 1
+    assert (rows[0]["acquired"], rows[0]["redelivered"]) == (5, 2)
+    assert (rows[1]["acquired"], rows[1]["ack_accept"]) == (3, 0)
+    assert rows[0]["group_id"] == "sg" and exchange_row(ex)["group_id"] == "sg"
+
+
+def test_topic_names_skip_zero_uuid():
+    ex = _ex(api_key=3, api="Metadata", response={"Topics": [
+        {"TopicId": "AAAAAAAAAAAAAAAAAAAAAA", "Name": "old"}, {"TopicId": "abc", "Name": "t"}, {"Name": "n"}]})
+    assert topic_names(ex) == [("abc", "t")]

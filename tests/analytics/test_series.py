@@ -1,0 +1,50 @@
+"""Series: bounded, mergeable, and the same answer however the data was split."""
+
+import random
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kwire.analytics.series import NS, Series
+
+
+def test_sums_per_second():
+    s = Series(("sum", "max"))
+    s.add(10 * NS, (1, 5))
+    s.add(10 * NS + 999_999_999, (2, 3))
+    s.add(11 * NS, (4, 1))
+    assert s.resolution == 1
+    assert s.rebin(1, 10, 3) == [[3, 5], [4, 1], None]
+    assert s.rebin(2, 5, 1) == [[7, 5]]
+
+
+def test_coarsens_to_stay_within_limit():
+    s = Series(("sum",), limit=8)
+    for t in range(100):
+        s.add(t * NS, (1,))
+    assert len(s.buckets) <= 8
+    assert s.resolution == 16
+    assert sum(cell[0] for cell in s.rebin(16, 0, 7) if cell) == 100
+
+
+events = st.lists(st.tuples(st.integers(0, 5000), st.integers(0, 50)), max_size=200)
+
+
+@settings(max_examples=60)
+@given(events, st.integers(1, 6), st.integers(0, 2**32))
+def test_split_and_merged_equals_one_pass(items, parts, seed):
+    whole = Series(("sum", "max"), limit=16)
+    for t, v in items:
+        whole.add(t * NS, (v, v))
+    rng = random.Random(seed)
+    pieces = [Series(("sum", "max"), limit=16) for _ in range(parts)]
+    shuffled = list(items)
+    rng.shuffle(shuffled)
+    for t, v in shuffled:
+        rng.choice(pieces).add(t * NS, (v, v))
+    merged = pieces[0]
+    for p in pieces[1:]:
+        merged.merge(p)
+    assert merged.resolution == whole.resolution
+    width = max(whole.resolution, 64)
+    assert merged.rebin(width, 0, 5000 // width + 1) == whole.rebin(width, 0, 5000 // width + 1)
