@@ -93,7 +93,7 @@ class FlowTable:
         self._halves: dict[tuple, HalfStream] = {}  # (src ip, port, dst ip, port) -> sender's half
         self._flows: dict[int, _Flow] = {}          # connection id -> flow, in opening order
         self._closed: dict[FlowKey, int] = {}       # recently closed 4-tuples -> close time
-        self._next_sweep: int | None = None
+        self._next_sweep = -(1 << 63)  # the first segment sweeps (and sets the real time)
         self._next_id = 1
         self._retired = dict.fromkeys(HALF_COUNTERS, 0)  # counters of closed connections
         self._table = dict.fromkeys(TABLE_COUNTERS, 0)
@@ -102,9 +102,9 @@ class FlowTable:
 
     def feed(self, seg: Segment) -> list[StreamEvent]:
         """Events caused by one segment (fed in capture order)."""
-        ts = seg.ts_ns
         out: list[StreamEvent] = []
-        if self._next_sweep is None or ts >= self._next_sweep:
+        ts = seg.ts_ns
+        if ts >= self._next_sweep:
             self._sweep(ts, out)
         h = self._halves.get((seg.src_ip, seg.src_port, seg.dst_ip, seg.dst_port))
         flags = seg.flags
@@ -116,19 +116,20 @@ class FlowTable:
         h.segments += 1
         payload = seg.payload
         if payload:
-            h.bytes += len(payload)
+            n = len(payload)
+            h.bytes += n
             seq = seg.seq
             if seq == h.nxt and h.clean:
-                h.nxt = (seq + len(payload)) & MASK
+                h.nxt = (seq + n) & MASK
                 h.tail = payload
                 out.append(StreamData(h.conn, h.direction, ts, payload))
             else:
                 h.receive(seq, payload, ts, out)
         if flags & ACK:
-            p = h.peer
-            pn = p.nxt
-            if pn is not None and seg.ack != pn and 0 < ((seg.ack - pn) & MASK) < HALF:
-                p.ack_passed(seg.ack, ts, out)
+            pn = h.peer.nxt
+            ack = seg.ack
+            if ack != pn and pn is not None and 0 < ((ack - pn) & MASK) < HALF:
+                h.peer.ack_passed(ack, ts, out)
         return out
 
     def _feed_slow(self, seg: Segment, h: HalfStream | None, out: list) -> None:
@@ -272,7 +273,7 @@ class FlowTable:
 
     def _make_room(self, ts: int, out: list) -> None:
         self._sweep(ts, out)
-        if len(self._flows) >= self.max_connections:
+        if self._flows and len(self._flows) >= self.max_connections:
             oldest = min(self._flows.values(), key=_Flow.last_ts)
             self._table["evictions"] += 1
             self._close(oldest, ts, "idle", out)

@@ -278,7 +278,23 @@ class HalfStream:
     def _skip_hole(self, ts: int, out: list) -> None:
         """Declare the hole before the first buffered run lost and deliver what follows it."""
         pos = (self.nxt - self.base) & MASK
-        self._gap(self.starts[0] - pos, ts, out)
+        size = self.starts[0] - pos
+        if size > 0:
+            self._gap(size, ts, out)
+            return
+        # Buffered bytes at or behind nxt: only a FIN that contradicts them moves nxt like that.
+        while self.starts and self.starts[0] < pos:
+            chunk = self.chunks[0]
+            keep = self.starts[0] + len(chunk) - pos
+            if keep > 0:
+                self.starts[0] = pos
+                self.chunks[0] = chunk[len(chunk) - keep:]
+                self.buffered -= len(chunk) - keep
+            else:
+                del self.starts[0]
+                del self.chunks[0]
+                self.buffered -= len(chunk)
+        self._drain(ts, out)
 
     def ack_passed(self, ack: int, ts: int, out: list) -> None:
         """The peer acknowledged up to `ack`, past nxt: every byte before it that we lack is lost."""
@@ -308,6 +324,20 @@ class HalfStream:
             self.begin(seq)
         self.fin_at = seq & MASK
         self.clean = False
+        if self.starts:  # nothing exists past the FIN: drop what was buffered there
+            cut = ((self.fin_at - self.base) & MASK)
+            if cut >= HALF:
+                cut = -1
+            while self.starts and self.starts[-1] + len(self.chunks[-1]) > cut:
+                chunk = self.chunks[-1]
+                keep = cut - self.starts[-1]
+                if keep > 0:
+                    self.chunks[-1] = chunk[:keep]
+                    self.buffered -= len(chunk) - keep
+                    break
+                del self.starts[-1]
+                del self.chunks[-1]
+                self.buffered -= len(chunk)
         if self.nxt == self.fin_at:
             self._consume_fin()
         # A FIN behind nxt (its sequence number was already covered by a gap declared on an ACK

@@ -298,3 +298,14 @@ def test_data_past_fin_is_dropped():
     t = FlowTable()
     ev = feed_all(t, handshake() + [c2s(ISN + 1, b"ab", flags=FIN | ACK), c2s(ISN + 4, b"zz")])
     assert data_of(ev, 0) == b"ab"
+
+
+def test_ack_of_the_fin_does_not_count_the_fin_as_a_missing_byte():
+    t = FlowTable()
+    ev = feed_all(t, handshake() + [
+        c2s(ISN + 1, b"ab"),
+        c2s(ISN + 7, flags=FIN | ACK),     # 4 bytes missing before the FIN
+        s2c(SISN + 1, ack=ISN + 8),        # the server acks the FIN
+    ])
+    assert pieces(ev, 0) == [("data", b"ab"), ("gap", 4)]
+    assert t.counters()["gap_bytes"] == 4
