@@ -60,7 +60,7 @@ def _parse(mv, pos: int):
     return offset, size, crc, crc_valid, magic, attributes, timestamp, parts[0], parts[1]
 
 
-def _entry(fields, start: int) -> dict:
+def _entry(fields) -> dict:
     offset, size, crc, crc_valid, magic, attributes, timestamp, key, value = fields
     compressed = attributes & 7
     entry = {
@@ -86,7 +86,7 @@ def _entry(fields, start: int) -> dict:
 def summarize_legacy(mv, pos: int) -> dict:
     """A whole v0/v1 message at pos, without decompressing a wrapper's inner set."""
     try:
-        return _entry(_parse(mv, pos), pos)
+        return _entry(_parse(mv, pos))
     except DecodeError as e:
         offset, size, crc, magic, attributes = HEAD.unpack_from(mv, pos)
         return {"Offset": offset, "BatchLength": size, "Magic": magic, "Crc": crc,
@@ -141,7 +141,7 @@ def decode_legacy(mv, pos: int, limit: int) -> dict:
         entry = summarize_legacy(mv, pos)
         entry["Records"] = []
         return entry
-    entry = _entry(fields, pos)
+    entry = _entry(fields)
     offset, _, _, _, magic, attributes, timestamp, _, value = fields
     codec = attributes & 7
     if not codec:

@@ -54,22 +54,31 @@ def control_marker(key, value) -> dict:
     return marker
 
 
-def _bytes_field(rec, pos: int, what: str):
-    """A varint-length-prefixed nullable byte field inside one record: (memoryview or None, new pos)."""
-    b = rec[pos] if pos < len(rec) else 0x80
+def _zigzag(buf: bytes, pos: int) -> tuple[int, int]:
+    """A zigzag varint (32-bit) at pos: one- and two-byte forms inline, longer ones via the primitives."""
+    b = buf[pos]
     if b < 0x80:
-        n = (b >> 1) ^ -(b & 1)
-        pos += 1
-    else:
-        n, pos = read_varint(rec, pos)
-    if n < 0:
-        if n == -1:
-            return None, pos
-        raise DecodeError(f"{what} length {n}", pos)
-    end = pos + n
-    if end > len(rec):
-        raise DecodeError(f"{what} of {n} bytes overruns the record", pos)
-    return rec[pos:end], end
+        return (b >> 1) ^ -(b & 1), pos + 1
+    b2 = buf[pos + 1]
+    if b2 < 0x80:
+        raw = (b & 0x7F) | (b2 << 7)
+        return (raw >> 1) ^ -(raw & 1), pos + 2
+    return read_varint(buf, pos)
+
+
+def _zigzag64(buf: bytes, pos: int) -> tuple[int, int]:
+    """A zigzag varlong (64-bit: the timestamp delta) at pos."""
+    b = buf[pos]
+    if b < 0x80:
+        return (b >> 1) ^ -(b & 1), pos + 1
+    return read_varlong(buf, pos)
+
+
+def _text(raw: bytes):
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return {"hex": raw.hex()}
 
 
 def decode_v2_records(
@@ -84,65 +93,111 @@ def decode_v2_records(
 
     `log_append_time` is the batch MaxTimestamp when its timestamp type is LogAppendTime (then every
     record's Timestamp is that), else None. Returns (records, error or None).
+    Works on one bytes copy of `data` (keys and values are copied out of it anyway); every length is
+    checked against the end of its record before it is used.
     """
-    mv = data if isinstance(data, memoryview) else memoryview(data)
-    end = len(mv)
+    buf = data if isinstance(data, bytes) else bytes(data)
+    end = len(buf)
     records: list[dict] = []
     if count < 0:
         return records, f"negative record count {count}"
+    append = records.append
+    zigzag = _zigzag
     pos = 0
     i = 0
     try:
         for i in range(count):
             if pos >= end:
                 raise DecodeError("no bytes left for the record", pos)
-            b = mv[pos]
+            b = buf[pos]
             if b < 0x80:
                 length = (b >> 1) ^ -(b & 1)
-                pos += 1
+                p = pos + 1
             else:
-                length, pos = read_varint(mv, pos)
-            if length < MIN_RECORD_BYTES - 1 or pos + length > end:
-                raise DecodeError(f"record length {length} with {end - pos} bytes left", pos)
-            rec = mv[pos : pos + length]
-            start = pos
-            pos += length
-
-            attributes = rec[0]
-            b = rec[1]
+                length, p = zigzag(buf, pos)
+            rec_end = p + length
+            if length < MIN_RECORD_BYTES - 1 or rec_end > end:
+                raise DecodeError(f"record length {length} with {end - p} bytes left", pos)
+            attributes = buf[p]
+            b = buf[p + 1]
             if b < 0x80:
                 ts_delta = (b >> 1) ^ -(b & 1)
-                p = 2
+                p += 2
             else:
-                ts_delta, p = read_varlong(rec, 1)
-            b = rec[p] if p < length else 0x80
+                ts_delta, p = _zigzag64(buf, p + 1)
+            b = buf[p]
             if b < 0x80:
                 off_delta = (b >> 1) ^ -(b & 1)
                 p += 1
             else:
-                off_delta, p = read_varint(rec, p)
-            key, p = _bytes_field(rec, p, "key")
-            value, p = _bytes_field(rec, p, "value")
-            b = rec[p] if p < length else 0x80
-            if b < 0x80:
-                n_headers = (b >> 1) ^ -(b & 1)
-                p += 1
+                off_delta, p = zigzag(buf, p)
+
+            n, p = zigzag(buf, p)
+            if n >= 0:
+                q = p + n
+                if q > rec_end:
+                    raise DecodeError(f"key of {n} bytes overruns the record", p)
+                key = buf[p:q]
+                p = q
+                key_shown = _text(key)
+            elif n == -1:
+                key = key_shown = None
             else:
-                n_headers, p = read_varint(rec, p)
-            if n_headers < 0 or n_headers > (length - p) // 2:
-                raise DecodeError(f"header count {n_headers} with {length - p} bytes left", start + p)
+                raise DecodeError(f"key length {n}", p)
+
+            n, p = zigzag(buf, p)
+            if n >= 0:
+                q = p + n
+                if q > rec_end:
+                    raise DecodeError(f"value of {n} bytes overruns the record", p)
+                value = buf[p:q]
+                p = q
+                try:
+                    value_shown = value.decode("utf-8")
+                except UnicodeDecodeError:
+                    value_shown = {"hex": value.hex()}
+            elif n == -1:
+                value = value_shown = None
+            else:
+                raise DecodeError(f"value length {n}", p)
+
+            n_headers, p = zigzag(buf, p)
             headers = []
-            for _ in range(n_headers):
-                hkey, p = _bytes_field(rec, p, "header key")
-                hvalue, p = _bytes_field(rec, p, "header value")
-                headers.append({"Key": text_or_hex(hkey), "Value": text_or_hex(hvalue)})
-            if p != length:
-                raise DecodeError(f"record declares {length} bytes but its fields take {p}", start)
+            if n_headers:
+                if n_headers < 0 or n_headers > (rec_end - p) // 2:
+                    raise DecodeError(f"header count {n_headers} with {rec_end - p} bytes left", p)
+                for _ in range(n_headers):
+                    n, p = zigzag(buf, p)
+                    if n >= 0:
+                        q = p + n
+                        if q > rec_end:
+                            raise DecodeError(f"header key of {n} bytes overruns the record", p)
+                        hkey = _text(buf[p:q])
+                        p = q
+                    elif n == -1:
+                        hkey = None
+                    else:
+                        raise DecodeError(f"header key length {n}", p)
+                    n, p = zigzag(buf, p)
+                    if n >= 0:
+                        q = p + n
+                        if q > rec_end:
+                            raise DecodeError(f"header value of {n} bytes overruns the record", p)
+                        hvalue = _text(buf[p:q])
+                        p = q
+                    elif n == -1:
+                        hvalue = None
+                    else:
+                        raise DecodeError(f"header value length {n}", p)
+                    headers.append({"Key": hkey, "Value": hvalue})
+            if p != rec_end:
+                raise DecodeError(f"record declares {length} bytes but its fields take {p - rec_end + length}",
+                                  pos)
             record = {
                 "Offset": base_offset + off_delta,
                 "Timestamp": log_append_time if log_append_time is not None else base_timestamp + ts_delta,
-                "Key": text_or_hex(key),
-                "Value": text_or_hex(value),
+                "Key": key_shown,
+                "Value": value_shown,
                 "Headers": headers,
                 "Attributes": attributes - 256 if attributes > 127 else attributes,
                 "OffsetDelta": off_delta,
@@ -150,11 +205,12 @@ def decode_v2_records(
             }
             if is_control:
                 record["Control"] = control_marker(key, value)
-            records.append(record)
+            append(record)
+            pos = rec_end
     except DecodeError as e:
         return records, f"record {i}: {e}"
-    except IndexError:  # a field cut by the record's own length (reading rec[p] past its end)
-        return records, f"record {i}: record is shorter than its fields"
+    except IndexError:  # a varint running past the end of the bytes
+        return records, f"record {i}: record is cut short (a field runs past the end)"
     if pos != end:
         return records, f"{end - pos} bytes left after {count} records"
     return records, None
