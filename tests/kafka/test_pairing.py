@@ -1,0 +1,106 @@
+"""Pairing by (connection, correlation id), roles, confirmation, mid-stream joins and gaps."""
+
+from kwire.kafka.pairing import NO_REQUEST, NO_RESPONSE, PAIRED, KafkaTracker
+from kwire.tcp.events import Connection, StreamClosed, StreamData, StreamGap
+from tests.kafka.frames import request_frame, response_frame
+
+CLIENT = (b"\x0a\x00\x00\x01", 50000)
+BROKER = (b"\x0a\x00\x00\x02", 19093)
+
+
+def conn(initiator=0, cid=1):
+    return Connection(cid, CLIENT, BROKER, initiator, 0)
+
+
+def feed(tracker, c, chunks):
+    out = []
+    for direction, ts, data in chunks:
+        out += tracker.on_event(StreamData(c, direction, ts, data))
+    return out
+
+
+def test_pairs_by_correlation_id_not_order():
+    t = KafkaTracker()
+    c = conn()
+    out = feed(t, c, [
+        (0, 1, request_frame(3, 1, 10) + request_frame(3, 1, 11)),
+        (1, 5, response_frame(11, b"b")),
+        (1, 7, response_frame(10, b"a")),
+    ])
+    assert [(x.status, x.correlation_id, x.response_ts_ns) for x in out] == [(PAIRED, 11, 5), (PAIRED, 10, 7)]
+    assert out[0].request.header.api_key == 3
+
+
+def test_unanswered_and_unrequested():
+    t = KafkaTracker()
+    c = conn()
+    out = feed(t, c, [(0, 1, request_frame(3, 1, 1)), (1, 2, response_frame(1)),
+                      (0, 3, request_frame(3, 1, 2)), (1, 4, response_frame(99, b"xyz"))])
+    assert [x.status for x in out] == [PAIRED, NO_REQUEST]
+    assert out[1].response_size == 4 + 4 + 3
+    closed = t.on_event(StreamClosed(c, 5, "fin"))
+    assert [(x.status, x.correlation_id) for x in closed] == [(NO_RESPONSE, 2)]
+
+
+def test_not_kafka_is_never_reported():
+    t = KafkaTracker()
+    c = conn()
+    out = feed(t, c, [(0, 1, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"), (1, 2, b"HTTP/1.1 200 OK\r\n\r\nhello")])
+    out += t.on_event(StreamClosed(c, 3, "fin"))
+    assert out == []
+
+
+def test_mid_stream_join_finds_roles_and_resyncs():
+    # Capture starts inside a response (broker direction) and inside a request (client direction).
+    t = KafkaTracker()
+    c = Connection(1, BROKER, CLIENT, None, 0)  # first segment seen came from the broker: a = broker
+    older_response = response_frame(7, b"z" * 100)
+    r8, r9 = request_frame(1, 4, 8, "rdkafka", b"q" * 30), request_frame(1, 4, 9, "rdkafka", b"q" * 30)
+    out = feed(t, c, [
+        (0, 1, older_response[40:]),            # tail of a response whose request was not captured
+        (1, 2, r8[10:] + r9),                   # tail of request 8, then request 9 whole
+        (0, 3, response_frame(9, b"ok")),
+    ])
+    assert [(x.status, x.correlation_id) for x in out] == [(PAIRED, 9)]
+    assert out[0].client_direction == 1
+
+
+def test_gap_then_resync_on_pending_response():
+    t = KafkaTracker()
+    c = conn()
+    out = feed(t, c, [(0, 1, request_frame(1, 4, 1) + request_frame(1, 4, 2))])
+    big = response_frame(1, b"x" * 5000)
+    out += feed(t, c, [(1, 2, big[:1000])])
+    t.on_event(StreamGap(c, 1, 3, 2000))
+    out += feed(t, c, [(1, 4, big[3000:] + response_frame(2, b"y"))])
+    assert [(x.status, x.correlation_id) for x in out] == [(PAIRED, 2)]
+    rest = t.finish()
+    assert [(x.status, x.correlation_id) for x in rest] == [(NO_RESPONSE, 1)]
+
+
+def test_duplicate_correlation_id_reports_the_first_unanswered():
+    t = KafkaTracker()
+    c = conn()
+    out = feed(t, c, [(0, 1, request_frame(3, 1, 5)), (1, 2, response_frame(5)),
+                      (0, 3, request_frame(3, 1, 6) + request_frame(3, 1, 6)), (1, 4, response_frame(6))])
+    assert [(x.status, x.correlation_id) for x in out] == [(PAIRED, 5), (NO_RESPONSE, 6), (PAIRED, 6)]
+
+
+def test_port_hint_without_handshake_sets_roles():
+    t = KafkaTracker(port_hints=frozenset({19093}))
+    c = Connection(1, BROKER, CLIENT, None, 0)
+    out = feed(t, c, [(1, 1, request_frame(18, 0, 1)), (0, 2, response_frame(1, b"\x00\x00"))])
+    assert [(x.status, x.client_direction) for x in out] == [(PAIRED, 1)]
+
+
+def test_byte_by_byte_delivery_pairs_the_same():
+    t = KafkaTracker()
+    c = conn()
+    stream0 = request_frame(3, 1, 1) + request_frame(3, 1, 2)
+    stream1 = response_frame(1, b"a") + response_frame(2, b"b")
+    chunks = [(0, i, stream0[i:i + 1]) for i in range(len(stream0))]
+    chunks += [(1, 100 + i, stream1[i:i + 1]) for i in range(len(stream1))]
+    out = feed(t, c, chunks)
+    assert [(x.status, x.correlation_id) for x in out] == [(PAIRED, 1), (PAIRED, 2)]
+    # latency runs to the segment that completed the response
+    assert out[0].response_ts_ns == 100 + len(response_frame(1, b"a")) - 1
