@@ -1,0 +1,139 @@
+"""Capture files -> Packets: the entry point the pipeline uses to read files.
+
+Owns format detection (pcap, pcapng, gzip of either, by magic bytes) and merging several files in
+timestamp order. Guarantees: `open_capture` checks the file at once (missing, directory, empty,
+not a capture, truncated header all raise CaptureError before any packet); packets stream in
+1 MiB chunks; a damaged or truncated file yields every good packet, then raises CaptureError.
+
+Link types are not judged here: the capture layer does not know which ones kwire decodes. Each
+reader records the link types its file declares in `CaptureStats.linktypes` (type -> file names)
+and on `reader.linktypes`; the pipeline compares them with kwire.net.decode.SUPPORTED_LINKTYPES
+and reports "unknown link type N in FILE" (kwire.net.decode also counts such packets).
+"""
+
+from __future__ import annotations
+
+import heapq
+import os
+from operator import attrgetter
+from typing import BinaryIO, Iterable, Iterator
+
+from kwire.capture.packet import Packet
+from kwire.capture.pcap import MAGICS as PCAP_MAGICS
+from kwire.capture.pcap import PcapReader
+from kwire.capture.pcapng import SHB_MAGIC, PcapngReader
+from kwire.capture.source import describe_magic, open_source
+from kwire.capture.stats import CaptureStats
+from kwire.errors import CaptureError
+
+PathLike = str | os.PathLike
+
+
+class CaptureReader:
+    """One open capture file. Iterate it once for its packets; close it (or use `with`) when done.
+
+    `format` is "pcap" or "pcapng", `compression` "gzip" or None, `linktypes` the set of link
+    types declared so far (pcapng declares interfaces as it goes).
+    """
+
+    def __init__(self, source: PathLike | BinaryIO, stats: CaptureStats | None = None):
+        src = open_source(source)
+        try:
+            head = src.head
+            magic = head[:4]
+            if magic == SHB_MAGIC:
+                self._reader: PcapReader | PcapngReader = PcapngReader(src, stats)
+            elif magic in PCAP_MAGICS:
+                self._reader = PcapReader(src, stats)
+            elif len(head) < 4:
+                raise CaptureError(f"{src.name}: truncated file header: only {len(head)} bytes")
+            else:
+                raise CaptureError(f"{src.name}: {describe_magic(head)}")
+        except BaseException:
+            src.close()
+            raise
+        self._source = src
+        self.name = src.name
+        self.format = self._reader.format
+        self.compression = src.compression
+        self._packets: Iterator[Packet] | None = None
+
+    @property
+    def linktypes(self) -> set[int]:
+        return self._reader.linktypes
+
+    def __iter__(self) -> Iterator[Packet]:
+        # Hand out the reader's own generator so iteration runs at generator speed.
+        if self._packets is None:
+            self._packets = self._reader.packets()
+        return self._packets
+
+    def __next__(self) -> Packet:
+        return next(iter(self))
+
+    def close(self) -> None:
+        if self._packets is not None:
+            self._packets.close()
+        self._source.close()
+
+    def __enter__(self) -> CaptureReader:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def open_capture(
+    path: PathLike | BinaryIO, stats: CaptureStats | None = None
+) -> CaptureReader:
+    """Open one capture file (pcap/pcapng, optionally gzip-compressed) as an iterator of Packets.
+
+    Raises CaptureError at once when the file cannot be a capture; damage found while reading
+    raises CaptureError from the iteration, after every good packet before it.
+    """
+    return CaptureReader(path, stats)
+
+
+def _guarded(reader: CaptureReader, errors: list[CaptureError]) -> Iterator[Packet]:
+    try:
+        yield from reader
+    except CaptureError as exc:
+        errors.append(exc)
+    finally:
+        reader.close()
+
+
+def read_captures(
+    paths: Iterable[PathLike], stats: CaptureStats | None = None
+) -> Iterator[Packet]:
+    """Packets of several capture files merged by timestamp (stable: ties keep file order).
+
+    Every file is opened (and its header checked) before the first packet. A file damaged part
+    way stops contributing; the others run to their end, then the CaptureError is raised (the
+    messages of several damaged files are joined with "; ").
+    """
+    readers: list[CaptureReader] = []
+    try:
+        for path in paths:
+            readers.append(CaptureReader(path, stats))
+    except BaseException:
+        for r in readers:
+            r.close()
+        raise
+    if len(readers) == 1:
+        return iter(readers[0])  # one file: no merge layer; errors surface directly
+    return _merged(readers)
+
+
+def _merged(readers: list[CaptureReader]) -> Iterator[Packet]:
+    errors: list[CaptureError] = []
+    streams = [_guarded(r, errors) for r in readers]
+    try:
+        yield from heapq.merge(*streams, key=attrgetter("ts_ns"))
+    finally:
+        for s in streams:
+            s.close()
+    if len(errors) == 1:
+        raise errors[0]
+    if errors:
+        raise CaptureError("; ".join(str(e) for e in errors))

@@ -1,0 +1,207 @@
+"""Opening a capture source: a path (or binary stream) becomes a `Source` of uncompressed bytes.
+
+Owns: path checks (missing, directory, empty, unreadable), gzip detection by magic (never by
+extension), streaming gunzip with bounded output per read, and mapping every I/O or zlib failure
+to a one-line CaptureError naming the file. Readers pull bytes in CHUNK-sized reads through
+`fill`, so memory stays bounded by CHUNK plus the largest record (itself capped at MAX_RECORD).
+"""
+
+from __future__ import annotations
+
+import os
+import zlib
+from typing import BinaryIO
+
+from kwire.errors import CaptureError
+
+CHUNK = 1 << 20           # bytes per read from the file (and per gunzip step)
+MAX_RECORD = 256 << 20    # no record or block may claim more than this
+
+GZIP_MAGIC = b"\x1f\x8b"
+
+# Formats kwire does not read, named so the error message can say what the file is.
+_OTHER_MAGICS = (
+    (b"\x28\xb5\x2f\xfd", "zstd-compressed data (decompress it first)"),
+    (b"\xfd7zXZ\x00", "xz-compressed data (decompress it first)"),
+    (b"BZh", "bzip2-compressed data (decompress it first)"),
+    (b"\x04\x22\x4d\x18", "lz4-compressed data (decompress it first)"),
+    (b"PK\x03\x04", "a zip archive"),
+    (b"snoop\x00\x00\x00", "a snoop capture (not supported)"),
+)
+
+
+def describe_magic(head: bytes) -> str:
+    """Human words for what a file that is not a capture seems to be."""
+    for magic, what in _OTHER_MAGICS:
+        if head.startswith(magic):
+            return what
+    return f"not a pcap or pcapng capture (starts with 0x{head[:4].hex()})"
+
+
+class _Gunzip:
+    """Streaming gzip decoder: multi-member, trailing zero padding allowed, bounded output.
+
+    `read(n)` returns at most n bytes, b"" at the end. Data decoded before a failure is returned
+    first; the failure is raised by the next call, so readers yield every good packet first.
+    """
+
+    def __init__(self, raw: BinaryIO, first: bytes):
+        self._raw = raw
+        self._pending = first          # compressed bytes not yet given to zlib
+        self._d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        self._in_member = True         # True while a member has started but not ended
+        self._done = False
+        self._error: Exception | None = None
+
+    def read(self, n: int) -> bytes:
+        if self._error is not None:
+            err, self._error = self._error, None
+            raise err
+        out: list[bytes] = []
+        have = 0
+        try:
+            while have < n and not self._done:
+                d = self._d
+                if d.unconsumed_tail:
+                    inp = d.unconsumed_tail
+                elif self._pending:
+                    inp, self._pending = self._pending, b""
+                else:
+                    inp = self._raw.read(CHUNK)
+                    if not inp:
+                        if not self._in_member:
+                            self._done = True
+                            break
+                        chunk = d.decompress(b"", n - have)  # output zlib still holds
+                        if chunk:
+                            out.append(chunk)
+                            have += len(chunk)
+                        if d.eof:
+                            self._in_member = False
+                        elif not chunk:
+                            raise EOFError("gzip data ends before the end of its stream")
+                        continue
+                if not self._in_member:
+                    # Between members: zero padding is allowed, anything else must be a member.
+                    stripped = inp.lstrip(b"\x00")
+                    if not stripped:
+                        continue
+                    if not stripped.startswith(GZIP_MAGIC[: len(stripped)]):
+                        raise zlib.error("garbage after the gzip data")
+                    inp = stripped
+                    self._in_member = True
+                    d = self._d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+                chunk = d.decompress(inp, n - have)
+                if chunk:
+                    out.append(chunk)
+                    have += len(chunk)
+                if d.eof:
+                    self._in_member = False
+                    self._pending = d.unused_data
+        except (zlib.error, EOFError, OSError) as exc:
+            if not out:
+                raise
+            self._error = exc
+        return b"".join(out)
+
+
+class Source:
+    """Uncompressed bytes of one capture, read in chunks, with the file's name for messages."""
+
+    __slots__ = ("name", "compression", "head", "offset", "_raw", "_reader", "_owns")
+
+    def __init__(self, name: str, raw: BinaryIO, owns: bool):
+        self.name = name
+        self._raw = raw
+        self._owns = owns
+        self.compression: str | None = None
+        self.offset = 0  # uncompressed bytes handed out so far
+        self._reader = raw
+        first = self._read_raw(CHUNK)
+        while 0 < len(first) < 8:  # a pipe may hand out a few bytes at a time
+            more = self._read_raw(CHUNK)
+            if not more:
+                break
+            first += more
+        if not first:
+            raise CaptureError(f"{name}: empty file")
+        if first.startswith(GZIP_MAGIC):
+            self.compression = "gzip"
+            self._reader = _Gunzip(raw, first)
+            first = self.read(CHUNK)
+            if not first:
+                raise CaptureError(f"{name}: gzip data decompresses to nothing")
+            self.head = first
+        else:
+            self.head = first
+            self.offset = len(first)
+
+    def _read_raw(self, n: int) -> bytes:
+        try:
+            return self._raw.read(n)
+        except OSError as exc:
+            raise CaptureError(f"{self.name}: read failed: {exc.strerror or exc}") from None
+
+    def read(self, n: int) -> bytes:
+        """Up to n more bytes (fewer only at the end); CaptureError on damaged data."""
+        try:
+            data = self._reader.read(n)
+        except (zlib.error, EOFError, OSError) as exc:
+            what = "damaged gzip data" if self.compression else "read failed"
+            raise CaptureError(
+                f"{self.name}: {what} ({exc}) after byte {self.offset}{self.where}"
+            ) from None
+        self.offset += len(data)
+        return data
+
+    @property
+    def where(self) -> str:
+        """Suffix for byte offsets: they count uncompressed bytes in a compressed file."""
+        return " (uncompressed)" if self.compression else ""
+
+    def error(self, offset: int, problem: str) -> CaptureError:
+        """A one-line CaptureError: '<file>: <problem> at byte <offset>'."""
+        return CaptureError(f"{self.name}: {problem} at byte {offset}{self.where}")
+
+    def close(self) -> None:
+        if self._owns:
+            self._raw.close()
+
+
+def open_source(source: str | os.PathLike | BinaryIO) -> Source:
+    """Open a path (or take an open binary stream) and detect compression by magic."""
+    if hasattr(source, "read"):
+        name = str(getattr(source, "name", "<stream>"))
+        return Source(name, source, owns=False)  # type: ignore[arg-type]
+    name = os.fsdecode(source)
+    try:
+        raw = open(source, "rb", buffering=0)
+    except FileNotFoundError:
+        raise CaptureError(f"{name}: no such file") from None
+    except IsADirectoryError:
+        raise CaptureError(f"{name}: is a directory, not a capture file") from None
+    except PermissionError:
+        raise CaptureError(f"{name}: permission denied") from None
+    except OSError as exc:
+        raise CaptureError(f"{name}: cannot open: {exc.strerror or exc}") from None
+    try:
+        return Source(name, raw, owns=True)
+    except BaseException:
+        raw.close()
+        raise
+
+
+def fill(source: Source, buf: bytes, pos: int, need: int) -> bytes:
+    """buf[pos:] followed by more bytes from `source`, until it holds `need` bytes or the end."""
+    rest = buf[pos:]
+    have = len(rest)
+    if have >= need:
+        return rest
+    parts = [rest]
+    while have < need:
+        data = source.read(max(CHUNK, need - have))
+        if not data:
+            break
+        parts.append(data)
+        have += len(data)
+    return b"".join(parts)
