@@ -247,8 +247,8 @@ class FlowTable:
         out.append(StreamClosed(conn, ts, reason))
         del self._flows[conn.id]
         fwd, rev = flow.tuples
-        del self._halves[fwd]
-        del self._halves[rev]
+        self._halves.pop(fwd, None)
+        self._halves.pop(rev, None)  # the same tuple when a socket talks to itself
         self._table["closed_" + reason] += 1
         if reason == "fin" or reason == "rst":
             self._closed[flow.key] = ts

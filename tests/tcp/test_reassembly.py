@@ -309,3 +309,13 @@ def test_ack_of_the_fin_does_not_count_the_fin_as_a_missing_byte():
     ])
     assert pieces(ev, 0) == [("data", b"ab"), ("gap", 4)]
     assert t.counters()["gap_bytes"] == 4
+
+
+def test_one_byte_segments_in_reverse_order():
+    stream = bytes(range(256)) * 4
+    t = FlowTable()
+    segs = [c2s(ISN + 1 + i, stream[i:i + 1], ts=i) for i in range(len(stream))]
+    ev = feed_all(t, handshake() + segs[::-1])
+    assert [e.data for e in ev] == [stream]  # one run, delivered by the first byte's arrival
+    assert ev[0].ts_ns == 0
+    assert t.counters()["out_of_order_segments"] == len(stream) - 1
