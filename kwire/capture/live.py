@@ -1,0 +1,402 @@
+"""Live capture: packets from a network interface, handed over through a bounded queue.
+
+Owns the capture socket, the sniffer thread and the queue between it and the pipeline. Guarantees:
+- Opening fails fast with one CaptureError naming the problem (no permission, unknown interface,
+  a BPF filter libpcap rejects); nothing is captured before the filter is attached.
+- The queue is bounded by packets and by bytes: when the pipeline falls behind, new packets are
+  counted in `stats.queue_drops` and discarded, never buffered without bound.
+- The kernel's own drops (socket buffer overflow, PACKET_STATISTICS) are read about twice a
+  second and added to `stats.kernel_drops`.
+
+On Linux kwire reads an AF_PACKET SOCK_DGRAM socket itself (one recvmsg per packet, kernel
+nanosecond timestamps, the link header already stripped: every packet is LINKTYPE_RAW, so "every
+interface" works as one socket). Interface names and the BPF compilation (libpcap, for DLT_RAW)
+come from scapy. Elsewhere, scapy's own listening socket (`conf.L2listen`) is read instead, with
+the link type scapy reports and no kernel drop counts.
+"""
+
+from __future__ import annotations
+
+import collections
+import errno
+import select
+import socket
+import struct
+import sys
+import threading
+import time
+from dataclasses import dataclass
+
+from kwire.capture.packet import LINKTYPE_RAW, Packet
+from kwire.errors import CaptureError
+
+ETH_P_ALL = 0x0003
+ETH_P_IP = 0x0800
+ETH_P_IPV6 = 0x86DD
+ARPHRD_LOOPBACK = 772
+PACKET_OUTGOING = 4
+SOL_PACKET = 263
+PACKET_STATISTICS = 6
+SO_ATTACH_FILTER = 26
+SO_TIMESTAMPNS = 35
+SO_RCVBUFFORCE = 33
+_RCVTIMEO = struct.Struct("ll")  # struct timeval
+_TIMESPEC = struct.Struct("ll")  # struct timespec, as SCM_TIMESTAMPNS carries it
+_TPACKET_STATS = struct.Struct("II")  # tp_packets, tp_drops (reading resets them)
+
+SNAPLEN = 262144          # loopback with segmentation offload hands out up to 64 KiB + headers
+QUEUE_PACKETS = 100_000   # packets waiting for the pipeline
+QUEUE_BYTES = 64 << 20    # bytes waiting for the pipeline
+SOCKET_BUFFER = 32 << 20  # kernel receive buffer asked for
+POLL_S = 0.2              # the sniffer wakes this often with no traffic, to notice stop()
+DROP_STATS_S = 0.5        # how often the kernel's counters are read
+
+
+@dataclass(slots=True)
+class LiveStats:
+    """Counters of one live capture. Each field is written by one thread only."""
+
+    packets: int = 0        # packets the sniffer received (queued or dropped)
+    bytes: int = 0          # bytes the packets had on the wire
+    truncated: int = 0      # packets longer than SNAPLEN, cut
+    queue_drops: int = 0    # packets discarded because the queue was full
+    kernel_drops: int = 0   # packets the kernel dropped before kwire could read them
+    queued: int = 0         # packets handed to the queue (so queue length = queued - taken)
+    queued_bytes: int = 0
+    taken: int = 0          # written by the consumer
+    taken_bytes: int = 0
+    error: str | None = None  # why the sniffer thread stopped, when it failed
+
+
+def interface_names() -> list[str]:
+    """Names of this machine's network interfaces."""
+    try:
+        return [name for _, name in socket.if_nameindex()]
+    except (OSError, AttributeError):
+        try:
+            from scapy.interfaces import get_if_list
+
+            return list(get_if_list())
+        except Exception:  # noqa: BLE001 - a listing is only used in messages
+            return []
+
+
+def default_filter(ports=()) -> str:
+    """The BPF filter kwire uses unless told otherwise: TCP, on the given ports when there are any."""
+    ports = sorted(set(ports))
+    if not ports:
+        return "tcp"
+    return "tcp and (" + " or ".join(f"port {p}" for p in ports) + ")"
+
+
+def _check_interface(iface: str) -> None:
+    names = interface_names()
+    if names and iface not in names:
+        raise CaptureError(f"no interface named {iface!r} (this machine has: {', '.join(names)})")
+
+
+def _permission_message(where: str) -> str:
+    return (f"no permission to capture on {where}: run as root or give python CAP_NET_RAW "
+            f"(or watch a recorded capture with --replay FILE)")
+
+
+def _quiet_scapy() -> None:
+    """Scapy logs warnings to stderr, which would scribble over the dashboard."""
+    import logging
+
+    logging.getLogger("scapy").setLevel(logging.ERROR)
+
+
+def _compile_bpf(expression: str, linktype: int):
+    """libpcap's compilation of `expression` for `linktype`, as (bf_len, ctypes program) via scapy."""
+    _quiet_scapy()
+    try:
+        from scapy.arch.common import compile_filter
+        from scapy.error import Scapy_Exception
+    except Exception as exc:  # noqa: BLE001 - scapy missing or broken
+        raise CaptureError(f"cannot compile the capture filter: scapy is not usable ({exc})") from None
+    try:
+        return compile_filter(expression, linktype=linktype)
+    except ImportError as exc:
+        raise CaptureError(f"cannot compile the capture filter {expression!r}: {exc}") from None
+    except (Scapy_Exception, OSError) as exc:
+        text = str(exc)
+        if "(" in text and text.endswith(")"):
+            text = text[text.rindex("(") + 1:-1]
+        raise CaptureError(f"bad capture filter {expression!r}: {text}") from None
+
+
+def _attach_bpf(sock: socket.socket, expression: str) -> None:
+    import ctypes
+
+    from scapy.arch.common import free_filter
+    from scapy.data import DLT_RAW_ALT  # 101, compiled as DLT_RAW: filters start at the IP header
+
+    program = _compile_bpf(expression, DLT_RAW_ALT)
+    try:
+        fprog = struct.pack("HL", program.bf_len, ctypes.addressof(program.bf_insns.contents))
+        sock.setsockopt(socket.SOL_SOCKET, SO_ATTACH_FILTER, fprog)
+    except OSError as exc:
+        raise CaptureError(f"cannot attach the capture filter {expression!r}: {exc.strerror or exc}") from None
+    finally:
+        free_filter(program)
+
+
+class LiveCapture:
+    """Sniff `iface` (None: every interface) through `bpf`; take packets with `take()`.
+
+    `start()` opens the socket (CaptureError on failure) and starts the sniffer thread; `take()`
+    returns the packets waiting (waiting up to `timeout` for the first); `stop()` ends the thread
+    and closes the socket. `stats` is safe to read from any thread.
+    """
+
+    def __init__(self, iface: str | None = None, bpf: str = "tcp", *, queue_packets: int = QUEUE_PACKETS,
+                 queue_bytes: int = QUEUE_BYTES, backend: str | None = None):
+        self.iface = None if iface in (None, "", "any") else iface
+        self.bpf = bpf
+        self.queue_packets = max(1, queue_packets)
+        self.queue_bytes = max(1, queue_bytes)
+        self.backend = backend or ("packet" if hasattr(socket, "AF_PACKET") else "scapy")
+        self.stats = LiveStats()
+        self._queue: collections.deque[Packet] = collections.deque()
+        self._ready = threading.Event()   # set by the sniffer when the queue goes from empty to not
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._sock = None
+
+    @property
+    def where(self) -> str:
+        return self.iface or "every interface"
+
+    # -- opening
+
+    def start(self) -> None:
+        if self.iface is not None:
+            _check_interface(self.iface)
+        if self.backend == "packet":
+            self._sock = self._open_packet_socket()
+            target = self._sniff_packet_socket
+        else:
+            self._sock = self._open_scapy_socket()
+            target = self._sniff_scapy
+        self._thread = threading.Thread(target=self._run, args=(target,), name="kwire-sniffer", daemon=True)
+        self._thread.start()
+
+    def _open_packet_socket(self) -> socket.socket:
+        try:
+            sock = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM, socket.htons(ETH_P_ALL))
+        except PermissionError:
+            raise CaptureError(_permission_message(self.where)) from None
+        except OSError as exc:
+            raise CaptureError(f"cannot open a capture socket: {exc.strerror or exc}") from None
+        try:
+            # Nothing may arrive before the filter: a zero buffer until it is attached.
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 0)
+            _attach_bpf(sock, self.bpf)
+            if self.iface is not None:
+                try:
+                    sock.bind((self.iface, ETH_P_ALL))
+                except OSError as exc:
+                    if exc.errno in (errno.ENODEV, errno.ENXIO):
+                        raise CaptureError(f"no interface named {self.iface!r}") from None
+                    raise CaptureError(f"cannot capture on {self.iface}: {exc.strerror or exc}") from None
+            while True:  # whatever slipped in before the filter
+                try:
+                    sock.recv(65536, socket.MSG_DONTWAIT)
+                except (BlockingIOError, InterruptedError):
+                    break
+            try:
+                sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, SOCKET_BUFFER)
+            except OSError:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, SOCKET_BUFFER)
+            sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+            # A blocking socket that gives up after POLL_S: one syscall per packet, and stop() is seen.
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, _RCVTIMEO.pack(0, int(POLL_S * 1e6)))
+            self._kernel_stats(sock)  # zero the kernel's counters
+            self.stats.kernel_drops = 0
+        except BaseException:
+            sock.close()
+            raise
+        return sock
+
+    def _open_scapy_socket(self):
+        _quiet_scapy()
+        try:
+            from scapy.config import conf
+            from scapy.error import Scapy_Exception
+        except Exception as exc:  # noqa: BLE001
+            raise CaptureError(f"live capture needs scapy: {exc}") from None
+        try:
+            return conf.L2listen(iface=self.iface, filter=self.bpf)
+        except PermissionError:
+            raise CaptureError(_permission_message(self.where)) from None
+        except (OSError, Scapy_Exception, ImportError) as exc:
+            raise CaptureError(f"cannot capture on {self.where}: {exc}") from None
+
+    # -- the sniffer thread
+
+    def _run(self, target) -> None:
+        try:
+            target()
+        except Exception as exc:  # noqa: BLE001 - reported on the dashboard, never a traceback
+            self.stats.error = f"capture stopped: {exc}"
+        finally:
+            self._ready.set()
+
+    def _enqueue(self, packet: Packet, size: int) -> None:
+        stats = self.stats
+        if (stats.queued - stats.taken >= self.queue_packets
+                or stats.queued_bytes - stats.taken_bytes + size > self.queue_bytes):
+            stats.queue_drops += 1
+            return
+        self._queue.append(packet)
+        stats.queued += 1
+        stats.queued_bytes += size
+        if not self._ready.is_set():
+            self._ready.set()
+
+    def _kernel_stats(self, sock: socket.socket) -> None:
+        try:
+            raw = sock.getsockopt(SOL_PACKET, PACKET_STATISTICS, _TPACKET_STATS.size)
+        except OSError:
+            return
+        _, drops = _TPACKET_STATS.unpack(raw)
+        self.stats.kernel_drops += drops
+
+    def _sniff_packet_socket(self) -> None:
+        sock = self._sock
+        buf = bytearray(SNAPLEN)
+        view = memoryview(buf)
+        recv = sock.recvmsg_into
+        cmsg_space = socket.CMSG_SPACE(_TIMESPEC.size)
+        trunc = socket.MSG_TRUNC
+        unpack_ts = _TIMESPEC.unpack_from
+        stats = self.stats
+        stop = self._stop
+        enqueue = self._enqueue
+        next_stats = time.monotonic() + DROP_STATS_S
+        n = 0
+        while not stop.is_set():
+            try:
+                size, ancdata, _flags, addr = recv((buf,), cmsg_space, trunc)
+            except (BlockingIOError, InterruptedError):
+                size = -1
+            except OSError as exc:
+                if stop.is_set():
+                    break
+                raise CaptureError(exc.strerror or str(exc)) from None
+            if size >= 0:
+                n += 1
+                proto, pkttype, hatype = addr[1], addr[2], addr[3]
+                # The loopback shows each packet twice (out and back in): keep the incoming copy.
+                if not (pkttype == PACKET_OUTGOING and hatype == ARPHRD_LOOPBACK) and (
+                        proto == ETH_P_IP or proto == ETH_P_IPV6):
+                    if ancdata:
+                        sec, nsec = unpack_ts(ancdata[0][2])
+                        ts_ns = sec * 1_000_000_000 + nsec
+                    else:
+                        ts_ns = time.time_ns()
+                    stats.packets += 1
+                    stats.bytes += size
+                    if size > SNAPLEN:
+                        stats.truncated += 1
+                        data = bytes(view)
+                    else:
+                        data = bytes(view[:size])
+                    enqueue(Packet(ts_ns, LINKTYPE_RAW, data, size), len(data))
+                if n & 0xFF:
+                    continue
+            now = time.monotonic()
+            if now >= next_stats:
+                self._kernel_stats(sock)
+                next_stats = now + DROP_STATS_S
+        self._kernel_stats(sock)
+
+    def _sniff_scapy(self) -> None:
+        from scapy.config import conf
+
+        sock = self._sock
+        layer2num = conf.l2types.layer2num
+        stats = self.stats
+        stop = self._stop
+        while not stop.is_set():
+            ready, _, _ = select.select([sock], [], [], POLL_S)
+            if not ready:
+                continue
+            cls, data, ts = sock.recv_raw(SNAPLEN)
+            if data is None:
+                continue
+            linktype = layer2num.get(cls)
+            if linktype is None:
+                linktype = conf.l3types.layer2num.get(cls, 1)
+                linktype = LINKTYPE_RAW if linktype in (ETH_P_IP, ETH_P_IPV6) else linktype
+            ts_ns = int(ts * 1e9) if ts is not None else time.time_ns()
+            stats.packets += 1
+            stats.bytes += len(data)
+            self._enqueue(Packet(ts_ns, linktype, data, len(data)), len(data))
+
+    # -- the consumer side
+
+    def take(self, timeout: float = 0.1, limit: int = 4096) -> list[Packet]:
+        """Up to `limit` queued packets, oldest first; waits up to `timeout` when none are queued."""
+        queue = self._queue
+        if not queue:
+            self._ready.clear()
+            if not queue:
+                self._ready.wait(timeout)
+        out: list[Packet] = []
+        pop = queue.popleft
+        nbytes = 0
+        try:
+            while len(out) < limit:
+                packet = pop()
+                out.append(packet)
+                nbytes += len(packet.data)
+        except IndexError:
+            pass
+        stats = self.stats
+        stats.taken += len(out)
+        stats.taken_bytes += nbytes
+        return out
+
+    @property
+    def queue_length(self) -> int:
+        return self.stats.queued - self.stats.taken
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(2 * POLL_S + 1)
+        if self._sock is not None:
+            try:
+                self._sock.close()
+            except OSError:
+                pass
+            self._sock = None
+
+    def __enter__(self) -> LiveCapture:
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def can_capture() -> str | None:
+    """None when this process may open a capture socket, else why not (for tests and messages)."""
+    if not hasattr(socket, "AF_PACKET"):
+        return None if sys.platform != "win32" else "live capture is not supported on Windows"
+    try:
+        socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM, socket.htons(ETH_P_ALL)).close()
+    except PermissionError:
+        return _permission_message("any interface")
+    except OSError as exc:
+        return f"cannot open a capture socket: {exc.strerror or exc}"
+    return None
+
+
+__all__ = ["LiveCapture", "LiveStats", "default_filter", "interface_names", "can_capture"]

@@ -1,0 +1,161 @@
+"""`kwire live`: a live dashboard of the Kafka traffic on an interface, or of a capture replayed.
+
+Thin: parse the options, open the source (errors end as one `kwire: error:` line before any screen
+is drawn), run kwire.live.feeder.Feeder on its thread, and redraw kwire.render.dashboard.build_view
+of its snapshot a few times a second inside rich's Live on the alternate screen. q, Ctrl-C or
+SIGTERM quit and leave the terminal as it was (screen, cursor, termios). When stdout is not a
+terminal there is no screen: the run goes on until it is done (--exit-when-done, --duration, or a
+signal) and the last view is printed once. A one-line summary goes to stderr on the way out.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+import time
+
+import click
+
+from kwire.cli.options import capture_paths
+
+MAX_REFRESH = 4.0  # screens per second at most
+
+
+@click.command("live")
+@click.option("-i", "--interface", "iface", default=None, metavar="IFACE",
+              help="Interface to sniff (default: every interface). Needs root or CAP_NET_RAW.")
+@click.option("--port", "ports", multiple=True, type=click.IntRange(1, 65535),
+              help="A broker port: capture only it and treat it as Kafka from the first byte; repeatable.")
+@click.option("--bpf", default=None, metavar="FILTER",
+              help="Capture filter in libpcap syntax (default: tcp, or the --port ports).")
+@click.option("--replay", "replay", multiple=True, type=click.Path(dir_okay=True), metavar="CAPTURE",
+              help="Replay a capture file (pcap, pcapng, gzip) instead of sniffing; repeatable.")
+@click.option("--speed", type=click.FloatRange(min=0), default=1.0, show_default=True,
+              help="Replay speed: X times the recorded pace, 0 as fast as possible.")
+@click.option("--window", type=click.IntRange(1, 600), default=10, show_default=True, metavar="SECONDS",
+              help="Rates and latency percentiles are over this many recent seconds.")
+@click.option("--refresh", type=click.FloatRange(0.2, MAX_REFRESH), default=2.0, show_default=True,
+              metavar="HZ", help="Screen refreshes per second.")
+@click.option("--exit-when-done", is_flag=True, help="Quit when the replay ends instead of waiting for q.")
+@click.option("--duration", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
+              help="Quit after this many seconds.")
+def live_command(iface, ports, bpf, replay, speed, window, refresh, exit_when_done, duration):
+    """Watch Kafka traffic live: requests/s, latency, errors, lag, share groups, capture health."""
+    from kwire.live.feeder import Feeder
+    from kwire.live.sources import ReplaySource, SniffSource
+    from kwire.live.state import DashboardState
+
+    if replay:
+        if iface is not None or bpf is not None:
+            raise click.UsageError("--replay reads a file: -i and --bpf do not apply")
+        paths = capture_paths(replay)
+        source = ReplaySource(paths, speed)
+        where = ", ".join(paths) + (f" at {speed:g}x" if speed else " at full speed")
+    else:
+        if speed != 1.0:
+            raise click.UsageError("--speed applies to --replay only")
+        from kwire.capture.live import default_filter
+
+        expression = bpf if bpf is not None else default_filter(ports)
+        source = SniffSource(iface, expression)
+        where = f"{source.where} ({expression})"
+    state = DashboardState(source.kind, where, window=window)
+    feeder = Feeder(source, state, port_hints=ports)
+    feeder.start()  # CaptureError here: one line, exit 1, no screen
+    quit_event = threading.Event()
+    previous = _catch_signals(quit_event)
+    try:
+        if sys.stdout.isatty():
+            _run_screen(feeder, quit_event, 1.0 / refresh, exit_when_done, duration)
+        else:
+            _run_plain(feeder, quit_event, exit_when_done, duration)
+    finally:
+        _restore_signals(previous)
+        feeder.stop()
+    snap = feeder.snapshot()
+    h = snap.health
+    dropped = (h.kernel_drops or 0) + h.queue_drops
+    click.echo(f"kwire: live {source.where}: {h.packets:,} packets, {snap.exchanges:,} exchanges, "
+               f"{h.kafka_connections} Kafka connections, {h.gaps} gaps, {dropped:,} packets dropped "
+               f"(kernel {h.kernel_drops if h.kernel_drops is not None else 'n/a'}, queue {h.queue_drops})",
+               err=True)
+    error = state.error or feeder.error
+    if error:
+        click.echo(f"kwire: error: {error}", err=True)
+        sys.exit(1)
+
+
+def _done(feeder, started: float, exit_when_done: bool, duration: float | None) -> bool:
+    if duration is not None and time.monotonic() - started >= duration:
+        return True
+    return exit_when_done and not feeder.running
+
+
+def _run_screen(feeder, quit_event: threading.Event, interval: float, exit_when_done: bool,
+                duration: float | None) -> None:
+    from rich.console import Console
+    from rich.live import Live
+
+    from kwire.live.keys import KeyReader
+    from kwire.render.dashboard import build_view
+
+    console = Console(highlight=False)
+
+    def on_key(ch: str) -> None:
+        if ch in ("q", "Q", "\x1b"):
+            quit_event.set()
+
+    started = time.monotonic()
+    with KeyReader(on_key), Live(console=console, screen=True, auto_refresh=False, transient=True,
+                                 redirect_stdout=False, redirect_stderr=False) as live:
+        while True:
+            t0 = time.monotonic()
+            snap = feeder.snapshot()
+            width, height = console.size
+            live.update(build_view(snap, width, height), refresh=True)
+            cost = time.monotonic() - t0
+            if (exit_when_done and snap.finished) or (
+                    duration is not None and time.monotonic() - started >= duration):
+                break
+            # Drawing never takes more than about a fifth of the time, however busy the capture is.
+            wait = max(interval, 4 * cost)
+            if duration is not None:
+                wait = max(0.0, min(wait, duration - (time.monotonic() - started)))
+            if quit_event.wait(wait):
+                break
+
+
+def _run_plain(feeder, quit_event: threading.Event, exit_when_done: bool, duration: float | None) -> None:
+    from rich.console import Console
+
+    from kwire.render.dashboard import build_view
+
+    started = time.monotonic()
+    if not exit_when_done and duration is None and feeder.source.kind == "replay":
+        exit_when_done = True  # nobody can press q: a replay ends on its own
+    while not _done(feeder, started, exit_when_done, duration):
+        if quit_event.wait(0.1):
+            break
+    console = Console(highlight=False)
+    console.print(build_view(feeder.snapshot(), console.width, 50))
+
+
+def _catch_signals(event: threading.Event) -> dict:
+    """SIGINT and SIGTERM set `event` (the loops quit cleanly) instead of raising mid-draw."""
+    previous = {}
+
+    def handler(signum, frame) -> None:
+        event.set()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            previous[sig] = signal.signal(sig, handler)
+        except (ValueError, OSError):  # not the main thread
+            pass
+    return previous
+
+
+def _restore_signals(previous: dict) -> None:
+    for sig, handler in previous.items():
+        signal.signal(sig, handler)

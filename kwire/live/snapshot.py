@@ -1,0 +1,92 @@
+"""What the dashboard shows at one instant: plain data, made by kwire.live.state, drawn by
+kwire.render.dashboard.build_view. A Snapshot is built under the state's lock and shares nothing
+mutable with it, so the screen can be drawn while the feeder goes on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(slots=True)
+class ApiRow:
+    api: str
+    requests: int                 # since the start
+    rate: float                   # requests/s over the window
+    p50_ms: float | None          # over the window
+    p99_ms: float | None
+    max_ms: float | None
+    errors: int                   # exchanges with an error, over the window
+    bytes: int                    # request + response bytes, over the window
+    history: list[float] = field(default_factory=list)            # requests/s per bucket, oldest first
+    p99_history: list[float | None] = field(default_factory=list)  # p99 ms per bucket
+
+
+@dataclass(slots=True)
+class SlowExchange:
+    ts_ns: int
+    api: str
+    latency_ms: float
+    client: str
+    broker: str
+    client_id: str | None
+    correlation_id: int
+
+
+@dataclass(slots=True)
+class LagRow:
+    topic: str
+    partition: int
+    lag: int                      # the latest sample
+    lag_max: int                  # the largest sample since the start
+
+
+@dataclass(slots=True)
+class ShareRow:
+    group: str
+    fetches: int                  # ShareFetch requests
+    acquired: int                 # records acquired
+    redelivered: int              # of which delivered before
+    acknowledged: int             # records acknowledged (any type)
+
+
+@dataclass(slots=True)
+class Health:
+    packets: int = 0
+    bytes: int = 0
+    packets_per_s: float = 0.0
+    kernel_drops: int | None = None   # None: the source cannot tell (a replay)
+    queue_drops: int = 0
+    queue: int = 0                    # packets waiting for the pipeline
+    truncated: int = 0
+    gaps: int = 0
+    gap_bytes: int = 0
+    connections: int = 0              # TCP connections open
+    kafka_connections: int = 0        # connections that carried Kafka, since the start
+    decode_errors: int = 0
+    non_tcp: int = 0                  # packets the net layer could not use
+
+
+@dataclass(slots=True)
+class Snapshot:
+    kind: str                          # "live" or "replay"
+    where: str                         # interface (and filter) or file names
+    now_ns: int
+    elapsed_s: float                   # capture time covered so far
+    window_s: float                    # what rates and percentiles are measured over
+    exchanges: int = 0                 # since the start
+    rate: float = 0.0                  # all requests/s over the window
+    apis: list[ApiRow] = field(default_factory=list)
+    errors: list[tuple[str, int]] = field(default_factory=list)       # code name -> count, since the start
+    clients: list[tuple[str, int]] = field(default_factory=list)      # top clients by bytes, since the start
+    topics: list[tuple[str, int]] = field(default_factory=list)       # top topics by bytes, since the start
+    lag: list[LagRow] = field(default_factory=list)                   # latest lag per partition
+    share: list[ShareRow] = field(default_factory=list)               # per share group, since the start
+    in_flight: int = 0
+    oldest_in_flight_ms: float | None = None
+    unanswered: int = 0                # requests that never got a response
+    orphans: int = 0                   # responses with no request seen
+    slowest: list[SlowExchange] = field(default_factory=list)         # over the window, slowest first
+    health: Health = field(default_factory=Health)
+    notes: list[str] = field(default_factory=list)                    # "replay finished", errors, hints
+    finished: bool = False

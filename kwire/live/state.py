@@ -1,0 +1,240 @@
+"""The dashboard's state: exchanges and packets in, Snapshots out.
+
+`DashboardState` is fed by the feeder thread (`add_exchanges`, `add_packets`) and read by the
+screen (`snapshot(now_ns, pipeline, health)`), both under `lock`. Figures come from
+kwire.analytics (the row functions and the Aggregator `kwire stats` uses) through
+kwire.live.window: the window gives rates, percentiles and the slowest exchanges; the window's
+seconds plus the retired Aggregator give the totals since the start.
+
+Definitions the dashboard adds:
+- rate: exchanges of the window divided by the window's length, which is `window` seconds, or the
+  time since the first exchange when that is shorter (at least one second).
+- in flight: requests of confirmed Kafka connections still waiting for their response, read from
+  the pipeline at snapshot time; the oldest one's age is measured against the dashboard's clock.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+
+from kwire.analytics import exchange_row, partition_rows, topic_names
+from kwire.analytics.aggregate import Aggregator, Figures
+from kwire.live.snapshot import ApiRow, Health, LagRow, ShareRow, SlowExchange, Snapshot
+from kwire.live.window import NS, Window, per_api
+
+TOP = 10       # rows kept for the top-N panels
+SLOWEST = 10
+HISTORY = 60   # seconds of sparkline history
+
+
+class DashboardState:
+    def __init__(self, kind: str, where: str, *, window: int = 10, history: int = HISTORY):
+        self.kind = kind
+        self.where = where
+        self.lock = threading.Lock()
+        self.window = Window(window, history)
+        self.finished = False
+        self.error: str | None = None
+        self.exchanges = 0
+        self.first_ns: int | None = None     # first exchange's time
+        self.first_packet_ns: int | None = None
+        self.last_packet_ns: int | None = None
+        self._packet_seconds: deque[list[int]] = deque()  # [second, packets] for the last window
+
+    # -- feeding (feeder thread, under lock)
+
+    def add_exchanges(self, exchanges) -> None:
+        window = self.window
+        for ex in exchanges:
+            row = exchange_row(ex)
+            window.add(row, partition_rows(ex), topic_names(ex))
+            if self.first_ns is None or row["ts_ns"] < self.first_ns:
+                self.first_ns = row["ts_ns"]
+        self.exchanges += len(exchanges)
+
+    def add_packets(self, packets) -> None:
+        if not packets:
+            return
+        if self.first_packet_ns is None:
+            self.first_packet_ns = packets[0].ts_ns
+        self.last_packet_ns = packets[-1].ts_ns
+        seconds = self._packet_seconds
+        for packet in packets:
+            second = packet.ts_ns // NS
+            if seconds and seconds[-1][0] == second:
+                seconds[-1][1] += 1
+            elif not seconds or second > seconds[-1][0]:
+                seconds.append([second, 1])
+                while seconds[0][0] <= second - self.window.seconds:
+                    seconds.popleft()
+            else:
+                seconds[-1][1] += 1  # out of order in time: count it with the latest second
+
+    # -- reading (any thread, under lock)
+
+    def snapshot(self, now_ns: int, pipeline=None, health: dict | None = None) -> Snapshot:
+        now_s = now_ns // NS
+        window = self.window
+        recent = window.recent(now_s)
+        span = self._span(now_ns)
+        snap = Snapshot(kind=self.kind, where=self.where, now_ns=now_ns,
+                        elapsed_s=(now_ns - self.first_packet_ns) / 1e9 if self.first_packet_ns else 0.0,
+                        window_s=float(window.seconds), exchanges=self.exchanges, finished=self.finished)
+        snap.rate = recent.total.exchanges / span
+        retired = window.retired
+        snap.apis = self._api_rows(recent, retired, now_s, span)
+        self._totals(snap, recent, retired)
+        snap.slowest = [_slow(brief) for _, brief in recent.slowest[:SLOWEST]]
+        snap.health = self._health(now_ns, pipeline, health or {}, recent, retired)
+        if pipeline is not None:
+            snap.in_flight, oldest = _in_flight(pipeline)
+            if oldest is not None:
+                snap.oldest_in_flight_ms = max(0.0, (now_ns - oldest) / 1e6)
+        snap.notes = self._notes(snap, health or {})
+        return snap
+
+    def _span(self, now_ns: int) -> float:
+        start = (now_ns // NS - self.window.seconds + 1) * NS
+        if self.first_ns is not None and self.first_ns > start:
+            start = self.first_ns
+        return max(1.0, (now_ns - start) / 1e9)
+
+    def _api_rows(self, recent: Aggregator, retired: Aggregator, now_s: int, span: float) -> list[ApiRow]:
+        window_apis = per_api(recent)
+        totals: dict[str, int] = {}
+        for figures_by_api in (per_api(retired), window_apis):
+            for api, figures in figures_by_api.items():
+                totals[api] = totals.get(api, 0) + figures.exchanges
+        seconds, series = self.window.series(now_s, self.window.history)
+        # Seconds before the first packet draw nothing; seconds without this api draw zero.
+        start = self.first_packet_ns // NS if self.first_packet_ns is not None else now_s
+        blank = sum(1 for s in seconds if s < start)
+        rows = []
+        for api, total in totals.items():
+            figures = window_apis.get(api) or Figures()
+            doc = figures.document(span)
+            latency = doc["latency_ms"]
+            cells = series.get(api) or [(0, None)] * len(seconds)
+            history: list = [float(n) for n, _ in cells]
+            history[:blank] = [None] * blank
+            rows.append(ApiRow(
+                api=api, requests=total, rate=figures.exchanges / span,
+                p50_ms=latency["p50"], p99_ms=latency["p99"], max_ms=latency["max"],
+                errors=figures.failed, bytes=figures.request_bytes + figures.response_bytes,
+                history=history,
+                p99_history=[None if p is None else p / 1e6 for _, p in cells]))
+        rows.sort(key=lambda r: (-r.rate, -r.requests, r.api))
+        return rows
+
+    def _totals(self, snap: Snapshot, recent: Aggregator, retired: Aggregator) -> None:
+        parts = (retired, recent)
+        errors: dict[str, int] = {}
+        clients: dict[str, int] = {}
+        names: dict[str, str] = {}
+        unanswered = orphans = 0
+        for agg in parts:
+            for name, n in agg.total.errors.items():
+                errors[name] = errors.get(name, 0) + n
+            for client, figures in agg.by_client_id.items():
+                clients[client] = clients.get(client, 0) + figures.request_bytes + figures.response_bytes
+            for tid, name in agg.names.items():
+                if tid not in names or name < names[tid]:
+                    names[tid] = name
+            unanswered += agg.total.no_response
+            orphans += agg.total.no_request
+        topics: dict[str, int] = {}
+        lag: dict[tuple[str, int], list] = {}  # (topic, partition) -> [(ts, lag) last, max]
+        for agg in parts:
+            for (topic, partition), figures in agg.partitions.items():
+                topic = names.get(topic, topic)
+                topics[topic] = topics.get(topic, 0) + figures.fetch_bytes + figures.produce_bytes + figures.share_bytes
+                if figures.lag_last is None:
+                    continue
+                have = lag.get((topic, partition))
+                if have is None:
+                    lag[(topic, partition)] = [figures.lag_last, figures.lag_max]
+                else:
+                    have[0] = max(have[0], figures.lag_last)
+                    have[1] = max(have[1], figures.lag_max)
+        share: dict[str, list[int]] = {}
+        for agg in parts:
+            for group, figures in agg.share_groups.items():
+                cell = share.setdefault(group, [0, 0, 0, 0])
+                cell[0] += figures.fetches
+                cell[1] += figures.acquired
+                cell[2] += figures.redelivered
+                cell[3] += sum(figures.acks.values())
+        snap.errors = sorted(errors.items(), key=lambda kv: (-kv[1], kv[0]))
+        snap.clients = sorted(clients.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP]
+        snap.topics = sorted(((t, n) for t, n in topics.items() if n), key=lambda kv: (-kv[1], kv[0]))[:TOP]
+        snap.lag = sorted((LagRow(t, p, last[1], top) for (t, p), (last, top) in lag.items()),
+                          key=lambda r: (-r.lag, r.topic, r.partition))
+        snap.share = sorted((ShareRow(g, *cell) for g, cell in share.items()), key=lambda r: (-r.acquired, r.group))
+        snap.unanswered = unanswered
+        snap.orphans = orphans
+
+    def _health(self, now_ns: int, pipeline, source: dict, recent: Aggregator, retired: Aggregator) -> Health:
+        h = Health(packets=source.get("packets", 0), bytes=source.get("bytes", 0),
+                   kernel_drops=source.get("kernel_drops"), queue_drops=source.get("queue_drops", 0),
+                   queue=source.get("queue", 0), truncated=source.get("truncated", 0))
+        seconds = self._packet_seconds
+        if seconds:
+            start = (now_ns // NS - self.window.seconds + 1) * NS
+            if self.first_packet_ns is not None and self.first_packet_ns > start:
+                start = self.first_packet_ns
+            span = max(1.0, (now_ns - start) / 1e9)
+            h.packets_per_s = sum(n for s, n in seconds if s * NS >= start - NS) / span
+        h.decode_errors = retired.total.decode_errors + recent.total.decode_errors
+        if pipeline is not None:
+            tcp = pipeline.flows.counters()
+            h.gaps = tcp.get("gaps", 0)
+            h.gap_bytes = tcp.get("gap_bytes", 0)
+            h.connections = tcp.get("open_connections", 0)
+            h.kafka_connections = pipeline.kafka.kafka_connections
+            h.non_tcp = pipeline.net.total
+        return h
+
+    def _notes(self, snap: Snapshot, source: dict) -> list[str]:
+        notes = []
+        if self.error:
+            notes.append(self.error if self.error.startswith(("capture stopped", "internal error"))
+                         else f"capture stopped: {self.error}")
+        h = snap.health
+        dropped = h.queue_drops + (h.kernel_drops or 0)
+        if dropped:
+            notes.append(f"dropping packets: {dropped:,} so far (kernel {h.kernel_drops or 0:,}, queue {h.queue_drops:,})"
+                         " - kwire cannot keep up; figures undercount and gaps follow")
+        if self.finished and self.kind == "replay":
+            traffic = (self.last_packet_ns - self.first_packet_ns) / 1e9 if self.first_packet_ns else 0.0
+            notes.append(f"replay finished: {h.packets:,} packets, {self.exchanges:,} exchanges, "
+                         f"{traffic:.1f} s of traffic - press q to quit")
+        if not self.exchanges:
+            if self.finished:
+                notes.append("no Kafka exchanges found in this capture")
+            elif not h.packets:
+                notes.append(f"waiting for packets on {self.where}...")
+            else:
+                notes.append(f"no Kafka seen yet: {h.packets:,} packets, {h.connections} TCP connections open "
+                             "(Kafka is recognised on any port once a request is answered; --port marks a broker)")
+        return notes
+
+
+def _in_flight(pipeline) -> tuple[int, int | None]:
+    """(requests waiting for a response, the oldest one's capture time) over confirmed connections."""
+    count = 0
+    oldest = None
+    for state in pipeline.kafka.connections.values():
+        if not state.confirmed or not state.pending:
+            continue
+        count += len(state.pending)
+        first = min(request.ts_ns for request in state.pending.values())
+        if oldest is None or first < oldest:
+            oldest = first
+    return count, oldest
+
+
+def _slow(brief: dict) -> SlowExchange:
+    return SlowExchange(ts_ns=int(brief["ts"] * 1e9), api=brief["api"] or "?", latency_ms=brief["latency_ms"] or 0.0,
+                        client=brief["client"], broker=brief["broker"], client_id=brief["client_id"],
+                        correlation_id=brief["correlation_id"])
