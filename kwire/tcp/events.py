@@ -52,7 +52,7 @@ class StreamClosed:
 
     conn: Connection
     ts_ns: int
-    reason: str  # "fin", "rst", "idle", "end"
+    reason: str  # "fin", "rst", "idle", "end", "reused" (a new SYN on a live 4-tuple)
 
 
 StreamEvent = StreamData | StreamGap | StreamClosed
