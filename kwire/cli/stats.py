@@ -1,0 +1,78 @@
+"""`kwire stats CAPTURE...`: latency, error, lag and share-group figures of captures, in process.
+
+Runs the pipeline over the captures, feeds every exchange (after the same filters as `inspect`) to
+one kwire.analytics.Aggregator, and prints its document: rich tables (default), one JSON document
+with sorted keys (`--json`, the format README.md documents and `kwire spark --json` also prints), or
+a self-contained HTML report (`--html FILE`, can be combined with either).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from kwire.analytics import Aggregator, summary_json
+from kwire.cli.inspect import _progress_bar, report_run
+from kwire.cli.options import capture_paths, exchange_filter
+from kwire.errors import KwireError
+from kwire.pipeline import RunSummary, analyze_files
+
+
+def write_outputs(document: dict, *, as_json: bool, html: str | None, out=None) -> None:
+    """Print the document (JSON or tables) and write the HTML report; shared with `kwire spark`."""
+    out = out or sys.stdout
+    if html:
+        from kwire.render.html_report import html_report
+
+        try:
+            with open(html, "w", encoding="utf-8") as f:
+                f.write(html_report(document))
+        except OSError as exc:
+            raise KwireError(f"cannot write {html}: {exc.strerror or exc}") from None
+    if as_json:
+        out.write(summary_json(document))
+        out.write("\n")
+    else:
+        from rich.console import Console
+
+        from kwire.render.stats_view import stats_view
+
+        console = Console(file=out, highlight=False)
+        if not console.is_terminal:
+            console.width = max(console.width, 150)  # files and pipes: room for every column
+        console.print(stats_view(document))
+    out.flush()
+
+
+@click.command("stats")
+@click.argument("captures", nargs=-1, required=True, type=click.Path(dir_okay=True, allow_dash=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON document (sorted keys).")
+@click.option("--html", type=click.Path(dir_okay=False, writable=True), default=None, metavar="FILE",
+              help="Also write a self-contained HTML report with charts.")
+@click.option("--api", "apis", multiple=True, help="Only this api (name or key); repeatable.")
+@click.option("--client-id", "client_ids", multiple=True, help="Only this client id; repeatable.")
+@click.option("--topic", "topics", multiple=True, help="Only exchanges naming this topic (name or id); repeatable.")
+@click.option("--errors", "errors_only", is_flag=True, help="Only exchanges with an error code, a decode error, or no partner.")
+@click.option("--min-latency", type=float, default=None, metavar="MS", help="Only exchanges at least this slow.")
+@click.option("--port", "ports", multiple=True, type=click.IntRange(1, 65535),
+              help="Hint: a broker port (Kafka is found on any port without it); repeatable.")
+@click.option("--no-summary", is_flag=True, help="Leave out the closing summary line (on stderr).")
+def stats_command(captures, as_json, html, apis, client_ids, topics, errors_only, min_latency, ports, no_summary):
+    """Latency, errors, lag and share-group figures of capture files (pcap, pcapng, gzip of either)."""
+    paths = capture_paths(captures)
+    keep = exchange_filter(apis, client_ids, topics, errors_only, min_latency)
+    summary = RunSummary()
+    agg = Aggregator()
+    add = agg.add_exchange
+    progress = _progress_bar(paths)
+    try:
+        for ex in analyze_files(paths, port_hints=ports, summary=summary,
+                                progress=progress.update if progress else None):
+            if keep(ex):
+                add(ex)
+    finally:
+        if progress:
+            progress.close()
+    write_outputs(agg.document(), as_json=as_json, html=html)
+    report_run(summary, no_summary)

@@ -1,0 +1,232 @@
+"""The terminal view of `kwire stats`: the summary document as rich tables.
+
+Pure functions from the document of kwire.analytics (Aggregator.document()) to rich renderables;
+nothing is computed here that the document does not hold, so what the tables show is what
+`--json` prints. Latencies are in ms, sizes in binary units; error names are Kafka's; rows are
+ordered by what an operator looks for first (most traffic, slowest, most lag).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+MAX_ROWS = 30
+
+
+def human_bytes(n: int | None) -> str:
+    if n is None:
+        return "-"
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if value < 1024 or unit == "TiB":
+            return f"{int(value)} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{n} B"  # pragma: no cover
+
+
+def ms(value: float | None) -> str:
+    if value is None:
+        return "-"
+    if value >= 100:
+        return f"{value:,.0f}"
+    if value >= 1:
+        return f"{value:.2f}"
+    return f"{value:.3f}"
+
+
+def rate(value: float | None) -> str:
+    return "-" if value is None else (f"{value:,.1f}" if value >= 10 else f"{value:.2f}")
+
+
+def utc(ts: float | None) -> str:
+    if ts is None:
+        return "-"
+    return _dt.datetime.fromtimestamp(ts, tz=_dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + " UTC"
+
+
+def error_text(errors: dict[str, int], limit: int = 3) -> Text:
+    if not errors:
+        return Text("")
+    items = sorted(errors.items(), key=lambda kv: (-kv[1], kv[0]))
+    text = Text(", ".join(f"{name} ×{n}" for name, n in items[:limit]), style="red")
+    if len(items) > limit:
+        text.append(f" +{len(items) - limit} more", style="dim red")
+    return text
+
+
+def _latency_cells(fig: dict) -> list[Text]:
+    lat = fig["latency_ms"]
+    cells = []
+    for key in ("p50", "p90", "p99", "max"):
+        value = lat[key]
+        style = "bold red" if value is not None and value >= 1000 else "yellow" if value is not None and value >= 100 else ""
+        cells.append(Text(ms(value), style=style))
+    return cells
+
+
+def _status_text(fig: dict) -> Text:
+    text = Text()
+    if fig["no_response"]:
+        text.append(f"{fig['no_response']} unanswered", style="bold red")
+    if fig["no_request"]:
+        if text:
+            text.append(", ")
+        text.append(f"{fig['no_request']} without request", style="yellow")
+    if fig["decode_errors"]:
+        if text:
+            text.append(", ")
+        text.append(f"{fig['decode_errors']} decode errors", style="magenta")
+    return text
+
+
+def _figure_table(title: str, first_columns: list[str], rows: list[tuple[list, dict]]) -> Table:
+    table = Table(title=title, title_justify="left", title_style="bold", header_style="bold cyan",
+                  show_edge=False, pad_edge=False, expand=False)
+    for name in first_columns:
+        table.add_column(name, no_wrap=True, max_width=32, overflow="ellipsis")
+    for name in ("exchanges", "req/s", "out", "in", "p50 ms", "p90 ms", "p99 ms", "max ms"):
+        table.add_column(name, justify="right", no_wrap=True, min_width=5)
+    table.add_column("errors / problems", overflow="fold", min_width=16, ratio=1)
+    for labels, fig in rows[:MAX_ROWS]:
+        problems = error_text(fig["errors"])
+        status = _status_text(fig)
+        if status:
+            if problems:
+                problems.append("; ")
+            problems.append_text(status)
+        table.add_row(*labels, f"{fig['exchanges']:,}", rate(fig["requests_per_s"]), human_bytes(fig["request_bytes"]),
+                      human_bytes(fig["response_bytes"]), *_latency_cells(fig), problems)
+    if len(rows) > MAX_ROWS:
+        table.caption = f"{len(rows) - MAX_ROWS} more rows in --json"
+    return table
+
+
+def header(doc: dict) -> Text:
+    span = doc["span"]
+    totals = doc["totals"]
+    lat = totals["latency_ms"]
+    t = Text()
+    t.append("kwire stats", style="bold")
+    t.append(f"  {utc(span['start'])} → {utc(span['end'])}  ({span['seconds']:.3f} s)\n", style="dim")
+    t.append(f"{totals['exchanges']:,} exchanges", style="bold")
+    t.append(f"  ({totals['paired']:,} paired, {totals['no_response']:,} unanswered, "
+             f"{totals['no_request']:,} without request)")
+    t.append(f"  {rate(totals['requests_per_s'])} req/s")
+    t.append(f"  {human_bytes(totals['request_bytes'])} out, {human_bytes(totals['response_bytes'])} in\n")
+    t.append("latency ")
+    t.append(f"p50 {ms(lat['p50'])}  p90 {ms(lat['p90'])}  p99 {ms(lat['p99'])}  max {ms(lat['max'])} ms",
+             style="yellow")
+    t.append(f"  over {lat['count']:,} paired exchanges")
+    if totals["failed"]:
+        t.append(f"\n{totals['failed']:,} exchanges with an error or no partner", style="red")
+        if totals["errors"]:
+            t.append(": ")
+            t.append_text(error_text(totals["errors"], limit=6))
+    return t
+
+
+def api_table(doc: dict) -> Table:
+    rows = []
+    for api, fig in sorted(doc["apis"].items(), key=lambda kv: (-kv[1]["exchanges"], kv[0])):
+        versions = fig["versions"]
+        if len(versions) == 1:
+            (version, vfig), = versions.items()
+            rows.append(([_api_label(api, version)], vfig))
+            continue
+        rows.append(([Text(f"{api} (all)", style="bold")], fig))
+        for version, vfig in sorted(versions.items(), key=lambda kv: _version_key(kv[0])):
+            rows.append(([Text("  ").append_text(_api_label(api, version, style=""))], vfig))
+    return _figure_table("By api and version", ["api"], rows)
+
+
+def _api_label(api: str, version: str, style: str = "bold") -> Text:
+    text = Text(api, style=style)
+    if version.isdigit():
+        text.append(f" v{version}", style="dim")
+    return text
+
+
+def _version_key(version: str):
+    return (0, int(version)) if version.isdigit() else (1, version)
+
+
+def group_table(title: str, column: str, groups: dict) -> Table:
+    rows = [([key], fig) for key, fig in sorted(groups.items(), key=lambda kv: (-kv[1]["exchanges"], kv[0]))]
+    return _figure_table(title, [column], rows)
+
+
+def partition_table(doc: dict) -> Table | None:
+    rows = []
+    for topic, parts in doc["partitions"].items():
+        for partition, p in parts.items():
+            rows.append((topic, partition, p))
+    if not rows:
+        return None
+    rows.sort(key=lambda r: (-(r[2]["lag_max"] or -1), r[0], _version_key(r[1])))
+    table = Table(title="By topic-partition (most lag first)", title_justify="left", title_style="bold",
+                  header_style="bold cyan", show_edge=False, pad_edge=False)
+    table.add_column("topic", no_wrap=True, max_width=40, overflow="ellipsis")
+    table.add_column("part", justify="right", no_wrap=True, min_width=4)
+    for name in ("fetches", "fetched", "records", "lag last", "lag max", "produced", "records"):
+        table.add_column(name, justify="right", no_wrap=True)
+    for topic, partition, p in rows[:MAX_ROWS]:
+        lag_max = p["lag_max"]
+        style = "bold red" if lag_max and lag_max >= 10000 else "yellow" if lag_max else ""
+        table.add_row(topic, partition, f"{p['fetches']:,}", human_bytes(p["fetch_bytes"]), f"{p['fetch_records']:,}",
+                      "-" if p["lag_last"] is None else f"{p['lag_last']:,}",
+                      Text("-" if lag_max is None else f"{lag_max:,}", style=style),
+                      human_bytes(p["produce_bytes"]), f"{p['produce_records']:,}")
+    if len(rows) > MAX_ROWS:
+        table.caption = f"{len(rows) - MAX_ROWS} more partitions in --json"
+    return table
+
+
+def share_table(doc: dict) -> Table | None:
+    groups = doc["share_groups"]
+    if not groups:
+        return None
+    table = Table(title="Share groups", title_justify="left", title_style="bold", header_style="bold cyan",
+                  show_edge=False, pad_edge=False)
+    table.add_column("group", no_wrap=True)
+    for name in ("fetches", "acks", "records", "acquired", "redelivered"):
+        table.add_column(name, justify="right")
+    table.add_column("acknowledgements")
+    for group, g in sorted(groups.items()):
+        acks = ", ".join(f"{name} {n:,}" for name, n in g["acknowledgements"].items() if n)
+        red = g["redelivered"]
+        table.add_row(group, f"{g['share_fetches']:,}", f"{g['share_acknowledges']:,}", f"{g['records']:,}",
+                      f"{g['acquired']:,}", Text(f"{red:,}", style="yellow" if red else ""), acks or "-")
+    return table
+
+
+def exchange_list(title: str, items: list[dict]) -> Table | None:
+    if not items:
+        return None
+    table = Table(title=title, title_justify="left", title_style="bold", header_style="bold cyan",
+                  show_edge=False, pad_edge=False)
+    for name, justify in (("time", "left"), ("client", "left"), ("broker", "left"), ("api", "left"),
+                          ("corr", "right"), ("client id", "left"), ("latency ms", "right"), ("errors", "left")):
+        table.add_column(name, justify=justify, no_wrap=name != "errors")
+    for e in items:
+        api = f"{e['api']} v{e['api_version']}" if e["api"] is not None else "?"
+        table.add_row(utc(e["ts"])[11:-4], e["client"], e["broker"], api, str(e["correlation_id"]),
+                      e["client_id"] if e["client_id"] is not None else "-", ms(e["latency_ms"]),
+                      Text(", ".join(e["errors"]), style="red"))
+    return table
+
+
+def stats_view(doc: dict) -> Group:
+    parts: list = [header(doc), Text(""), api_table(doc), Text(""),
+                   group_table("By client id", "client id", doc["client_ids"]), Text(""),
+                   group_table("By broker", "broker", doc["brokers"])]
+    for extra in (partition_table(doc), share_table(doc),
+                  exchange_list("Slowest exchanges", doc["slowest"][:10]),
+                  exchange_list(f"Unanswered requests ({doc['unanswered']['count']:,}; the first ones)",
+                                doc["unanswered"]["first"][:10])):
+        if extra is not None:
+            parts += [Text(""), extra]
+    return Group(*parts)
