@@ -22,7 +22,7 @@ KEEP_TAIL = 64  # bytes kept while unsynced: a header may straddle two segments
 
 class Framer:
     __slots__ = ("buf", "synced", "max_frame", "find_start", "frames", "resyncs", "skipped_bytes",
-                 "absurd_lengths")
+                 "absurd_lengths", "keep_tail")
 
     def __init__(self, find_start: Callable[[bytes | bytearray], int], *, synced: bool, max_frame: int):
         self.buf = bytearray()
@@ -33,12 +33,18 @@ class Framer:
         self.resyncs = 0
         self.skipped_bytes = 0
         self.absurd_lengths = 0
+        self.keep_tail = KEEP_TAIL  # bytes kept while unsynced
 
     def gap(self) -> None:
         """Bytes were lost: what is buffered can never complete; resynchronise on what follows."""
         self.skipped_bytes += len(self.buf)
         self.buf.clear()
         self.synced = False
+
+    def resync(self) -> None:
+        """Doubt the current frame boundary (it came from a guess): search again in what is held."""
+        if self.synced:
+            self.synced = False
 
     def pending_bytes(self) -> int:
         return len(self.buf)
@@ -76,7 +82,7 @@ class Framer:
             if not self.synced:
                 start = self.find_start(buf)
                 if start < 0:
-                    drop = len(buf) - KEEP_TAIL
+                    drop = len(buf) - self.keep_tail
                     if drop > 0:
                         self.skipped_bytes += drop
                         del buf[:drop]

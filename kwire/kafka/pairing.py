@@ -22,7 +22,7 @@ import struct
 from dataclasses import dataclass
 
 from kwire.kafka.apis import APIS
-from kwire.kafka.framing import Framer
+from kwire.kafka.framing import KEEP_TAIL, Framer
 from kwire.kafka.headers import RequestHeader, parse_request_header, plausible_request
 from kwire.kafka.resync import find_request_start, find_response_start
 from kwire.tcp.events import Connection, StreamClosed, StreamData, StreamGap
@@ -36,6 +36,8 @@ MAX_PENDING = 4096  # requests awaiting a response, per connection
 MAX_HELD = 256  # exchanges held while a connection is not yet confirmed as Kafka
 CONFIRM_CHAINED_REQUESTS = 3
 GIVE_UP_BYTES = 1 << 20  # unconfirmed connection: bytes scanned in vain before it is ignored
+MAX_EARLY_FRAMES = 64  # frames held while the roles of a connection are unknown
+UNDECIDED_KEEP_TAIL = 64 * 1024  # unsynced bytes kept while roles are unknown (a response may be in them)
 
 _I32 = struct.Struct(">i")
 
@@ -60,11 +62,44 @@ class RawExchange:
     response_size: int | None = None
 
 
+def _looks_like_request(body, max_frame: int) -> bool:
+    return len(body) >= 10 and plausible_request(_I32.pack(len(body)) + bytes(body[:10 + 1024]), 0, max_frame)
+
+
+def _decide_client(early, first_request_at, bytes_after_request, max_frame: int) -> int | None:
+    """Which direction carries requests, judged on the frames seen so far; None: cannot tell yet.
+
+    Evidence, strongest first: one direction's request correlation ids come back as the first four
+    bytes of the other direction's later frames (responses from a broker whose frames happen to look
+    like requests, as small correlation ids make them, never answer that way); failing that, one
+    direction framed requests while the other, which has sent bytes since, framed nothing.
+    """
+    score = [0, 0]
+    pending: list[set[int]] = [set(), set()]
+    for d, _, body in early:
+        if len(body) >= 4:
+            head = _I32.unpack_from(body, 0)[0]
+            if head in pending[1 - d]:
+                score[1 - d] += 1
+        if len(body) >= 8 and _looks_like_request(body, max_frame):
+            pending[d].add(_I32.unpack_from(body, 4)[0])
+    if score[0] != score[1]:
+        return 0 if score[0] > score[1] else 1
+    framed = [False, False]
+    for d, _, _ in early:
+        framed[d] = True
+    for x in (0, 1):
+        if first_request_at[x] is not None and not framed[1 - x] and bytes_after_request[1 - x] > 0:
+            return x
+    return None
+
+
 class KafkaConnection:
     """Per-connection state: roles, framers, pending requests, confirmation."""
 
     __slots__ = ("conn", "client_dir", "framers", "pending", "confirmed", "held", "ignored",
-                 "chained", "scanned", "max_frame", "counters", "client_id")
+                 "chained", "scanned", "max_frame", "counters", "client_id", "early",
+                 "first_request_at", "bytes_after_request")
 
     def __init__(self, conn: Connection, max_frame: int, hinted: bool):
         self.conn = conn
@@ -82,6 +117,13 @@ class KafkaConnection:
         self.chained = 0
         self.scanned = 0
         self.client_id: bytes | None = None  # the client id every request of this connection carries
+        # Roles unknown (no handshake captured): frames of both directions wait here.
+        self.early: list[tuple[int, int, object]] = []
+        self.first_request_at: list[int | None] = [None, None]  # index+1 in early of a direction's first request
+        self.bytes_after_request = [0, 0]  # bytes a direction sent after the other's first request
+        if self.client_dir is None:
+            for framer in self.framers:
+                framer.keep_tail = UNDECIDED_KEEP_TAIL
         self.counters = {"frames": 0, "unparsed_frames": 0, "duplicate_correlation_ids": 0,
                          "pending_overflow": 0, "gaps": 0}
 
@@ -107,23 +149,27 @@ class KafkaConnection:
     def on_data(self, direction: int, ts_ns: int, data) -> list[RawExchange]:
         if self.ignored:
             return []
-        framer = self.framers[direction]
-        frames = framer.feed(data)
+        frames = self.framers[direction].feed(data)
         out: list[RawExchange] = []
         if not self.confirmed:
             self.scanned += len(data)
-        for body in frames:
-            self.counters["frames"] += 1
+        self.counters["frames"] += len(frames)
+        if self.client_dir is None:
+            self._stash(direction, ts_ns, data, frames)
             if self.client_dir is None:
-                # Mid-stream: the first direction whose frame parses as a request is the client.
-                if len(body) >= 10 and plausible_request(_I32.pack(len(body)) + bytes(body[:10 + 1024]), 0,
-                                                         self.max_frame):
-                    self.client_dir = direction
+                return []
+            frames = self.early
+            self.early = []
+            for d, ts, body in frames:
+                if d == self.client_dir:
+                    self._on_request(body, ts, out)
                 else:
-                    continue
-            if direction == self.client_dir:
+                    self._on_response(body, ts, out)
+        elif direction == self.client_dir:
+            for body in frames:
                 self._on_request(body, ts_ns, out)
-            else:
+        else:
+            for body in frames:
                 self._on_response(body, ts_ns, out)
         if not self.confirmed:
             if self.scanned > GIVE_UP_BYTES and not self.held and not self.pending:
@@ -135,6 +181,31 @@ class KafkaConnection:
             return []
         return out
 
+    # -- roles, when the handshake was not captured
+
+    def _stash(self, direction: int, ts_ns: int, data, frames) -> None:
+        """Keep early frames of both directions until the roles can be told apart, then decide."""
+        for body in frames:
+            self.early.append((direction, ts_ns, body))
+            if self.first_request_at[direction] is None and _looks_like_request(body, self.max_frame):
+                self.first_request_at[direction] = len(self.early)
+        other = 1 - direction
+        if self.first_request_at[other] is not None:
+            self.bytes_after_request[direction] += len(data)
+        decided = _decide_client(self.early, self.first_request_at, self.bytes_after_request, self.max_frame)
+        if decided is not None:
+            self.client_dir = decided
+            responder = self.framers[1 - decided]
+            if not any(d == 1 - decided for d, _, _ in self.early):
+                # It framed nothing, so if it is synced at all it is on a guess that it carried
+                # requests: let it search again, now for a pending correlation id.
+                responder.resync()
+            for framer in self.framers:
+                framer.keep_tail = KEEP_TAIL
+        elif len(self.early) > MAX_EARLY_FRAMES:
+            self.ignored = True
+            self.early.clear()
+
     def _on_request(self, body, ts_ns: int, out: list[RawExchange]) -> None:
         try:
             header = parse_request_header(body)
@@ -143,7 +214,7 @@ class KafkaConnection:
         if header is None or header.api_key not in APIS:
             self.counters["unparsed_frames"] += 1
             self.chained = 0
-            self.framers[self.client_dir].gap()
+            self.framers[self.client_dir].resync()
             return
         self.chained += 1
         if self.client_id is None and header.client_id is not None:
