@@ -130,6 +130,10 @@ class FlowTable:
             ack = seg.ack
             if ack != pn and pn is not None and 0 < ((ack - pn) & MASK) < HALF:
                 h.peer.ack_passed(ack, ts, out)
+        if h.ack_hole is not None:
+            h.check_ack(ts, out)
+        if h.peer.ack_hole is not None:
+            h.peer.check_ack(ts, out)
         return out
 
     def _feed_slow(self, seg: Segment, h: HalfStream | None, out: list) -> None:
@@ -163,6 +167,9 @@ class FlowTable:
             pn = p.nxt
             if pn is not None and 0 < ((seg.ack - pn) & MASK) < HALF:
                 p.ack_passed(seg.ack, ts, out)
+        for half in (h, h.peer):
+            if half is not None and half.ack_hole is not None:
+                half.check_ack(ts, out)
         if h.fin_at is not None and h.peer.fin_at is not None:
             self._close(self._flows[h.conn.id], ts, "fin", out)
 

@@ -29,6 +29,7 @@ from bisect import bisect_right
 from kwire.tcp.events import Connection, StreamData, StreamGap
 
 MASK = 0xFFFFFFFF
+ACK_GRACE_SEGMENTS = 32  # segments an acknowledged-but-unseen hole waits before it is declared lost
 HALF = 0x80000000
 WRAP = 0x100000000
 
@@ -68,7 +69,7 @@ class HalfStream:
 
     __slots__ = (
         "conn", "direction", "peer", "limit",
-        "nxt", "start", "syn_seq", "fin_at", "clean", "tail", "lost_at", "last_ts",
+        "nxt", "start", "syn_seq", "fin_at", "clean", "tail", "lost_at", "last_ts", "ack_hole", "ack_due",
         "base", "starts", "chunks", "buffered",
     ) + HALF_COUNTERS
 
@@ -84,6 +85,8 @@ class HalfStream:
         self.clean = True                # nothing buffered and no FIN: the in-order fast path applies
         self.tail = b""                  # last delivered run; it ends exactly at nxt
         self.lost_at: int | None = None  # a snap-length cut left a hole starting here
+        self.ack_hole: int | None = None  # the peer acknowledged up to here, past bytes we lack
+        self.ack_due = 0  # segments (both directions) after which that hole is declared lost
         self.last_ts = ts_ns
         self.base = 0                    # sequence number that buffer offsets are counted from
         self.starts: list[int] = []      # buffered runs: offsets from base, sorted, non-overlapping
@@ -297,7 +300,30 @@ class HalfStream:
         self._drain(ts, out)
 
     def ack_passed(self, ack: int, ts: int, out: list) -> None:
-        """The peer acknowledged up to `ack`, past nxt: every byte before it that we lack is lost."""
+        """The peer acknowledged up to `ack`, past nxt. The bytes before it that we lack were received
+        by the peer, but a capture may still show them a little later (capture order is not wire
+        order: several queues, reordering): wait ACK_GRACE_SEGMENTS more segments of the connection
+        before declaring them lost (check_ack)."""
+        if self.ack_hole is None:
+            self.ack_hole = ack
+            self.ack_due = self.segments + self.peer.segments + ACK_GRACE_SEGMENTS
+        elif signed_delta(ack, self.ack_hole) > 0:
+            self.ack_hole = ack
+
+    def check_ack(self, ts: int, out: list, force: bool = False) -> None:
+        """Declare the acknowledged hole lost once its grace has run out (or when forced)."""
+        target = self.ack_hole
+        if target is None:
+            return
+        if self.nxt is None or signed_delta(target, self.nxt) <= 0:
+            self.ack_hole = None
+            return
+        if force or self.segments + self.peer.segments >= self.ack_due:
+            self.ack_hole = None
+            self._declare_acked(target, ts, out)
+
+    def _declare_acked(self, ack: int, ts: int, out: list) -> None:
+        """Every byte before `ack` that we lack is lost."""
         target = ack
         if self.fin_at is not None and signed_delta(target, self.fin_at) > 0:
             target = self.fin_at
@@ -345,6 +371,7 @@ class HalfStream:
 
     def finish(self, ts: int, out: list) -> None:
         """The connection ends: declare every remaining hole, deliver every buffered byte."""
+        self.check_ack(ts, out, force=True)
         while self.starts:
             self._skip_hole(ts, out)
         if self.fin_at is not None and self.nxt is not None:

@@ -7,12 +7,17 @@ import pytest
 from kwire.net.segment import ACK, FIN, SYN
 from kwire.tcp.events import StreamData, StreamGap
 from kwire.tcp.flows import FlowTable
-from kwire.tcp.reassembly import count_differences, signed_delta
+from kwire.tcp.reassembly import ACK_GRACE_SEGMENTS, count_differences, signed_delta
 
 from tests.tcp.build import c2s, data_of, feed_all, pieces, s2c
 
 ISN = 1000
 SISN = 50000
+
+
+def grace(ts=100):
+    """Pure ACKs from the client, enough for an acknowledged hole's grace to run out."""
+    return [c2s(ISN + 1, ack=SISN + 1, ts=ts) for _ in range(ACK_GRACE_SEGMENTS)]
 
 
 def handshake(isn=ISN, sisn=SISN):
@@ -132,7 +137,7 @@ def test_wraparound_gap_by_ack():
         c2s(isn + 1, b"x" * 10),
         c2s(isn + 31, b"y" * 10),       # 20 bytes missing across the wrap
         s2c(SISN + 1, ack=isn + 41),
-    ])
+    ] + grace())
     assert pieces(ev, 0) == [("data", b"x" * 10), ("gap", 20), ("data", b"y" * 10)]
 
 
@@ -142,15 +147,28 @@ def test_gap_by_ack_then_buffered_data_follows():
         c2s(ISN + 1, b"aaaa", ts=1),
         c2s(ISN + 9, b"cccc", ts=2),         # bytes 4..7 were never captured
         s2c(SISN + 1, ack=ISN + 5, ts=3),    # ack at the hole: nothing to say yet
-        s2c(SISN + 1, ack=ISN + 13, ts=4),   # the server got them: lost
-    ])
+        s2c(SISN + 1, ack=ISN + 13, ts=4),   # the server got them: lost, once the grace runs out
+    ] + grace(ts=5))
     assert pieces(ev, 0) == [("data", b"aaaa"), ("gap", 4), ("data", b"cccc")]
     gap = [e for e in ev if isinstance(e, StreamGap)][0]
-    assert gap.ts_ns == 4 and gap.size == 4
-    assert [e.ts_ns for e in ev if isinstance(e, StreamData)] == [1, 4]
+    assert gap.ts_ns == 5 and gap.size == 4
+    assert [e.ts_ns for e in ev if isinstance(e, StreamData)] == [1, 5]
     # the late copy of the lost bytes is old news now
     ev = t.feed(c2s(ISN + 5, b"bbbb"))
     assert ev == [] and t.counters()["retransmitted_bytes"] == 4
+
+
+def test_ack_seen_before_the_data_it_acknowledges_is_no_gap():
+    # Capture order is not wire order: the server's ACK may be captured before the data it acks.
+    t = FlowTable()
+    ev = feed_all(t, handshake() + [
+        c2s(ISN + 1, b"aaaa", ts=1),
+        s2c(SISN + 1, ack=ISN + 13, ts=2),
+        c2s(ISN + 9, b"cccc", ts=3),
+        c2s(ISN + 5, b"bbbb", ts=4),
+    ] + grace())
+    assert pieces(ev, 0) == [("data", b"aaaa"), ("data", b"bbbbcccc")]
+    assert t.counters()["gaps"] == 0
 
 
 def test_gap_by_ack_with_nothing_buffered_and_several_holes():
@@ -160,7 +178,7 @@ def test_gap_by_ack_with_nothing_buffered_and_several_holes():
         c2s(ISN + 3, b"c"),
         c2s(ISN + 5, b"e"),
         s2c(SISN + 1, b"data", ack=ISN + 9),  # acks three bytes past everything we saw
-    ])
+    ] + grace())
     assert pieces(ev, 0) == [("data", b"a"), ("gap", 1), ("data", b"c"), ("gap", 1),
                              ("data", b"e"), ("gap", 3)]
     assert pieces(ev, 1) == [("data", b"data")]
@@ -231,7 +249,7 @@ def test_synack_only_receiver_is_client():
         s2c(SISN, ack=ISN + 1, flags=SYN | ACK, ts=1),
         c2s(ISN + 5, b"efgh", ack=SISN + 1, ts=2),   # bytes 0..3 of the client are missing
         s2c(SISN + 1, b"resp", ack=ISN + 9, ts=3),
-    ])
+    ] + grace())
     conn = ev[0].conn
     assert conn.initiator == 0
     assert conn.a[1] == 40000
@@ -306,7 +324,7 @@ def test_ack_of_the_fin_does_not_count_the_fin_as_a_missing_byte():
         c2s(ISN + 1, b"ab"),
         c2s(ISN + 7, flags=FIN | ACK),     # 4 bytes missing before the FIN
         s2c(SISN + 1, ack=ISN + 8),        # the server acks the FIN
-    ])
+    ] + grace())
     assert pieces(ev, 0) == [("data", b"ab"), ("gap", 4)]
     assert t.counters()["gap_bytes"] == 4
 
