@@ -32,7 +32,7 @@ from typing import Iterable, Iterator, NamedTuple
 
 from kwire.net.segment import ACK, FIN, RST, SYN, Segment
 from kwire.tcp.events import Connection, StreamClosed, StreamData, StreamEvent
-from kwire.tcp.reassembly import HALF, HALF_COUNTERS, MASK, HalfStream
+from kwire.tcp.reassembly import ACK_GRACE_SEGMENTS, HALF, HALF_COUNTERS, MASK, HalfStream
 
 _SLOW_FLAGS = SYN | FIN | RST
 
@@ -134,6 +134,8 @@ class FlowTable:
             h.check_ack(ts, out)
         if h.peer.ack_hole is not None:
             h.peer.check_ack(ts, out)
+        if h.close_due:
+            self._check_close(h, ts, out)
         return out
 
     def _feed_slow(self, seg: Segment, h: HalfStream | None, out: list) -> None:
@@ -170,8 +172,22 @@ class FlowTable:
         for half in (h, h.peer):
             if half is not None and half.ack_hole is not None:
                 half.check_ack(ts, out)
-        if h.fin_at is not None and h.peer.fin_at is not None:
-            self._close(self._flows[h.conn.id], ts, "fin", out)
+        if h.close_due:
+            self._check_close(h, ts, out)
+        elif h.fin_at is not None and h.peer.fin_at is not None:
+            if h.fin_reached() and h.peer.fin_reached():
+                self._close(self._flows[h.conn.id], ts, "fin", out)
+            else:
+                # FIN both ways but bytes before a FIN are missing: they may still be captured a
+                # little later (capture order is not wire order). Close once they are in, or after
+                # ACK_GRACE_SEGMENTS more segments.
+                h.close_due = h.peer.close_due = h.segments + h.peer.segments + ACK_GRACE_SEGMENTS
+
+    def _check_close(self, h: HalfStream, ts: int, out: list) -> None:
+        if (h.fin_reached() and h.peer.fin_reached()) or h.segments + h.peer.segments >= h.close_due:
+            flow = self._flows.get(h.conn.id)
+            if flow is not None:
+                self._close(flow, ts, "fin", out)
 
     def _open(self, seg: Segment, out: list) -> HalfStream | None:
         """A segment on an unknown 4-tuple: open a connection, or ignore it. Returns its half."""

@@ -69,7 +69,7 @@ class HalfStream:
 
     __slots__ = (
         "conn", "direction", "peer", "limit",
-        "nxt", "start", "syn_seq", "fin_at", "clean", "tail", "lost_at", "last_ts", "ack_hole", "ack_due",
+        "nxt", "start", "syn_seq", "fin_at", "clean", "tail", "lost_at", "last_ts", "ack_hole", "ack_due", "close_due",
         "base", "starts", "chunks", "buffered",
     ) + HALF_COUNTERS
 
@@ -87,6 +87,7 @@ class HalfStream:
         self.lost_at: int | None = None  # a snap-length cut left a hole starting here
         self.ack_hole: int | None = None  # the peer acknowledged up to here, past bytes we lack
         self.ack_due = 0  # segments (both directions) after which that hole is declared lost
+        self.close_due = 0  # FIN both ways with bytes missing: segments after which to close anyway
         self.last_ts = ts_ns
         self.base = 0                    # sequence number that buffer offsets are counted from
         self.starts: list[int] = []      # buffered runs: offsets from base, sorted, non-overlapping
@@ -189,6 +190,10 @@ class HalfStream:
         out.append(StreamData(self.conn, self.direction, ts, data))
         if self.nxt == self.fin_at:
             self._consume_fin()
+
+    def fin_reached(self) -> bool:
+        """Every byte up to and including this direction's FIN is in."""
+        return self.fin_at is not None and self.nxt == ((self.fin_at + 1) & MASK)
 
     def _consume_fin(self) -> None:
         self.nxt = (self.fin_at + 1) & MASK
