@@ -41,6 +41,11 @@ class Framer:
         self.buf.clear()
         self.synced = False
 
+    def restart(self, data) -> None:
+        """Start over, unsynced, on `data` (bytes that an earlier guess framed wrongly or skipped)."""
+        self.buf = bytearray(data)
+        self.synced = False
+
     def resync(self) -> None:
         """Doubt the current frame boundary (it came from a guess): search again in what is held."""
         if self.synced:

@@ -36,6 +36,8 @@ MAX_PENDING = 4096  # requests awaiting a response, per connection
 MAX_HELD = 256  # exchanges held while a connection is not yet confirmed as Kafka
 CONFIRM_CHAINED_REQUESTS = 3
 GIVE_UP_BYTES = 1 << 20  # unconfirmed connection: bytes scanned in vain before it is ignored
+ORPHAN_GRACE_FRAMES = 16  # frames a response waits for a request captured after it
+MAX_ORPHANS = 64
 MAX_EARLY_FRAMES = 64  # frames held while the roles of a connection are unknown
 UNDECIDED_KEEP_TAIL = 64 * 1024  # unsynced bytes kept while roles are unknown (a response may be in them)
 
@@ -99,7 +101,8 @@ class KafkaConnection:
 
     __slots__ = ("conn", "client_dir", "framers", "pending", "confirmed", "held", "ignored",
                  "chained", "scanned", "max_frame", "counters", "client_id", "early",
-                 "first_request_at", "bytes_after_request")
+                 "first_request_at", "bytes_after_request", "orphans", "orphan_due", "raw",
+                 "rescan")
 
     def __init__(self, conn: Connection, max_frame: int, hinted: bool):
         self.conn = conn
@@ -117,10 +120,14 @@ class KafkaConnection:
         self.chained = 0
         self.scanned = 0
         self.client_id: bytes | None = None  # the client id every request of this connection carries
+        self.orphans: dict[int, RawExchange] = {}  # responses whose request has not been seen (yet)
+        self.orphan_due: dict[int, int] = {}  # corr id -> frame count at which it is reported no_request
         # Roles unknown (no handshake captured): frames of both directions wait here.
         self.early: list[tuple[int, int, object]] = []
         self.first_request_at: list[int | None] = [None, None]  # index+1 in early of a direction's first request
         self.bytes_after_request = [0, 0]  # bytes a direction sent after the other's first request
+        self.raw: list[bytearray] | None = [bytearray(), bytearray()]  # what each side sent meanwhile
+        self.rescan = False
         if self.client_dir is None:
             for framer in self.framers:
                 framer.keep_tail = UNDECIDED_KEEP_TAIL
@@ -165,12 +172,22 @@ class KafkaConnection:
                     self._on_request(body, ts, out)
                 else:
                     self._on_response(body, ts, out)
+            if self.rescan:
+                # The broker's side framed nothing while it was taken for a requester: look again
+                # through what it sent, now for responses to the requests just seen.
+                responder = 1 - self.client_dir
+                self.framers[responder].restart(self.raw[responder])
+                for body in self.framers[responder].feed(b""):
+                    self._on_response(body, ts_ns, out)
+            self.raw = None
         elif direction == self.client_dir:
             for body in frames:
                 self._on_request(body, ts_ns, out)
         else:
             for body in frames:
                 self._on_response(body, ts_ns, out)
+        if self.orphans:
+            self._expire_orphans(out)
         if not self.confirmed:
             if self.scanned > GIVE_UP_BYTES and not self.held and not self.pending:
                 self.ignored = True
@@ -185,6 +202,9 @@ class KafkaConnection:
 
     def _stash(self, direction: int, ts_ns: int, data, frames) -> None:
         """Keep early frames of both directions until the roles can be told apart, then decide."""
+        raw = self.raw[direction]
+        if len(raw) < UNDECIDED_KEEP_TAIL:
+            raw += data
         for body in frames:
             self.early.append((direction, ts_ns, body))
             if self.first_request_at[direction] is None and _looks_like_request(body, self.max_frame):
@@ -196,10 +216,7 @@ class KafkaConnection:
         if decided is not None:
             self.client_dir = decided
             responder = self.framers[1 - decided]
-            if not any(d == 1 - decided for d, _, _ in self.early):
-                # It framed nothing, so if it is synced at all it is on a guess that it carried
-                # requests: let it search again, now for a pending correlation id.
-                responder.resync()
+            self.rescan = not any(d == 1 - decided for d, _, _ in self.early)
             for framer in self.framers:
                 framer.keep_tail = KEEP_TAIL
         elif len(self.early) > MAX_EARLY_FRAMES:
@@ -226,11 +243,20 @@ class KafkaConnection:
         if previous is not None:
             self.counters["duplicate_correlation_ids"] += 1
             out.append(RawExchange(self.conn, self.client_dir, NO_RESPONSE, corr, previous))
+        request = PendingRequest(header, body, ts_ns, len(body) + 4)
+        orphan = self.orphans.pop(corr, None)
+        if orphan is not None:
+            # Its response was captured first (capture order is not wire order).
+            orphan.status = PAIRED
+            orphan.request = request
+            out.append(orphan)
+            self._confirm()
+            return
         if len(self.pending) >= MAX_PENDING:
             oldest = next(iter(self.pending))
             self.counters["pending_overflow"] += 1
             out.append(RawExchange(self.conn, self.client_dir, NO_RESPONSE, oldest, self.pending.pop(oldest)))
-        self.pending[corr] = PendingRequest(header, body, ts_ns, len(body) + 4)
+        self.pending[corr] = request
 
     def _on_response(self, body, ts_ns: int, out: list[RawExchange]) -> None:
         if len(body) < 4:
@@ -239,7 +265,15 @@ class KafkaConnection:
         corr = _I32.unpack_from(body, 0)[0]
         request = self.pending.pop(corr, None)
         if request is None:
-            out.append(RawExchange(self.conn, self.client_dir, NO_REQUEST, corr, None, body, ts_ns, len(body) + 4))
+            # Its request may not have been captured, or may be captured just after it: wait a few
+            # frames before calling it a response without a request.
+            orphans = self.orphans
+            if corr in orphans:
+                out.append(orphans.pop(corr))
+            orphans[corr] = RawExchange(self.conn, self.client_dir, NO_REQUEST, corr, None, body, ts_ns,
+                                        len(body) + 4)
+            self.orphan_due[corr] = self.counters["frames"] + ORPHAN_GRACE_FRAMES
+            self._expire_orphans(out)
             return
         if not self.confirmed:
             self._confirm()
@@ -247,6 +281,13 @@ class KafkaConnection:
 
     def _confirm(self) -> None:
         self.confirmed = True
+
+    def _expire_orphans(self, out: list[RawExchange], everything: bool = False) -> None:
+        frames = self.counters["frames"]
+        for corr in list(self.orphans):
+            if everything or self.orphan_due[corr] <= frames or len(self.orphans) > MAX_ORPHANS:
+                out.append(self.orphans.pop(corr))
+                del self.orphan_due[corr]
 
     def release_held(self) -> list[RawExchange]:
         held, self.held = self.held, []
@@ -261,6 +302,7 @@ class KafkaConnection:
         out = [RawExchange(self.conn, self.client_dir if self.client_dir is not None else 0, NO_RESPONSE, corr, req)
                for corr, req in self.pending.items()]
         self.pending.clear()
+        self._expire_orphans(out, everything=True)
         if not self.confirmed:
             return []
         return out

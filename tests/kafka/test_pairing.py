@@ -36,10 +36,28 @@ def test_unanswered_and_unrequested():
     c = conn()
     out = feed(t, c, [(0, 1, request_frame(3, 1, 1)), (1, 2, response_frame(1)),
                       (0, 3, request_frame(3, 1, 2)), (1, 4, response_frame(99, b"xyz"))])
-    assert [x.status for x in out] == [PAIRED, NO_REQUEST]
-    assert out[1].response_size == 4 + 4 + 3
+    assert [x.status for x in out] == [PAIRED]  # corr 99 waits a little for a late request
     closed = t.on_event(StreamClosed(c, 5, "fin"))
-    assert [(x.status, x.correlation_id) for x in closed] == [(NO_RESPONSE, 2)]
+    assert [(x.status, x.correlation_id) for x in closed] == [(NO_RESPONSE, 2), (NO_REQUEST, 99)]
+    assert closed[1].response_size == 4 + 4 + 3
+
+
+def test_response_captured_before_its_request_is_paired():
+    t = KafkaTracker()
+    c = conn()
+    out = feed(t, c, [(0, 1, request_frame(3, 1, 1)), (1, 2, response_frame(1)),
+                      (1, 5, response_frame(2, b"r")), (0, 3, request_frame(3, 1, 2))])
+    assert [(x.status, x.correlation_id, x.request.ts_ns, x.response_ts_ns) for x in out] == [
+        (PAIRED, 1, 1, 2), (PAIRED, 2, 3, 5)]
+
+
+def test_unclaimed_responses_become_no_request_after_a_grace():
+    t = KafkaTracker()
+    c = conn()
+    out = feed(t, c, [(0, 1, request_frame(3, 1, 1)), (1, 2, response_frame(1)), (1, 3, response_frame(50))])
+    for i in range(2, 40):
+        out += feed(t, c, [(0, 10 * i, request_frame(3, 1, i)), (1, 10 * i + 1, response_frame(i))])
+    assert (NO_REQUEST, 50) in [(x.status, x.correlation_id) for x in out]
 
 
 def test_not_kafka_is_never_reported():
