@@ -9,7 +9,8 @@ Guarantees: `decode_segment` never raises on any bytes; it returns a Segment, or
 to the matching DecodeCounters field. Fragmented IP packets (any fragment, first included; IPv6
 atomic fragments excepted) are skipped and counted: kwire does not reassemble IP. An IP total or
 payload length of 0 (TSO/GSO captures, jumbograms) means "to the end of the captured bytes".
-Segment.truncated is True when the captured bytes end before the IP length says the packet does.
+Segment.truncated is True when the captured bytes end before the IP length says the payload does.
+A segment whose TCP options are cut still comes out (empty payload): its numbers and flags count.
 
 Link types: SUPPORTED_LINKTYPES is the set decoded here. The capture layer records the link types
 each file declares (CaptureStats.linktypes) so the pipeline can report "unknown link type N in
@@ -58,6 +59,7 @@ IPPROTO_TCP = 6
 IPV6_EXT_8 = frozenset({0, 43, 60, 135, 139, 140})
 IPV6_FRAGMENT = 44
 IPV6_AH = 51
+IPV6_EXT = IPV6_EXT_8 | {IPV6_FRAGMENT, IPV6_AH}
 
 _U16 = Struct("!H").unpack_from
 _U32LE = Struct("<I").unpack_from
@@ -187,6 +189,8 @@ def decode_segment(packet: Packet, counters: DecodeCounters | None = None) -> Se
         t = off + 40
         end = t + plen if plen else n  # payload length 0: jumbogram or TSO
         while nh != IPPROTO_TCP:
+            if nh not in IPV6_EXT:
+                return _reject(counters, "non_tcp")
             if t + 8 > n:
                 return _reject(counters, "short")
             if nh in IPV6_EXT_8:
@@ -197,11 +201,9 @@ def decode_segment(packet: Packet, counters: DecodeCounters | None = None) -> Se
                     return _reject(counters, "fragments")
                 nh = data[t]
                 t += 8
-            elif nh == IPV6_AH:
+            else:  # IPV6_AH
                 nh = data[t]
                 t += (data[t + 1] + 2) << 2
-            else:
-                return _reject(counters, "non_tcp")
         if t > end:
             return _reject(counters, "malformed")
     # ---- TCP header -> payload
@@ -212,7 +214,7 @@ def decode_segment(packet: Packet, counters: DecodeCounters | None = None) -> Se
     if p < t + 20 or p > end:
         return _reject(counters, "malformed")
     if p > n:  # options cut by the snap length: flags and numbers are still worth having
-        return Segment(packet.ts_ns, src, sport, dst, dport, seq, ack, flags, b"", True)
+        return Segment(packet.ts_ns, src, sport, dst, dport, seq, ack, flags, b"", end > p)
     if end > n:
         return Segment(packet.ts_ns, src, sport, dst, dport, seq, ack, flags, data[p:], True)
     return Segment(packet.ts_ns, src, sport, dst, dport, seq, ack, flags, data[p:end], False)
