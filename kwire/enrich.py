@@ -5,7 +5,9 @@ earlier in the capture maps ids to names; the Enricher then writes "TopicName" r
 "TopicId" it can resolve (in requests and responses). It also works out lag per fetched partition:
 HighWatermark minus the FetchOffset the client asked for (remembered per connection, since
 incremental fetch sessions leave unchanged partitions out of the request) and stores it in
-`exchange.extra["lag"]` as rows {topic, partition, fetch_offset, high_watermark, lag}.
+`exchange.extra["lag"]` as rows {topic, partition, fetch_offset, high_watermark, lag,
+last_stable_offset}, and `exchange.extra["fetch"]`: {isolation_level, record_bytes, empty,
+aborted_transactions}: what a user chasing a stalled read_committed consumer looks for.
 Share fetches get `exchange.extra["share"]`: records acquired and redeliveries per partition.
 """
 
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 from kwire.model import Exchange
 
+ISOLATION = {0: "read_uncommitted", 1: "read_committed"}
 MAX_TOPICS = 1 << 16
 MAX_OFFSETS = 1 << 18
 
@@ -72,6 +75,22 @@ class Enricher:
 
     def _lag(self, ex: Exchange) -> None:
         conn = ex.connection_id
+        if ex.request and ex.response is not None:
+            level = ex.request.get("IsolationLevel")
+            record_bytes = 0
+            aborted = 0
+            for topic in ex.response.get("Responses") or ():
+                for part in topic.get("Partitions") or ():
+                    records = part.get("Records")
+                    if records is not None:
+                        record_bytes += len(records)
+                    aborted += len(part.get("AbortedTransactions") or ())
+            ex.extra["fetch"] = {
+                "isolation_level": ISOLATION.get(level, level) if level is not None else "read_uncommitted",
+                "record_bytes": record_bytes,
+                "empty": record_bytes == 0,
+                "aborted_transactions": aborted,
+            }
         if ex.request:
             for topic in ex.request.get("Topics") or ():
                 label = self._topic_label(topic)
@@ -89,8 +108,12 @@ class Enricher:
                 offset = self.fetch_offsets.get((conn, label, index))
                 if hw is None or hw < 0 or offset is None or offset < 0:
                     continue
-                rows.append({"topic": label, "partition": index, "fetch_offset": offset,
-                             "high_watermark": hw, "lag": max(hw - offset, 0)})
+                row = {"topic": label, "partition": index, "fetch_offset": offset,
+                       "high_watermark": hw, "lag": max(hw - offset, 0)}
+                lso = part.get("LastStableOffset")
+                if lso is not None and lso >= 0:
+                    row["last_stable_offset"] = lso
+                rows.append(row)
         if rows:
             ex.extra["lag"] = rows
 

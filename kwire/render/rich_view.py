@@ -168,9 +168,23 @@ def exchange_view(ex: Exchange, *, records: str = "summary", show_secrets: bool 
     for tree in (req, resp):
         if tree is not None:
             parts.append(tree)
+    fetch = ex.extra.get("fetch")
+    if fetch:
+        line = Text(f"  {fetch['isolation_level']}, {fetch['record_bytes']} record bytes", style="dim")
+        if fetch["empty"]:
+            line.append("  empty fetch", style="yellow")
+        if fetch["aborted_transactions"]:
+            line.append(f"  {fetch['aborted_transactions']} aborted transactions", style="yellow")
+        parts.append(line)
+    for row in ex.extra.get("share", ())[:MAX_ITEMS]:
+        parts.append(Text(f"  share {row['topic']}[{row['partition']}]: acquired {row['acquired']}, "
+                          f"redelivered {row['redelivered']}",
+                          style="yellow" if row["redelivered"] else "dim"))
     for row in ex.extra.get("lag", ())[:MAX_ITEMS]:
         parts.append(Text(f"  lag {row['topic']}[{row['partition']}] = {row['lag']} "
-                          f"(high watermark {row['high_watermark']}, fetch offset {row['fetch_offset']})",
+                          f"(high watermark {row['high_watermark']}, fetch offset {row['fetch_offset']}"
+                          + (f", last stable {row['last_stable_offset']}" if "last_stable_offset" in row
+                             and row["last_stable_offset"] < row["high_watermark"] else "") + ")",
                           style="yellow" if row["lag"] else "dim"))
     parts.append(Text(""))
     return Group(*parts)
