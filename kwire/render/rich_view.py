@@ -92,15 +92,18 @@ def _batch_line(batch: dict) -> Text:
     if batch.get("error"):
         return Text(f"batch error: {batch['error']}", style="bold red")
     attrs = batch.get("Attributes") or {}
-    base = batch.get("BaseOffset")
+    base = batch.get("BaseOffset", batch.get("Offset"))
     last = batch.get("LastOffset")
-    line = Text(f"offsets {base}-{last} ({batch.get('RecordCount')} records) ")
+    count = batch.get("RecordCount")
+    span = f"offsets {base}-{last}" if base is not None and base != last else f"offset {last}"
+    line = Text(f"{span} ({count} records) " if count is not None else f"{span} (magic {batch.get('Magic')}) ")
     line.append(str(attrs.get("Compression", "?")), style="magenta")
     if attrs.get("IsTransactional"):
         line.append(" transactional", style="yellow")
     if attrs.get("IsControl"):
         line.append(" control", style="yellow")
-    line.append(f"  pid {batch.get('ProducerId')}/{batch.get('ProducerEpoch')}")
+    if "ProducerId" in batch:
+        line.append(f"  pid {batch.get('ProducerId')}/{batch.get('ProducerEpoch')}")
     line.append(f"  {batch.get('SizeBytes')} B")
     if batch.get("CrcValid") is False:
         line.append("  CRC MISMATCH", style="bold red")
