@@ -29,5 +29,5 @@ def summary_json(document: dict) -> str:
     return _SCALAR_ARRAY.sub(lambda m: "[" + re.sub(r",\s+", ", ", m.group(1)) + "]", text)
 
 
-__all__ = ["FORMAT", "Aggregator", "Figures", "exchange_row", "nearest_rank", "partition_rows", "percentiles",
-           "summary_json", "topic_names"]
+__all__ = ["FORMAT", "Aggregator", "Figures", "exchange_row", "nearest_rank", "partition_rows",
+           "percentiles", "summary_json", "topic_names"]

@@ -18,7 +18,8 @@ Definitions beyond those of kwire.analytics.facts:
 - latency percentiles: nearest rank (kwire.analytics.distribution) over every paired exchange.
 - lag_last: the lag of the latest sample (ties: the larger lag); lag_max: the largest sample.
 - topic ids are named when any Metadata response in the traffic names them (the smallest name if
-  several do); partitions seen under both the id and the name are counted together.
+  several do; filtered-out exchanges count, see `learn_names`); partitions seen under both the id
+  and the name are counted together.
 - slowest: the SLOWEST exchanges by latency (ties: earlier, then client, broker, correlation id);
   unanswered.first: the first FIRST no_response exchanges by time (same tie-break).
 """
@@ -285,6 +286,12 @@ class Aggregator:
         figures.add(part)
         if part["api"] != "Fetch" and part["api"] != "Produce":
             self._share_group(part["group_id"]).add(part)
+
+    def learn_names(self, ex: Exchange) -> None:
+        """Topic names from an exchange that is not counted (filtered out): ids are named from every
+        Metadata response in the traffic, whatever the filters."""
+        for tid, name in topic_names(ex):
+            self.add_name(tid, name)
 
     def add_name(self, tid: str, name: str) -> None:
         have = self.names.get(tid)

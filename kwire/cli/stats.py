@@ -71,6 +71,8 @@ def stats_command(captures, as_json, html, apis, client_ids, topics, errors_only
                                 progress=progress.update if progress else None):
             if keep(ex):
                 add(ex)
+            else:
+                agg.learn_names(ex)
     finally:
         if progress:
             progress.close()

@@ -1,0 +1,64 @@
+"""`kwire spark ARCHIVE...`: the `kwire stats` summary of many capture files, computed by Apache Spark.
+
+Thin: expand the arguments (paths, globs, directories, .gz), get a SparkSession (local[*] unless
+--master, or spark-submit's), run kwire.spark.job, then print the document exactly as `kwire stats`
+does (tables, `--json`, `--html`), write Parquet with `--out DIR`, and report damaged files (skipped,
+the job goes on; exit status 1 at the end, as `kwire stats` does) and the closing summary line.
+"""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from kwire.cli.inspect import report_run
+from kwire.cli.options import capture_paths, exchange_filter
+from kwire.cli.stats import write_outputs
+
+
+@click.command("spark")
+@click.argument("archives", nargs=-1, required=True, type=click.Path(dir_okay=True, allow_dash=False))
+@click.option("--master", default=None, metavar="URL",
+              help="Spark master (default local[*]; ignored under spark-submit, which sets it).")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON document (as `kwire stats --json`).")
+@click.option("--html", type=click.Path(dir_okay=False, writable=True), default=None, metavar="FILE",
+              help="Also write the self-contained HTML report.")
+@click.option("--out", type=click.Path(file_okay=False), default=None, metavar="DIR",
+              help="Write Parquet tables DIR/exchanges and DIR/partitions (replaced if present).")
+@click.option("--partitions", type=click.IntRange(1, 100000), default=None, metavar="N",
+              help="Shuffle partitions for decoding (default: twice Spark's default parallelism).")
+@click.option("--api", "apis", multiple=True, help="Only this api (name or key); repeatable.")
+@click.option("--client-id", "client_ids", multiple=True, help="Only this client id; repeatable.")
+@click.option("--errors", "errors_only", is_flag=True, help="Only exchanges with an error code, a decode error, or no partner.")
+@click.option("--min-latency", type=float, default=None, metavar="MS", help="Only exchanges at least this slow.")
+@click.option("--port", "ports", multiple=True, type=click.IntRange(1, 65535),
+              help="Hint: a broker port (Kafka is found on any port without it); repeatable.")
+@click.option("--no-summary", is_flag=True, help="Leave out the closing summary line (on stderr).")
+def spark_command(archives, master, as_json, html, out, partitions, apis, client_ids, errors_only, min_latency,
+                  ports, no_summary):
+    """Summarise many capture files with Apache Spark (connections split across rotated files are stitched)."""
+    paths = [os.path.abspath(p) for p in capture_paths(archives)]
+    keep = exchange_filter(apis, client_ids, (), errors_only, min_latency)
+    try:
+        from kwire.spark.job import run_job
+        from kwire.spark.progress import JobProgress
+        from kwire.spark.session import get_session
+        from kwire.spark.transform import DecodeOptions
+    except ImportError as exc:
+        raise click.ClickException(f"kwire spark needs pyspark ({exc}); pip install 'kwire[spark]'") from None
+    spark = get_session(master)
+    total = 0
+    for p in paths:
+        try:
+            total += os.path.getsize(p)
+        except OSError:
+            pass
+    progress = JobProgress(spark, len(paths), total)
+    try:
+        result = run_job(spark, paths, DecodeOptions(port_hints=tuple(ports), keep=keep), out=out,
+                         partitions=partitions)
+    finally:
+        progress.close()
+    write_outputs(result.document, as_json=as_json, html=html)
+    report_run(result.summary, no_summary)

@@ -1,0 +1,73 @@
+"""`kwire spark`: the CLI over rotated files (directory, glob, .gz) prints exactly `kwire stats --json`;
+and the same command runs as a spark-submit application."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kwire.cli.main import cli
+from tests.spark.rotate import rotate
+
+pytest.importorskip("pyspark")
+
+ROOT = Path(__file__).parents[2]
+WHOLE = ROOT / "captures" / "multi-broker-3.pcap"
+if not WHOLE.exists():
+    WHOLE = ROOT / "tests" / "analytics" / "data" / "quick.pcap"
+
+
+def _stats_json() -> str:
+    result = CliRunner().invoke(cli, ["stats", "--json", str(WHOLE)], catch_exceptions=False)
+    assert result.exit_code == 0
+    return result.stdout
+
+
+def test_cli_directory_glob_and_gz_print_the_stats_document(tmp_path):
+    parts = rotate(WHOLE, tmp_path / "rotated", 16, gzip_every=3)
+    assert any(p.suffix == ".gz" for p in parts)
+    runner = CliRunner()
+    by_dir = runner.invoke(cli, ["spark", "--master", "local[2]", "--json", "--partitions", "3",
+                                 "--html", str(tmp_path / "r.html"), str(tmp_path / "rotated")],
+                           catch_exceptions=False)
+    assert by_dir.exit_code == 0, by_dir.stderr
+    assert by_dir.stdout == _stats_json()  # the very text, not only the same values
+    assert "<svg" in (tmp_path / "r.html").read_text()
+    by_glob = runner.invoke(cli, ["spark", "--json", "--no-summary", str(tmp_path / "rotated" / "part-*")],
+                            catch_exceptions=False)
+    assert by_glob.exit_code == 0 and by_glob.stdout == by_dir.stdout
+    assert by_glob.stderr == ""
+
+
+def test_cli_tables_and_damaged_file(tmp_path):
+    parts = rotate(WHOLE, tmp_path, 40)
+    bad = tmp_path / "part-99999.pcap"
+    bad.write_bytes(b"\x00" * 64)
+    result = CliRunner().invoke(cli, ["spark", *map(str, parts), str(bad)], catch_exceptions=False)
+    assert result.exit_code == 1  # as kwire stats: the document is printed, the damage reported
+    assert "By api and version" in result.stdout
+    assert "kwire: error:" in result.stderr and "part-99999.pcap" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_no_files_is_a_usage_error(tmp_path):
+    result = CliRunner().invoke(cli, ["spark", str(tmp_path / "nothing-*.pcap")])
+    assert result.exit_code == 2 and "no file matches" in result.stderr
+
+
+@pytest.mark.skipif(shutil.which("spark-submit") is None, reason="spark-submit not on PATH")
+def test_spark_submit(tmp_path):
+    parts = rotate(WHOLE, tmp_path, 20)
+    script = subprocess.run([sys.executable, "-m", "kwire.spark.submit", "--path"], capture_output=True, text=True,
+                            check=True).stdout.strip()
+    env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", PYSPARK_PYTHON=sys.executable)
+    done = subprocess.run(["spark-submit", "--master", "local[2]", "--conf", "spark.ui.enabled=false", script,
+                           "--json", *map(str, parts)], capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout) == json.loads(_stats_json())
+    assert done.stdout == _stats_json()
