@@ -10,6 +10,11 @@ Two commands:
         bootstrap address as one JSON line as soon as the cluster is up, and a summary at the end.
         --flood: no pacing, one message per request, several producers (as many packets as it can).
 
+    python scripts/bench_live.py record --out FILE [--seconds 3] [--rate 30]
+        `traffic` in a fresh network namespace (only its loopback, MTU 1500, offloads off) under
+        tcpdump: a small real capture with Produce, Fetch, ShareFetch and ShareAcknowledge (how
+        tests/live/data/mixed.pcap was made). Needs root, ip, ethtool and tcpdump.
+
     python scripts/bench_live.py bench [--seconds 10] [--rates 500,2000,0] [--replay FILE]
         Runs kwire's live path headless (LiveCapture on lo -> Feeder -> DashboardState, the screen
         snapshot twice a second as the dashboard takes it) while `traffic` runs at each rate
@@ -86,9 +91,9 @@ def traffic(seconds: float, rate: float, flood: bool, share: bool, brokers: int 
             consumer.close()
 
     def guarded(target):
-        def run():
+        def run(*args):
             try:
-                target()
+                target(*args)
             except Exception as exc:  # noqa: BLE001 - reported in the summary
                 errors.append(f"{target.__name__}: {exc}")
         return run
@@ -139,6 +144,51 @@ def traffic(seconds: float, rate: float, flood: bool, share: bool, brokers: int 
 
 
 # ----------------------------------------------------------------------------------------------
+# record
+
+
+def namespace_argv(ns: str, *argv: str) -> list[str]:
+    return ["ip", "netns", "exec", ns, *argv]
+
+
+def make_namespace(ns: str) -> None:
+    """A network namespace whose loopback looks like a network: MTU 1500, no segmentation offload."""
+    subprocess.run(["ip", "netns", "add", ns], check=True, capture_output=True)
+    subprocess.run(namespace_argv(ns, "ip", "link", "set", "lo", "mtu", "1500", "up"), check=True,
+                   capture_output=True)
+    subprocess.run(namespace_argv(ns, "ethtool", "-K", "lo", "tso", "off", "gso", "off", "gro", "off"),
+                   capture_output=True)
+
+
+def delete_namespace(ns: str) -> None:
+    subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+
+
+def record(out: str, seconds: float, rate: float) -> dict:
+    ns = f"kwire-live-rec-{os.getpid()}"
+    make_namespace(ns)
+    try:
+        dump = subprocess.Popen(namespace_argv(ns, "tcpdump", "-i", "lo", "-n", "-s", "0", "-U", "-w", out, "tcp"),
+                                stderr=subprocess.PIPE, text=True)
+        try:
+            line = dump.stderr.readline()
+            if "listening" not in line:
+                raise RuntimeError(f"tcpdump: {line.strip()}")
+            run = subprocess.run(namespace_argv(ns, sys.executable, os.path.abspath(__file__), "traffic",
+                                                "--seconds", str(seconds), "--rate", str(rate)),
+                                 capture_output=True, text=True, timeout=seconds + 120)
+            time.sleep(0.3)
+        finally:
+            dump.terminate()
+            rest = dump.communicate(timeout=20)[1]
+        summary = json.loads(run.stdout.strip().splitlines()[-1])
+        summary["tcpdump"] = " ".join(rest.split())
+        return summary
+    finally:
+        delete_namespace(ns)
+
+
+# ----------------------------------------------------------------------------------------------
 # bench
 
 
@@ -161,6 +211,7 @@ def bench_live(seconds: float, rate: float) -> dict:
     proc = _traffic_process(seconds, rate)
     proc.stdout.readline()  # the cluster is up
     started = time.monotonic()
+    cpu0 = time.process_time()
     stats = source.capture.stats
     first = (stats.packets, stats.taken)
     snaps = 0
@@ -177,6 +228,7 @@ def bench_live(seconds: float, rate: float) -> dict:
     while source.capture.queue_length and time.monotonic() < drain_end:
         time.sleep(0.1)
     drained = time.monotonic() - started
+    cpu = time.process_time() - cpu0
     snap = feeder.snapshot()
     feeder.stop()
     received = stats.packets - first[0]
@@ -184,8 +236,9 @@ def bench_live(seconds: float, rate: float) -> dict:
     return {"rate": "flood" if rate == 0 else rate, "seconds": round(elapsed, 2),
             "received_pps": round(received / elapsed), "processed_pps": round(processed / drained),
             "exchanges": snap.exchanges, "exchanges_per_s": round(snap.exchanges / drained),
-            "queue_drops": stats.queue_drops, "kernel_drops": stats.kernel_drops, "gaps": snap.health.gaps,
-            "max_queue": None, "worst_snapshot_ms": round(worst_snapshot * 1000, 1)}
+            "kwire_cpu_s": round(cpu, 2), "processed_per_cpu_s": round(processed / cpu) if cpu else None,
+            "load": round(os.getloadavg()[0], 1), "queue_drops": stats.queue_drops, "kernel_drops": stats.kernel_drops, "gaps": snap.health.gaps,
+            "max_queue": stats.max_queue, "drop_episodes": stats.drop_episodes, "worst_snapshot_ms": round(worst_snapshot * 1000, 1)}
 
 
 def bench_replay(path: str) -> dict:
@@ -198,13 +251,17 @@ def bench_replay(path: str) -> dict:
     state = DashboardState("replay", path)
     feeder = Feeder(source, state)
     t0 = time.monotonic()
+    cpu0 = time.process_time()
     feeder.start()
     while not feeder.wait(0.5):
         feeder.snapshot()
     elapsed = time.monotonic() - t0
+    cpu = time.process_time() - cpu0
     snap = feeder.snapshot()
-    return {"replay": path, "packets": source.packets, "seconds": round(elapsed, 2),
-            "packets_per_s": round(source.packets / elapsed), "exchanges_per_s": round(snap.exchanges / elapsed)}
+    return {"replay": path, "packets": source.packets, "exchanges": snap.exchanges, "seconds": round(elapsed, 2),
+            "cpu_s": round(cpu, 2), "packets_per_s": round(source.packets / elapsed),
+            "packets_per_cpu_s": round(source.packets / cpu), "exchanges_per_cpu_s": round(snap.exchanges / cpu),
+            "load": round(os.getloadavg()[0], 1)}
 
 
 def main() -> None:
@@ -216,6 +273,10 @@ def main() -> None:
     t.add_argument("--flood", action="store_true")
     t.add_argument("--no-share", action="store_true")
     t.add_argument("--brokers", type=int, default=3)
+    r = sub.add_parser("record")
+    r.add_argument("--out", required=True)
+    r.add_argument("--seconds", type=float, default=3.0)
+    r.add_argument("--rate", type=float, default=30.0)
     b = sub.add_parser("bench")
     b.add_argument("--seconds", type=float, default=10.0)
     b.add_argument("--rates", default="500,2000,0", help="comma-separated message rates; 0 floods")
@@ -224,6 +285,9 @@ def main() -> None:
     if args.command == "traffic":
         summary = traffic(args.seconds, args.rate, args.flood or args.rate == 0, not args.no_share, args.brokers)
         print(json.dumps(summary), flush=True)
+        return
+    if args.command == "record":
+        print(json.dumps(record(args.out, args.seconds, args.rate)), flush=True)
         return
     if args.replay:
         print(json.dumps(bench_replay(args.replay)), flush=True)

@@ -3,8 +3,10 @@
 Owns the capture socket, the sniffer thread and the queue between it and the pipeline. Guarantees:
 - Opening fails fast with one CaptureError naming the problem (no permission, unknown interface,
   a BPF filter libpcap rejects); nothing is captured before the filter is attached.
-- The queue is bounded by packets and by bytes: when the pipeline falls behind, new packets are
-  counted in `stats.queue_drops` and discarded, never buffered without bound.
+- The queue is bounded by packets and by bytes (about a second or two of work for the pipeline):
+  when it is full, packets are counted in `stats.queue_drops` and discarded until it has drained
+  to half, so an overload costs a few long gaps (a few resyncs) rather than a gap every packet, and
+  the dashboard never falls more than the queue behind the wire.
 - The kernel's own drops (socket buffer overflow, PACKET_STATISTICS) are read about twice a
   second and added to `stats.kernel_drops`.
 
@@ -45,8 +47,8 @@ _TIMESPEC = struct.Struct("ll")  # struct timespec, as SCM_TIMESTAMPNS carries i
 _TPACKET_STATS = struct.Struct("II")  # tp_packets, tp_drops (reading resets them)
 
 SNAPLEN = 262144          # loopback with segmentation offload hands out up to 64 KiB + headers
-QUEUE_PACKETS = 100_000   # packets waiting for the pipeline
-QUEUE_BYTES = 64 << 20    # bytes waiting for the pipeline
+QUEUE_PACKETS = 10_000    # packets waiting for the pipeline
+QUEUE_BYTES = 16 << 20    # bytes waiting for the pipeline
 SOCKET_BUFFER = 32 << 20  # kernel receive buffer asked for
 POLL_S = 0.2              # the sniffer wakes this often with no traffic, to notice stop()
 DROP_STATS_S = 0.5        # how often the kernel's counters are read
@@ -60,6 +62,8 @@ class LiveStats:
     bytes: int = 0          # bytes the packets had on the wire
     truncated: int = 0      # packets longer than SNAPLEN, cut
     queue_drops: int = 0    # packets discarded because the queue was full
+    drop_episodes: int = 0  # times the queue filled up (each one a run of drops)
+    max_queue: int = 0      # the most packets ever waiting
     kernel_drops: int = 0   # packets the kernel dropped before kwire could read them
     queued: int = 0         # packets handed to the queue (so queue length = queued - taken)
     queued_bytes: int = 0
@@ -159,6 +163,7 @@ class LiveCapture:
         self.backend = backend or ("packet" if hasattr(socket, "AF_PACKET") else "scapy")
         self.stats = LiveStats()
         self._queue: collections.deque[Packet] = collections.deque()
+        self._dropping = False  # the queue filled up: drop until it has drained to half
         self._ready = threading.Event()   # set by the sniffer when the queue goes from empty to not
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -245,10 +250,20 @@ class LiveCapture:
 
     def _enqueue(self, packet: Packet, size: int) -> None:
         stats = self.stats
-        if (stats.queued - stats.taken >= self.queue_packets
-                or stats.queued_bytes - stats.taken_bytes + size > self.queue_bytes):
+        waiting = stats.queued - stats.taken
+        waiting_bytes = stats.queued_bytes - stats.taken_bytes
+        if self._dropping:
+            if waiting > self.queue_packets // 2 or waiting_bytes > self.queue_bytes // 2:
+                stats.queue_drops += 1
+                return
+            self._dropping = False
+        elif waiting >= self.queue_packets or waiting_bytes + size > self.queue_bytes:
+            self._dropping = True
+            stats.drop_episodes += 1
             stats.queue_drops += 1
             return
+        if waiting >= stats.max_queue:
+            stats.max_queue = waiting + 1
         self._queue.append(packet)
         stats.queued += 1
         stats.queued_bytes += size

@@ -4,12 +4,13 @@
 an unknown interface or a file that is not a capture raise CaptureError before any screen is
 drawn) and starts the thread; `snapshot()` may be called from any thread; `stop()` ends it.
 
-The pipeline and the state are only touched under `state.lock`: the feeder takes it for each
-batch of packets (at most sources.BATCH), `snapshot()` for the moment it copies the figures out,
-so the screen never waits long and never sees a half-applied batch. When the source is finished
-(end of a replay, the sniffer died) the pipeline is finished too, so requests never answered
-are counted, and `state.finished` is set. The thread never lets an exception out: a failure in
-the pipeline becomes a note on the screen and a line on exit.
+Only the feeder thread touches the pipeline and the state while it runs. `snapshot()` asks it for
+a Snapshot and waits: the feeder builds one between two packets and hands it over, so the screen
+never waits for a whole batch and the hot path takes no lock. Once the thread has ended (or before
+it starts) `snapshot()` builds the Snapshot itself. When the source is finished (end of a replay,
+the sniffer died) the pipeline is finished too, so requests never answered are counted, and
+`state.finished` is set. The thread never lets an exception out: a failure in the pipeline becomes
+a note on the screen and a line on exit.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from kwire.live.snapshot import Snapshot
 from kwire.live.state import DashboardState
 from kwire.pipeline import Pipeline
 
+IDLE_WAIT_S = 0.05  # how long the feeder waits for packets before looking for a snapshot request
+
 
 class Feeder:
     def __init__(self, source, state: DashboardState, *, port_hints: Iterable[int] = ()):
@@ -29,50 +32,71 @@ class Feeder:
         self.state = state
         self.pipeline = Pipeline(port_hints=port_hints)
         self.error: str | None = None
+        self.snapshot_seconds = 0.0  # time the last snapshot took to build
         self._stop = threading.Event()
+        self._wanted = threading.Event()
+        self._served = threading.Event()
+        self._asking = threading.Lock()  # one snapshot request at a time
+        self._snapshot: Snapshot | None = None
         self._thread: threading.Thread | None = None
-        self.started_wall = 0.0
-        self.finished_wall: float | None = None
 
     def start(self) -> None:
         self.source.start()
-        self.started_wall = time.monotonic()
         self._thread = threading.Thread(target=self._run, name="kwire-feeder", daemon=True)
         self._thread.start()
+
+    # -- the feeder thread
 
     def _run(self) -> None:
         try:
             self._loop()
         except Exception as exc:  # noqa: BLE001 - shown on the dashboard, never a traceback
             self.error = f"internal error in the pipeline: {type(exc).__name__}: {exc}"
-            with self.state.lock:
-                self.state.finished = True
-                self.state.error = self.error
+            self.state.finished = True
+            self.state.error = self.error
+        finally:
+            if self._wanted.is_set():
+                self._serve()
 
     def _loop(self) -> None:
         source, state, pipeline = self.source, self.state, self.pipeline
         feed = pipeline.feed
-        lock = state.lock
+        add = state.add_exchanges
+        wanted = self._wanted
         stop = self._stop
         while not stop.is_set():
-            packets = source.take(0.1)
+            if wanted.is_set():
+                self._serve()
+            packets = source.take(IDLE_WAIT_S)
             if not packets:
                 if source.finished:
                     break
                 continue
-            with lock:
-                for packet in packets:
-                    exchanges = feed(packet)
-                    if exchanges:
-                        state.add_exchanges(exchanges)
-                state.add_packets(packets)
+            state.add_packets(packets)
+            for packet in packets:
+                exchanges = feed(packet)
+                if exchanges:
+                    add(exchanges)
+                if wanted.is_set():
+                    self._serve()
         if stop.is_set():
             return
-        with lock:
-            state.add_exchanges(pipeline.finish())
-            state.finished = True
-            state.error = getattr(source, "error", None)
-        self.finished_wall = time.monotonic()
+        state.add_exchanges(pipeline.finish())
+        state.error = getattr(source, "error", None)
+        state.finished = True
+
+    def _serve(self) -> None:
+        self._snapshot = self._build()
+        self._wanted.clear()
+        self._served.set()
+
+    def _build(self) -> Snapshot:
+        t0 = time.perf_counter()
+        snap = self.state.snapshot(self.source.now_ns(), self.pipeline, self.source.health())
+        self.snapshot_seconds = time.perf_counter() - t0
+        return snap
+
+    # -- any thread
 
     @property
     def running(self) -> bool:
@@ -86,11 +110,24 @@ class Feeder:
         return not self._thread.is_alive()
 
     def snapshot(self) -> Snapshot:
-        with self.state.lock:
-            return self.state.snapshot(self.source.now_ns(), self.pipeline, self.source.health())
+        with self._asking:
+            if self.running:
+                self._served.clear()
+                self._wanted.set()
+                while not self._served.wait(0.05):
+                    if not self.running:
+                        break
+                if self._served.is_set():
+                    snap = self._snapshot
+                    self._snapshot = None
+                    assert snap is not None
+                    return snap
+                self._thread.join()  # type: ignore[union-attr] - it has ended or is ending
+            self._wanted.clear()
+            return self._build()
 
     def stop(self) -> None:
         self._stop.set()
         if self._thread is not None:
-            self._thread.join(2.0)
+            self._thread.join(5.0)
         self.source.stop()

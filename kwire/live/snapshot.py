@@ -1,6 +1,6 @@
 """What the dashboard shows at one instant: plain data, made by kwire.live.state, drawn by
-kwire.render.dashboard.build_view. A Snapshot is built under the state's lock and shares nothing
-mutable with it, so the screen can be drawn while the feeder goes on.
+kwire.render.dashboard.build_view. A Snapshot is built by the feeder thread and shares nothing
+mutable with the state, so the screen can be drawn while the feeder goes on.
 """
 
 from __future__ import annotations

@@ -25,6 +25,7 @@ from kwire.capture.stats import CaptureStats
 from kwire.errors import CaptureError
 
 BATCH = 2048  # packets per take() at most
+_NO_LIMIT = 1 << 126
 
 
 class ReplaySource:
@@ -67,11 +68,11 @@ class ReplaySource:
             self.finished = True
             self.error = str(exc)
 
-    def _due_ts(self) -> float:
-        """Capture time the replay has reached by now (infinite at speed 0)."""
+    def _due_ts(self) -> int:
+        """Capture time the replay has reached by now (no limit at speed 0)."""
         if self.speed == 0:
-            return float("inf")
-        return self._base_ts + (self._clock() - self._base_wall) * self.speed * 1e9
+            return _NO_LIMIT
+        return self._base_ts + int((self._clock() - self._base_wall) * self.speed * 1e9)
 
     def take(self, timeout: float = 0.1) -> list[Packet]:
         if self._next is None:
@@ -97,7 +98,7 @@ class ReplaySource:
     def now_ns(self) -> int:
         if self.finished or self.speed == 0:
             return self._last_ts
-        due = int(self._due_ts())
+        due = self._due_ts()
         if self._next is not None:
             due = min(due, self._next.ts_ns)
         return max(due, self._last_ts)
@@ -145,7 +146,7 @@ class SniffSource:
         s = self.capture.stats
         return {"packets": s.packets, "bytes": s.bytes, "kernel_drops": s.kernel_drops,
                 "queue_drops": s.queue_drops, "queue": self.capture.queue_length, "truncated": s.truncated,
-                "error": s.error}
+                "drop_episodes": s.drop_episodes, "max_queue": s.max_queue, "error": s.error}
 
     def stop(self) -> None:
         self.capture.stop()

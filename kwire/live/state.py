@@ -1,7 +1,8 @@
 """The dashboard's state: exchanges and packets in, Snapshots out.
 
-`DashboardState` is fed by the feeder thread (`add_exchanges`, `add_packets`) and read by the
-screen (`snapshot(now_ns, pipeline, health)`), both under `lock`. Figures come from
+`DashboardState` is fed by the feeder thread (`add_exchanges`, `add_packets`) and asked for a
+`snapshot(now_ns, pipeline, health)` by that same thread (kwire.live.feeder hands it to the
+screen), so it needs no lock. Figures come from
 kwire.analytics (the row functions and the Aggregator `kwire stats` uses) through
 kwire.live.window: the window gives rates, percentiles and the slowest exchanges; the window's
 seconds plus the retired Aggregator give the totals since the start.
@@ -15,7 +16,6 @@ Definitions the dashboard adds:
 
 from __future__ import annotations
 
-import threading
 from collections import deque
 
 from kwire.analytics import exchange_row, partition_rows, topic_names
@@ -32,7 +32,6 @@ class DashboardState:
     def __init__(self, kind: str, where: str, *, window: int = 10, history: int = HISTORY):
         self.kind = kind
         self.where = where
-        self.lock = threading.Lock()
         self.window = Window(window, history)
         self.finished = False
         self.error: str | None = None
@@ -42,7 +41,7 @@ class DashboardState:
         self.last_packet_ns: int | None = None
         self._packet_seconds: deque[list[int]] = deque()  # [second, packets] for the last window
 
-    # -- feeding (feeder thread, under lock)
+    # -- feeding
 
     def add_exchanges(self, exchanges) -> None:
         window = self.window
@@ -71,7 +70,7 @@ class DashboardState:
             else:
                 seconds[-1][1] += 1  # out of order in time: count it with the latest second
 
-    # -- reading (any thread, under lock)
+    # -- reading
 
     def snapshot(self, now_ns: int, pipeline=None, health: dict | None = None) -> Snapshot:
         now_s = now_ns // NS

@@ -32,13 +32,19 @@ PANEL_WIDTH = 40  # a panel column is at least this wide
 
 
 def fmt_count(n: float) -> str:
+    """1,234 up to 9,999, then 12.3k, 123k, 1.2M, 12.3M, 123M, 1.2G..."""
     n = float(n)
-    for unit, size in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
-        if abs(n) >= size * 10 or (unit == "k" and abs(n) >= 10_000):
-            return f"{n / size:.1f}{unit}" if abs(n) < size * 100 else f"{n / size:.0f}{unit}"
-    if n == int(n):
-        return f"{int(n):,}"
-    return f"{n:.1f}"
+    if abs(n) < 10_000:
+        return f"{int(n):,}" if n == int(n) else f"{n:.1f}"
+    for unit, size in (("k", 1e3), ("M", 1e6), ("G", 1e9)):
+        value = n / size
+        if abs(value) >= 999.5 and unit != "G":
+            continue
+        if abs(value) < 10:
+            return f"{value:.1f}{unit}"
+        if abs(value) < 1000 or unit == "G":
+            return f"{value:.1f}{unit}" if abs(value) < 100 else f"{value:.0f}{unit}"
+    return f"{n:.0f}"
 
 
 def fmt_rate(r: float) -> str:
@@ -134,12 +140,12 @@ def _note_lines(snap: Snapshot, width: int, limit: int) -> list[Text]:
     return out
 
 
-def _api_table(snap: Snapshot, width: int, rows: int) -> Table:
+def _api_table(snap: Snapshot, width: int, rows: int):
     """One row per api; every column has a fixed width so the sparklines get exactly what is left."""
     wide = width >= 110
     shown = snap.apis[:rows]
     name_width = max([10] + [len(r.api) for r in shown])
-    name_width = min(name_width, 24 if wide else 16)
+    name_width = min(name_width, 28 if wide else 16)
     columns = [("api", False, name_width), ("req/s", True, 6), ("total", True, 6), ("p50 ms", True, 6),
                ("p99 ms", True, 6)]
     if wide:
@@ -174,7 +180,7 @@ def _api_table(snap: Snapshot, width: int, rows: int) -> Table:
     if hidden > 0:
         table.add_row(Text(f"+{hidden} more", style="dim"), *([""] * (len(columns) - 1)))
     if not snap.apis:
-        table.add_row(Text("no Kafka requests yet", style="dim"), *([""] * (len(columns) - 1)))
+        return Group(table, Text("no Kafka requests yet", style="dim"))
     return table
 
 
