@@ -12,7 +12,7 @@ from kwire.pipeline import RunSummary, analyze_files
 
 
 @click.command("inspect")
-@click.argument("captures", nargs=-1, required=True, type=click.Path(dir_okay=False, allow_dash=False))
+@click.argument("captures", nargs=-1, required=True, type=click.Path(allow_dash=False))
 @click.option("--json", "as_json", is_flag=True, help="JSON Lines: one object per exchange.")
 @click.option("--records", is_flag=True, help="Decode every record (key, value, headers), not only batch summaries.")
 @click.option("--api", "apis", multiple=True, help="Only this api (name or key); repeatable.")
@@ -63,13 +63,13 @@ def inspect_command(captures, as_json, records, apis, client_ids, topics, errors
 def report_run(summary: RunSummary, quiet: bool) -> None:
     """The closing summary line, warnings and capture errors, on stderr; exit 1 if nothing was read."""
     for linktype, names in summary.unknown_linktypes.items():
-        click.echo(f"kwire: warning: unknown link type {linktype} in {', '.join(names)}: its packets were skipped",
+        click.echo(f"kwire: error: {', '.join(names)}: unknown link type {linktype}, its packets were skipped",
                    err=True)
     for message in summary.capture_errors:
         click.echo(f"kwire: error: {message}", err=True)
     if not quiet:
         click.echo(f"kwire: {summary.line()}", err=True)
-    if summary.capture_errors:
+    if summary.capture_errors or summary.unknown_linktypes:
         sys.exit(1)
 
 
