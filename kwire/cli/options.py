@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 
 import click
 
 from kwire.query import ExchangeFilter, parse_api
+
+
+# capture.pcap, .pcapng, .cap, rotated parts (tcpdump -C: capture.pcap1, -G: any name with a
+# pcap suffix), each optionally gzipped.
+CAPTURE_NAME = re.compile(r"\.(pcap|pcapng|cap)\d*(\.gz)?$")
 
 
 def capture_paths(args) -> list[str]:
@@ -16,8 +22,7 @@ def capture_paths(args) -> list[str]:
     for arg in args:
         if os.path.isdir(arg):
             for root, _, files in sorted(os.walk(arg)):
-                paths += [os.path.join(root, f) for f in sorted(files)
-                          if f.endswith((".pcap", ".pcapng", ".cap", ".gz")) or ".pcap" in f]
+                paths += [os.path.join(root, f) for f in sorted(files) if CAPTURE_NAME.search(f)]
         elif any(ch in arg for ch in "*?[") and not os.path.exists(arg):
             found = sorted(glob.glob(arg))
             if not found:
