@@ -155,11 +155,12 @@ class LiveCapture:
     """
 
     def __init__(self, iface: str | None = None, bpf: str = "tcp", *, queue_packets: int = QUEUE_PACKETS,
-                 queue_bytes: int = QUEUE_BYTES, backend: str | None = None):
+                 queue_bytes: int = QUEUE_BYTES, socket_buffer: int = SOCKET_BUFFER, backend: str | None = None):
         self.iface = None if iface in (None, "", "any") else iface
         self.bpf = bpf
         self.queue_packets = max(1, queue_packets)
         self.queue_bytes = max(1, queue_bytes)
+        self.socket_buffer = socket_buffer
         self.backend = backend or ("packet" if hasattr(socket, "AF_PACKET") else "scapy")
         self.stats = LiveStats()
         self._queue: collections.deque[Packet] = collections.deque()
@@ -211,9 +212,9 @@ class LiveCapture:
                 except (BlockingIOError, InterruptedError):
                     break
             try:
-                sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, SOCKET_BUFFER)
+                sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, self.socket_buffer)
             except OSError:
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, SOCKET_BUFFER)
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, self.socket_buffer)
             sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
             # A blocking socket that gives up after POLL_S: one syscall per packet, and stop() is seen.
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, _RCVTIMEO.pack(0, int(POLL_S * 1e6)))

@@ -24,6 +24,8 @@ from kwire.live.state import DashboardState
 from kwire.pipeline import Pipeline
 
 IDLE_WAIT_S = 0.05  # how long the feeder waits for packets before looking for a snapshot request
+SMALL_BATCH = 64    # after a batch this small the feeder pauses, so packets are taken in batches:
+BATCH_PAUSE_S = 0.005  # one wake-up per few milliseconds instead of one per packet at low rates
 
 
 class Feeder:
@@ -79,6 +81,8 @@ class Feeder:
                     add(exchanges)
                 if wanted.is_set():
                     self._serve()
+            if len(packets) < SMALL_BATCH and not source.finished:
+                time.sleep(BATCH_PAUSE_S)
         if stop.is_set():
             return
         state.add_exchanges(pipeline.finish())

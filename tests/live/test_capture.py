@@ -140,6 +140,37 @@ def test_after_dropping_it_takes_packets_again_once_half_drained():
         client.close(), conn.close(), server.close()
 
 
+_BURST = """
+import socket, sys
+server = socket.socket(); server.bind(("127.0.0.1", int(sys.argv[1]))); server.listen()
+client = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+peer, _ = server.accept()
+for _ in range(5000):
+    client.send(b"b" * 200)
+client.close()
+"""
+
+
+@needs_capture
+def test_kernel_drops_are_read_from_the_socket():
+    import subprocess
+    import sys
+
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    # The smallest receive buffer the kernel allows: a burst overflows it before the sniffer reads.
+    with LiveCapture("lo", f"tcp port {port}", socket_buffer=1) as cap:
+        subprocess.run([sys.executable, "-c", _BURST, str(port)], check=True, timeout=60)
+        deadline = time.monotonic() + 5
+        while cap.stats.kernel_drops == 0 and time.monotonic() < deadline:
+            cap.take(0.1)
+    assert cap.stats.kernel_drops > 0
+    assert cap.stats.queue_drops == 0
+
+
 @needs_capture
 def test_scapy_backend_reads_the_loopback_too():
     server, port = _listener()
