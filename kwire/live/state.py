@@ -75,17 +75,18 @@ class DashboardState:
     def snapshot(self, now_ns: int, pipeline=None, health: dict | None = None) -> Snapshot:
         now_s = now_ns // NS
         window = self.window
-        recent = window.recent(now_s)
+        recent = window.parts(now_s)  # the window's seconds; merged below only where a view needs it
         span = self._span(now_ns)
         snap = Snapshot(kind=self.kind, where=self.where, now_ns=now_ns,
                         elapsed_s=(now_ns - self.first_packet_ns) / 1e9 if self.first_packet_ns else 0.0,
                         window_s=float(window.seconds), exchanges=self.exchanges, finished=self.finished)
-        snap.rate = recent.total.exchanges / span
-        retired = window.retired
-        snap.apis = self._api_rows(recent, retired, now_s, span)
-        self._totals(snap, recent, retired)
-        snap.slowest = [_slow(brief) for _, brief in recent.slowest[:SLOWEST]]
-        snap.health = self._health(now_ns, pipeline, health or {}, recent, retired)
+        snap.rate = sum(part.total.exchanges for part in recent) / span
+        parts = [window.retired, *recent]
+        snap.apis = self._api_rows(recent, now_s, span)
+        self._totals(snap, parts)
+        slowest = sorted((item for part in recent for item in part.slowest), key=lambda item: item[0])
+        snap.slowest = [_slow(brief) for _, brief in slowest[:SLOWEST]]
+        snap.health = self._health(now_ns, pipeline, health or {}, parts)
         if pipeline is not None:
             snap.in_flight, oldest = _in_flight(pipeline)
             if oldest is not None:
@@ -99,12 +100,11 @@ class DashboardState:
             start = self.first_ns
         return max(1.0, (now_ns - start) / 1e9)
 
-    def _api_rows(self, recent: Aggregator, retired: Aggregator, now_s: int, span: float) -> list[ApiRow]:
-        window_apis = per_api(recent)
-        totals: dict[str, int] = {}
-        for figures_by_api in (per_api(retired), window_apis):
-            for api, figures in figures_by_api.items():
-                totals[api] = totals.get(api, 0) + figures.exchanges
+    def _api_rows(self, recent: list[Aggregator], now_s: int, span: float) -> list[ApiRow]:
+        window_apis = per_api(*recent)
+        totals: dict[str, int] = {api: figures.exchanges for api, figures in window_apis.items()}
+        for (api, _version), figures in self.window.retired.by_api_version.items():
+            totals[api] = totals.get(api, 0) + figures.exchanges
         seconds, series = self.window.series(now_s, self.window.history)
         # Seconds before the first packet draw nothing; seconds without this api draw zero.
         start = self.first_packet_ns // NS if self.first_packet_ns is not None else now_s
@@ -126,8 +126,7 @@ class DashboardState:
         rows.sort(key=lambda r: (-r.rate, -r.requests, r.api))
         return rows
 
-    def _totals(self, snap: Snapshot, recent: Aggregator, retired: Aggregator) -> None:
-        parts = (retired, recent)
+    def _totals(self, snap: Snapshot, parts: list[Aggregator]) -> None:
         errors: dict[str, int] = {}
         clients: dict[str, int] = {}
         names: dict[str, str] = {}
@@ -173,7 +172,7 @@ class DashboardState:
         snap.unanswered = unanswered
         snap.orphans = orphans
 
-    def _health(self, now_ns: int, pipeline, source: dict, recent: Aggregator, retired: Aggregator) -> Health:
+    def _health(self, now_ns: int, pipeline, source: dict, parts: list[Aggregator]) -> Health:
         h = Health(packets=source.get("packets", 0), bytes=source.get("bytes", 0),
                    kernel_drops=source.get("kernel_drops"), queue_drops=source.get("queue_drops", 0),
                    queue=source.get("queue", 0), truncated=source.get("truncated", 0))
@@ -184,7 +183,7 @@ class DashboardState:
                 start = self.first_packet_ns
             span = max(1.0, (now_ns - start) / 1e9)
             h.packets_per_s = sum(n for s, n in seconds if s * NS >= start - NS) / span
-        h.decode_errors = retired.total.decode_errors + recent.total.decode_errors
+        h.decode_errors = sum(part.total.decode_errors for part in parts)
         if pipeline is not None:
             tcp = pipeline.flows.counters()
             h.gaps = tcp.get("gaps", 0)

@@ -37,14 +37,15 @@ def drop_latencies(agg: Aggregator) -> None:
             figures.latency.clear()
 
 
-def per_api(agg: Aggregator) -> dict[str, Figures]:
-    """The api-version figures of `agg` merged per api (as kwire stats reports apis)."""
+def per_api(*aggs: Aggregator) -> dict[str, Figures]:
+    """The api-version figures of `aggs` merged per api (as kwire stats reports apis)."""
     out: dict[str, Figures] = {}
-    for (api, _version), figures in agg.by_api_version.items():
-        merged = out.get(api)
-        if merged is None:
-            merged = out[api] = Figures()
-        merged.merge(figures)
+    for agg in aggs:
+        for (api, _version), figures in agg.by_api_version.items():
+            merged = out.get(api)
+            if merged is None:
+                merged = out[api] = Figures()
+            merged.merge(figures)
     return out
 
 
@@ -106,13 +107,18 @@ class Window:
         while self.past and self.past[0][0] <= now_second - self.history:
             self.past.popleft()
 
+    def parts(self, now_second: int) -> list[Aggregator]:
+        """The per-second Aggregators of the window ending at `now_second`, oldest first (shared,
+        not copies: read them, do not change them). Merging only what a view needs is cheaper than
+        `recent()` when the window holds many exchanges."""
+        self.advance(now_second)
+        return [self.live[s].agg for s in sorted(self.live) if s <= now_second]
+
     def recent(self, now_second: int) -> Aggregator:
         """A new Aggregator of the window ending at `now_second`."""
-        self.advance(now_second)
         agg = Aggregator()
-        for second in sorted(self.live):
-            if second <= now_second:
-                agg.merge(self.live[second].agg)
+        for part in self.parts(now_second):
+            agg.merge(part)
         return agg
 
     def series(self, now_second: int, length: int) -> tuple[list[int], dict[str, list]]:
