@@ -26,7 +26,7 @@ MAX_REFRESH = 4.0  # screens per second at most
 @click.option("-i", "--interface", "iface", default=None, metavar="IFACE",
               help="Interface to sniff (default: every interface). Needs root or CAP_NET_RAW.")
 @click.option("--port", "ports", multiple=True, type=click.IntRange(1, 65535),
-              help="A broker port: capture only it and treat it as Kafka from the first byte; repeatable.")
+              help="A broker port: capture only it (live) and treat it as Kafka from the first byte; repeatable.")
 @click.option("--bpf", default=None, metavar="FILTER",
               help="Capture filter in libpcap syntax (default: tcp, or the --port ports).")
 @click.option("--replay", "replay", multiple=True, type=click.Path(dir_okay=True), metavar="CAPTURE",

@@ -201,20 +201,19 @@ class DashboardState:
         h = snap.health
         dropped = h.queue_drops + (h.kernel_drops or 0)
         if dropped:
-            notes.append(f"dropping packets: {dropped:,} so far (kernel {h.kernel_drops or 0:,}, queue {h.queue_drops:,})"
-                         " - kwire cannot keep up; figures undercount and gaps follow")
+            notes.append(f"dropping packets: {dropped:,} so far - kwire cannot keep up, figures undercount")
         if self.finished and self.kind == "replay":
             traffic = (self.last_packet_ns - self.first_packet_ns) / 1e9 if self.first_packet_ns else 0.0
             notes.append(f"replay finished: {h.packets:,} packets, {self.exchanges:,} exchanges, "
-                         f"{traffic:.1f} s of traffic - press q to quit")
+                         f"{traffic:.1f} s of traffic (q quits)")
         if not self.exchanges:
             if self.finished:
                 notes.append("no Kafka exchanges found in this capture")
             elif not h.packets:
                 notes.append(f"waiting for packets on {self.where}...")
             else:
-                notes.append(f"no Kafka seen yet: {h.packets:,} packets, {h.connections} TCP connections open "
-                             "(Kafka is recognised on any port once a request is answered; --port marks a broker)")
+                notes.append(f"no Kafka seen yet: {h.packets:,} packets, {h.connections} TCP connections open")
+                notes.append("(Kafka is recognised on any port once a request is answered; --port marks a broker)")
         return notes
 
 

@@ -31,7 +31,7 @@ def _snapshot(n_apis: int = len(APIS), **overrides) -> Snapshot:
                  for i in range(8)],
         health=Health(packets=1104, bytes=196_000, packets_per_s=276.0, kernel_drops=None, gaps=0,
                       connections=0, kafka_connections=14, decode_errors=14),
-        notes=["replay finished: 1,104 packets, 371 exchanges, 4.0 s of traffic - press q to quit"],
+        notes=["replay finished: 1,104 packets, 371 exchanges, 4.0 s of traffic (q quits)"],
         finished=True)
     for key, value in overrides.items():
         setattr(snap, key, value)
