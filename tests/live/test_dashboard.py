@@ -110,3 +110,13 @@ def test_number_formats():
 def test_build_view_is_pure():
     snap = _snapshot()
     assert _screen(snap, 100, 30) == _screen(snap, 100, 30)
+
+
+def test_drops_are_shown_not_hidden():
+    snap = _snapshot(kind="live", finished=False,
+                     notes=["dropping packets: 7 so far - kwire cannot keep up, figures undercount"])
+    snap.health = Health(packets=5000, bytes=1 << 20, packets_per_s=900.0, kernel_drops=2, queue_drops=5,
+                         queue=1234, gaps=3)
+    lines = _screen(snap, 80, 24)
+    assert lines[1].startswith("dropping packets: 7 so far")
+    assert lines[-1].startswith("capture: 5,000 pkts · 900 pkt/s · 1.0 MiB · kernel drops 2 · queue drops 5 · gaps 3")
