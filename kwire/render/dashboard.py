@@ -191,10 +191,13 @@ def _health_line(snap: Snapshot, width: int) -> Text:
         (f"{fmt_rate(h.packets_per_s)} pkt/s", ""),
         (fmt_bytes(h.bytes), ""),
     ]
+    drops = []
     if h.kernel_drops is not None:
-        parts.append((f"kernel drops {fmt_count(h.kernel_drops)}", "bold red" if h.kernel_drops else ""))
+        drops.append(f"kernel {fmt_count(h.kernel_drops)}")
     if snap.kind == "live" or h.queue_drops:
-        parts.append((f"queue drops {fmt_count(h.queue_drops)}", "bold red" if h.queue_drops else ""))
+        drops.append(f"queue {fmt_count(h.queue_drops)}")
+    if drops:
+        parts.append(("drops " + " ".join(drops), "bold red" if h.queue_drops or h.kernel_drops else ""))
     parts.append((f"gaps {fmt_count(h.gaps)}", "bold yellow" if h.gaps else ""))
     parts.append((f"conns {h.connections} open, {h.kafka_connections} kafka", ""))
     if h.decode_errors:

@@ -119,4 +119,4 @@ def test_drops_are_shown_not_hidden():
                          queue=1234, gaps=3)
     lines = _screen(snap, 80, 24)
     assert lines[1].startswith("dropping packets: 7 so far")
-    assert lines[-1].startswith("capture: 5,000 pkts · 900 pkt/s · 1.0 MiB · kernel drops 2 · queue drops 5 · gaps 3")
+    assert lines[-1].startswith("capture: 5,000 pkts · 900 pkt/s · 1.0 MiB · drops kernel 2 queue 5 · gaps 3")
