@@ -136,6 +136,10 @@ _RUNTIME = {
     "DecodeError": DecodeError,
     "_Struct": struct.Struct,
     "_unpack_from": struct.unpack_from,
+    "_read_uvarint": read_uvarint,
+    "_I16": _I16,
+    "_I32": _I32,
+    "_RawRecords": RawRecords,
 }
 
 
@@ -191,7 +195,10 @@ class _Generator:
         what = repr(path)
         if field.is_array:
             elem = field.element_type
-            lines = [f"{indent}_n, pos = _array_len(buf, pos, end, {what}, {compact}, {self.elem_min_size(field)})"]
+            min_size = self.elem_min_size(field)
+            lines = self.length_code(indent, "_n", what, compact, 4)
+            lines.append(f"{indent}if _n > 0 and _n * {min_size} > end - pos:")
+            lines.append(f"{indent}    raise DecodeError(f\"{{{what}}}: {{_n}} elements cannot fit in {{end - pos}} bytes\", pos)")
             lines.append(f"{indent}if _n < 0:")
             lines.append(f"{indent}    {target} = None")
             lines.append(f"{indent}else:")
@@ -230,12 +237,26 @@ class _Generator:
                 ]
             return [f"{indent}{target}, pos = {fn}(buf, pos, end)"]
         t = field.type
-        if t == "string":
-            return [f"{indent}{target}, pos = _string(buf, pos, end, {what}, {compact})"]
-        if t == "bytes":
-            return [f"{indent}{target}, pos = _bytes(buf, pos, end, {what}, {compact})"]
-        if t == "records":
-            return [f"{indent}{target}, pos = _records(buf, pos, end, {what}, {compact})"]
+        if t in ("string", "bytes", "records"):
+            # Inlined: a length (int16 for strings, int32 otherwise; a varint of length+1 when
+            # flexible), -1 for null, then that many bytes, checked against the end first.
+            lines = self.length_code(indent, "_n", what, compact, 2 if t == "string" else 4)
+            if t == "string":
+                value = "str(buf[pos:_e], 'utf-8', 'replace')"
+            elif t == "bytes":
+                value = "bytes(buf[pos:_e])"
+            else:
+                value = "_RawRecords(buf[pos:_e])"
+            lines += [
+                f"{indent}if _n < 0:",
+                f"{indent}    {target} = None",
+                f"{indent}else:",
+                f"{indent}    _e = pos + _n",
+                f"{indent}    if _e > end: raise _trunc({what}, pos, _n, end - pos)",
+                f"{indent}    {target} = {value}",
+                f"{indent}    pos = _e",
+            ]
+            return lines
         if t == "uuid":
             return [f"{indent}{target}, pos = _uuid(buf, pos, end, {what})"]
         code, size = _FIXED[t]
@@ -243,6 +264,25 @@ class _Generator:
         return [
             f"{indent}if pos + {size} > end: raise _trunc({what}, pos, {size}, end - pos)",
             f"{indent}{target} = {s}.unpack_from(buf, pos)[0]; pos += {size}",
+        ]
+
+    def length_code(self, indent: str, target: str, what: str, compact: bool, width: int) -> list[str]:
+        """Lines reading a length into `target`: a varint of length+1 when compact, else int16/int32."""
+        if compact:
+            return [
+                f"{indent}if pos >= end: raise _trunc({what}, pos, 1, 0)",
+                f"{indent}{target} = buf[pos]",
+                f"{indent}if {target} < 0x80:",
+                f"{indent}    pos += 1",
+                f"{indent}else:",
+                f"{indent}    {target}, pos = _read_uvarint(buf, pos)",
+                f"{indent}{target} -= 1",
+            ]
+        reader = "_I16" if width == 2 else "_I32"
+        return [
+            f"{indent}if pos + {width} > end: raise _trunc({what}, pos, {width}, end - pos)",
+            f"{indent}{target} = {reader}(buf, pos)[0]",
+            f"{indent}pos += {width}",
         ]
 
     def elem_min_size(self, field: Field) -> int:
