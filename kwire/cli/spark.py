@@ -27,7 +27,7 @@ from kwire.cli.stats import write_outputs
 @click.option("--out", type=click.Path(file_okay=False), default=None, metavar="DIR",
               help="Write Parquet tables DIR/exchanges and DIR/partitions (replaced if present).")
 @click.option("--partitions", type=click.IntRange(1, 100000), default=None, metavar="N",
-              help="Shuffle partitions for decoding (default: twice Spark's default parallelism).")
+              help="Shuffle partitions for decoding (default: 4 x Spark's default parallelism).")
 @click.option("--api", "apis", multiple=True, help="Only this api (name or key); repeatable.")
 @click.option("--client-id", "client_ids", multiple=True, help="Only this client id; repeatable.")
 @click.option("--errors", "errors_only", is_flag=True, help="Only exchanges with an error code, a decode error, or no partner.")

@@ -40,7 +40,7 @@ class JobResult:
 
 
 def default_partitions(spark, files: int) -> int:
-    return max(2, spark.sparkContext.defaultParallelism * 2)
+    return max(4, spark.sparkContext.defaultParallelism * 4)
 
 
 def _partition_of(key) -> int:

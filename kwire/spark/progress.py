@@ -34,15 +34,19 @@ class JobProgress:
     def _run(self) -> None:
         while not self._stop.wait(0.5):
             try:
-                for stage_id in self.tracker.getActiveStageIds():
+                active = set(self.tracker.getActiveStageIds())
+                for stage_id, task in self.tasks.items():
+                    if stage_id not in active:  # finished between two looks
+                        self.progress.update(task, completed=self.progress.tasks[task].total)
+                for stage_id in sorted(active):
                     info = self.tracker.getStageInfo(stage_id)
                     if info is None:
                         continue
                     task = self.tasks.get(stage_id)
                     if task is None:
-                        label = "reading files" if not self.tasks else "decoding connections"
-                        task = self.tasks[stage_id] = self.progress.add_task(
-                            f"stage {stage_id}: {label}", total=info.numTasks)
+                        label = (f"reading {self.files} files ({self.total_bytes / 1e6:,.0f} MB)" if not self.tasks
+                                 else "decoding connections")
+                        task = self.tasks[stage_id] = self.progress.add_task(label, total=info.numTasks)
                     self.progress.update(task, completed=info.numCompletedTasks)
             except Exception:  # noqa: BLE001 - the display must never break the job
                 return

@@ -78,3 +78,26 @@ def test_topic_names_skip_zero_uuid():
     ex = _ex(api_key=3, api="Metadata", response={"Topics": [
         {"TopicId": "AAAAAAAAAAAAAAAAAAAAAA", "Name": "old"}, {"TopicId": "abc", "Name": "t"}, {"Name": "n"}]})
     assert topic_names(ex) == [("abc", "t")]
+
+
+def test_error_codes_and_failed_agree_with_kwire_query():
+    from kwire.kafka.error_codes import error_name
+    from kwire.query import error_codes, has_error
+
+    captures = sorted((Path(__file__).parents[2] / "captures").glob("*.pcap*")) + [Path(QUICK)]
+    seen = 0
+    for capture in captures:
+        if capture.name.endswith(".log"):
+            continue
+        for ex in analyze_files([str(capture)]):
+            row = exchange_row(ex)
+            expected = sorted(error_name(c) for c in error_codes(ex.response)) if ex.response else []
+            assert row["error_codes"] == expected
+            assert row["failed"] == has_error(ex)
+            seen += bool(expected)
+    assert seen  # some real errors were compared
+
+
+def test_error_codes_in_nested_lists():
+    ex = _ex(response={"A": [[{"ErrorCode": 3}], [{"X": {"ErrorCode": 0}}]], "B": {"ErrorCode": 1}, "ErrorCode": 0})
+    assert exchange_row(ex)["error_codes"] == ["OFFSET_OUT_OF_RANGE", "UNKNOWN_TOPIC_OR_PARTITION"]
