@@ -22,7 +22,7 @@ import struct
 from dataclasses import dataclass
 
 from kwire.kafka.apis import APIS
-from kwire.kafka.framing import KEEP_TAIL, Framer
+from kwire.kafka.framing import Framer
 from kwire.kafka.headers import RequestHeader, parse_request_header, plausible_request
 from kwire.kafka.resync import find_request_start, find_response_start
 from kwire.tcp.events import Connection, StreamClosed, StreamData, StreamGap
@@ -39,7 +39,7 @@ GIVE_UP_BYTES = 1 << 20  # unconfirmed connection: bytes scanned in vain before 
 ORPHAN_GRACE_FRAMES = 16  # frames a response waits for a request captured after it
 MAX_ORPHANS = 64
 MAX_EARLY_FRAMES = 64  # frames held while the roles of a connection are unknown
-UNDECIDED_KEEP_TAIL = 64 * 1024  # unsynced bytes kept while roles are unknown (a response may be in them)
+UNDECIDED_RAW = 64 * 1024  # bytes of each side kept while roles are unknown, to rescan the broker's side
 
 _I32 = struct.Struct(">i")
 
@@ -128,9 +128,6 @@ class KafkaConnection:
         self.bytes_after_request = [0, 0]  # bytes a direction sent after the other's first request
         self.raw: list[bytearray] | None = [bytearray(), bytearray()]  # what each side sent meanwhile
         self.rescan = False
-        if self.client_dir is None:
-            for framer in self.framers:
-                framer.keep_tail = UNDECIDED_KEEP_TAIL
         self.counters = {"frames": 0, "unparsed_frames": 0, "duplicate_correlation_ids": 0,
                          "pending_overflow": 0, "gaps": 0}
 
@@ -203,7 +200,7 @@ class KafkaConnection:
     def _stash(self, direction: int, ts_ns: int, data, frames) -> None:
         """Keep early frames of both directions until the roles can be told apart, then decide."""
         raw = self.raw[direction]
-        if len(raw) < UNDECIDED_KEEP_TAIL:
+        if len(raw) < UNDECIDED_RAW:
             raw += data
         for body in frames:
             self.early.append((direction, ts_ns, body))
@@ -217,8 +214,6 @@ class KafkaConnection:
             self.client_dir = decided
             responder = self.framers[1 - decided]
             self.rescan = not any(d == 1 - decided for d, _, _ in self.early)
-            for framer in self.framers:
-                framer.keep_tail = KEEP_TAIL
         elif len(self.early) > MAX_EARLY_FRAMES:
             self.ignored = True
             self.early.clear()
