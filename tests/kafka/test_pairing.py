@@ -122,3 +122,18 @@ def test_byte_by_byte_delivery_pairs_the_same():
     assert [(x.status, x.correlation_id) for x in out] == [(PAIRED, 1), (PAIRED, 2)]
     # latency runs to the segment that completed the response
     assert out[0].response_ts_ns == 100 + len(response_frame(1, b"a")) - 1
+
+
+def test_undecided_connection_holds_bounded_bytes_on_non_kafka_traffic():
+    # No handshake, bytes that never frame as Kafka: what is held stays small, whatever the volume
+    # (an unsynced buffer rescanned per segment made this quadratic once).
+    from kwire.kafka.framing import KEEP_TAIL
+    from kwire.kafka.pairing import UNDECIDED_RAW
+
+    t = KafkaTracker()
+    c = Connection(1, CLIENT, BROKER, None, 0)
+    for i in range(2000):
+        assert t.on_event(StreamData(c, i % 2, i, b"A" * 100 + bytes(i % 7))) == []
+    state = t.connections[c.id]
+    assert all(f.pending_bytes() <= KEEP_TAIL for f in state.framers)
+    assert state.ignored or all(len(r) <= UNDECIDED_RAW + 200 for r in state.raw)
