@@ -362,7 +362,8 @@ class Aggregator:
                                  for (name, version), f in self.by_api_version.items() if name == api}
             entry["latency_histogram"] = _histogram(figures.latency)
             apis[api] = entry
-        width, first, count = self._timeline_frame()
+        partitions = self._partitions_by_name()
+        width, first, count = self._timeline_frame(partitions)
         return {
             "format": FORMAT,
             "span": {"start": round(self.first_ns / 1e9, 9) if self.first_ns is not None else None,
@@ -372,7 +373,7 @@ class Aggregator:
             "apis": apis,
             "client_ids": {k: f.document(span_s) for k, f in self.by_client_id.items()},
             "brokers": {k: f.document(span_s) for k, f in self.by_broker.items()},
-            "partitions": self._partitions_document(width, first, count),
+            "partitions": _partitions_document(partitions, width, first, count),
             "share_groups": {k: f.document() for k, f in self.share_groups.items()},
             "unanswered": {
                 "count": self.total.no_response,
@@ -383,13 +384,14 @@ class Aggregator:
             "timeline": self._timeline_document(width, first, count),
         }
 
-    def _timeline_frame(self) -> tuple[int, int, int]:
-        """(bucket width in s, first bucket index, bucket count) shared by every series."""
+    def _timeline_frame(self, partitions: dict) -> tuple[int, int, int]:
+        """(bucket width in s, first bucket index, bucket count) shared by every series: a power of
+        two, at least every series' resolution, giving at most TIMELINE_BUCKETS buckets."""
         if self.first_ns is None:
             return 1, 0, 0
         start_s, end_s = self.first_ns // NS, self.last_ns // NS
         width = max(self.timeline.resolution, 1)
-        for figures in self.partitions.values():
+        for figures in partitions.values():
             width = max(width, figures.lag_series.resolution)
         while (end_s // width - start_s // width + 1) > TIMELINE_BUCKETS:
             width *= 2
@@ -401,7 +403,8 @@ class Aggregator:
         return {"bucket_s": width, "start": first * width, "exchanges": list(columns[0]),
                 "failed": list(columns[1]), "request_bytes": list(columns[2]), "response_bytes": list(columns[3])}
 
-    def _partitions_document(self, width: int, first: int, count: int) -> dict:
+    def _partitions_by_name(self) -> dict[tuple[str, int], PartitionFigures]:
+        """Partitions keyed by topic name where a Metadata response named the id (id and name merged)."""
         merged: dict[tuple[str, int], PartitionFigures] = {}
         for (topic, partition), figures in self.partitions.items():
             key = (self.names.get(topic, topic), partition)
@@ -409,14 +412,18 @@ class Aggregator:
             if have is None:
                 have = merged[key] = PartitionFigures()
             have.merge(figures)
-        out: dict[str, dict] = {}
-        for (topic, partition), figures in merged.items():
-            entry = figures.document()
-            if figures.lag_samples:
-                entry["lag_timeline"] = [cell[0] if cell else None
-                                         for cell in figures.lag_series.rebin(width, first, count)]
-            out.setdefault(topic, {})[str(partition)] = entry
-        return out
+        return merged
+
+
+def _partitions_document(partitions: dict, width: int, first: int, count: int) -> dict:
+    out: dict[str, dict] = {}
+    for (topic, partition), figures in partitions.items():
+        entry = figures.document()
+        if figures.lag_samples:
+            entry["lag_timeline"] = [cell[0] if cell else None
+                                     for cell in figures.lag_series.rebin(width, first, count)]
+        out.setdefault(topic, {})[str(partition)] = entry
+    return out
 
 
 def _histogram(latency: dict[int, int]) -> list[list]:

@@ -78,6 +78,8 @@ class Series:
     def rebin(self, width: int, first: int, count: int) -> list[list | None]:
         """`count` buckets of `width` seconds starting at bucket index `first` (in width units);
         None where no value fell."""
+        if width % self.resolution:
+            raise ValueError(f"width {width} s is not a multiple of the resolution {self.resolution} s")
         factor = width // self.resolution
         out: list[list | None] = [None] * count
         for k, cell in self.buckets.items():

@@ -171,15 +171,24 @@ def partition_table(doc: dict) -> Table | None:
                   header_style="bold cyan", show_edge=False, pad_edge=False)
     table.add_column("topic", no_wrap=True, max_width=40, overflow="ellipsis")
     table.add_column("part", justify="right", no_wrap=True, min_width=4)
-    for name in ("fetches", "fetched", "records", "lag last", "lag max", "produced", "records"):
+    share = any(p["acquired"] or p["share_records"] or any(p["acknowledgements"].values()) for _, _, p in rows)
+    names = ["fetches", "fetched", "records", "lag last", "lag max", "produced", "records"]
+    if share:
+        names += ["acquired", "redelivered", "acked"]
+    for name in names:
         table.add_column(name, justify="right", no_wrap=True)
     for topic, partition, p in rows[:MAX_ROWS]:
         lag_max = p["lag_max"]
         style = "bold red" if lag_max and lag_max >= 10000 else "yellow" if lag_max else ""
-        table.add_row(topic, partition, f"{p['fetches']:,}", human_bytes(p["fetch_bytes"]), f"{p['fetch_records']:,}",
-                      "-" if p["lag_last"] is None else f"{p['lag_last']:,}",
-                      Text("-" if lag_max is None else f"{lag_max:,}", style=style),
-                      human_bytes(p["produce_bytes"]), f"{p['produce_records']:,}")
+        cells = [topic, partition, f"{p['fetches']:,}", human_bytes(p["fetch_bytes"]), f"{p['fetch_records']:,}",
+                 "-" if p["lag_last"] is None else f"{p['lag_last']:,}",
+                 Text("-" if lag_max is None else f"{lag_max:,}", style=style),
+                 human_bytes(p["produce_bytes"]), f"{p['produce_records']:,}"]
+        if share:
+            red = p["redelivered"]
+            cells += [f"{p['acquired']:,}", Text(f"{red:,}", style="yellow" if red else ""),
+                      f"{sum(p['acknowledgements'].values()):,}"]
+        table.add_row(*cells)
     if len(rows) > MAX_ROWS:
         table.caption = f"{len(rows) - MAX_ROWS} more partitions in --json"
     return table

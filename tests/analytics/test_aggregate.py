@@ -122,3 +122,18 @@ def test_empty_and_single_exchange_documents():
     agg.add_exchange(Exchange(connection_id=1, client="c:1", broker="b:2", status=NO_RESPONSE, correlation_id=5,
                               api_key=18, api="ApiVersions", api_version=3, request_ts_ns=7, request_size=40))
     assert agg.document()["totals"]["requests_per_s"] is None  # a span of 0: no rate
+
+
+def test_id_and_name_series_merged_past_their_limit():
+    agg = Aggregator()
+    # 200 lag samples under the id and 200 others under the name, one per second: each series fits
+    # its 256-bucket limit alone, their union does not.
+    for i in range(200):
+        agg.add_exchange(_fetch((2 * i) * 1_000_000_000, "ID1", i))
+        agg.add_exchange(_fetch((2 * i + 1) * 1_000_000_000, "t", i, key="TopicName"))
+    agg.add_name("ID1", "t")
+    doc = agg.document()
+    part = doc["partitions"]["t"]["0"]
+    assert part["lag_samples"] == 400 and part["lag_max"] == 199
+    assert len(part["lag_timeline"]) == len(doc["timeline"]["exchanges"]) <= 120
+    assert max(v for v in part["lag_timeline"] if v is not None) == 199
