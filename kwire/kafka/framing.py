@@ -22,7 +22,7 @@ KEEP_TAIL = 64  # bytes kept while unsynced: a header may straddle two segments
 
 class Framer:
     __slots__ = ("buf", "synced", "max_frame", "find_start", "frames", "resyncs", "skipped_bytes",
-                 "absurd_lengths", "keep_tail")
+                 "absurd_lengths", "keep_tail", "need")
 
     def __init__(self, find_start: Callable[[bytes | bytearray], int], *, synced: bool, max_frame: int):
         self.buf = bytearray()
@@ -34,36 +34,62 @@ class Framer:
         self.skipped_bytes = 0
         self.absurd_lengths = 0
         self.keep_tail = KEEP_TAIL  # bytes kept while unsynced
+        # Synced with a frame's length read: bytes still missing before that frame is complete (a
+        # consumer may hold back smaller deliveries, see kwire.tcp.events.Connection.demand); else 0.
+        self.need = 0
 
     def gap(self) -> None:
         """Bytes were lost: what is buffered can never complete; resynchronise on what follows."""
         self.skipped_bytes += len(self.buf)
         self.buf.clear()
         self.synced = False
+        self.need = 0
 
     def restart(self, data) -> None:
         """Start over, unsynced, on `data` (bytes that an earlier guess framed wrongly or skipped)."""
         self.buf = bytearray(data)
         self.synced = False
+        self.need = 0
 
     def resync(self) -> None:
         """Doubt the current frame boundary (it came from a guess): search again in what is held."""
         if self.synced:
             self.synced = False
+            self.need = 0
 
     def pending_bytes(self) -> int:
         return len(self.buf)
 
     def feed(self, data) -> list:
+        need = self.need
+        if need:
+            n = len(data)
+            if n < need:
+                # Inside a frame whose length is known: only collect.
+                self.buf += data
+                self.need = need - n
+                return []
+            # This completes the frame held in buf: one copy makes its body.
+            buf = self.buf
+            with memoryview(buf) as head, memoryview(data) as tail:
+                body = b"".join((head[4:], tail[:need]))
+            buf.clear()
+            self.need = 0
+            self.frames += 1
+            if n == need:
+                return [body]
+            return [body] + self.feed(memoryview(data)[need:])
         buf = self.buf
         if self.synced and not buf:
             # Fast path: the segment starts on a frame boundary.
             out = []
             pos = 0
             n = len(data)
+            max_frame = self.max_frame
+            unpack = _LEN.unpack_from
             while pos + 4 <= n:
-                length = _LEN.unpack_from(data, pos)[0]
-                if length < 0 or length > self.max_frame:
+                length = unpack(data, pos)[0]
+                if length < 0 or length > max_frame:
                     break
                 end = pos + 4 + length
                 if end > n:
@@ -108,7 +134,9 @@ class Framer:
                 del buf[:1]
                 continue
             if len(buf) < 4 + length:
+                self.need = 4 + length - len(buf)
                 return out
-            out.append(bytes(buf[4:4 + length]))
+            with memoryview(buf) as view:
+                out.append(bytes(view[4:4 + length]))
             del buf[:4 + length]
             self.frames += 1

@@ -1,10 +1,17 @@
-"""Decoded bodies made plain: JSON-ready values for every renderer.
+"""Decoded bodies made plain: JSON-ready values for every renderer, with secrets redacted.
 
-`plain_body(body, records=...)` turns a decoded body into dicts, lists, str, int, float, bool and None:
-RawRecords become a summary of their batches (or, with records="full", every record), bytes become
-{"hex": ...}, unknown tagged fields keep their tags as text keys. Secret-bearing fields
-(SaslAuthenticate AuthBytes, SaslHandshake is not secret) are replaced by {"redacted": n_bytes}
-unless show_secrets is set.
+`plain_body(body, records=..., show_secrets=...)` turns a decoded body into dicts, lists, str, int,
+float, bool and None: RawRecords become a summary of their batches (records="summary"), every
+record ("full") or their size ("none"); bytes become {"hex": ...}; unknown tagged fields keep
+their tags as text keys.
+
+Secrets: the fields in SECRET_FIELDS (SaslAuthenticate AuthBytes, delegation-token Hmac, SCRAM
+credential Salt / SaltedPassword) are redacted unless show_secrets is set: AuthBytes become
+`sasl_view(bytes)`, the SASL message's structure with its secret parts left out (user names and
+mechanism-level structure shown; passwords, proofs, signatures, nonces and tokens never), other
+secret fields {"redacted": n_bytes}. SECRET_APIS names the apis whose bodies can hold such fields:
+`json_default(records)` (the JSON encoder's hook for non-JSON values) never sees field names, so
+renderers walk those bodies with plain_body and hand every other body to the encoder as it is.
 """
 
 from __future__ import annotations
@@ -12,23 +19,32 @@ from __future__ import annotations
 from kwire.codec.records import decode_records, summarize_records
 from kwire.codec.values import RawRecords
 
-SECRET_FIELDS = frozenset({"AuthBytes"})
+SECRET_FIELDS = frozenset({"AuthBytes", "Hmac", "SaltedPassword", "Salt"})
+# SaslAuthenticate, CreateDelegationToken, RenewDelegationToken, ExpireDelegationToken,
+# DescribeDelegationToken, AlterUserScramCredentials.
+SECRET_APIS = frozenset({36, 38, 39, 40, 41, 51})
+_BYTES = (bytes, bytearray, memoryview)
+
+
+def _records(value: RawRecords, records: str):
+    if records == "full":
+        return decode_records(value.data)
+    if records == "none":
+        return {"size": len(value.data)}
+    return summarize_records(value.data)
 
 
 def plain_value(value, records: str = "summary", show_secrets: bool = False, key: str | None = None):
-    if isinstance(value, dict):
+    t = type(value)
+    if t is dict or isinstance(value, dict):
         return {str(k): plain_value(v, records, show_secrets, str(k)) for k, v in value.items()}
-    if isinstance(value, list):
+    if t is list or t is tuple:
         return [plain_value(v, records, show_secrets) for v in value]
-    if isinstance(value, RawRecords):
-        if records == "full":
-            return decode_records(value.data)
-        if records == "none":
-            return {"size": len(value.data)}
-        return summarize_records(value.data)
-    if isinstance(value, (bytes, bytearray, memoryview)):
+    if t is RawRecords:
+        return _records(value, records)
+    if isinstance(value, _BYTES):
         if key in SECRET_FIELDS and not show_secrets:
-            return {"redacted": len(value)}
+            return sasl_view(value) if key == "AuthBytes" else {"redacted": len(value)}
         return {"hex": bytes(value).hex()}
     return value
 
@@ -37,3 +53,151 @@ def plain_body(body: dict | None, records: str = "summary", show_secrets: bool =
     if body is None:
         return None
     return plain_value(body, records, show_secrets)
+
+
+def json_default(records: str = "summary"):
+    """The `default` hook of a JSON encoder fed raw decoded bodies (of apis not in SECRET_APIS)."""
+
+    def default(value):
+        if type(value) is RawRecords:
+            return _records(value, records)
+        if isinstance(value, _BYTES):
+            return {"hex": bytes(value).hex()}
+        raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+    return default
+
+
+# ---- SASL messages (RFC 4616 PLAIN, RFC 5802 SCRAM, RFC 7628 OAUTHBEARER) -----------------------
+
+MAX_SHOWN = 256  # longest user name / attribute value shown
+
+
+def sasl_view(data) -> dict:
+    """What may be shown of one SASL message: {"redacted": n_bytes} plus, when the message is a
+    recognised PLAIN / SCRAM / OAUTHBEARER one, its mechanism and non-secret parts."""
+    raw = bytes(data)
+    out: dict = {"redacted": len(raw)}
+    if not raw or len(raw) > 65536:
+        return out
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return out  # GSSAPI and other binary tokens: nothing to show
+    try:
+        shown = _plain(text) or _oauthbearer(text) or _scram(text)
+    except (ValueError, IndexError):  # pragma: no cover - the parsers check before they index
+        shown = None
+    if shown:
+        out.update(shown)
+    return out
+
+
+def _short(s: str) -> str | None:
+    if len(s) > MAX_SHOWN or not s.isprintable():
+        return None
+    return s
+
+
+def _plain(text: str) -> dict | None:
+    # authzid NUL authcid NUL passwd
+    if text.count("\0") != 2:
+        return None
+    authzid, authcid, _password = text.split("\0")
+    user = _short(authcid)
+    zid = _short(authzid)
+    if user is None or zid is None:
+        return {"mechanism": "PLAIN"}
+    out = {"mechanism": "PLAIN", "username": user}
+    if zid:
+        out["authzid"] = zid
+    return out
+
+
+def _gs2(text: str) -> tuple[str | None, str] | None:
+    """(authzid or None, rest) after an RFC 5801 GS2 header "n,"/"y,"/"p=cb," "[a=authzid]," or None."""
+    if not (text.startswith(("n,", "y,")) or text.startswith("p=")):
+        return None
+    first = text.find(",")
+    second = text.find(",", first + 1)
+    if first < 0 or second < 0:
+        return None
+    zid = text[first + 1:second]
+    if zid and not zid.startswith("a="):
+        return None
+    return (_scram_unescape(zid[2:]) if zid else None), text[second + 1:]
+
+
+def _oauthbearer(text: str) -> dict | None:
+    # gs2-header kvsep *(key "=" value kvsep) kvsep, kvsep = %x01; auth=Bearer <token>
+    head = _gs2(text)
+    if head is None or not head[1].startswith("\x01"):
+        return None
+    zid, rest = head
+    out: dict = {"mechanism": "OAUTHBEARER"}
+    if zid is not None and _short(zid) is not None:
+        out["authzid"] = zid
+    keys = []
+    for pair in rest.split("\x01"):
+        if not pair:
+            continue
+        key, _, value = pair.partition("=")
+        if key == "auth":
+            scheme = value.split(" ", 1)[0]
+            if _short(scheme) is not None and len(scheme) < 32:
+                out["auth_scheme"] = scheme
+        elif _short(key) is not None and len(key) < 64:
+            keys.append(key)  # extension values can be secrets too: only their names
+    if keys:
+        out["extensions"] = keys
+    return out
+
+
+def _scram_unescape(name: str) -> str:
+    return name.replace("=2C", ",").replace("=3D", "=")
+
+
+def _scram_attrs(text: str) -> dict[str, str] | None:
+    """RFC 5802 attributes "x=value" (Kafka's extensions such as tokenauth=true too), or None."""
+    attrs: dict[str, str] = {}
+    for part in text.split(","):
+        key, eq, value = part.partition("=")
+        if not eq or not key.isalnum() or not key.isascii():
+            return None
+        attrs[key] = value
+    return attrs
+
+
+def _scram(text: str) -> dict | None:
+    head = _gs2(text)
+    if head is not None:  # client-first: gs2-header n=user,r=nonce[,extensions]
+        zid, rest = head
+        attrs = _scram_attrs(rest)
+        if not attrs or "n" not in attrs or "r" not in attrs:
+            return None
+        out = {"mechanism": "SCRAM", "message": "client-first"}
+        user = _short(_scram_unescape(attrs["n"]))
+        if user is not None:
+            out["username"] = user
+        if zid is not None and _short(zid) is not None:
+            out["authzid"] = zid
+        return out
+    attrs = _scram_attrs(text)
+    if not attrs:
+        return None
+    if "c" in attrs and "r" in attrs and "p" in attrs:
+        return {"mechanism": "SCRAM", "message": "client-final"}
+    if "r" in attrs and "s" in attrs and "i" in attrs:
+        out = {"mechanism": "SCRAM", "message": "server-first"}
+        if attrs["i"].isdigit() and len(attrs["i"]) < 10:
+            out["iterations"] = int(attrs["i"])
+        return out
+    if set(attrs) == {"v"}:
+        return {"mechanism": "SCRAM", "message": "server-final"}
+    if set(attrs) == {"e"}:
+        error = _short(attrs["e"])
+        out = {"mechanism": "SCRAM", "message": "server-final"}
+        if error is not None:
+            out["error"] = error
+        return out
+    return None

@@ -3,6 +3,13 @@
 A connection has two directions: 0 is from endpoint `a` to `b`, 1 the reverse. `a` is the side
 that sent the first SYN when the handshake was seen (then `initiator` is 0), otherwise the side of
 the first segment seen (and `initiator` is None: roles are unknown).
+
+`Connection.demand` is the consumer's hint, per direction: demand[d] = n > 0 says "nothing can come
+of direction d's bytes before n more of them are in" (a Kafka frame whose length is known is still
+that short). Reassembly may then hold back in-order bytes until n are in and deliver them as one
+StreamData, at the time of the segment that completed them; it resets demand[d] to 0 whenever it
+delivers, and delivers what it holds before any other event of that direction (gap, close). Bytes
+held this way are bounded by the consumer's own frame limit.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ class Connection:
     initiator: int | None  # 0 when a sent the SYN; None when the handshake was not captured
     first_ts_ns: int
     counters: dict[str, int] = field(default_factory=dict)  # per-connection reassembly counters
+    demand: list[int] = field(default_factory=lambda: [0, 0])  # bytes the consumer waits for, per direction
 
     def endpoint(self, direction: int) -> Endpoint:
         """The sender of `direction`."""

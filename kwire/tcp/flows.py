@@ -30,6 +30,8 @@ from __future__ import annotations
 
 from typing import Iterable, Iterator, NamedTuple
 
+from kwire.capture.packet import Packet
+from kwire.net.decode import ETH_IPV4_TCP, DecodeCounters, decode_segment
 from kwire.net.segment import ACK, FIN, RST, SYN, Segment
 from kwire.tcp.events import Connection, StreamClosed, StreamData, StreamEvent
 from kwire.tcp.reassembly import ACK_GRACE_SEGMENTS, HALF, HALF_COUNTERS, MASK, HalfStream
@@ -102,38 +104,83 @@ class FlowTable:
 
     def feed(self, seg: Segment) -> list[StreamEvent]:
         """Events caused by one segment (fed in capture order)."""
-        out: list[StreamEvent] = []
         ts = seg.ts_ns
-        if ts >= self._next_sweep:
-            self._sweep(ts, out)
         h = self._halves.get((seg.src_ip, seg.src_port, seg.dst_ip, seg.dst_port))
-        flags = seg.flags
-        if h is None or flags & _SLOW_FLAGS or seg.truncated:
-            self._feed_slow(seg, h, out)
+        if h is None or seg.flags & _SLOW_FLAGS or seg.truncated or ts >= self._next_sweep:
+            out: list[StreamEvent] = []
+            if ts >= self._next_sweep:
+                self._sweep(ts, out)
+                h = self._halves.get((seg.src_ip, seg.src_port, seg.dst_ip, seg.dst_port))
+            if h is None or seg.flags & _SLOW_FLAGS or seg.truncated:
+                self._feed_slow(seg, h, out)
+                return out
+            out += self._established(h, ts, seg.payload, seg.seq, seg.ack, seg.flags)
             return out
-        # Fast path: an established direction, no SYN/FIN/RST, whole payload.
+        return self._established(h, ts, seg.payload, seg.seq, seg.ack, seg.flags)
+
+    def feed_packet(self, packet: Packet, counters: DecodeCounters | None = None) -> list[StreamEvent]:
+        """`feed(decode_segment(packet, counters))` in one step (packets the net layer rejects cause
+        no event). The common packet (untagged Ethernet, IPv4 without options, whole TCP segment
+        without SYN/FIN/RST on an established direction) never becomes a Segment."""
+        data = packet.data
+        if packet.linktype == 1 and len(data) >= 54:
+            (etype, vihl, total, frag, proto, src, dst, sport, dport, seq, ack, doff, flags) = ETH_IPV4_TCP(data, 0)
+            if etype == 0x0800 and vihl == 0x45 and proto == 6 and not frag & 0x3FFF and not flags & _SLOW_FLAGS:
+                p = 34 + ((doff >> 4) << 2)
+                end = 14 + total
+                if 54 <= p <= end <= len(data):
+                    h = self._halves.get((src, sport, dst, dport))
+                    ts = packet.ts_ns
+                    if h is not None and ts < self._next_sweep:
+                        n = end - p
+                        if n and seq == h.nxt and h.clean and h.demand[h.direction] > n:
+                            # The commonest packet of a big transfer: in order, inside a frame the
+                            # consumer waits for, acknowledging what the peer sent. Hold it, done.
+                            peer = h.peer
+                            if ((ack == peer.nxt or not flags & ACK) and h.ack_hole is None
+                                    and peer.ack_hole is None and not h.close_due):
+                                payload = data[p:end]
+                                h.last_ts = ts
+                                h.segments += 1
+                                h.bytes += n
+                                h.nxt = (seq + n) & MASK
+                                h.tail = payload
+                                h.demand[h.direction] -= n
+                                h.held.append(payload)
+                                h.held_ts = ts
+                                return []
+                        return self._established(h, ts, data[p:end], seq, ack, flags)
+        seg = decode_segment(packet, counters)
+        if seg is None:
+            return []
+        return self.feed(seg)
+
+    def _established(self, h: HalfStream, ts: int, payload, seq: int, ack: int, flags: int) -> list[StreamEvent]:
+        """The fast path: a segment of an established direction, no SYN/FIN/RST, whole payload."""
+        out: list[StreamEvent] = []
         h.last_ts = ts
         h.segments += 1
-        payload = seg.payload
         if payload:
             n = len(payload)
             h.bytes += n
-            seq = seg.seq
             if seq == h.nxt and h.clean:
                 h.nxt = (seq + n) & MASK
                 h.tail = payload
-                out.append(StreamData(h.conn, h.direction, ts, payload))
+                if h.demand[h.direction] or h.held:
+                    h.hold(payload, ts, out)
+                else:
+                    out.append(StreamData(h.conn, h.direction, ts, payload))
             else:
                 h.receive(seq, payload, ts, out)
+        peer = h.peer
         if flags & ACK:
-            pn = h.peer.nxt
-            ack = seg.ack
+            pn = peer.nxt
             if ack != pn and pn is not None and 0 < ((ack - pn) & MASK) < HALF:
-                h.peer.ack_passed(ack, ts, out)
+                peer.ack_passed(ack, ts, out)
         if h.ack_hole is not None:
             h.check_ack(ts, out)
-        if h.peer.ack_hole is not None:
-            h.peer.check_ack(ts, out)
+        if peer.ack_hole is not None:
+            peer.check_ack(ts, out)
         if h.close_due:
             self._check_close(h, ts, out)
         return out

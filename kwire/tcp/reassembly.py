@@ -20,6 +20,8 @@ Guarantees and the one way each ambiguity is resolved:
   cut by the snap length, and when the connection ends (`finish`).
 - Every delivered run is one StreamData whose ts_ns is the time of the segment (or ACK, or close)
   that made it deliverable.
+- In-order bytes the consumer said it cannot use yet (Connection.demand) wait in `held` and go out
+  as one StreamData once the demand is met, or before anything else this direction delivers.
 """
 
 from __future__ import annotations
@@ -70,7 +72,7 @@ class HalfStream:
     __slots__ = (
         "conn", "direction", "peer", "limit",
         "nxt", "start", "syn_seq", "fin_at", "clean", "tail", "lost_at", "last_ts", "ack_hole", "ack_due", "close_due",
-        "base", "starts", "chunks", "buffered",
+        "base", "starts", "chunks", "buffered", "demand", "held", "held_ts",
     ) + HALF_COUNTERS
 
     def __init__(self, conn: Connection, direction: int, limit: int, ts_ns: int):
@@ -93,6 +95,9 @@ class HalfStream:
         self.starts: list[int] = []      # buffered runs: offsets from base, sorted, non-overlapping
         self.chunks: list[bytes] = []
         self.buffered = 0
+        self.demand = conn.demand        # the consumer's hint (shared with the other direction)
+        self.held: list = []             # in-order payloads held back for that hint
+        self.held_ts = ts_ns
         for name in HALF_COUNTERS:
             setattr(self, name, 0)
 
@@ -184,7 +189,36 @@ class HalfStream:
             self.conflicting_bytes += count_differences(
                 self.tail[lt + lo:lt + hi], data[lo - rel:hi - rel])
 
+    def hold(self, payload, ts: int, out: list) -> None:
+        """In-order `payload` (nxt already moved past it) on the fast path: deliver it, or hold it
+        back while the consumer's demand for this direction is not met."""
+        d = self.direction
+        want = self.demand[d]
+        n = len(payload)
+        if want > n:
+            self.demand[d] = want - n
+            self.held.append(payload)
+            self.held_ts = ts
+            return
+        self.demand[d] = 0
+        if self.held:
+            self.held.append(payload)
+            payload = b"".join(self.held)
+            self.held = []
+        out.append(StreamData(self.conn, d, ts, payload))
+
+    def flush_held(self, out: list) -> None:
+        """Deliver the bytes held back for the consumer's demand (before any other event)."""
+        if self.held:
+            data = self.held[0] if len(self.held) == 1 else b"".join(self.held)
+            self.held = []
+            self.demand[self.direction] = 0
+            out.append(StreamData(self.conn, self.direction, self.held_ts, data))
+
     def _deliver(self, data, ts: int, out: list) -> None:
+        if self.held:
+            self.flush_held(out)
+        self.demand[self.direction] = 0
         self.nxt = (self.nxt + len(data)) & MASK
         self.tail = data
         out.append(StreamData(self.conn, self.direction, ts, data))
@@ -272,6 +306,8 @@ class HalfStream:
     # -- holes ----------------------------------------------------------------------------------
 
     def _gap(self, size: int, ts: int, out: list) -> None:
+        if self.held:
+            self.flush_held(out)
         self.gaps += 1
         self.gap_bytes += size
         out.append(StreamGap(self.conn, self.direction, ts, size))
@@ -376,6 +412,8 @@ class HalfStream:
 
     def finish(self, ts: int, out: list) -> None:
         """The connection ends: declare every remaining hole, deliver every buffered byte."""
+        if self.held:
+            self.flush_held(out)
         self.check_ack(ts, out, force=True)
         while self.starts:
             self._skip_hole(ts, out)
