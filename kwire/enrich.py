@@ -20,6 +20,12 @@ MAX_TOPICS = 1 << 16
 MAX_OFFSETS = 1 << 18
 
 
+def _wire_topic(topic: dict) -> str | None:
+    """The topic as the wire names it (a name before Fetch v13, an id since): stable whether or not a
+    Metadata answer has named the id yet."""
+    return topic.get("Topic") or topic.get("TopicId")
+
+
 class Enricher:
     def __init__(self) -> None:
         self.topic_names: dict[str, str] = {}
@@ -93,19 +99,21 @@ class Enricher:
             }
         if ex.request:
             for topic in ex.request.get("Topics") or ():
-                label = self._topic_label(topic)
+                wire = _wire_topic(topic)
                 for part in topic.get("Partitions") or ():
-                    if len(self.fetch_offsets) < MAX_OFFSETS or (conn, label, part.get("Partition")) in self.fetch_offsets:
-                        self.fetch_offsets[(conn, label, part.get("Partition"))] = part.get("FetchOffset")
+                    key = (conn, wire, part.get("Partition"))
+                    if len(self.fetch_offsets) < MAX_OFFSETS or key in self.fetch_offsets:
+                        self.fetch_offsets[key] = part.get("FetchOffset")
         if not ex.response:
             return
         rows = []
         for topic in ex.response.get("Responses") or ():
             label = self._topic_label(topic)
+            wire = _wire_topic(topic)
             for part in topic.get("Partitions") or ():
                 index = part.get("PartitionIndex")
                 hw = part.get("HighWatermark")
-                offset = self.fetch_offsets.get((conn, label, index))
+                offset = self.fetch_offsets.get((conn, wire, index))
                 if hw is None or hw < 0 or offset is None or offset < 0:
                     continue
                 row = {"topic": label, "partition": index, "fetch_offset": offset,

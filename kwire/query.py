@@ -26,19 +26,28 @@ def parse_api(text: str) -> int:
 
 
 def error_codes(node) -> list[int]:
-    """Every non-zero ErrorCode in a decoded body."""
+    """Every non-zero ErrorCode in a decoded body, in one recursive walk (a hot spot of stats)."""
     found: list[int] = []
-    stack = [node]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            code = item.get("ErrorCode")
-            if isinstance(code, int) and code != 0:
-                found.append(code)
-            stack.extend(v for v in item.values() if isinstance(v, (dict, list)))
-        elif isinstance(item, list):
-            stack.extend(v for v in item if isinstance(v, (dict, list)))
+    if node:
+        _collect_error_codes(node, found)
     return found
+
+
+def _collect_error_codes(node: dict, out: list) -> None:
+    code = node.get("ErrorCode")
+    if code and type(code) is int:
+        out.append(code)
+    for value in node.values():
+        t = type(value)
+        if t is list:
+            for item in value:
+                ti = type(item)
+                if ti is dict:
+                    _collect_error_codes(item, out)
+                elif ti is list:
+                    _collect_error_codes({"": item}, out)
+        elif t is dict:
+            _collect_error_codes(value, out)
 
 
 def topics_in(node) -> set[str]:

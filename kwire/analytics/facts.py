@@ -28,6 +28,7 @@ from kwire.codec.records import summarize_records
 from kwire.codec.values import RawRecords
 from kwire.kafka.error_codes import error_name
 from kwire.model import PAIRED, Exchange
+from kwire.query import error_codes
 
 ACK_TYPES = {0: "GAP", 1: "ACCEPT", 2: "RELEASE", 3: "REJECT", 4: "RENEW"}
 ACK_COLUMNS = tuple(f"ack_{name.lower()}" for name in ACK_TYPES.values())
@@ -41,32 +42,12 @@ EXCHANGE_COLUMNS = ("ts_ns", "request_ts_ns", "response_ts_ns", "client", "broke
                     "response_bytes", "error_codes", "failed", "request_error", "response_error", "group_id")
 
 
-def _error_codes(node, out: list) -> None:
-    """kwire.query.error_codes, as one recursive walk (the hot spot of stats; tests check they agree)."""
-    code = node.get("ErrorCode")
-    if code and type(code) is int:
-        out.append(code)
-    for value in node.values():
-        t = type(value)
-        if t is list:
-            for item in value:
-                ti = type(item)
-                if ti is dict:
-                    _error_codes(item, out)
-                elif ti is list:
-                    _error_codes({"": item}, out)
-        elif t is dict:
-            _error_codes(value, out)
-
-
 def exchange_row(ex: Exchange) -> dict:
     latency = None
     status = ex.status
     if status == PAIRED and ex.request_ts_ns is not None and ex.response_ts_ns is not None:
         latency = ex.response_ts_ns - ex.request_ts_ns
-    found: list[int] = []
-    if ex.response:
-        _error_codes(ex.response, found)
+    found = error_codes(ex.response)
     codes = sorted(error_name(c) for c in found)
     # kwire.query.has_error: not paired, a decode error, or an error code
     failed = status != PAIRED or bool(ex.request_error or ex.response_error) or bool(found)

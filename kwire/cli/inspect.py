@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import sys
 
 import click
 
 from kwire.cli.options import capture_paths, exchange_filter
+from kwire.cli.progress import progress_bar
 from kwire.pipeline import RunSummary, analyze_files
 
 
@@ -32,7 +32,7 @@ def inspect_command(captures, as_json, records, apis, client_ids, topics, errors
     summary = RunSummary()
     records_mode = "full" if records else "summary"
     out = sys.stdout
-    progress = _progress_bar(paths)
+    progress = progress_bar(paths)
     try:
         exchanges = analyze_files(paths, port_hints=ports, summary=summary,
                                   progress=progress.update if progress else None)
@@ -71,37 +71,3 @@ def report_run(summary: RunSummary, quiet: bool) -> None:
         click.echo(f"kwire: {summary.line()}", err=True)
     if summary.capture_errors or summary.unknown_linktypes:
         sys.exit(1)
-
-
-class _Progress:
-    """A progress bar on stderr driven by the bytes the readers have consumed."""
-
-    def __init__(self, total: int):
-        from rich.console import Console
-        from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn, TransferSpeedColumn
-
-        self.progress = Progress("[progress.description]{task.description}", BarColumn(), DownloadColumn(),
-                                 TransferSpeedColumn(), TimeRemainingColumn(),
-                                 console=Console(file=sys.stderr), transient=True)
-        self.task = self.progress.add_task("reading", total=total)
-        self.progress.start()
-
-    def update(self, stats) -> None:
-        self.progress.update(self.task, completed=stats.captured_bytes + 16 * stats.packets)
-
-    def close(self) -> None:
-        self.progress.stop()
-
-
-def _progress_bar(paths: list[str]) -> _Progress | None:
-    if not sys.stderr.isatty():
-        return None
-    total = 0
-    for p in paths:
-        try:
-            total += os.path.getsize(p)
-        except OSError:
-            return None
-    if total < 32 << 20:
-        return None
-    return _Progress(total)

@@ -13,7 +13,8 @@ import sys
 import click
 
 from kwire.analytics import Aggregator, summary_json
-from kwire.cli.inspect import _progress_bar, report_run
+from kwire.cli.inspect import report_run
+from kwire.cli.progress import progress_bar
 from kwire.cli.options import capture_paths, exchange_filter
 from kwire.errors import KwireError
 from kwire.pipeline import RunSummary, analyze_files
@@ -65,7 +66,7 @@ def stats_command(captures, as_json, html, apis, client_ids, topics, errors_only
     summary = RunSummary()
     agg = Aggregator()
     add = agg.add_exchange
-    progress = _progress_bar(paths)
+    progress = progress_bar(paths)
     try:
         for ex in analyze_files(paths, port_hints=ports, summary=summary,
                                 progress=progress.update if progress else None):

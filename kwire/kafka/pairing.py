@@ -32,7 +32,7 @@ NO_RESPONSE = "no_response"
 NO_REQUEST = "no_request"
 
 DEFAULT_MAX_FRAME = 256 * 1024 * 1024  # Kafka's own socket.request.max.bytes default is 100 MiB
-MAX_PENDING = 4096  # requests awaiting a response, per connection
+MAX_PENDING = 1 << 16  # requests awaiting a response, per connection (librdkafka pipelines thousands)
 MAX_HELD = 256  # exchanges held while a connection is not yet confirmed as Kafka
 CONFIRM_CHAINED_REQUESTS = 3
 GIVE_UP_BYTES = 1 << 20  # unconfirmed connection: bytes scanned in vain before it is ignored
