@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from kwire.cli.options import capture_paths, exchange_filter
+from kwire.cli.options import capture_paths, exchange_filter, filter_options
 from kwire.cli.progress import progress_bar
 from kwire.pipeline import RunSummary, analyze_files
 
@@ -15,13 +15,7 @@ from kwire.pipeline import RunSummary, analyze_files
 @click.argument("captures", nargs=-1, required=True, type=click.Path(allow_dash=False))
 @click.option("--json", "as_json", is_flag=True, help="JSON Lines: one object per exchange.")
 @click.option("--records", is_flag=True, help="Decode every record (key, value, headers), not only batch summaries.")
-@click.option("--api", "apis", multiple=True, help="Only this api (name or key); repeatable.")
-@click.option("--client-id", "client_ids", multiple=True, help="Only this client id; repeatable.")
-@click.option("--topic", "topics", multiple=True, help="Only exchanges naming this topic (name or id); repeatable.")
-@click.option("--errors", "errors_only", is_flag=True, help="Only exchanges with an error code, a decode error, or no partner.")
-@click.option("--min-latency", type=float, default=None, metavar="MS", help="Only exchanges at least this slow.")
-@click.option("--port", "ports", multiple=True, type=click.IntRange(1, 65535),
-              help="Hint: a broker port (Kafka is found on any port without it); repeatable.")
+@filter_options()
 @click.option("--show-secrets", is_flag=True, help="Show SASL credentials instead of redacting them.")
 @click.option("--no-summary", is_flag=True, help="Leave out the closing summary line (on stderr).")
 def inspect_command(captures, as_json, records, apis, client_ids, topics, errors_only, min_latency, ports,

@@ -45,3 +45,29 @@ def exchange_filter(apis, client_ids, topics, errors_only, min_latency) -> Excha
                 raise click.BadParameter(str(exc), param_hint="--api") from None
     return ExchangeFilter(api_keys=frozenset(keys), client_ids=frozenset(client_ids), topics=frozenset(topics),
                           errors_only=errors_only, min_latency_ms=min_latency)
+
+
+def filter_options(*, topic: bool = True):
+    """The exchange filters every command shares (--api, --client-id, --topic, --errors, --min-latency)
+    and the --port hint, as one decorator."""
+    options = [
+        click.option("--api", "apis", multiple=True, help="Only this api (name or key); repeatable."),
+        click.option("--client-id", "client_ids", multiple=True, help="Only this client id; repeatable."),
+    ]
+    if topic:
+        options.append(click.option("--topic", "topics", multiple=True,
+                                    help="Only exchanges naming this topic (name or id); repeatable."))
+    options += [
+        click.option("--errors", "errors_only", is_flag=True,
+                     help="Only exchanges with an error code, a decode error, or no partner."),
+        click.option("--min-latency", type=float, default=None, metavar="MS", help="Only exchanges at least this slow."),
+        click.option("--port", "ports", multiple=True, type=click.IntRange(1, 65535),
+                     help="Hint: a broker port (Kafka is found on any port without it); repeatable."),
+    ]
+
+    def decorate(command):
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return decorate

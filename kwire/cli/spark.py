@@ -13,7 +13,7 @@ import os
 import click
 
 from kwire.cli.inspect import report_run
-from kwire.cli.options import capture_paths, exchange_filter
+from kwire.cli.options import capture_paths, exchange_filter, filter_options
 from kwire.cli.stats import write_outputs
 
 
@@ -28,12 +28,7 @@ from kwire.cli.stats import write_outputs
               help="Write Parquet tables DIR/exchanges and DIR/partitions (replaced if present).")
 @click.option("--partitions", type=click.IntRange(1, 100000), default=None, metavar="N",
               help="Shuffle partitions for decoding (default: 4 x Spark's default parallelism).")
-@click.option("--api", "apis", multiple=True, help="Only this api (name or key); repeatable.")
-@click.option("--client-id", "client_ids", multiple=True, help="Only this client id; repeatable.")
-@click.option("--errors", "errors_only", is_flag=True, help="Only exchanges with an error code, a decode error, or no partner.")
-@click.option("--min-latency", type=float, default=None, metavar="MS", help="Only exchanges at least this slow.")
-@click.option("--port", "ports", multiple=True, type=click.IntRange(1, 65535),
-              help="Hint: a broker port (Kafka is found on any port without it); repeatable.")
+@filter_options(topic=False)
 @click.option("--no-summary", is_flag=True, help="Leave out the closing summary line (on stderr).")
 def spark_command(archives, master, as_json, html, out, partitions, apis, client_ids, errors_only, min_latency,
                   ports, no_summary):

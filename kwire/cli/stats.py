@@ -15,7 +15,7 @@ import click
 from kwire.analytics import Aggregator, summary_json
 from kwire.cli.inspect import report_run
 from kwire.cli.progress import progress_bar
-from kwire.cli.options import capture_paths, exchange_filter
+from kwire.cli.options import capture_paths, exchange_filter, filter_options
 from kwire.errors import KwireError
 from kwire.pipeline import RunSummary, analyze_files
 
@@ -51,13 +51,7 @@ def write_outputs(document: dict, *, as_json: bool, html: str | None, out=None) 
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON document (sorted keys).")
 @click.option("--html", type=click.Path(dir_okay=False, writable=True), default=None, metavar="FILE",
               help="Also write a self-contained HTML report with charts.")
-@click.option("--api", "apis", multiple=True, help="Only this api (name or key); repeatable.")
-@click.option("--client-id", "client_ids", multiple=True, help="Only this client id; repeatable.")
-@click.option("--topic", "topics", multiple=True, help="Only exchanges naming this topic (name or id); repeatable.")
-@click.option("--errors", "errors_only", is_flag=True, help="Only exchanges with an error code, a decode error, or no partner.")
-@click.option("--min-latency", type=float, default=None, metavar="MS", help="Only exchanges at least this slow.")
-@click.option("--port", "ports", multiple=True, type=click.IntRange(1, 65535),
-              help="Hint: a broker port (Kafka is found on any port without it); repeatable.")
+@filter_options()
 @click.option("--no-summary", is_flag=True, help="Leave out the closing summary line (on stderr).")
 def stats_command(captures, as_json, html, apis, client_ids, topics, errors_only, min_latency, ports, no_summary):
     """Latency, errors, lag and share-group figures of capture files (pcap, pcapng, gzip of either)."""

@@ -22,6 +22,7 @@ from rich.table import Table
 from rich.text import Text
 
 from kwire.live.snapshot import Snapshot
+from kwire.render.units import human_bytes as fmt_bytes
 
 SPARK = "▁▂▃▄▅▆▇█"
 PANEL_WIDTH = 40  # a panel column is at least this wide
@@ -65,17 +66,6 @@ def fmt_ms(ms: float | None) -> str:
     if ms < 100_000:
         return f"{ms:,.0f}"
     return f"{ms / 1000:,.0f}s"
-
-
-def fmt_bytes(n: int | None) -> str:
-    if n is None:
-        return "-"
-    value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if value < 1024 or unit == "TiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{n} B"
 
 
 def sparkline(values, width: int) -> str:

@@ -14,18 +14,9 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from kwire.render.units import human_bytes
+
 MAX_ROWS = 30
-
-
-def human_bytes(n: int | None) -> str:
-    if n is None:
-        return "-"
-    value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if value < 1024 or unit == "TiB":
-            return f"{int(value)} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{n} B"  # pragma: no cover
 
 
 def ms(value: float | None) -> str:
