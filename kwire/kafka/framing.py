@@ -2,41 +2,55 @@
 
 A Framer is sans-IO: `feed(data)` returns the frame bodies that data completed. It starts synced
 (the handshake was seen, the stream starts on a frame boundary) or unsynced (the capture began
-mid-stream, or after a gap). Unsynced, it asks its `find_start(buf)` callback for the offset of the
-next plausible frame start and discards what comes before it, keeping only a short tail while it
-waits; so an unsynced direction never holds more than a few bytes. A length larger than
-`max_frame` (an absurd length, or a false resync) makes it unsynced again.
+mid-stream, or after a gap). Unsynced, it asks its `find_start(buf, scan)` callback where the next
+frame starts: the callback answers (start, drop): start >= 0 to sync there, else the number of
+leading bytes that can go (the callback keeps what a candidate header still waiting for its frame
+to complete needs, and its own notes in `scan`, a dict the framer empties whenever its buffer
+changes under the callback). A length larger than `max_frame` (an absurd length, or a false resync)
+makes it unsynced again.
 
-Memory: one frame at most is buffered, bounded by `max_frame`.
+Memory: one frame at most is buffered, bounded by `max_frame`; unsynced, what the callback keeps.
 """
 
 from __future__ import annotations
 
+import inspect
 import struct
 from typing import Callable
 
 _LEN = struct.Struct(">i")
 
-KEEP_TAIL = 64  # bytes kept while unsynced: a header may straddle two segments
+KEEP_TAIL = 64  # bytes a plain finder (one returning an offset) leaves held while unsynced
+
+
+def _plain(find):
+    """Adapt a finder returning just an offset (or -1): keep a short tail while nothing is found."""
+    def finder(buf, scan):
+        start = find(buf)
+        return (start, 0) if start >= 0 else (-1, max(0, len(buf) - KEEP_TAIL))
+    return finder
 
 
 class Framer:
     __slots__ = ("buf", "synced", "max_frame", "find_start", "frames", "resyncs", "skipped_bytes",
-                 "absurd_lengths", "keep_tail", "need")
+                 "absurd_lengths", "need", "scan")
 
-    def __init__(self, find_start: Callable[[bytes | bytearray], int], *, synced: bool, max_frame: int):
+    def __init__(self, find_start: Callable[[bytearray, dict], tuple[int, int]] | Callable[[bytearray], int], *,
+                 synced: bool, max_frame: int):
         self.buf = bytearray()
         self.synced = synced
         self.max_frame = max_frame
+        if len(inspect.signature(find_start).parameters) == 1:
+            find_start = _plain(find_start)
         self.find_start = find_start
         self.frames = 0
         self.resyncs = 0
         self.skipped_bytes = 0
         self.absurd_lengths = 0
-        self.keep_tail = KEEP_TAIL  # bytes kept while unsynced
         # Synced with a frame's length read: bytes still missing before that frame is complete (a
         # consumer may hold back smaller deliveries, see kwire.tcp.events.Connection.demand); else 0.
         self.need = 0
+        self.scan: dict = {}  # the find_start callback's notes about the unsynced buffer
 
     def gap(self) -> None:
         """Bytes were lost: what is buffered can never complete; resynchronise on what follows."""
@@ -44,18 +58,21 @@ class Framer:
         self.buf.clear()
         self.synced = False
         self.need = 0
+        self.scan = {}
 
     def restart(self, data) -> None:
         """Start over, unsynced, on `data` (bytes that an earlier guess framed wrongly or skipped)."""
         self.buf = bytearray(data)
         self.synced = False
         self.need = 0
+        self.scan = {}
 
     def resync(self) -> None:
         """Doubt the current frame boundary (it came from a guess): search again in what is held."""
         if self.synced:
             self.synced = False
             self.need = 0
+            self.scan = {}
 
     def pending_bytes(self) -> int:
         return len(self.buf)
@@ -111,9 +128,8 @@ class Framer:
         buf = self.buf
         while True:
             if not self.synced:
-                start = self.find_start(buf)
+                start, drop = self.find_start(buf, self.scan)
                 if start < 0:
-                    drop = len(buf) - self.keep_tail
                     if drop > 0:
                         self.skipped_bytes += drop
                         del buf[:drop]
@@ -121,6 +137,7 @@ class Framer:
                 if start:
                     self.skipped_bytes += start
                     del buf[:start]
+                self.scan = {}
                 self.synced = True
                 self.resyncs += 1
             if len(buf) < 4:
@@ -129,6 +146,7 @@ class Framer:
             if length < 0 or length > self.max_frame:
                 self.absurd_lengths += 1
                 self.synced = False
+                self.scan = {}
                 # Skip the bad length so the search does not find the same spot again.
                 self.skipped_bytes += 1
                 del buf[:1]

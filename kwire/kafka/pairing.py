@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from kwire.kafka.apis import APIS
 from kwire.kafka.framing import Framer
 from kwire.kafka.headers import RequestHeader, parse_request_header, plausible_request
-from kwire.kafka.resync import find_request_start, find_response_start
+from kwire.kafka.resync import KEEP_TAIL, find_response_start, scan_requests
 from kwire.tcp.events import Connection, StreamClosed, StreamData, StreamGap
 
 PAIRED = "paired"
@@ -68,23 +68,39 @@ def _looks_like_request(body, max_frame: int) -> bool:
     return len(body) >= 10 and plausible_request(_I32.pack(len(body)) + bytes(body[:10 + 1024]), 0, max_frame)
 
 
-def _decide_client(early, first_request_at, bytes_after_request, max_frame: int) -> int | None:
-    """Which direction carries requests, judged on the frames seen so far; None: cannot tell yet.
+def _answered(raw, corrs, max_frame: int) -> int:
+    """How many of `corrs` start a response in `raw`: a length, the id, and a frame that ends where
+    `raw` ends or where another sane length begins (a lone 4-byte match is too common to count)."""
+    size = len(raw)
+    count = 0
+    for corr in corrs:
+        needle = _I32.pack(corr)
+        idx = raw.find(needle, 4)
+        while idx >= 4:
+            length = _I32.unpack_from(raw, idx - 4)[0]
+            end = idx + length
+            if 4 <= length <= max_frame and (end == size or (end + 8 <= size
+                                                               and 4 <= _I32.unpack_from(raw, end)[0] <= max_frame)):
+                count += 1
+                break
+            idx = raw.find(needle, idx + 1)
+    return count
 
-    Evidence, strongest first: one direction's request correlation ids come back as the first four
-    bytes of the other direction's later frames (responses from a broker whose frames happen to look
-    like requests, as small correlation ids make them, never answer that way); failing that, one
-    direction framed requests while the other, which has sent bytes since, framed nothing.
+
+def _decide_client(early, first_request_at, bytes_after_request, raw, max_frame: int) -> int | None:
+    """Which direction carries requests, judged on what was seen so far; None: cannot tell yet.
+
+    Evidence, strongest first: the correlation ids of one direction's request frames come back in the
+    other direction's bytes as the start of a response (a length, then that id); a broker whose
+    responses happen to parse as requests (small correlation ids make them look like Produce
+    requests with an empty client id) is never answered that way. Failing that: one direction framed
+    requests while the other, which has sent bytes since, framed nothing.
     """
-    score = [0, 0]
-    pending: list[set[int]] = [set(), set()]
+    asked: list[set[int]] = [set(), set()]
     for d, _, body in early:
-        if len(body) >= 4:
-            head = _I32.unpack_from(body, 0)[0]
-            if head in pending[1 - d]:
-                score[1 - d] += 1
         if len(body) >= 8 and _looks_like_request(body, max_frame):
-            pending[d].add(_I32.unpack_from(body, 4)[0])
+            asked[d].add(_I32.unpack_from(body, 4)[0])
+    score = [_answered(raw[1 - x], asked[x], max_frame) for x in (0, 1)]
     if score[0] != score[1]:
         return 0 if score[0] > score[1] else 1
     framed = [False, False]
@@ -110,8 +126,8 @@ class KafkaConnection:
         self.client_dir: int | None = 0 if conn.initiator == 0 else None
         synced = conn.initiator is not None
         self.framers = (
-            Framer(lambda buf: self._find_start(0, buf), synced=synced, max_frame=max_frame),
-            Framer(lambda buf: self._find_start(1, buf), synced=synced, max_frame=max_frame),
+            Framer(lambda buf, scan: self._find_start(0, buf, scan), synced=synced, max_frame=max_frame),
+            Framer(lambda buf, scan: self._find_start(1, buf, scan), synced=synced, max_frame=max_frame),
         )
         self.pending: dict[int, PendingRequest] = {}
         self.confirmed = hinted
@@ -133,20 +149,16 @@ class KafkaConnection:
 
     # -- resynchronisation
 
-    def _find_start(self, direction: int, buf) -> int:
-        if self.client_dir is None or self.client_dir == direction:
-            start = self._find_request(buf)
-            if start >= 0 or self.client_dir == direction:
-                return start
+    def _find_start(self, direction: int, buf, scan: dict) -> tuple[int, int]:
         if self.client_dir is None:
-            return -1
-        return self._find_response(buf)
-
-    def _find_request(self, buf) -> int:
-        return find_request_start(buf, self.max_frame, self.client_id)
-
-    def _find_response(self, buf) -> int:
-        return find_response_start(buf, self.max_frame, self.pending)
+            # Roles unknown: only a request start confirmed by its own frame will do.
+            return scan_requests(buf, scan, self.max_frame, None, trust_open=False)
+        if self.client_dir == direction:
+            return scan_requests(buf, scan, self.max_frame, self.client_id, trust_open=True)
+        start = find_response_start(buf, self.max_frame, self.pending)
+        if start >= 0:
+            return start, 0
+        return -1, max(0, len(buf) - KEEP_TAIL)
 
     # -- events
 
@@ -170,8 +182,6 @@ class KafkaConnection:
                 else:
                     self._on_response(body, ts, out)
             if self.rescan:
-                # The broker's side framed nothing while it was taken for a requester: look again
-                # through what it sent, now for responses to the requests just seen.
                 responder = 1 - self.client_dir
                 self.framers[responder].restart(self.raw[responder])
                 for body in self.framers[responder].feed(b""):
@@ -209,11 +219,15 @@ class KafkaConnection:
         other = 1 - direction
         if self.first_request_at[other] is not None:
             self.bytes_after_request[direction] += len(data)
-        decided = _decide_client(self.early, self.first_request_at, self.bytes_after_request, self.max_frame)
+        decided = _decide_client(self.early, self.first_request_at, self.bytes_after_request, self.raw,
+                                 self.max_frame)
         if decided is not None:
             self.client_dir = decided
-            responder = self.framers[1 - decided]
-            self.rescan = not any(d == 1 - decided for d, _, _ in self.early)
+            # The broker's side was searched for requests: frame it again, for responses, from what it
+            # sent (when all of it was kept), dropping what it framed on that wrong guess.
+            self.rescan = len(self.raw[1 - decided]) < UNDECIDED_RAW
+            if self.rescan:
+                self.early = [item for item in self.early if item[0] == decided]
         elif len(self.early) > MAX_EARLY_FRAMES:
             self.ignored = True
             self.early.clear()

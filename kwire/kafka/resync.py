@@ -23,7 +23,6 @@ _I16 = struct.Struct(">h")
 # A request header's api key and version are small non-negative int16s: their high bytes are zero.
 # A lookahead, so that overlapping candidates are all seen.
 _REQUEST_CANDIDATE = re.compile(rb"(?=\x00[\x00-\x7f]\x00[\x00-\x3f])", re.DOTALL)
-MAX_CANDIDATES = 4096
 
 
 def _client_id_matches(buf, start: int, client_id: bytes) -> bool:
@@ -34,32 +33,68 @@ def _client_id_matches(buf, start: int, client_id: bytes) -> bool:
     return client_id.startswith(got)  # the id may be cut by the end of what is held
 
 
-def find_request_start(buf, max_frame: int, client_id: bytes | None = None) -> int:
+MAX_TENTATIVE = 4 << 20  # a candidate frame longer than this is not waited for while unsynced
+MAX_OPEN = 256  # candidates waiting for their frame to complete
+KEEP_TAIL = 64  # bytes kept with no candidate: a header may straddle two segments
+NEXT_HEADER = 14  # bytes a request header needs before it can be judged
+
+
+def scan_requests(buf, scan: dict, max_frame: int, client_id: bytes | None = None,
+                  trust_open: bool = True) -> tuple[int, int]:
+    """Where the next request starts in an unsynced buffer: (start, 0), or (-1, bytes to drop).
+
+    Incremental: `scan` remembers how far the buffer was searched and the candidates still waiting
+    for their frame to complete, so every byte is searched about once however the data arrives.
+    A candidate is confirmed when its frame ends exactly where the bytes held end, or on another
+    plausible request header. `trust_open` (roles known, a gap to get over) takes the first candidate
+    at once when none is confirmed; without it (roles unknown, where a false start costs a whole
+    connection) only confirmed candidates are taken, and open ones are waited for, up to
+    MAX_TENTATIVE bytes each.
+    """
     size = len(buf)
-    first_open = -1
-    for i, m in enumerate(_REQUEST_CANDIDATE.finditer(buf)):
-        if i >= MAX_CANDIDATES:
-            break
+    scanned = scan.get("scanned", 0)
+    cands: list = scan.setdefault("cands", [])
+    seen = {c[0] for c in cands}
+    for m in _REQUEST_CANDIDATE.finditer(buf, max(0, scanned - NEXT_HEADER - 4)):
         start = m.start() - 4
-        if start < 0 or not plausible_request(buf, start, max_frame):
+        if start < 0 or start in seen or start + NEXT_HEADER > size:
+            continue
+        if not plausible_request(buf, start, max_frame):
             continue
         if client_id is not None and not _client_id_matches(buf, start, client_id):
             continue
         end = start + 4 + _I32.unpack_from(buf, start)[0]
+        if end - start > MAX_TENTATIVE and not trust_open:
+            continue
+        cands.append((start, end))
+        seen.add(start)
+        if len(cands) > MAX_OPEN:
+            del cands[0]
+    # Headers cut by the end of the buffer are searched again next time.
+    scan["scanned"] = max(0, size - NEXT_HEADER)
+    keep = []
+    for start, end in cands:
         if end == size:
-            return start
-        if end > size:
-            if first_open < 0:
-                first_open = start
-            continue
-        if size - end >= 14:
+            return start, 0
+        if end + NEXT_HEADER <= size:
             if plausible_request(buf, end, max_frame):
-                return start
-            continue
-        # Too few bytes after the frame to judge the next header: as good as open.
-        if first_open < 0:
-            first_open = start
-    return first_open
+                return start, 0
+            continue  # the header after it is not one: a false start
+        keep.append((start, end))
+    if trust_open and keep:
+        return keep[0][0], 0
+    if keep:
+        drop = keep[0][0]
+    else:
+        drop = max(0, min(size - KEEP_TAIL, scan["scanned"]))
+    scan["cands"] = [(s - drop, e - drop) for s, e in keep]
+    scan["scanned"] -= drop
+    return -1, drop
+
+
+def find_request_start(buf, max_frame: int, client_id: bytes | None = None) -> int:
+    """The next request start in `buf` searched at once (confirmed first, else the first open one)."""
+    return scan_requests(buf, {}, max_frame, client_id, True)[0]
 
 
 def find_response_start(buf, max_frame: int, pending) -> int:
