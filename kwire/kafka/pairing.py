@@ -97,10 +97,13 @@ def _decide_client(early, first_request_at, bytes_after_request, raw, max_frame:
     requests while the other, which has sent bytes since, framed nothing.
     """
     asked: list[set[int]] = [set(), set()]
+    framed_answers = [0, 0]
     for d, _, body in early:
+        if len(body) >= 4 and _I32.unpack_from(body, 0)[0] in asked[1 - d]:
+            framed_answers[1 - d] += 1  # a frame of d starts with an id the other side asked earlier
         if len(body) >= 8 and _looks_like_request(body, max_frame):
             asked[d].add(_I32.unpack_from(body, 4)[0])
-    score = [_answered(raw[1 - x], asked[x], max_frame) for x in (0, 1)]
+    score = [framed_answers[x] + _answered(raw[1 - x], asked[x], max_frame) for x in (0, 1)]
     if score[0] != score[1]:
         return 0 if score[0] > score[1] else 1
     framed = [False, False]
