@@ -149,7 +149,9 @@ def test_every_capture_has_a_truth_log_and_is_small():
     assert len(captures) >= 9
     for capture in captures:
         assert Path(str(capture) + ".truth.log").is_file(), capture
-        assert 0 < capture.stat().st_size < 300_000, capture
+        # small, but for the one bulk capture whose frames span hundreds of segments
+        limit = 1_000_000 if capture.name.startswith("bulk-") else 300_000
+        assert 0 < capture.stat().st_size < limit, capture
 
 
 @pytest.mark.parametrize("path", TRUTH_LOGS, ids=lambda p: p.name)
