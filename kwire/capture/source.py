@@ -15,9 +15,13 @@ from typing import BinaryIO
 from kwire.errors import CaptureError
 
 CHUNK = 1 << 20           # bytes per read from the file (and per gunzip step)
-MAX_RECORD = 256 << 20    # no record or block may claim more than this
+# No record or block may claim more than this. Capture tools write packets of at most 256 KiB
+# (tcpdump's and dumpcap's largest snap length for Ethernet); the bound is what a hostile file (a gzip
+# bomb behind a record header claiming gigabytes) can make kwire hold at once.
+MAX_RECORD = 32 << 20
 
 GZIP_MAGIC = b"\x1f\x8b"
+GZIP_STEP = 16 << 10      # compressed bytes per zlib call
 
 # Formats kwire does not read, named so the error message can say what the file is.
 _OTHER_MAGICS = (
@@ -42,16 +46,38 @@ class _Gunzip:
     """Streaming gzip decoder: multi-member, trailing zero padding allowed, bounded output.
 
     `read(n)` returns at most n bytes, b"" at the end. Data decoded before a failure is returned
-    first; the failure is raised by the next call, so readers yield every good packet first.
+    first; the failure is raised by the next call, so readers yield every good packet first. zlib
+    gets at most GZIP_STEP compressed bytes per call (it drops the output of a call that fails, so
+    a damaged spot costs at most that much of the data before it) and the file's last 8 bytes alone
+    (a bad CRC at the very end costs nothing).
     """
 
     def __init__(self, raw: BinaryIO, first: bytes):
         self._raw = raw
-        self._pending = first          # compressed bytes not yet given to zlib
+        self._pending = first          # compressed bytes not yet given to zlib, from _pos on
+        self._pos = 0
+        self._eof = False              # the raw file has no more bytes
         self._d = zlib.decompressobj(16 + zlib.MAX_WBITS)
         self._in_member = True         # True while a member has started but not ended
         self._done = False
         self._error: Exception | None = None
+
+    def _input(self) -> bytes:
+        """The next compressed bytes (at most GZIP_STEP), b"" at the end of the file. The file's last
+        8 bytes (a member's CRC and size) are handed out alone, so a bad CRC costs no data."""
+        while len(self._pending) - self._pos <= 8 and not self._eof:
+            more = self._raw.read(CHUNK)
+            if not more:
+                self._eof = True
+            else:
+                self._pending = self._pending[self._pos:] + more
+                self._pos = 0
+        take = min(GZIP_STEP, len(self._pending) - self._pos - (0 if self._eof else 8))
+        if take <= 0:
+            take = len(self._pending) - self._pos
+        piece = self._pending[self._pos:self._pos + take]
+        self._pos += len(piece)
+        return piece
 
     def read(self, n: int) -> bytes:
         if self._error is not None:
@@ -62,25 +88,20 @@ class _Gunzip:
         try:
             while have < n and not self._done:
                 d = self._d
-                if d.unconsumed_tail:
-                    inp = d.unconsumed_tail
-                elif self._pending:
-                    inp, self._pending = self._pending, b""
-                else:
-                    inp = self._raw.read(CHUNK)
-                    if not inp:
-                        if not self._in_member:
-                            self._done = True
-                            break
-                        chunk = d.decompress(b"", n - have)  # output zlib still holds
-                        if chunk:
-                            out.append(chunk)
-                            have += len(chunk)
-                        if d.eof:
-                            self._in_member = False
-                        elif not chunk:
-                            raise EOFError("gzip data ends before the end of its stream")
-                        continue
+                inp = d.unconsumed_tail or self._input()
+                if not inp:
+                    if not self._in_member:
+                        self._done = True
+                        break
+                    chunk = d.decompress(b"", n - have)  # output zlib still holds
+                    if chunk:
+                        out.append(chunk)
+                        have += len(chunk)
+                    if d.eof:
+                        self._in_member = False
+                    elif not chunk:
+                        raise EOFError("gzip data ends before the end of its stream")
+                    continue
                 if not self._in_member:
                     # Between members: zero padding is allowed, anything else must be a member.
                     stripped = inp.lstrip(b"\x00")
@@ -97,7 +118,9 @@ class _Gunzip:
                     have += len(chunk)
                 if d.eof:
                     self._in_member = False
-                    self._pending = d.unused_data
+                    if d.unused_data:  # the next member's first bytes: read them again
+                        self._pending = d.unused_data + self._pending[self._pos:]
+                        self._pos = 0
         except (zlib.error, EOFError, OSError) as exc:
             if not out:
                 raise

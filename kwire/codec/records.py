@@ -5,8 +5,12 @@ Owns the two public entry points:
 - `summarize_records(buf)`: walks the batches, reads each header (one precompiled Struct for the
   61-byte RecordBatch v2 header), verifies CRCs (CRC-32C for v2, CRC-32 for v0/v1) and decompresses
   nothing. Payload bytes are never copied: the walk works on memoryview slices.
-- `decode_records(buf, max_decompressed=64 MiB)`: the same, and every batch gets "Records" too,
-  decompressing at most `max_decompressed` bytes per batch.
+- `decode_records(buf, max_decompressed=64 MiB, max_records=250,000)`: the same, and every batch
+  gets "Records" too. Both limits hold for the whole record set, not per batch: batches decode until
+  `max_decompressed` bytes of record data (decompressed, or as stored when not compressed) and
+  `max_records` records are used up; a batch past either limit gets an "error" and no (or only its
+  first) records. A decompression bomb fails alone (its output counts for nothing) and the batches
+  after it still decode. So hostile record sets cost bounded memory however many batches they hold.
 
 Result: {"size": len(buf), "batches": [...], "partial_tail": n}. A batch cut by the end of the buffer
 (normal at the end of a Fetch response) is the last entry, {"partial": True, "available": n, ...}
@@ -34,6 +38,7 @@ from kwire.codec.records_v2 import decode_v2_records
 from kwire.errors import DecodeError
 
 DEFAULT_MAX_DECOMPRESSED = 64 << 20
+DEFAULT_MAX_RECORDS = 250_000
 
 V2_HEADER = struct.Struct(">qiibIhiqqqhii")  # 61 bytes: every field up to and including RecordCount
 V2_HEADER_SIZE = V2_HEADER.size
@@ -92,7 +97,17 @@ def _v2_summary(mv, pos: int) -> dict:
     }
 
 
-def _v2_decode(mv, pos: int, limit: int) -> dict:
+class _Budget:
+    """What a decode_records call may still spend: record data bytes and records."""
+
+    __slots__ = ("data", "records")
+
+    def __init__(self, data: int, records: int):
+        self.data = data
+        self.records = records
+
+
+def _v2_decode(mv, pos: int, budget: _Budget) -> dict:
     entry = _v2_summary(mv, pos)
     _, length, _, _, _, attributes, _, base_ts, max_ts, _, _, _, count = V2_HEADER.unpack_from(mv, pos)
     payload = mv[pos + V2_HEADER_SIZE : pos + 12 + length]
@@ -100,15 +115,23 @@ def _v2_decode(mv, pos: int, limit: int) -> dict:
     entry["Records"] = []
     if codec != NONE:
         try:
-            payload = decompress(codec, payload, limit)
+            payload = decompress(codec, payload, budget.data)
         except DecodeError as e:
             entry["error"] = str(e)
             return entry
         entry["DecompressedSize"] = len(payload)
+    elif len(payload) > budget.data:
+        entry["error"] = f"record data budget of this record set used up ({budget.data} bytes left)"
+        return entry
+    budget.data -= len(payload)
+    if budget.records <= 0 and count > 0:
+        entry["error"] = "record budget of this record set used up: records not shown"
+        return entry
     records, error = decode_v2_records(
         payload, count, entry["BaseOffset"], base_ts,
-        max_ts if attributes & 0x08 else None, bool(attributes & 0x20),
+        max_ts if attributes & 0x08 else None, bool(attributes & 0x20), budget.records,
     )
+    budget.records -= len(records)
     entry["Records"] = records
     if error:
         entry["error"] = error
@@ -159,7 +182,7 @@ def _check(mv, pos: int, available: int) -> str | None:
     return None
 
 
-def _walk(buf, decode: bool, limit: int) -> dict:
+def _walk(buf, decode: bool, budget: _Budget | None) -> dict:
     if buf is None:
         return {"size": 0, "batches": [], "partial_tail": 0}
     mv = buf if isinstance(buf, memoryview) else memoryview(buf)
@@ -186,9 +209,11 @@ def _walk(buf, decode: bool, limit: int) -> dict:
             break
         magic = mv[pos + 16]
         if magic == 2:
-            entry = _v2_decode(mv, pos, limit) if decode else _v2_summary(mv, pos)
+            entry = _v2_decode(mv, pos, budget) if decode else _v2_summary(mv, pos)
         elif decode:
-            entry = decode_legacy(mv, pos, limit)
+            entry = decode_legacy(mv, pos, budget.data)
+            budget.data -= entry.get("DecompressedSize", 0)
+            budget.records -= len(entry.get("Records", ()))
         else:
             entry = summarize_legacy(mv, pos)
         batches.append(entry)
@@ -199,15 +224,17 @@ def _walk(buf, decode: bool, limit: int) -> dict:
 def summarize_records(buf) -> dict:
     """Headers, CRC checks and sizes of every batch in `buf` (bytes-like or None); nothing decompressed."""
     try:
-        return _walk(buf, False, 0)
+        return _walk(buf, False, None)
     except (DecodeError, struct.error, ValueError, TypeError) as e:  # pragma: no cover - defensive
         return {"size": _size(buf), "batches": [], "partial_tail": 0, "error": f"internal: {e}"}
 
 
-def decode_records(buf, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED) -> dict:
-    """`summarize_records` plus "Records" on every whole batch, at most `max_decompressed` bytes each."""
+def decode_records(buf, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED,
+                   max_records: int = DEFAULT_MAX_RECORDS) -> dict:
+    """`summarize_records` plus "Records" on every whole batch, within the record set's budget of
+    `max_decompressed` bytes of record data and `max_records` records."""
     try:
-        return _walk(buf, True, max_decompressed)
+        return _walk(buf, True, _Budget(max_decompressed, max_records))
     except (DecodeError, struct.error, ValueError, TypeError) as e:  # pragma: no cover - defensive
         return {"size": _size(buf), "batches": [], "partial_tail": 0, "error": f"internal: {e}"}
 

@@ -88,11 +88,13 @@ def decode_v2_records(
     base_timestamp: int,
     log_append_time: int | None,
     is_control: bool,
+    max_records: int | None = None,
 ) -> tuple[list[dict], str | None]:
     """Decode `count` records from `data` (the batch's bytes after its header, decompressed).
 
     `log_append_time` is the batch MaxTimestamp when its timestamp type is LogAppendTime (then every
-    record's Timestamp is that), else None. Returns (records, error or None).
+    record's Timestamp is that), else None. At most `max_records` records are decoded (an error says
+    so when the batch has more). Returns (records, error or None).
     Works on one bytes copy of `data` (keys and values are copied out of it anyway); every length is
     checked against the end of its record before it is used.
     """
@@ -105,8 +107,9 @@ def decode_v2_records(
     zigzag = _zigzag
     pos = 0
     i = 0
+    todo = count if max_records is None or count <= max_records else max_records
     try:
-        for i in range(count):
+        for i in range(todo):
             if pos >= end:
                 raise DecodeError("no bytes left for the record", pos)
             b = buf[pos]
@@ -211,6 +214,8 @@ def decode_v2_records(
         return records, f"record {i}: {e}"
     except IndexError:  # a varint running past the end of the bytes
         return records, f"record {i}: record is cut short (a field runs past the end)"
+    if todo < count and pos < end:
+        return records, f"more records than the {todo} left to decode in this record set: the rest are not shown"
     if pos != end:
         return records, f"{end - pos} bytes left after {count} records"
     return records, None

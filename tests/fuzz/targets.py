@@ -1,0 +1,424 @@
+"""Fuzz targets: one function per attack surface, each taking bytes and checking that nothing escapes
+but kwire's own errors, turned into data.
+
+Shared by the hypothesis tests (tests/fuzz/test_*.py), the corpus replay (tests/fuzz/test_corpus.py,
+inputs under tests/fuzz/corpus/<target>/ that once failed) and the atheris harnesses
+(scripts/fuzz_*.py). A target raises AssertionError (or lets an unexpected exception through) when
+kwire misbehaves; any return is a pass.
+
+Targets and what they check:
+- framing:    Framer over the bytes cut into pieces (cut points from the first bytes), synced and
+              unsynced: frames never outgrow the input, buffers stay bounded.
+- decoders:   every (api, kind, version) decoder on the bytes, and on a valid random encoding of that
+              message mutated by the bytes: DecodeError only; decoded bodies render as JSON.
+- records:    summarize_records / decode_records (bounded decompression): never raise, JSON-ready.
+- reassembly: the bytes read as a sequence of TCP segments (ports, flags, seq, ack, payload) into a
+              FlowTable with a small buffer limit: no exception, out-of-order buffers bounded.
+- capture:    the bytes as a capture file (and gzipped): CaptureError only, every packet well-formed.
+- pipeline:   the bytes as Kafka traffic (both directions, segmented) through the whole pipeline
+              and the JSON renderer: no exception.
+- headers:    request/response header parsers and the resync searches: DecodeError / -1 only.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import random
+import struct
+import sys
+
+from kwire.capture.files import open_capture
+from kwire.codec.compiler import decoder_for
+from kwire.codec.records import decode_records, summarize_records
+from kwire.codec.schema import Field, MessageSchema
+from kwire.codec.schemas import all_schemas
+from kwire.errors import CaptureError, DecodeError, KwireError
+from kwire.kafka.framing import KEEP_TAIL, Framer
+from kwire.kafka.headers import parse_request_header, parse_response_header, plausible_request
+from kwire.kafka.resync import find_request_start, find_response_start
+from kwire.net.segment import Segment
+from kwire.render.jsonl import exchange_json
+from kwire.render.values import plain_body
+from kwire.tcp.flows import FlowTable
+
+MAX_FRAME = 1 << 16
+SCHEMAS: list[tuple[MessageSchema, int]] = sorted(
+    ((schema, v) for schema in all_schemas().values() for v in range(0, 20) if v in schema.valid),
+    key=lambda sv: (sv[0].api_key, sv[0].kind, sv[1]))
+
+
+def _json(value) -> None:
+    json.dumps(value, allow_nan=True)
+
+
+# ---- framing ----------------------------------------------------------------------------------------
+
+
+def framing(data: bytes) -> None:
+    if len(data) < 2:
+        return
+    synced = bool(data[0] & 1)
+    step = 1 + data[1] % 97
+    framer = Framer(lambda buf: find_request_start(buf, MAX_FRAME), synced=synced, max_frame=MAX_FRAME)
+    stream = data[2:]
+    got = 0
+    for i in range(0, len(stream), step):
+        for frame in framer.feed(stream[i:i + step]):
+            got += len(frame) + 4
+        assert framer.pending_bytes() <= MAX_FRAME + 4 + step
+        if not framer.synced:
+            assert framer.pending_bytes() <= max(KEEP_TAIL, step) + 4
+        if i % 7 == 3:
+            framer.gap()
+    assert got <= len(stream)
+
+
+# ---- decoders ---------------------------------------------------------------------------------------
+
+
+def _uvarint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+class Encoder:
+    """A valid random encoding of one (schema, version): the decoders' input as Kafka would write it."""
+
+    FIXED = {"bool": "?", "int8": "b", "int16": "h", "uint16": "H", "int32": "i", "uint32": "I",
+             "int64": "q", "float64": "d"}
+
+    def __init__(self, version: int, flexible: bool, rng: random.Random, depth: int = 0):
+        self.v = version
+        self.flexible = flexible
+        self.rng = rng
+
+    def length(self, n: int | None, wide: bool = False) -> bytes:
+        if self.flexible:
+            return _uvarint(0 if n is None else n + 1)
+        return struct.pack(">i" if wide else ">h", -1 if n is None else n)
+
+    def value(self, f: Field, elem: str, nullable: bool) -> bytes:
+        rng = self.rng
+        if f.is_struct and elem == f.element_type and f.fields is not None and not f.is_array:
+            if nullable and rng.random() < 0.2:
+                return b"\xff"
+            return (b"\x01" if nullable else b"") + self.struct(f.fields)
+        if elem in self.FIXED:
+            code = self.FIXED[elem]
+            if code == "?":
+                return bytes([rng.random() < 0.5])
+            if code == "d":
+                return struct.pack(">d", rng.random() * 1e6)
+            size = struct.calcsize(code)
+            signed = code.islower()
+            lo, hi = (-(1 << (8 * size - 1)), (1 << (8 * size - 1)) - 1) if signed else (0, (1 << (8 * size)) - 1)
+            n = rng.choice((0, 1, -1 if signed else 2, lo, hi, rng.randint(lo, hi)))
+            return struct.pack(">" + code, n)
+        if elem == "uuid":
+            return rng.randbytes(16)
+        if elem == "string":
+            if nullable and rng.random() < 0.2:
+                return self.length(None)
+            text = "".join(rng.choice("abcé-_.0123") for _ in range(rng.randrange(12))).encode()
+            return self.length(len(text)) + text
+        if elem in ("bytes", "records"):
+            if nullable and rng.random() < 0.2:
+                return self.length(None, wide=True)
+            raw = rng.randbytes(rng.randrange(40)) if elem == "bytes" else _random_batches(rng)
+            return self.length(len(raw), wide=True) + raw
+        raise AssertionError(f"unknown type {elem}")
+
+    def field(self, f: Field) -> bytes:
+        nullable = f.nullable_in(self.v)
+        if f.is_array:
+            if nullable and self.rng.random() < 0.2:
+                return self.length(None, wide=True)
+            n = self.rng.choice((0, 1, 1, 2, 3))
+            out = [self.length(n, wide=True)]
+            for _ in range(n):
+                if f.is_struct:
+                    out.append(self.struct(f.fields or ()))
+                else:
+                    out.append(self.value(f, f.element_type, False))
+            return b"".join(out)
+        return self.value(f, f.type, nullable)
+
+    def struct(self, fields) -> bytes:
+        out = []
+        tagged = []
+        for f in fields:
+            if not f.present_in(self.v):
+                continue
+            if self.flexible and f.tagged_in(self.v):
+                if self.rng.random() < 0.5:
+                    tagged.append((f.tag, self.field(f)))
+                continue
+            out.append(self.field(f))
+        if self.flexible:
+            if self.rng.random() < 0.2:
+                tagged.append((9999, self.rng.randbytes(3)))  # a tag this kwire does not know
+            tagged.sort(key=lambda t: t[0])
+            out.append(_uvarint(len(tagged)))
+            for tag, raw in tagged:
+                out.append(_uvarint(tag) + _uvarint(len(raw)) + raw)
+        return b"".join(out)
+
+
+def encode(schema: MessageSchema, version: int, rng: random.Random) -> bytes:
+    return Encoder(version, schema.is_flexible(version), rng).struct(schema.fields)
+
+
+def _random_batches(rng: random.Random) -> bytes:
+    """0-2 record batches v2 (valid headers, random or empty records) or garbage."""
+    out = []
+    for _ in range(rng.randrange(3)):
+        records = rng.randbytes(rng.randrange(30))
+        attributes = rng.choice((0, 0, 1, 2, 3, 4, 0x10, 0x20))
+        body = struct.pack(">ihiqqqhii", 0, attributes, 0, 0, 0, -1, -1, -1, rng.randrange(4)) + records
+        out.append(struct.pack(">qi", rng.randrange(1000), len(body) + 5) + struct.pack(">ib", 0, 2)
+                   + struct.pack(">I", 0) + body)
+    if rng.random() < 0.1:
+        out.append(rng.randbytes(rng.randrange(20)))
+    return b"".join(out)
+
+
+def mutate(data: bytes, rng: random.Random, edits: int = 3) -> bytes:
+    buf = bytearray(data)
+    for _ in range(edits):
+        op = rng.randrange(6)
+        pos = rng.randrange(len(buf) + 1)
+        if op == 0 and buf:
+            buf[min(pos, len(buf) - 1)] ^= 1 << rng.randrange(8)
+        elif op == 1 and buf:
+            buf[min(pos, len(buf) - 1)] = rng.choice((0, 0x7F, 0x80, 0xFF))
+        elif op == 2:
+            del buf[pos:]
+        elif op == 3:
+            buf[pos:pos] = rng.randbytes(rng.randrange(1, 9))
+        elif op == 4:
+            buf[pos:pos + 4] = rng.choice((b"\x7f\xff\xff\xff", b"\xff\xff\xff\xff", b"\xff\xff\xff\x7f"))
+        elif op == 5 and len(buf) > 2:
+            a = rng.randrange(len(buf))
+            del buf[a:a + rng.randrange(1, 5)]
+    return bytes(buf)
+
+
+def decode_one(schema: MessageSchema, version: int, body: bytes) -> None:
+    try:
+        decoded, end = decoder_for(schema, version)(body, 0)
+    except DecodeError:
+        return
+    assert 0 <= end <= len(body)
+    for records in ("summary", "full", "none"):
+        _json(plain_body(decoded, records=records))
+
+
+def decoders(data: bytes) -> None:
+    if len(data) < 3:
+        return
+    schema, version = SCHEMAS[int.from_bytes(data[:2], "big") % len(SCHEMAS)]
+    mode = data[2] % 3
+    rest = data[3:]
+    if mode == 0:
+        decode_one(schema, version, rest)
+    else:
+        rng = random.Random(rest)
+        valid = encode(schema, version, rng)
+        if mode == 1:
+            decoded, end = decoder_for(schema, version)(valid, 0)  # a valid encoding must decode whole
+            assert end == len(valid), (schema.name, version, end, len(valid))
+            _json(plain_body(decoded))
+        decode_one(schema, version, mutate(valid, rng, 1 + len(rest) % 4))
+
+
+# ---- records ----------------------------------------------------------------------------------------
+
+
+def records(data: bytes) -> None:
+    for buf in (data, _random_batches(random.Random(data)) + data[:64]):
+        summary = summarize_records(buf)
+        full = decode_records(buf, max_decompressed=1 << 20)
+        _json(summary)
+        _json(full)
+        assert summary["size"] == len(buf) and full["size"] == len(buf)
+
+
+# ---- reassembly -------------------------------------------------------------------------------------
+
+_SEG = struct.Struct(">BBBIIB")  # endpoint pair, flags, truncated/payload size, seq, ack, ts step
+_ENDS = [(b"\x0a\x00\x00\x01", 40000), (b"\x0a\x00\x00\x02", 9092), (b"\x0a\x00\x00\x01", 40001)]
+
+
+def segments(data: bytes) -> list[Segment]:
+    out = []
+    pos = 0
+    ts = 0
+    while pos + _SEG.size <= len(data):
+        pair, flags, size, seq, ack, step = _SEG.unpack_from(data, pos)
+        pos += _SEG.size
+        n = size & 0x7F
+        payload = data[pos:pos + n]
+        pos += n
+        src = _ENDS[pair % 3]
+        dst = _ENDS[(pair // 3) % 3]
+        ts += step
+        # seq near a few bases: reassembly paths need overlaps and holes, not 2**32 random numbers
+        base = (1000, 5000, 0xFFFFFF00)[(pair >> 4) % 3]
+        out.append(Segment(ts, src[0], src[1], dst[0], dst[1], (base + seq % 3000) & 0xFFFFFFFF,
+                           (1000 + ack % 6000) & 0xFFFFFFFF, flags & 0x3F, payload, bool(size & 0x80)))
+    return out
+
+
+def _streams(events) -> dict:
+    """Per (connection id, direction): the delivered bytes with gaps marked, as one bytes object."""
+    out: dict = {}
+    for event in events:
+        key = (event.conn.id, getattr(event, "direction", None))
+        if hasattr(event, "data"):
+            out[key] = out.get(key, b"") + bytes(event.data)
+        elif hasattr(event, "size"):
+            out[key] = out.get(key, b"") + b"<gap %d>" % event.size
+    return out
+
+
+def reassembly(data: bytes) -> None:
+    """Segments into two flow tables, one given changing consumer demands (Connection.demand), one
+    not: no exception, bounded buffers, and the demands never change what is delivered."""
+    limit = 256
+    plain = FlowTable(max_buffer_per_direction=limit, idle_timeout_ns=500, max_connections=2, linger_ns=100)
+    hinted = FlowTable(max_buffer_per_direction=limit, idle_timeout_ns=500, max_connections=2, linger_ns=100)
+    a: list = []
+    b: list = []
+    for i, seg in enumerate(segments(data)):
+        a += plain.feed(seg)
+        b += hinted.feed(seg)
+        if i % 3 == 2:
+            want = (data[i % len(data)] * 3) if i % 2 else 0
+            for flow in hinted._flows.values():
+                flow.conn.demand[i % 2] = want  # the consumer's hint, any value, any time
+        for table in (plain, hinted):
+            for flow in table._flows.values():
+                for h in flow.halves:
+                    assert h.buffered <= limit + 127
+    a += plain.flush(1 << 40)
+    b += hinted.flush(1 << 40)
+    for event in a + b:
+        if hasattr(event, "data"):
+            assert len(event.data) > 0
+        if hasattr(event, "size"):
+            assert event.size > 0
+    assert len(plain) == 0 and len(hinted) == 0
+    assert _streams(a) == _streams(b)
+    assert plain.counters() == hinted.counters()
+
+
+# ---- capture readers ----------------------------------------------------------------------------------
+
+
+def _read_all(blob: bytes) -> tuple[list, str | None]:
+    packets: list = []
+    try:
+        with open_capture(io.BytesIO(blob)) as reader:
+            for packet in reader:
+                assert isinstance(packet.data, bytes) and packet.wire_len >= 0
+                packets.append((packet.ts_ns, packet.linktype, packet.data, packet.wire_len))
+    except CaptureError as exc:
+        return packets, str(exc)
+    return packets, None
+
+
+def capture(data: bytes) -> None:
+    """The bytes as a capture file: CaptureError only. With the first byte's low bit set, the rest is
+    also gzipped, and gzipped with a broken CRC: the broken one must give every packet the good one
+    gives (the damage is at the very end), then its error."""
+    packets, _ = _read_all(data)
+    assert sum(len(p[2]) for p in packets) <= len(data)
+    if data[:1] and data[0] & 1:
+        blob = gzip.compress(data[1:], 1)
+        good, good_error = _read_all(blob)
+        assert good == _read_all(data[1:])[0]
+        broken, error = _read_all(blob[:-8] + bytes(x ^ 0xFF for x in blob[-8:-4]) + blob[-4:])
+        if good_error is None:
+            assert broken == good, (len(broken), len(good))
+            assert error is not None
+
+
+# ---- whole pipeline -----------------------------------------------------------------------------------
+
+
+def pipeline(data: bytes) -> None:
+    """Bytes as a Kafka conversation: 2-byte headers say which side sends how many of the next bytes."""
+    from kwire.pipeline import analyze_files
+    from tests.fuzz.conversation import conversation_pcap
+
+    messages = []
+    pos = 0
+    while pos + 2 <= len(data):
+        head = data[pos]
+        n = data[pos + 1] * (8 if head & 2 else 1)
+        messages.append((head & 1, data[pos + 2:pos + 2 + n]))
+        pos += 2 + n
+    handshake = not (data[:1] and data[0] & 4)
+    mss = 1 + (data[-1] if data else 0) * 8 if data[-1:] and data[-1] & 1 else 1448
+    blob = conversation_pcap([(d, m) for d, m in messages if m], handshake=handshake, mss=mss)
+    stream = io.BytesIO(blob)
+    try:
+        for ex in analyze_files([stream], port_hints=(9092,) if data[:1] and data[0] & 8 else ()):
+            exchange_json(ex)
+            exchange_json(ex, records="full")
+    except CaptureError:
+        raise AssertionError("a well-formed capture raised CaptureError") from None
+
+
+# ---- headers and resync ---------------------------------------------------------------------------------
+
+
+def headers(data: bytes) -> None:
+    try:
+        h = parse_request_header(data)
+        assert 0 <= h.header_size <= len(data)
+    except DecodeError:
+        pass
+    if len(data) >= 4:
+        try:
+            r = parse_response_header(data[4:], int.from_bytes(data[:2], "big", signed=True) % 100,
+                                      data[2] % 20)
+            assert 0 <= r.header_size <= len(data) - 4
+        except DecodeError:
+            pass
+    plausible_request(data, 0, MAX_FRAME)
+    start = find_request_start(data, MAX_FRAME)
+    assert -1 <= start < max(len(data), 1)
+    pending = {int.from_bytes(data[i:i + 4], "big", signed=True): None for i in range(0, min(len(data), 40), 4)}
+    start = find_response_start(data, MAX_FRAME, pending)
+    assert -1 <= start < max(len(data), 1)
+
+
+TARGETS = {
+    "framing": framing,
+    "decoders": decoders,
+    "records": records,
+    "reassembly": reassembly,
+    "capture": capture,
+    "pipeline": pipeline,
+    "headers": headers,
+}
+
+
+def run(name: str, data: bytes) -> None:
+    """Run one target; anything but a clean return (or a KwireError the target let through) is a bug."""
+    TARGETS[name](data)
+
+
+if __name__ == "__main__":  # replay one input: python -m tests.fuzz.targets TARGET FILE
+    run(sys.argv[1], open(sys.argv[2], "rb").read())
+    print("ok")
