@@ -28,7 +28,35 @@ from __future__ import annotations
 
 import struct
 
-from crc32c import crc32c
+
+
+def _crc32c_function():
+    """crc32c.crc32c, loaded straight from the package's C extension: the package's __init__ imports
+    importlib.metadata for its version string, a quarter of kwire's start-up time."""
+    import importlib.machinery
+    import importlib.util
+    import os
+    import sys
+
+    try:
+        spec = importlib.util.find_spec("crc32c")
+        for folder in (spec.submodule_search_locations or []) if spec else []:
+            for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+                path = f"{folder}/_crc32c{suffix}"
+                ext = importlib.util.spec_from_file_location("crc32c._crc32c", path)
+                if ext is not None and ext.loader is not None and os.path.exists(path):
+                    module = importlib.util.module_from_spec(ext)
+                    ext.loader.exec_module(module)
+                    sys.modules.setdefault("crc32c._crc32c", module)
+                    return module.crc32c
+    except (ImportError, OSError, AttributeError):  # pragma: no cover - any surprise: the normal way
+        pass
+    from crc32c import crc32c as function  # pragma: no cover
+
+    return function  # pragma: no cover
+
+
+crc32c = _crc32c_function()
 
 from kwire.codec.compression import NONE, codec_name, decompress
 from kwire.codec.records_legacy import HEAD_FIELDS as LEGACY_FIELDS

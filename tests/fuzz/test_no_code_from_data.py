@@ -1,0 +1,42 @@
+"""No pickle, marshal, eval or exec of captured data anywhere in kwire (a grep, kept as a test).
+
+The one exec is the schema compiler's (kwire/codec/compiler.py): it runs source generated from the
+schemas, which are kwire's own constants; the only wire value involved, the api version, just picks
+a cached decoder (and must be a version the schema declares).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+KWIRE = Path(__file__).resolve().parent.parent.parent / "kwire"
+FORBIDDEN = re.compile(r"\b(pickle|cPickle|marshal|shelve|dill|cloudpickle|yaml\.load|jsonpickle)\b"
+                       r"|(?<![.\w])(eval|exec|compile)\s*\(|\b__import__\s*\(|\bimportlib\.import_module\s*\(")
+ALLOWED = {
+    ("codec/compiler.py", "compile"), ("codec/compiler.py", "exec"),  # schemas -> decoders
+    ("cli/main.py", "__import__"),                                     # kwire's own command modules
+    ("codec/schemas/__init__.py", "importlib.import_module"),          # kwire's own schema modules
+}
+
+
+def test_no_pickle_eval_or_exec_of_data():
+    found = []
+    for path in sorted(KWIRE.rglob("*.py")):
+        rel = path.relative_to(KWIRE).as_posix()
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            code = line.split("#", 1)[0]
+            if code.lstrip().startswith(('"', "'")) or not code.strip():
+                continue
+            for m in FORBIDDEN.finditer(code):
+                word = (m.group(1) or m.group(2) or m.group(0)).split("(")[0].strip()
+                if (rel, word) not in ALLOWED and not re.search(r"re\.compile|\.compile\(", code):
+                    found.append(f"{rel}:{n}: {line.strip()}")
+    assert not found, "\n".join(found)
+
+
+def test_compiler_exec_takes_no_wire_bytes():
+    source = (KWIRE / "codec" / "compiler.py").read_text()
+    (call,) = re.findall(r"exec\((.*)\)", source)
+    assert call.startswith("code, self.namespace")
+    assert "compile(source," in source
