@@ -19,8 +19,8 @@ Each command runs --runs times (default 5), alternating tools, stdout to /dev/nu
   `python -m kwire` (no wrapper script in between);
 - `tshark -r F -o kafka.tcp.ports:PORT -Y kafka -T fields -e kafka.request_key -e kafka.correlation_id`.
 Per run it measures wall time, CPU time (user + sys of the child, from wait4) and peak RSS (ru_maxrss
-of the child). The table shows medians (and the best run); ratios are tshark / kwire of the medians,
-so 10.0 means kwire is ten times faster. The machine may be shared: CPU time is the fairer figure
+of the child). The table shows medians (and the best run); ratios are tshark / kwire of the medians
+(and of the best runs), so 10.0 means kwire is ten times faster; the verdicts use the medians. The machine may be shared: CPU time is the fairer figure
 when other jobs compete for the cores, and both are printed.
 
 Targets (issue 6): inspect --json >= 10x tshark on bulk.pcap, >= 2x on small.pcap (CPU and wall);
@@ -62,13 +62,14 @@ class Run:
 
 
 ENV = dict(os.environ)
+CWD = {"dir": None}  # commands run in the captures' folder: `python -m kwire` puts its cwd first on sys.path
 
 
 def measure(argv: list[str], timeout: float) -> Run:
     """Run argv (stdout to /dev/null); wall time, child CPU time and peak RSS from wait4."""
     with open(os.devnull, "wb") as devnull:
         start = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=devnull, stderr=subprocess.PIPE, env=ENV)
+        proc = subprocess.Popen(argv, stdout=devnull, stderr=subprocess.PIPE, env=ENV, cwd=CWD["dir"])
         deadline = start + timeout
         err = b""
         # stderr is small (a summary line); read it without blocking wait4
@@ -179,7 +180,8 @@ def make_big(src: Path, dst: Path, target_bytes: int, broker: list[int]) -> list
 
 
 def has_stats() -> bool:
-    proc = subprocess.run([sys.executable, "-m", "kwire", "stats", "--help"], capture_output=True)
+    proc = subprocess.run([sys.executable, "-m", "kwire", "stats", "--help"], capture_output=True, env=ENV,
+                          cwd=CWD["dir"])
     return proc.returncode == 0
 
 
@@ -212,8 +214,8 @@ def bench(capture: Path, series: list[Series], runs: int, timeout: float) -> Non
 
 
 def table(results: list[tuple[Path, list[Series]]]) -> tuple[list[str], list[str]]:
-    lines = ["| capture | command | runs | wall s (median, best) | CPU s (median, best) | peak RSS MB "
-             "| tshark / kwire wall | tshark / kwire CPU |",
+    lines = ["| capture | command | runs | wall s median (best) | CPU s median (best) | peak RSS MB "
+             "| tshark / kwire wall, medians (bests) | tshark / kwire CPU, medians (bests) |",
              "|---|---|---|---|---|---|---|---|"]
     verdicts = []
     for capture, series in results:
@@ -222,8 +224,8 @@ def table(results: list[tuple[Path, list[Series]]]) -> tuple[list[str], list[str
         for s in series:
             ratio_w = ratio_c = ""
             if tshark is not None and s is not tshark:
-                ratio_w = f"{tshark.med('wall') / s.med('wall'):.1f}x"
-                ratio_c = f"{tshark.med('cpu') / s.med('cpu'):.1f}x"
+                ratio_w = f"{tshark.med('wall') / s.med('wall'):.1f}x ({tshark.best('wall') / s.best('wall'):.1f}x)"
+                ratio_c = f"{tshark.med('cpu') / s.med('cpu'):.1f}x ({tshark.best('cpu') / s.best('cpu'):.1f}x)"
             lines.append(f"| {capture.name} ({size:,.0f} MB) | `{s.label}` | {len(s.runs)} | "
                          f"{s.med('wall'):.2f} ({s.best('wall'):.2f}) | {s.med('cpu'):.2f} ({s.best('cpu'):.2f}) | "
                          f"{s.peak():.0f} | {ratio_w} | {ratio_c} |")
@@ -263,6 +265,7 @@ def main() -> None:
     # kwire runs with its bytecode cached, as an installed program does (this environment may say
     # PYTHONDONTWRITEBYTECODE, which would recompile every module on every run); the cache lives in
     # --dir, not in the source tree. A first, untimed run fills it.
+    CWD["dir"] = str(args.dir)
     ENV.pop("PYTHONDONTWRITEBYTECODE", None)
     ENV["PYTHONPYCACHEPREFIX"] = str(args.dir / "pycache")
     bulk, small, big = args.dir / "bulk.pcap", args.dir / "small.pcap", args.dir / "big.pcap"
@@ -292,7 +295,8 @@ def main() -> None:
         bench(capture, series, runs, args.timeout)
         results.append((capture, series))
     lines, verdicts = table(results)
-    tshark_version = subprocess.run(["tshark", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
+    tshark_version = subprocess.run(["tshark", "--version"], capture_output=True,
+                                    text=True).stdout.splitlines()[0].rstrip(".")
     head = [f"Measured {time.strftime('%Y-%m-%d')} on {os.cpu_count()} CPUs ({platform.machine()}), Python "
             f"{platform.python_version()}, {tshark_version}; load average at the start "
             f"{os.getloadavg()[0]:.2f}. Medians of the runs (best run in brackets); CPU = user + sys "
