@@ -84,10 +84,7 @@ class Pipeline:
 
     def feed(self, packet: Packet) -> list[Exchange]:
         self.last_ts_ns = packet.ts_ns
-        segment = decode_segment(packet, self.net)
-        if segment is None:
-            return []
-        events = self.flows.feed(segment)
+        events = self.flows.feed_packet(packet, self.net)
         if not events:
             return []
         return self._on_events(events)
@@ -132,13 +129,27 @@ def analyze_files(paths: list[str], *, port_hints: Iterable[int] = (), decode: b
     for linktype, names in stats.linktypes.items():
         if linktype not in SUPPORTED_LINKTYPES:
             summary.unknown_linktypes[linktype] = sorted(names)
-    n = 0
+    feed = pipeline.flows.feed_packet  # decode_segment + FlowTable.feed in one call
+    net = pipeline.net
+    on_events = pipeline._on_events
+    packet = None
     try:
-        for packet in packets:
-            yield from pipeline.feed(packet)
-            n += 1
-            if progress is not None and not n & 0x3FFF:
-                progress(stats)
+        if progress is None:
+            for packet in packets:
+                events = feed(packet, net)
+                if events:
+                    yield from on_events(events)
+        else:
+            n = 0
+            for packet in packets:
+                events = feed(packet, net)
+                if events:
+                    yield from on_events(events)
+                n += 1
+                if not n & 0x3FFF:
+                    progress(stats)
     except CaptureError as exc:
         summary.capture_errors.append(str(exc))
+    if packet is not None:
+        pipeline.last_ts_ns = packet.ts_ns
     yield from pipeline.finish()

@@ -39,22 +39,42 @@ def cli() -> None:
     """See what Apache Kafka clients and brokers say to each other on the wire."""
 
 
-def _register() -> None:
-    from kwire.cli.inspect import inspect_command
-
-    cli.add_command(inspect_command)
-    for module, name in (("kwire.cli.stats", "stats_command"), ("kwire.cli.spark", "spark_command"),
-                         ("kwire.cli.live", "live_command")):
-        try:
-            mod = __import__(module, fromlist=[name])
-        except ModuleNotFoundError as exc:
-            if exc.name == module:
-                continue
-            raise
-        cli.add_command(getattr(mod, name))
+# Commands are imported when used (kwire inspect does not pay for stats' analytics, Spark or rich's live
+# display): name -> (module, attribute). A module that is not there (an optional part) is left out.
+COMMANDS = {
+    "inspect": ("kwire.cli.inspect", "inspect_command"),
+    "stats": ("kwire.cli.stats", "stats_command"),
+    "spark": ("kwire.cli.spark", "spark_command"),
+    "live": ("kwire.cli.live", "live_command"),
+}
 
 
-_register()
+def _load(name: str):
+    module, attr = COMMANDS[name]
+    try:
+        mod = __import__(module, fromlist=[attr])
+    except ModuleNotFoundError as exc:
+        if exc.name == module:
+            return None
+        raise
+    return getattr(mod, attr)
+
+
+def _list_commands(self, ctx) -> list[str]:
+    return [name for name in COMMANDS if name in self.commands or _load(name) is not None]
+
+
+def _get_command(self, ctx, name: str):
+    command = self.commands.get(name)
+    if command is None and name in COMMANDS:
+        command = _load(name)
+        if command is not None:
+            self.add_command(command, name)
+    return command
+
+
+KwireGroup.list_commands = _list_commands
+KwireGroup.get_command = _get_command
 
 
 def main() -> None:

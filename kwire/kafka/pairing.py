@@ -168,7 +168,12 @@ class KafkaConnection:
     def on_data(self, direction: int, ts_ns: int, data) -> list[RawExchange]:
         if self.ignored:
             return []
-        frames = self.framers[direction].feed(data)
+        framer = self.framers[direction]
+        frames = framer.feed(data)
+        if self.confirmed:
+            # Tell TCP how many more bytes the frame in progress needs: it holds them until then
+            # (kwire.tcp.events.Connection.demand), so a big frame costs one event, not one per segment.
+            self.conn.demand[direction] = framer.need
         out: list[RawExchange] = []
         if not self.confirmed:
             self.scanned += len(data)
