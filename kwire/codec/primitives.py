@@ -29,40 +29,31 @@ def need(buf, pos: int, size: int) -> None:
         raise DecodeError(f"need {size} bytes, {max(len(buf) - pos, 0)} left", pos)
 
 
-def read_uvarint(buf, pos: int) -> tuple[int, int]:
-    """Unsigned LEB128 varint of at most 5 bytes (Kafka's unsigned varint is 32 bits)."""
+def _read_leb128(buf, pos: int, max_shift: int, what: str) -> tuple[int, int]:
     result = 0
     shift = 0
     end = len(buf)
     while True:
         if pos >= end:
-            raise DecodeError("varint runs past the end", pos)
+            raise DecodeError(f"{what} runs past the end", pos)
         b = buf[pos]
         pos += 1
         result |= (b & 0x7F) << shift
         if not b & 0x80:
             return result, pos
         shift += 7
-        if shift > 28:
-            raise DecodeError("varint longer than 5 bytes", pos)
+        if shift > max_shift:
+            raise DecodeError(f"{what} longer than {max_shift // 7 + 1} bytes", pos)
+
+
+def read_uvarint(buf, pos: int) -> tuple[int, int]:
+    """Unsigned LEB128 varint of at most 5 bytes (Kafka's unsigned varint is 32 bits)."""
+    return _read_leb128(buf, pos, 28, "varint")
 
 
 def read_uvarlong(buf, pos: int) -> tuple[int, int]:
     """Unsigned LEB128 varint of at most 10 bytes (64 bits)."""
-    result = 0
-    shift = 0
-    end = len(buf)
-    while True:
-        if pos >= end:
-            raise DecodeError("varlong runs past the end", pos)
-        b = buf[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if not b & 0x80:
-            return result, pos
-        shift += 7
-        if shift > 63:
-            raise DecodeError("varlong longer than 10 bytes", pos)
+    return _read_leb128(buf, pos, 63, "varlong")
 
 
 def read_varint(buf, pos: int) -> tuple[int, int]:
