@@ -19,7 +19,7 @@ from kwire.errors import CaptureError
 from kwire.exchanges import build_exchange
 from kwire.kafka.pairing import KafkaTracker
 from kwire.model import NO_REQUEST, NO_RESPONSE, PAIRED, Exchange
-from kwire.net.decode import SUPPORTED_LINKTYPES, DecodeCounters, decode_segment
+from kwire.net.decode import SUPPORTED_LINKTYPES, DecodeCounters
 from kwire.tcp.flows import FlowTable
 
 

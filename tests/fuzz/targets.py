@@ -34,7 +34,7 @@ from kwire.codec.compiler import decoder_for
 from kwire.codec.records import decode_records, summarize_records
 from kwire.codec.schema import Field, MessageSchema
 from kwire.codec.schemas import all_schemas
-from kwire.errors import CaptureError, DecodeError, KwireError
+from kwire.errors import CaptureError, DecodeError
 from kwire.kafka.framing import KEEP_TAIL, Framer
 from kwire.kafka.headers import parse_request_header, parse_response_header, plausible_request
 from kwire.kafka.resync import find_request_start, find_response_start
