@@ -31,13 +31,7 @@ MIN_RECORD_BYTES = 7  # length, attributes, timestamp delta, offset delta, key, 
 
 def text_or_hex(raw):
     """A key, value or header field as shown: str if valid UTF-8, else {"hex": "..."}; None stays None."""
-    if raw is None:
-        return None
-    data = bytes(raw)
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return {"hex": data.hex()}
+    return None if raw is None else _text(bytes(raw))
 
 
 def control_marker(key, value) -> dict:
@@ -79,6 +73,19 @@ def _text(raw: bytes):
         return raw.decode("utf-8")
     except UnicodeDecodeError:
         return {"hex": raw.hex()}
+
+
+def _field(buf: bytes, p: int, rec_end: int, what: str):
+    """A record's key, value, header key or header value: (bytes or None for -1, position after it)."""
+    n, p = _zigzag(buf, p)
+    if n >= 0:
+        q = p + n
+        if q > rec_end:
+            raise DecodeError(f"{what} of {n} bytes overruns the record", p)
+        return buf[p:q], q
+    if n == -1:
+        return None, p
+    raise DecodeError(f"{what} length {n}", p)
 
 
 def decode_v2_records(
@@ -135,34 +142,10 @@ def decode_v2_records(
             else:
                 off_delta, p = zigzag(buf, p)
 
-            n, p = zigzag(buf, p)
-            if n >= 0:
-                q = p + n
-                if q > rec_end:
-                    raise DecodeError(f"key of {n} bytes overruns the record", p)
-                key = buf[p:q]
-                p = q
-                key_shown = _text(key)
-            elif n == -1:
-                key = key_shown = None
-            else:
-                raise DecodeError(f"key length {n}", p)
-
-            n, p = zigzag(buf, p)
-            if n >= 0:
-                q = p + n
-                if q > rec_end:
-                    raise DecodeError(f"value of {n} bytes overruns the record", p)
-                value = buf[p:q]
-                p = q
-                try:
-                    value_shown = value.decode("utf-8")
-                except UnicodeDecodeError:
-                    value_shown = {"hex": value.hex()}
-            elif n == -1:
-                value = value_shown = None
-            else:
-                raise DecodeError(f"value length {n}", p)
+            key, p = _field(buf, p, rec_end, "key")
+            key_shown = None if key is None else _text(key)
+            value, p = _field(buf, p, rec_end, "value")
+            value_shown = None if value is None else _text(value)
 
             n_headers, p = zigzag(buf, p)
             headers = []
@@ -170,29 +153,10 @@ def decode_v2_records(
                 if n_headers < 0 or n_headers > (rec_end - p) // 2:
                     raise DecodeError(f"header count {n_headers} with {rec_end - p} bytes left", p)
                 for _ in range(n_headers):
-                    n, p = zigzag(buf, p)
-                    if n >= 0:
-                        q = p + n
-                        if q > rec_end:
-                            raise DecodeError(f"header key of {n} bytes overruns the record", p)
-                        hkey = _text(buf[p:q])
-                        p = q
-                    elif n == -1:
-                        hkey = None
-                    else:
-                        raise DecodeError(f"header key length {n}", p)
-                    n, p = zigzag(buf, p)
-                    if n >= 0:
-                        q = p + n
-                        if q > rec_end:
-                            raise DecodeError(f"header value of {n} bytes overruns the record", p)
-                        hvalue = _text(buf[p:q])
-                        p = q
-                    elif n == -1:
-                        hvalue = None
-                    else:
-                        raise DecodeError(f"header value length {n}", p)
-                    headers.append({"Key": hkey, "Value": hvalue})
+                    hkey, p = _field(buf, p, rec_end, "header key")
+                    hvalue, p = _field(buf, p, rec_end, "header value")
+                    headers.append({"Key": None if hkey is None else _text(hkey),
+                                    "Value": None if hvalue is None else _text(hvalue)})
             if p != rec_end:
                 raise DecodeError(f"record declares {length} bytes but its fields take {p - rec_end + length}",
                                   pos)
