@@ -10,6 +10,7 @@ from kwire.codec.compiler import decoder_for, decoder_source
 from kwire.codec.schema import F, response
 from kwire.codec.values import RawRecords
 from kwire.errors import DecodeError
+from tests.codec.test_records_encoder import uvarint
 
 SCHEMA = response(1, "TestResponse", "0-13", "12+", [
     F("ThrottleTimeMs", "int32", "1+"),
@@ -31,15 +32,6 @@ SCHEMA = response(1, "TestResponse", "0-13", "12+", [
 
 V0 = (struct.pack(">i", 1) + struct.pack(">h", 1) + b"t" + struct.pack(">i", 1) + struct.pack(">iq", 0, 5)
       + struct.pack(">i", 3) + b"abc" + struct.pack(">iii", 2, 1, 2))
-
-
-def uvarint(n):
-    out = bytearray()
-    while n >= 0x80:
-        out.append(n & 0x7F | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
 
 
 def v12_bytes(unknown_tag=True):

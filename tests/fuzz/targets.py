@@ -42,6 +42,7 @@ from kwire.net.segment import Segment
 from kwire.render.jsonl import exchange_json
 from kwire.render.values import plain_body
 from kwire.tcp.flows import FlowTable
+from tests.codec.test_records_encoder import uvarint
 
 MAX_FRAME = 1 << 16
 SCHEMAS: list[tuple[MessageSchema, int]] = sorted(
@@ -78,18 +79,6 @@ def framing(data: bytes) -> None:
 # ---- decoders ---------------------------------------------------------------------------------------
 
 
-def _uvarint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
 class Encoder:
     """A valid random encoding of one (schema, version): the decoders' input as Kafka would write it."""
 
@@ -103,7 +92,7 @@ class Encoder:
 
     def length(self, n: int | None, wide: bool = False) -> bytes:
         if self.flexible:
-            return _uvarint(0 if n is None else n + 1)
+            return uvarint(0 if n is None else n + 1)
         return struct.pack(">i" if wide else ">h", -1 if n is None else n)
 
     def value(self, f: Field, elem: str, nullable: bool) -> bytes:
@@ -167,9 +156,9 @@ class Encoder:
             if self.rng.random() < 0.2:
                 tagged.append((9999, self.rng.randbytes(3)))  # a tag this kwire does not know
             tagged.sort(key=lambda t: t[0])
-            out.append(_uvarint(len(tagged)))
+            out.append(uvarint(len(tagged)))
             for tag, raw in tagged:
-                out.append(_uvarint(tag) + _uvarint(len(raw)) + raw)
+                out.append(uvarint(tag) + uvarint(len(raw)) + raw)
         return b"".join(out)
 
 
