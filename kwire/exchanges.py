@@ -26,22 +26,56 @@ _I16 = struct.Struct(">h")
 UNSUPPORTED_VERSION = 35
 
 
+_BODY_DECODERS: dict[tuple[int, str, int], object] = {}
+
+
+def body_decoder(api_key: int, kind: str, version: int):
+    """The decoder of (api, kind, version), or None when kwire has no schema for it. Cached: this
+    is looked up twice per exchange."""
+    key = (api_key, kind, version)
+    try:
+        return _BODY_DECODERS[key]
+    except KeyError:
+        pass
+    schema = schema_for(api_key, kind)
+    decoder = None if schema is None or version not in schema.valid else decoder_for(schema, version)
+    if len(_BODY_DECODERS) < 4096:  # api keys and versions come off the wire: bound the cache
+        _BODY_DECODERS[key] = decoder
+    return decoder
+
+
 def decode_body(api_key: int, kind: str, version: int, body, pos: int) -> tuple[dict | None, str | None, int]:
     """(decoded dict or None, error or None, trailing byte count)."""
-    schema = schema_for(api_key, kind)
-    if schema is None or version not in schema.valid:
+    decoder = body_decoder(api_key, kind, version)
+    if decoder is None:
         return None, None, 0
     try:
-        decoded, end = decoder_for(schema, version)(body, pos)
+        decoded, end = decoder(body, pos)
     except DecodeError as exc:
         return None, str(exc), 0
     return decoded, None, len(body) - end
 
 
+_ENDPOINT_NAMES: dict[tuple, str] = {}
+
+
+def endpoint_name(endpoint) -> str:
+    """"ip:port" of an (ip bytes, port) endpoint, cached (every exchange names two)."""
+    name = _ENDPOINT_NAMES.get(endpoint)
+    if name is None:
+        name = format_endpoint(*endpoint)
+        if len(_ENDPOINT_NAMES) >= 65536:
+            _ENDPOINT_NAMES.clear()
+        _ENDPOINT_NAMES[endpoint] = name
+    return name
+
+
 def build_exchange(raw: RawExchange, *, decode: bool = True) -> Exchange:
     conn = raw.conn
-    client = format_endpoint(*conn.endpoint(raw.client_direction))
-    broker = format_endpoint(*conn.endpoint(1 - raw.client_direction))
+    if raw.client_direction == 0:
+        client, broker = endpoint_name(conn.a), endpoint_name(conn.b)
+    else:
+        client, broker = endpoint_name(conn.b), endpoint_name(conn.a)
     ex = Exchange(connection_id=conn.id, client=client, broker=broker, status=raw.status,
                   correlation_id=raw.correlation_id)
     req = raw.request

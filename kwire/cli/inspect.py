@@ -31,13 +31,14 @@ def inspect_command(captures, as_json, records, apis, client_ids, topics, errors
         exchanges = analyze_files(paths, port_hints=ports, summary=summary,
                                   progress=progress.update if progress else None)
         if as_json:
-            from kwire.render.jsonl import exchange_json
+            from kwire.render.jsonl import exchange_json_line
 
-            write = out.write
+            out.flush()
+            binary = getattr(out, "buffer", None)
+            write = binary.write if binary is not None else (lambda line: out.write(line.decode()))
             for ex in exchanges:
                 if keep(ex):
-                    write(exchange_json(ex, records=records_mode, show_secrets=show_secrets))
-                    write("\n")
+                    write(exchange_json_line(ex, records=records_mode, show_secrets=show_secrets))
         else:
             from rich.console import Console
 

@@ -54,6 +54,29 @@ def _uvar(buf, pos):
     return read_uvarint(buf, pos)
 
 
+def _tagged_section(buf, pos, end, out, table, what):
+    """A tagged-field section with at least one field: known tags are read by their readers (each
+    confined to its declared size), unknown ones kept as hex under "_unknown_tagged_fields"."""
+    count, pos = _uvar(buf, pos)
+    for _ in range(count):
+        if pos >= end:
+            raise _trunc(what, pos, 1, 0)
+        tag, pos = _uvar(buf, pos)
+        if pos >= end:
+            raise _trunc(what, pos, 1, 0)
+        size, pos = _uvar(buf, pos)
+        stop = pos + size
+        if stop > end:
+            raise _trunc(what, pos, size, end - pos)
+        handler = table.get(tag)
+        if handler is None:
+            out.setdefault("_unknown_tagged_fields", {})[tag] = _unknown_tag_hex(buf, pos, stop)
+        else:
+            out[handler[0]] = handler[1](buf, pos, stop)
+        pos = stop
+    return pos
+
+
 # ---- variable-width readers shared by all generated code: (buf, pos, end, what) -> (value, pos)
 
 
@@ -125,6 +148,7 @@ def _unknown_tag_hex(buf, pos, e):
 
 _RUNTIME = {
     "_uvar": _uvar,
+    "_tagged_section": _tagged_section,
     "_string": _string,
     "_bytes": _bytes,
     "_records": _records,
@@ -338,22 +362,14 @@ class _Generator:
             t = self.const("TAGS", table)
             self.tag_tables.append(table)
             what = repr(f"{path}.<tagged fields>" if path else "<tagged fields>")
+            # The common case, no tagged field at all, costs one byte test; otherwise the shared
+            # reader walks the section.
             body += [
                 f"    if pos >= end: raise _trunc({what}, pos, 1, 0)",
-                "    _nt, pos = _uvar(buf, pos)",
-                "    for _ in range(_nt):",
-                f"        if pos >= end: raise _trunc({what}, pos, 1, 0)",
-                "        _tag, pos = _uvar(buf, pos)",
-                f"        if pos >= end: raise _trunc({what}, pos, 1, 0)",
-                "        _sz, pos = _uvar(buf, pos)",
-                "        _e = pos + _sz",
-                f"        if _e > end: raise _trunc({what}, pos, _sz, end - pos)",
-                f"        _h = {t}.get(_tag)",
-                "        if _h is None:",
-                "            out.setdefault('_unknown_tagged_fields', {})[_tag] = _unknown_tag_hex(buf, pos, _e)",
-                "        else:",
-                "            out[_h[0]] = _h[1](buf, pos, _e)",
-                "        pos = _e",
+                "    if buf[pos]:",
+                f"        pos = _tagged_section(buf, pos, end, out, {t}, {what})",
+                "    else:",
+                "        pos += 1",
             ]
         body.append("    return out, pos")
         self.chunks.append(f"def {name}(buf, pos, end):\n" + "\n".join(body) + "\n")

@@ -73,6 +73,7 @@ V2_HEADER_SIZE = V2_HEADER.size
 V2_MIN_BATCH_LENGTH = V2_HEADER_SIZE - 12
 LOG_OVERHEAD = 12  # BaseOffset + BatchLength
 _OFFSET_LENGTH = struct.Struct(">qi")
+_I32 = struct.Struct(">i")
 
 V2_FIELDS = (
     ("BaseOffset", 0, ">q"), ("BatchLength", 8, ">i"), ("PartitionLeaderEpoch", 12, ">i"),
@@ -222,6 +223,13 @@ def _walk(buf, decode: bool, budget: _Budget | None) -> dict:
     pos = 0
     while pos < n:
         available = n - pos
+        if available >= V2_HEADER_SIZE and mv[pos + 16] == 2:
+            # The common entry: a whole v2 batch.
+            length = _I32.unpack_from(mv, pos + 8)[0]
+            if V2_MIN_BATCH_LENGTH <= length and length + LOG_OVERHEAD <= available:
+                batches.append(_v2_decode(mv, pos, budget) if decode else _v2_summary(mv, pos))
+                pos += LOG_OVERHEAD + length
+                continue
         problem = _check(mv, pos, available)
         if problem is not None:
             entry = _header_fields(mv, pos, available, COMMON_FIELDS)

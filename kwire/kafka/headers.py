@@ -55,13 +55,27 @@ def _skip_tagged(buf, pos: int) -> tuple[dict | None, int]:
     return tags, pos
 
 
+_HEADER_VERSIONS: dict[tuple[int, int], tuple[int, int]] = {}
+
+
+def header_versions(api_key: int, api_version: int) -> tuple[int, int]:
+    """(request header version, response header version), cached for the apis kwire knows."""
+    key = (api_key, api_version)
+    hit = _HEADER_VERSIONS.get(key)
+    if hit is None:
+        hit = (request_header_version(api_key, api_version), response_header_version(api_key, api_version))
+        if api_key in APIS and -1 <= api_version <= 64:  # bounded: the wire chooses these numbers
+            _HEADER_VERSIONS[key] = hit
+    return hit
+
+
 def parse_request_header(body) -> RequestHeader:
     """Parse the header at the start of a request frame body (the bytes after the length prefix)."""
     if len(body) < 8:
         raise DecodeError("request header needs 8 bytes", 0)
     api_key, version, corr = _REQ_FIXED.unpack_from(body, 0)
     pos = 8
-    hv = request_header_version(api_key, version)
+    hv = header_versions(api_key, version)[0]
     client_id = None
     tagged = None
     if hv >= 1:
@@ -75,7 +89,10 @@ def parse_request_header(body) -> RequestHeader:
             client_id = str(body[pos:pos + n], "utf-8", "replace")
             pos += n
     if hv >= 2:
-        tagged, pos = _skip_tagged(body, pos)
+        if pos < len(body) and not body[pos]:
+            pos += 1  # no tagged fields: the common case
+        else:
+            tagged, pos = _skip_tagged(body, pos)
     return RequestHeader(api_key, version, corr, client_id, pos, tagged)
 
 
@@ -84,8 +101,11 @@ def parse_response_header(body, api_key: int, api_version: int) -> ResponseHeade
         raise DecodeError("response header needs 4 bytes", 0)
     corr = _I32.unpack_from(body, 0)[0]
     pos = 4
-    if response_header_version(api_key, api_version) >= 1:
-        _, pos = _skip_tagged(body, pos)
+    if header_versions(api_key, api_version)[1] >= 1:
+        if len(body) > 4 and not body[4]:
+            pos = 5
+        else:
+            _, pos = _skip_tagged(body, pos)
     return ResponseHeader(corr, pos)
 
 

@@ -36,9 +36,10 @@ def _encoder(records: str) -> json.JSONEncoder:
 
 
 def _record(ex: Exchange, request, response) -> dict:
-    latency = ex.latency_ms
+    req_ts = ex.request_ts_ns
+    resp_ts = ex.response_ts_ns
     out = {
-        "ts": round(ex.ts_ns / 1e9, 9),
+        "ts": round((req_ts if req_ts is not None else resp_ts or 0) / 1e9, 9),
         "client": ex.client,
         "broker": ex.broker,
         "api_key": ex.api_key,
@@ -47,7 +48,8 @@ def _record(ex: Exchange, request, response) -> dict:
         "correlation_id": ex.correlation_id,
         "client_id": ex.client_id,
         "status": ex.status,
-        "latency_ms": round(latency, 6) if latency is not None else None,
+        "latency_ms": (round((resp_ts - req_ts) / 1e6, 6)
+                       if req_ts is not None and resp_ts is not None else None),
         "request_size": ex.request_size,
         "response_size": ex.response_size,
         "request": request,
@@ -70,6 +72,11 @@ def exchange_record(ex: Exchange, *, records: str = "summary", show_secrets: boo
 
 
 def exchange_json(ex: Exchange, *, records: str = "summary", show_secrets: bool = False) -> str:
+    return exchange_json_line(ex, records=records, show_secrets=show_secrets)[:-1].decode()
+
+
+def exchange_json_line(ex: Exchange, *, records: str = "summary", show_secrets: bool = False) -> bytes:
+    """The exchange's JSON object as UTF-8 bytes, newline included: what `inspect --json` writes."""
     if ex.api_key in SECRET_APIS or ex.api_key is None:
         record = exchange_record(ex, records=records, show_secrets=show_secrets)
     else:
@@ -79,10 +86,10 @@ def exchange_json(ex: Exchange, *, records: str = "summary", show_secrets: bool 
         if default is None:
             default = _DEFAULTS[records] = json_default(records)
         try:
-            return orjson.dumps(record, default=default, option=_ORJSON_OPTIONS).decode()
+            return orjson.dumps(record, default=default, option=_ORJSON_OPTIONS)
         except (TypeError, ValueError):  # orjson.JSONEncodeError is both
             pass
-    return _encoder(records).encode(record)
+    return (_encoder(records).encode(record) + "\n").encode("utf-8", "replace")
 
 
-_ORJSON_OPTIONS = orjson.OPT_NON_STR_KEYS if orjson is not None else 0
+_ORJSON_OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE if orjson is not None else 0
