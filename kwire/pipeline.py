@@ -125,7 +125,8 @@ def analyze_files(paths: list[str], *, port_hints: Iterable[int] = (), decode: b
     pipeline = Pipeline(port_hints=port_hints, decode=decode, summary=summary)
     summary = pipeline.summary
     stats = summary.capture
-    packets = read_captures(paths, stats)
+    # TCP takes the packets that need only bookkeeping straight from the read buffer.
+    packets = read_captures(paths, stats, take=pipeline.flows.take_ethernet)
     for linktype, names in stats.linktypes.items():
         if linktype not in SUPPORTED_LINKTYPES:
             summary.unknown_linktypes[linktype] = sorted(names)
@@ -150,6 +151,5 @@ def analyze_files(paths: list[str], *, port_hints: Iterable[int] = (), decode: b
                     progress(stats)
     except CaptureError as exc:
         summary.capture_errors.append(str(exc))
-    if packet is not None:
-        pipeline.last_ts_ns = packet.ts_ns
+    pipeline.last_ts_ns = max(packet.ts_ns if packet is not None else 0, pipeline.flows.latest_ts())
     yield from pipeline.finish()

@@ -8,6 +8,7 @@ captured bytes, `wire_len` the length on the wire (larger when the snap length c
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 
 @dataclass(slots=True)
@@ -21,6 +22,10 @@ class Packet:
     def truncated(self) -> bool:
         return len(self.data) < self.wire_len
 
+
+# A consumer that may take a whole captured packet in place, before it becomes a Packet:
+# take(ts_ns, buf, start, stop) -> True when it consumed buf[start:stop] (see the readers' packets()).
+Take = Callable[[int, bytes, int, int], bool]
 
 # pcap LINKTYPE_* values kwire understands.
 LINKTYPE_NULL = 0          # BSD loopback: 4-byte address family in host byte order

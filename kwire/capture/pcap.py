@@ -13,7 +13,7 @@ from __future__ import annotations
 import struct
 from typing import Iterator
 
-from kwire.capture.packet import Packet
+from kwire.capture.packet import LINKTYPE_ETHERNET, Packet, Take
 from kwire.capture.source import MAX_RECORD, Source, fill
 from kwire.capture.stats import CaptureStats
 from kwire.errors import CaptureError
@@ -71,7 +71,12 @@ class PcapReader:
     def __iter__(self) -> Iterator[Packet]:
         return self.packets()
 
-    def packets(self) -> Iterator[Packet]:
+    def packets(self, take: Take | None = None) -> Iterator[Packet]:
+        """The file's packets. `take(ts_ns, buf, start, stop)`, when given, is offered every whole
+        packet (not cut by the snap length) of an Ethernet file first, as a slice of the read
+        buffer; the packets it takes (returns True for) are counted but not yielded."""
+        if self.linktype != LINKTYPE_ETHERNET:
+            take = None
         source = self._source
         stats = self._stats
         buf = self._buf
@@ -103,9 +108,12 @@ class PcapReader:
                     n += 1
                     cap += caplen
                     wire += wirelen
+                    ts = sec * 1_000_000_000 + frac * mult
                     if caplen < wirelen:
                         cut += 1
-                    yield Packet(sec * 1_000_000_000 + frac * mult, lt, buf[start:stop], wirelen)
+                    elif take is not None and take(ts, buf, start, stop):
+                        continue
+                    yield Packet(ts, lt, buf[start:stop], wirelen)
                 if stats is not None:
                     stats.add(n, cap, wire, cut)
                     n = cap = wire = cut = 0

@@ -21,7 +21,7 @@ from __future__ import annotations
 import struct
 from typing import Iterator
 
-from kwire.capture.packet import Packet
+from kwire.capture.packet import LINKTYPE_ETHERNET, Packet, Take
 from kwire.capture.source import MAX_RECORD, Source, fill
 from kwire.capture.stats import CaptureStats
 from kwire.errors import CaptureError
@@ -143,7 +143,9 @@ class PcapngReader:
             self._stats.note_linktype(linktype, self._source.name)
         return linktype, mul, div, offset_s * 1_000_000_000, snaplen
 
-    def packets(self) -> Iterator[Packet]:
+    def packets(self, take: Take | None = None) -> Iterator[Packet]:
+        """The file's packets; `take` as in kwire.capture.pcap.PcapReader.packets (offered whole
+        packets of Ethernet interfaces only)."""
         source = self._source
         error = source.error
         stats = self._stats
@@ -193,6 +195,9 @@ class PcapngReader:
                         wire += wirelen
                         if caplen < wirelen:
                             cut += 1
+                        elif take is not None and lt == LINKTYPE_ETHERNET and take(
+                                last_ts, buf, start, start + caplen):
+                            continue
                         yield Packet(last_ts, lt, buf[start : start + caplen], wirelen)
                         continue
                     if btype == BT_SPB:

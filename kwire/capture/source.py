@@ -215,16 +215,25 @@ def open_source(source: str | os.PathLike | BinaryIO) -> Source:
 
 
 def fill(source: Source, buf: bytes, pos: int, need: int) -> bytes:
-    """buf[pos:] followed by more bytes from `source`, until it holds `need` bytes or the end."""
+    """buf[pos:] followed by more bytes from `source`, until it holds `need` bytes or the end.
+
+    When nothing is left over, a fresh chunk of at least CHUNK bytes is returned as read (no copy).
+    A leftover (a record cut by the chunk boundary) is completed with just the bytes it lacks, so
+    the big chunks are never joined: copying and page-faulting a new megabyte per chunk cost more
+    than the extra read call."""
     rest = buf[pos:]
     have = len(rest)
     if have >= need:
         return rest
-    parts = [rest]
+    parts = [rest] if have else []
+    want = need - have if have else max(CHUNK, need)
     while have < need:
-        data = source.read(max(CHUNK, need - have))
+        data = source.read(want)
         if not data:
             break
         parts.append(data)
         have += len(data)
+        want = need - have
+    if len(parts) == 1:
+        return parts[0]
     return b"".join(parts)

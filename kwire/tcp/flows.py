@@ -28,6 +28,7 @@ Connections and roles:
 
 from __future__ import annotations
 
+from struct import Struct
 from typing import Iterable, Iterator, NamedTuple
 
 from kwire.capture.packet import Packet
@@ -37,6 +38,15 @@ from kwire.tcp.events import Connection, StreamClosed, StreamData, StreamEvent
 from kwire.tcp.reassembly import ACK_GRACE_SEGMENTS, HALF, HALF_COUNTERS, MASK, HalfStream
 
 _SLOW_FLAGS = SYN | FIN | RST
+_PORTS = Struct("!HH")
+# Ethernet type, IPv4 version/IHL, total length, fragment field, protocol (bytes 12..23 of a frame).
+_ETH_IPV4 = Struct("!12xHB1xH2xH1xB2x").unpack_from
+_SEQ_ACK_OFF_FLAGS = Struct("!IIBB").unpack_from  # TCP bytes 4..13 (frame bytes 38..47)
+
+
+def _v4_key(t: tuple) -> bytes:
+    """What bytes 26..38 of an Ethernet frame hold for this (src ip, port, dst ip, port)."""
+    return t[0] + t[2] + _PORTS.pack(t[1], t[3])
 
 # Table-wide counters, next to the sums of HALF_COUNTERS.
 TABLE_COUNTERS = (
@@ -93,6 +103,7 @@ class FlowTable:
         self.sweep_interval_ns = (max(idle_timeout_ns // 8, 1) if sweep_interval_ns is None
                                   else sweep_interval_ns)
         self._halves: dict[tuple, HalfStream] = {}  # (src ip, port, dst ip, port) -> sender's half
+        self._v4: dict[bytes, HalfStream] = {}  # IPv4 halves by their header bytes 26..38 (take_ethernet)
         self._flows: dict[int, _Flow] = {}          # connection id -> flow, in opening order
         self._closed: dict[FlowKey, int] = {}       # recently closed 4-tuples -> close time
         self._next_sweep = -(1 << 63)  # the first segment sweeps (and sets the real time)
@@ -154,6 +165,48 @@ class FlowTable:
         if seg is None:
             return []
         return self.feed(seg)
+
+    def take_ethernet(self, ts: int, buf, start: int, stop: int) -> bool:
+        """Take a whole Ethernet frame buf[start:stop] in place when it needs nothing but bookkeeping:
+        an in-order IPv4 segment inside a frame the consumer waits for (Connection.demand), or a
+        pure ACK that acknowledges nothing new. True: done, no event (exactly what feed_packet would
+        have done). False: nothing was touched; feed the packet the normal way. Capture readers call
+        this before they make a Packet, so the commonest packets of a big transfer cost one slice."""
+        if stop - start < 54:
+            return False
+        etype, vihl, total, frag, proto = _ETH_IPV4(buf, start)
+        if etype != 0x0800 or vihl != 0x45 or proto != 6 or frag & 0x3FFF or ts >= self._next_sweep:
+            return False
+        h = self._v4.get(buf[start + 26:start + 38])
+        if h is None:
+            return False
+        seq, ack, doff, flags = _SEQ_ACK_OFF_FLAGS(buf, start + 38)
+        peer = h.peer
+        if flags & _SLOW_FLAGS or h.ack_hole is not None or peer.ack_hole is not None or h.close_due:
+            return False
+        p = start + 34 + ((doff >> 4) << 2)
+        end = start + 14 + total
+        if not start + 54 <= p <= end <= stop:
+            return False
+        n = end - p
+        if n:
+            if (seq != h.nxt or not h.clean or h.demand[h.direction] <= n
+                    or (flags & ACK and ack != peer.nxt)):
+                return False
+            payload = buf[p:end]
+            h.bytes += n
+            h.nxt = (seq + n) & MASK
+            h.tail = payload
+            h.demand[h.direction] -= n
+            h.held.append(payload)
+            h.held_ts = ts
+        elif flags & ACK:
+            pn = peer.nxt
+            if ack != pn and pn is not None and 0 < ((ack - pn) & MASK) < HALF:
+                return False  # acknowledges bytes not seen: the slow path judges the hole
+        h.last_ts = ts
+        h.segments += 1
+        return True
 
     def _established(self, h: HalfStream, ts: int, payload, seq: int, ack: int, flags: int) -> list[StreamEvent]:
         """The fast path: a segment of an established direction, no SYN/FIN/RST, whole payload."""
@@ -279,6 +332,9 @@ class FlowTable:
         self._flows[conn.id] = flow
         self._halves[fwd] = h0
         self._halves[rev] = h1
+        if len(a[0]) == 4 and len(b[0]) == 4:
+            self._v4[_v4_key(fwd)] = h0
+            self._v4[_v4_key(rev)] = h1
         self._table["connections"] += 1
         return flow
 
@@ -319,6 +375,9 @@ class FlowTable:
         fwd, rev = flow.tuples
         self._halves.pop(fwd, None)
         self._halves.pop(rev, None)  # the same tuple when a socket talks to itself
+        if len(fwd[0]) == 4 and len(fwd[2]) == 4:
+            self._v4.pop(_v4_key(fwd), None)
+            self._v4.pop(_v4_key(rev), None)
         self._table["closed_" + reason] += 1
         if reason == "fin" or reason == "rst":
             self._closed[flow.key] = ts
@@ -378,6 +437,10 @@ class FlowTable:
         result.update(self._table)
         result["open_connections"] = len(self._flows)
         return result
+
+    def latest_ts(self) -> int:
+        """The newest capture time any open connection saw (0 when none is open)."""
+        return max((flow.last_ts() for flow in self._flows.values()), default=0)
 
     def __len__(self) -> int:
         return len(self._flows)

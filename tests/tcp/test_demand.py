@@ -178,3 +178,59 @@ def test_feed_packet_matches_decode_then_feed():
         assert describe(ea) == describe(eb)
         assert ca == cb
         assert a.counters() == b.counters()
+
+
+# ---- take_ethernet + feed_packet == feed_packet -----------------------------------------------------
+
+
+def test_take_ethernet_changes_nothing_but_skips_the_packet_object():
+    """Packets take_ethernet takes cause no event in feed_packet either, and leave the same state."""
+    rng = random.Random(11)
+    taken_total = 0
+    for _ in range(60):
+        packets = random_packets(rng, 80)
+        a, b = FlowTable(), FlowTable()
+        ca, cb = DecodeCounters(), DecodeCounters()
+        ea, eb = [], []
+        for p in packets:
+            if rng.random() < 0.4:
+                want = rng.choice((0, 1, 50, 500, 5000))
+                d = rng.randrange(2)
+                for table in (a, b):
+                    for flow in table._flows.values():
+                        flow.conn.demand[d] = want
+            ea += a.feed_packet(p, ca)
+            whole = len(p.data) >= p.wire_len
+            if p.linktype == 1 and whole and b.take_ethernet(p.ts_ns, b"pad" + p.data + b"pad", 3, 3 + len(p.data)):
+                taken_total += 1
+                continue
+            eb += b.feed_packet(p, cb)
+        ea += a.flush(1000)
+        eb += b.flush(1000)
+        assert describe(ea) == describe(eb)
+        assert ca == cb
+        assert a.counters() == b.counters()
+    assert taken_total > 20  # the fast path was exercised
+
+
+def test_take_ethernet_declines_what_needs_the_full_path():
+    t = FlowTable()
+    syn = ether_ipv4_tcp(CLIENT, SERVER, ISN, 0, SYN, b"")
+    assert not t.take_ethernet(1, syn, 0, len(syn))  # unknown 4-tuple, SYN
+    t.feed_packet(Packet(1, 1, syn, len(syn)))
+    t.feed_packet(Packet(2, 1, ether_ipv4_tcp(SERVER, CLIENT, SISN, ISN + 1, SYN | ACK, b""), 0))
+    conn = t._flows[1].conn
+    data = ether_ipv4_tcp(CLIENT, SERVER, ISN + 1, SISN + 1, ACK, b"x" * 10)
+    assert not t.take_ethernet(3, data, 0, len(data))  # no demand: the bytes must be delivered
+    conn.demand[0] = 100
+    assert t.take_ethernet(3, data, 0, len(data))  # inside a frame the consumer waits for
+    again = ether_ipv4_tcp(CLIENT, SERVER, ISN + 1, SISN + 1, ACK, b"x" * 10)
+    assert not t.take_ethernet(4, again, 0, len(again))  # a retransmission is not in order
+    fin = ether_ipv4_tcp(CLIENT, SERVER, ISN + 11, SISN + 1, ACK | FIN, b"")
+    assert not t.take_ethernet(5, fin, 0, len(fin))
+    ahead = ether_ipv4_tcp(CLIENT, SERVER, ISN + 11, SISN + 500, ACK, b"")
+    assert not t.take_ethernet(6, ahead, 0, len(ahead))  # acknowledges bytes never seen
+    fragment = ether_ipv4_tcp(CLIENT, SERVER, ISN + 11, SISN + 1, ACK, b"y", frag=0x2000)
+    assert not t.take_ethernet(7, fragment, 0, len(fragment))
+    options = ether_ipv4_tcp(CLIENT, SERVER, ISN + 11, SISN + 1, ACK, b"y", ihl_options=b"\x01\x01\x01\x00")
+    assert not t.take_ethernet(8, options, 0, len(options))
