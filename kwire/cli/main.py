@@ -77,5 +77,30 @@ KwireGroup.list_commands = _list_commands
 KwireGroup.get_command = _get_command
 
 
+# glibc's malloc hands every freed block above its (adaptive) thresholds back to the kernel, and a
+# big transfer allocates a fresh frame of 100 KB - 100 MB per Kafka frame: on a 223 MB capture that
+# was 55,000 page faults and a fifth of the run's CPU time in the kernel. Keep up to 64 MiB of freed
+# memory for reuse and serve blocks below 32 MiB from the heap. (Peak memory is unchanged: a
+# process's freed memory is reused instead of returned.)
+_M_TRIM_THRESHOLD = -1
+_M_MMAP_THRESHOLD = -3
+
+
+def tune_malloc() -> None:
+    """Apply the settings above where the C library is glibc; anywhere else, do nothing."""
+    if not sys.platform.startswith("linux") or os.environ.get("KWIRE_NO_MALLOC_TUNING"):
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None)
+        mallopt = libc.mallopt  # AttributeError on C libraries without it (musl)
+        mallopt(_M_TRIM_THRESHOLD, 64 << 20)
+        mallopt(_M_MMAP_THRESHOLD, 32 << 20)
+    except (OSError, AttributeError, ImportError):  # pragma: no cover - not glibc
+        pass
+
+
 def main() -> None:
+    tune_malloc()
     cli(prog_name="kwire")
