@@ -70,32 +70,53 @@ def endpoint_name(endpoint) -> str:
     return name
 
 
-def build_exchange(raw: RawExchange, *, decode: bool = True) -> Exchange:
+def exchange_parts(raw: RawExchange, *, owned: bool = False) -> tuple:
+    """What build_from_parts needs of a RawExchange, as a flat tuple of plain values. `owned=True`
+    makes the bodies bytes of their own (picklable, for decoding in another process)."""
     conn = raw.conn
     if raw.client_direction == 0:
         client, broker = endpoint_name(conn.a), endpoint_name(conn.b)
     else:
         client, broker = endpoint_name(conn.b), endpoint_name(conn.a)
-    ex = Exchange(connection_id=conn.id, client=client, broker=broker, status=raw.status,
-                  correlation_id=raw.correlation_id)
+    resp_body = raw.response_body
+    if owned and resp_body is not None and type(resp_body) is not bytes:
+        resp_body = bytes(resp_body)
     req = raw.request
-    if req is not None:
-        h = req.header
-        ex.api_key = h.api_key
-        ex.api = api_name(h.api_key)
-        ex.api_version = h.api_version
-        ex.client_id = h.client_id
-        ex.request_ts_ns = req.ts_ns
-        ex.request_size = req.size
+    if req is None:
+        return (conn.id, client, broker, raw.status, raw.correlation_id, None, None, None, 0,
+                None, None, None, raw.response_ts_ns, raw.response_size, resp_body)
+    h = req.header
+    body = req.body
+    if owned and type(body) is not bytes:
+        body = bytes(body)
+    return (conn.id, client, broker, raw.status, raw.correlation_id, h.api_key, h.api_version, h.client_id,
+            h.header_size, req.ts_ns, req.size, body, raw.response_ts_ns, raw.response_size, resp_body)
+
+
+def build_from_parts(parts: tuple, *, decode: bool = True) -> Exchange:
+    (conn_id, client, broker, status, corr, api_key, api_version, client_id, header_size,
+     req_ts, req_size, req_body, resp_ts, resp_size, resp_body) = parts
+    ex = Exchange(conn_id, client, broker, status, corr)
+    if req_body is not None:
+        ex.api_key = api_key
+        ex.api = api_name(api_key)
+        ex.api_version = api_version
+        ex.client_id = client_id
+        ex.request_ts_ns = req_ts
+        ex.request_size = req_size
         if decode:
             ex.request, ex.request_error, ex.request_trailing = decode_body(
-                h.api_key, "request", h.api_version, req.body, h.header_size)
-    if raw.response_body is not None:
-        ex.response_ts_ns = raw.response_ts_ns
-        ex.response_size = raw.response_size
-        if req is not None and decode:
-            _decode_response(ex, raw.response_body)
+                api_key, "request", api_version, req_body, header_size)
+    if resp_body is not None:
+        ex.response_ts_ns = resp_ts
+        ex.response_size = resp_size
+        if req_body is not None and decode:
+            _decode_response(ex, resp_body)
     return ex
+
+
+def build_exchange(raw: RawExchange, *, decode: bool = True) -> Exchange:
+    return build_from_parts(exchange_parts(raw), decode=decode)
 
 
 def _decode_response(ex: Exchange, body) -> None:

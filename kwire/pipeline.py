@@ -17,7 +17,7 @@ from kwire.capture.stats import CaptureStats
 from kwire.enrich import Enricher
 from kwire.errors import CaptureError
 from kwire.exchanges import build_exchange
-from kwire.kafka.pairing import KafkaTracker
+from kwire.kafka.pairing import KafkaTracker, RawExchange
 from kwire.model import NO_REQUEST, NO_RESPONSE, PAIRED, Exchange
 from kwire.net.decode import SUPPORTED_LINKTYPES, DecodeCounters
 from kwire.tcp.flows import FlowTable
@@ -41,16 +41,20 @@ class RunSummary:
     unknown_linktypes: dict[int, list[str]] = field(default_factory=dict)
 
     def count(self, ex: Exchange) -> None:
-        self.exchanges += 1
-        self.connections.add(ex.connection_id)
-        if ex.status == PAIRED:
-            self.paired += 1
-        elif ex.status == NO_RESPONSE:
-            self.no_response += 1
-        elif ex.status == NO_REQUEST:
-            self.no_request += 1
+        self.count_status(ex.status, ex.connection_id)
         if ex.request_error or ex.response_error:
             self.decode_errors += 1
+
+    def count_status(self, status: str, connection_id: int) -> None:
+        """An exchange whose bodies are decoded elsewhere (its decode errors are added there)."""
+        self.exchanges += 1
+        self.connections.add(connection_id)
+        if status == PAIRED:
+            self.paired += 1
+        elif status == NO_RESPONSE:
+            self.no_response += 1
+        elif status == NO_REQUEST:
+            self.no_request += 1
 
     @property
     def gaps(self) -> int:
@@ -72,8 +76,14 @@ class RunSummary:
 
 
 class Pipeline:
+    """`offload(raw) -> bool`, when given, picks RawExchanges that are not decoded here: they come
+    out of feed/finish as they are, in their place among the Exchanges, counted by status only
+    (whoever decodes them adds their decode errors to the summary). kwire.parallel uses this."""
+
     def __init__(self, *, port_hints: Iterable[int] = (), decode: bool = True,
-                 summary: RunSummary | None = None):
+                 summary: RunSummary | None = None,
+                 offload: Callable[[RawExchange], bool] | None = None):
+        self.offload = offload
         self.summary = summary or RunSummary()
         self.net = DecodeCounters()
         self.flows = FlowTable()
@@ -94,22 +104,26 @@ class Pipeline:
         kafka = self.kafka
         for event in events:
             raws = kafka.on_event(event)
-            for raw in raws:
-                ex = build_exchange(raw, decode=self.decode)
-                if self.decode:
-                    self.enricher.enrich(ex)
-                self.summary.count(ex)
-                out.append(ex)
+            if raws:
+                self._build(raws, out)
         return out
 
-    def finish(self) -> list[Exchange]:
-        out = self._on_events(self.flows.flush(self.last_ts_ns))
-        for raw in self.kafka.finish():
+    def _build(self, raws, out: list) -> None:
+        offload = self.offload
+        for raw in raws:
+            if offload is not None and offload(raw):
+                self.summary.count_status(raw.status, raw.conn.id)
+                out.append(raw)
+                continue
             ex = build_exchange(raw, decode=self.decode)
             if self.decode:
                 self.enricher.enrich(ex)
             self.summary.count(ex)
             out.append(ex)
+
+    def finish(self) -> list[Exchange]:
+        out = self._on_events(self.flows.flush(self.last_ts_ns))
+        self._build(self.kafka.finish(), out)
         self.summary.net = {k: v for k, v in asdict(self.net).items() if isinstance(v, int)}
         self.summary.tcp = dict(self.flows.counters())
         self.summary.kafka = dict(self.kafka.closed_counters)
@@ -118,11 +132,13 @@ class Pipeline:
 
 def analyze_files(paths: list[str], *, port_hints: Iterable[int] = (), decode: bool = True,
                   summary: RunSummary | None = None,
-                  progress: Callable[[CaptureStats], None] | None = None) -> Iterator[Exchange]:
-    """Exchanges of the capture files, merged in time order. Capture errors end up in
-    summary.capture_errors (the good packets before a damaged spot are still analysed) and are
-    re-raised as one CaptureError after the last exchange when nothing at all could be read."""
-    pipeline = Pipeline(port_hints=port_hints, decode=decode, summary=summary)
+                  progress: Callable[[CaptureStats], None] | None = None,
+                  offload: Callable[[RawExchange], bool] | None = None) -> Iterator[Exchange]:
+    """Exchanges of the capture files, merged in time order (and the RawExchanges `offload` picks,
+    see Pipeline). Capture errors end up in summary.capture_errors (the good packets before a
+    damaged spot are still analysed) and are re-raised as one CaptureError after the last exchange
+    when nothing at all could be read."""
+    pipeline = Pipeline(port_hints=port_hints, decode=decode, summary=summary, offload=offload)
     summary = pipeline.summary
     stats = summary.capture
     # TCP takes the packets that need only bookkeeping straight from the read buffer.

@@ -8,7 +8,9 @@ import click
 
 from kwire.cli.options import capture_paths, exchange_filter, filter_options
 from kwire.cli.progress import progress_bar
+from kwire.parallel import OrderedRenderer, default_jobs, offloadable
 from kwire.pipeline import RunSummary, analyze_files
+from kwire.render.jsonl import JsonLines
 
 
 @click.command("inspect")
@@ -18,8 +20,11 @@ from kwire.pipeline import RunSummary, analyze_files
 @filter_options()
 @click.option("--show-secrets", is_flag=True, help="Show SASL credentials instead of redacting them.")
 @click.option("--no-summary", is_flag=True, help="Leave out the closing summary line (on stderr).")
+@click.option("--jobs", "-j", type=click.IntRange(min=0), default=None,
+              help="Worker processes decoding and rendering --json output (0: none; default: one per CPU "
+                   "when there are several). The output is the same either way.")
 def inspect_command(captures, as_json, records, apis, client_ids, topics, errors_only, min_latency, ports,
-                    show_secrets, no_summary):
+                    show_secrets, no_summary, jobs):
     """Decode the Kafka exchanges in capture files (pcap, pcapng, gzip of either)."""
     paths = capture_paths(captures)
     keep = exchange_filter(apis, client_ids, topics, errors_only, min_latency)
@@ -28,18 +33,12 @@ def inspect_command(captures, as_json, records, apis, client_ids, topics, errors
     out = sys.stdout
     progress = progress_bar(paths)
     try:
-        exchanges = analyze_files(paths, port_hints=ports, summary=summary,
-                                  progress=progress.update if progress else None)
         if as_json:
-            from kwire.render.jsonl import exchange_json_line
-
-            out.flush()
-            binary = getattr(out, "buffer", None)
-            write = binary.write if binary is not None else (lambda line: out.write(line.decode()))
-            for ex in exchanges:
-                if keep(ex):
-                    write(exchange_json_line(ex, records=records_mode, show_secrets=show_secrets))
+            write_json_lines(paths, ports, summary, progress, JsonLines(records_mode, show_secrets, keep),
+                             default_jobs() if jobs is None else jobs, out)
         else:
+            exchanges = analyze_files(paths, port_hints=ports, summary=summary,
+                                      progress=progress.update if progress else None)
             from rich.console import Console
 
             from kwire.render.rich_view import exchange_view
@@ -53,6 +52,34 @@ def inspect_command(captures, as_json, records, apis, client_ids, topics, errors
             progress.close()
     out.flush()
     report_run(summary, no_summary)
+
+
+def write_json_lines(paths, ports, summary: RunSummary, progress, render: JsonLines, jobs: int, out) -> None:
+    """inspect --json: decoding and rendering on `jobs` worker processes (kwire.parallel) or here."""
+    out.flush()
+    binary = getattr(out, "buffer", None)
+    write = binary.write if binary is not None else (lambda text: out.write(text.decode()))
+    update = progress.update if progress else None
+    if not jobs:
+        for ex in analyze_files(paths, port_hints=ports, summary=summary, progress=update):
+            text = render(ex)
+            if text:
+                write(text)
+        return
+
+    def count_errors(n: int) -> None:
+        summary.decode_errors += n
+
+    renderer = OrderedRenderer(render, jobs, count_errors)
+    try:
+        for item in analyze_files(paths, port_hints=ports, summary=summary, progress=update,
+                                  offload=offloadable):
+            for text in renderer.feed(item):
+                write(text)
+        for text in renderer.finish():
+            write(text)
+    finally:
+        renderer.close()
 
 
 def report_run(summary: RunSummary, quiet: bool) -> None:

@@ -92,4 +92,28 @@ def exchange_json_line(ex: Exchange, *, records: str = "summary", show_secrets: 
     return (_encoder(records).encode(record) + "\n").encode("utf-8", "replace")
 
 
+class JsonLines:
+    """`inspect --json`'s renderer as one picklable object (worker processes get a copy):
+    exchange -> its JSON line as bytes, or None when `keep` (a filter such as
+    kwire.query.ExchangeFilter) turns it down."""
+
+    __slots__ = ("records", "show_secrets", "keep")
+
+    def __init__(self, records: str = "summary", show_secrets: bool = False, keep=None):
+        self.records = records
+        self.show_secrets = show_secrets
+        self.keep = keep
+
+    def __call__(self, ex: Exchange) -> bytes | None:
+        if self.keep is not None and not self.keep(ex):
+            return None
+        return exchange_json_line(ex, records=self.records, show_secrets=self.show_secrets)
+
+    def __getstate__(self):
+        return (self.records, self.show_secrets, self.keep)
+
+    def __setstate__(self, state) -> None:
+        self.records, self.show_secrets, self.keep = state
+
+
 _ORJSON_OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE if orjson is not None else 0

@@ -1,0 +1,81 @@
+"""kwire.parallel: decoding and rendering on worker processes gives byte-for-byte the output and the
+counts of one process, on every committed capture, with batches small enough that exchanges kept
+in the main process (Metadata, Fetch, ...) fall between and inside batches."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+import kwire.parallel as parallel
+from kwire.cli.inspect import write_json_lines
+from kwire.enrich import Enricher
+from kwire.kafka.apis import APIS
+from kwire.model import Exchange
+from kwire.pipeline import RunSummary
+from kwire.query import ExchangeFilter
+from kwire.render.jsonl import JsonLines
+
+CAPTURES = sorted(p for p in (Path(__file__).parent.parent / "captures").iterdir()
+                  if p.suffix in (".pcap", ".pcapng"))
+
+
+class Out:
+    def __init__(self):
+        self.buffer = io.BytesIO()
+
+    def flush(self):
+        pass
+
+
+def run(path: Path, jobs: int, render: JsonLines) -> tuple[bytes, str]:
+    out = Out()
+    summary = RunSummary()
+    write_json_lines([str(path)], (), summary, None, render, jobs, out)
+    return out.buffer.getvalue(), summary.line()
+
+
+@pytest.mark.parametrize("capture", CAPTURES, ids=lambda p: p.name)
+def test_workers_write_what_one_process_writes(capture: Path, monkeypatch):
+    monkeypatch.setattr(parallel, "BATCH", 3)
+    render = JsonLines("summary", False, ExchangeFilter())
+    alone, line_alone = run(capture, 0, render)
+    assert alone
+    together, line_together = run(capture, 2, render)
+    assert together == alone
+    assert line_together == line_alone
+
+
+def test_filters_and_full_records_in_workers(monkeypatch):
+    monkeypatch.setattr(parallel, "BATCH", 2)
+    capture = next(p for p in CAPTURES if p.name == "consumer-protocol-lz4.pcap")
+    for keep in (ExchangeFilter(api_keys=frozenset({0, 12})), ExchangeFilter(errors_only=True),
+                 ExchangeFilter(topics=frozenset({"no-such-topic"}))):
+        render = JsonLines("full", False, keep)
+        assert run(capture, 2, render) == run(capture, 0, render)
+
+
+def test_the_enricher_leaves_every_other_api_alone():
+    """What kwire.parallel ships to workers must not need the Enricher's state, nor change it."""
+    enricher = Enricher()
+    enricher.topic_names["AAAAAAAAAAAAAAAAAAAAAQ"] = "t"
+    body = {"TopicId": "AAAAAAAAAAAAAAAAAAAAAQ", "Topics": [{"TopicId": "AAAAAAAAAAAAAAAAAAAAAg", "Name": "u",
+                                                           "Partitions": [{"HighWatermark": 5}]}]}
+    for key, spec in APIS.items():
+        ex = Exchange(1, "a", "b", "paired", 7, api_key=key, api=spec.name, api_version=spec.max_version,
+                      request={**body}, response={**body})
+        before = (repr(ex.request), repr(ex.response), dict(enricher.topic_names), dict(enricher.fetch_offsets))
+        enricher.enrich(ex)
+        after = (repr(ex.request), repr(ex.response), dict(enricher.topic_names), dict(enricher.fetch_offsets))
+        touched = before != after or bool(ex.extra)
+        assert touched == (key in parallel.STATEFUL_API_KEYS), spec.name
+
+
+def test_no_pool_for_a_capture_smaller_than_a_batch(monkeypatch):
+    started = []
+    monkeypatch.setattr(parallel, "_start_pool", lambda *a: started.append(a) or pytest.fail("pool started"))
+    capture = next(p for p in CAPTURES if p.name == "share-consumer.pcap")
+    out, _ = run(capture, 2, JsonLines())
+    assert out and not started
