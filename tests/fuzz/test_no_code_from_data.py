@@ -2,7 +2,13 @@
 
 The one exec is the schema compiler's (kwire/codec/compiler.py): it runs source generated from the
 schemas, which are kwire's own constants; the only wire value involved, the api version, just picks
-a cached decoder (and must be a version the schema declares).
+a cached decoder (and must be a version the schema declares). The compiler caches the code objects
+it compiles (marshal, in the user's cache directory): no captured byte is ever marshalled.
+
+kwire.parallel hands exchanges to worker processes through multiprocessing, which pickles them:
+flat tuples of ints, strings and bytes that the main process built itself, over a pipe between
+kwire's own processes. Captured bytes travel as bytes values; nothing read from a capture is ever
+unpickled as a pickle stream.
 """
 
 from __future__ import annotations
@@ -15,6 +21,9 @@ FORBIDDEN = re.compile(r"\b(pickle|cPickle|marshal|shelve|dill|cloudpickle|yaml\
                        r"|(?<![.\w])(eval|exec|compile)\s*\(|\b__import__\s*\(|\bimportlib\.import_module\s*\(")
 ALLOWED = {
     ("codec/compiler.py", "compile"), ("codec/compiler.py", "exec"),  # schemas -> decoders
+    # The on-disk cache of those decoders' code objects: written and read back by kwire only, keyed by
+    # the sha256 of kwire's own generated source, each file checked against its digest before use.
+    ("codec/compiler.py", "marshal"),
     ("cli/main.py", "__import__"),                                     # kwire's own command modules
     ("codec/schemas/__init__.py", "importlib.import_module"),          # kwire's own schema modules
 }
