@@ -53,38 +53,35 @@ def default_jobs() -> int:
     return cpus if cpus >= MIN_CPUS else 0
 
 
-# ---- the worker side: module state set once per process by the pool's initializer ------------
+# ---- the worker side: the task, set once per process by the pool's initializer ---------------
 
-_render: Callable[[Exchange], bytes | None] | None = None
-
-
-def _init_worker(render: Callable[[Exchange], bytes | None]) -> None:
-    global _render
-    _render = render
+_task: Callable[[list[Exchange]], object] | None = None
 
 
-def _render_batch(batch: list[tuple], render=None) -> tuple[list[bytes], int]:
-    """Rendered bytes of each exchange of a batch (b"" when filtered out), and how many had
-    decode errors. In a worker, `render` is the one its initializer was given."""
-    render = render or _render
-    out = []
+def _init_worker(task: Callable[[list[Exchange]], object]) -> None:
+    global _task
+    _task = task
+
+
+def _run_batch(batch: list[tuple], task=None) -> tuple[object, int]:
+    """The task's result on a batch of exchange parts (decoded here, in order), and how many of
+    them had decode errors. In a worker, `task` is the one its initializer was given."""
+    exchanges = [build_from_parts(parts) for parts in batch]
     errors = 0
-    for parts in batch:
-        ex = build_from_parts(parts)
+    for ex in exchanges:
         if ex.request_error or ex.response_error:
             errors += 1
-        out.append(render(ex) or b"")
-    return out, errors
+    return (task or _task)(exchanges), errors
 
 
 # ---- the main side ---------------------------------------------------------------------------
 
 
 class _Done:
-    """A batch rendered in the main process, queued like a worker's result."""
+    """A batch run in the main process, queued like a worker's result."""
 
-    def __init__(self, texts: list[bytes], errors: int):
-        self.value = (texts, errors)
+    def __init__(self, value):
+        self.value = value
 
     def ready(self) -> bool:
         return True
@@ -93,59 +90,69 @@ class _Done:
         return self.value
 
 
-class OrderedRenderer:
-    """feed(item) for each item analyze_files(..., offload=offloadable) yields, then finish();
-    both yield rendered bytes in capture order. `render(exchange) -> bytes | None` (None: filtered
-    out) must be a picklable module-level function or object: workers get a copy of it.
-    `on_errors(n)` is told the decode errors found in the workers."""
+class Batches:
+    """RawExchanges in, batches of them run by `task(exchanges) -> result` on `jobs` worker
+    processes, results out in the order the batches were made. `task` must be picklable (a
+    module-level function or an object of a module-level class): workers get a copy.
 
-    def __init__(self, render: Callable[[Exchange], bytes | None], jobs: int,
-                 on_errors: Callable[[int], None], *, batch: int | None = None, max_inflight: int | None = None):
-        self.render = render
+    add(raw, tag=None) queues an exchange; a full batch goes to a worker (the pool starts with the
+    first one). flush() sends the batch in progress, or runs it here when no worker was ever
+    needed. done(wait) yields (result, tag of the batch, decode errors) of the batches finished, in
+    order; it waits for the oldest while more than `max_inflight` are out, or for all when `wait`.
+    `tag` is the caller's note on the batch in progress (set_tag), handed back with its result."""
+
+    def __init__(self, task: Callable[[list[Exchange]], object], jobs: int, *, batch: int | None = None,
+                 max_inflight: int | None = None):
+        if jobs < 1:
+            raise ValueError("Batches needs at least one worker process")
+        self.task = task
         self.jobs = jobs
-        self.on_errors = on_errors
         self.batch_size = batch or BATCH
         self.max_inflight = max_inflight or 2 * jobs + 2
-        self._batch: list[tuple] = []
-        self._between: list[tuple[int, bytes]] = []  # (batch position, text) rendered here meanwhile
-        self._queue: deque = deque()  # bytes (ready) or AsyncResult (a batch out at a worker)
-        self._inflight = 0
+        self.batch: list[tuple] = []
+        self.tag = None
+        self._out: deque = deque()  # (AsyncResult or _Done, tag)
         self._pool = None
 
-    def feed(self, item) -> Iterator[bytes]:
-        if type(item) is RawExchange:
-            if not self.jobs:
-                raise TypeError("a RawExchange fed to an OrderedRenderer without workers")
-            self._batch.append(exchange_parts(item, owned=True))
-            if len(self._batch) >= self.batch_size:
-                self._ship()
-                yield from self._ready()
-            return
-        text = self.render(item)
-        if not text:
-            return
-        if self._batch:
-            # Rendered here, but its place is after the batch's exchanges so far.
-            self._between.append((len(self._batch), text))
-        elif self._queue:
-            self._queue.append(text)
-            yield from self._ready()
-        else:
-            yield text
+    def add(self, raw: RawExchange) -> bool:
+        """Queue one exchange; True when that filled a batch (which went to a worker)."""
+        self.batch.append(exchange_parts(raw, owned=True))
+        if len(self.batch) >= self.batch_size:
+            self._send()
+            return True
+        return False
 
-    def finish(self) -> Iterator[bytes]:
-        if self._batch:
-            if self._pool is None:
-                # Not even one whole batch: not worth starting workers for.
-                texts, errors = _render_batch(self._batch, self.render)
-                self._queue.append((_Done(texts, errors), self._between))
-                self._inflight += 1
-                self._batch = []
-                self._between = []
-            else:
-                self._ship()
-        yield from self._ready(wait=True)
-        self.close()
+    def flush(self) -> None:
+        if not self.batch:
+            return
+        if self._pool is None:  # not even one whole batch: not worth starting workers for
+            self._out.append((_Done(_run_batch(self.batch, self.task)), self.tag))
+            self.batch = []
+            self.tag = None
+        else:
+            self._send()
+
+    def _send(self) -> None:
+        if self._pool is None:
+            self._pool = _start_pool(self.jobs, self.task)
+        self._out.append((self._pool.apply_async(_run_batch, (self.batch,)), self.tag))
+        self.batch = []
+        self.tag = None
+
+    @property
+    def pending(self) -> int:
+        """Batches made and not yet handed back by done()."""
+        return len(self._out)
+
+    def done(self, wait: bool = False) -> Iterator[tuple[object, object, int]]:
+        out = self._out
+        while out:
+            result, tag = out[0]
+            if not (wait or len(out) > self.max_inflight or result.ready()):
+                return
+            value, errors = result.get()
+            out.popleft()
+            yield value, tag, errors
 
     def close(self) -> None:
         if self._pool is not None:
@@ -153,48 +160,93 @@ class OrderedRenderer:
             self._pool.join()
             self._pool = None
 
-    def _ship(self) -> None:
-        if self._pool is None:
-            self._pool = _start_pool(self.jobs, self.render)
-        result = self._pool.apply_async(_render_batch, (self._batch,))
-        self._queue.append((result, self._between))
-        self._inflight += 1
-        self._batch = []
-        self._between = []
 
-    def _ready(self, wait: bool = False) -> Iterator[bytes]:
-        """What is done at the head of the queue; waits for the oldest batch while too many are out
-        (or for everything when `wait`)."""
-        queue = self._queue
-        while queue:
-            head = queue[0]
-            if type(head) is bytes:
-                queue.popleft()
-                yield head
-                continue
-            result, between = head
-            if not (wait or self._inflight > self.max_inflight or len(queue) > MAX_QUEUED or result.ready()):
-                return
-            texts, errors = result.get()
-            queue.popleft()
-            self._inflight -= 1
-            if errors:
-                self.on_errors(errors)
-            if between:
-                merged = []
-                j = 0
-                for i, text in enumerate(texts):
-                    while j < len(between) and between[j][0] == i:
-                        merged.append(between[j][1])
-                        j += 1
-                    merged.append(text)
-                merged.extend(text for _, text in between[j:])
-                texts = merged
-            yield b"".join(texts)
-
-
-def _start_pool(jobs: int, render):
+def _start_pool(jobs: int, task):
     # fork: the workers start with kwire imported and the decoders compiled; elsewhere, spawn.
     method = "fork" if sys.platform.startswith("linux") else "spawn"
     context = multiprocessing.get_context(method)
-    return context.Pool(jobs, initializer=_init_worker, initargs=(render,))
+    return context.Pool(jobs, initializer=_init_worker, initargs=(task,))
+
+
+class RenderEach:
+    """A Batches task: `render(exchange) -> bytes | None` on each exchange (b"" for None)."""
+
+    def __init__(self, render: Callable[[Exchange], bytes | None]):
+        self.render = render
+
+    def __call__(self, exchanges: list[Exchange]) -> list[bytes]:
+        render = self.render
+        return [render(ex) or b"" for ex in exchanges]
+
+
+class OrderedRenderer:
+    """feed(item) for each item analyze_files(..., offload=offloadable) yields, then finish();
+    both yield rendered bytes in capture order. Exchanges are rendered here; RawExchanges go to
+    workers (Batches). `on_errors(n)` is told the decode errors found in the workers."""
+
+    def __init__(self, render: Callable[[Exchange], bytes | None], jobs: int,
+                 on_errors: Callable[[int], None], *, batch: int | None = None, max_inflight: int | None = None):
+        self.render = render
+        self.on_errors = on_errors
+        self.batches = Batches(RenderEach(render), jobs, batch=batch, max_inflight=max_inflight)
+        self._waiting: deque[bytes] = deque()  # rendered here, behind batches still out
+
+    def feed(self, item) -> Iterator[bytes]:
+        batches = self.batches
+        if type(item) is RawExchange:
+            if batches.add(item):
+                yield from self._ready()
+            return
+        text = self.render(item)
+        if not text:
+            return
+        if batches.batch:
+            # Its place is after the exchanges of the batch in progress: note the position.
+            if batches.tag is None:
+                batches.tag = []
+            batches.tag.append((len(batches.batch), text))
+        elif batches.pending:
+            self._waiting.append((batches.pending, text))
+            yield from self._ready()
+        else:
+            yield text
+
+    def finish(self) -> Iterator[bytes]:
+        self.batches.flush()
+        yield from self._ready(wait=True)
+        self.close()
+
+    def close(self) -> None:
+        self.batches.close()
+
+    def _ready(self, wait: bool = False) -> Iterator[bytes]:
+        """Texts whose turn has come: batches finished in order, with what was rendered here
+        between and after them."""
+        waiting = self._waiting
+        force = wait or len(waiting) > MAX_QUEUED
+        for texts, between, errors in self.batches.done(wait=force):
+            if errors:
+                self.on_errors(errors)
+            if between:
+                texts = _merge(texts, between)
+            yield b"".join(texts)
+            # Texts that were waiting behind this batch (and no later one) go out now.
+            while waiting and waiting[0][0] == 1:
+                yield waiting.popleft()[1]
+            self._waiting = waiting = deque((n - 1, text) for n, text in waiting)
+        if not self.batches.pending:
+            while waiting:
+                yield waiting.popleft()[1]
+
+
+def _merge(texts: list[bytes], between: list[tuple[int, bytes]]) -> list[bytes]:
+    """A batch's texts with those rendered here slotted in at their positions."""
+    merged = []
+    j = 0
+    for i, text in enumerate(texts):
+        while j < len(between) and between[j][0] == i:
+            merged.append(between[j][1])
+            j += 1
+        merged.append(text)
+    merged.extend(text for _, text in between[j:])
+    return merged

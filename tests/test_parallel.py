@@ -79,3 +79,18 @@ def test_no_pool_for_a_capture_smaller_than_a_batch(monkeypatch):
     capture = next(p for p in CAPTURES if p.name == "share-consumer.pcap")
     out, _ = run(capture, 2, JsonLines())
     assert out and not started
+
+
+@pytest.mark.parametrize("capture", CAPTURES, ids=lambda p: p.name)
+def test_stats_with_workers_count_what_one_process_counts(capture: Path, monkeypatch):
+    from kwire.analytics import summary_json
+    from kwire.cli.stats import aggregate
+
+    monkeypatch.setattr(parallel, "BATCH", 3)
+    results = []
+    for jobs in (0, 2):
+        summary = RunSummary()
+        agg = aggregate([str(capture)], (), summary, ExchangeFilter(), jobs, None)
+        results.append((summary_json(agg.document()), summary.line()))
+    assert results[0] == results[1]
+    assert '"exchanges": 0' not in results[0][0]

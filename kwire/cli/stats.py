@@ -17,6 +17,8 @@ from kwire.cli.inspect import report_run
 from kwire.cli.progress import progress_bar
 from kwire.cli.options import capture_paths, exchange_filter, filter_options
 from kwire.errors import KwireError
+from kwire.kafka.pairing import RawExchange
+from kwire.parallel import Batches, default_jobs, offloadable
 from kwire.pipeline import RunSummary, analyze_files
 
 
@@ -53,23 +55,70 @@ def write_outputs(document: dict, *, as_json: bool, html: str | None, out=None) 
               help="Also write a self-contained HTML report with charts.")
 @filter_options()
 @click.option("--no-summary", is_flag=True, help="Leave out the closing summary line (on stderr).")
-def stats_command(captures, as_json, html, apis, client_ids, topics, errors_only, min_latency, ports, no_summary):
+@click.option("--jobs", "-j", type=click.IntRange(min=0), default=None,
+              help="Worker processes decoding and counting exchanges (0: none; default: one per CPU when "
+                   "there are several). The figures are the same either way.")
+def stats_command(captures, as_json, html, apis, client_ids, topics, errors_only, min_latency, ports, no_summary,
+                  jobs):
     """Latency, errors, lag and share-group figures of capture files (pcap, pcapng, gzip of either)."""
     paths = capture_paths(captures)
     keep = exchange_filter(apis, client_ids, topics, errors_only, min_latency)
     summary = RunSummary()
-    agg = Aggregator()
-    add = agg.add_exchange
     progress = progress_bar(paths)
     try:
-        for ex in analyze_files(paths, port_hints=ports, summary=summary,
-                                progress=progress.update if progress else None):
-            if keep(ex):
-                add(ex)
-            else:
-                agg.learn_names(ex)
+        agg = aggregate(paths, ports, summary, keep, default_jobs() if jobs is None else jobs,
+                        progress.update if progress else None)
     finally:
         if progress:
             progress.close()
     write_outputs(agg.document(), as_json=as_json, html=html)
     report_run(summary, no_summary)
+
+
+class AggregateEach:
+    """The exchanges that pass `keep` counted in a fresh Aggregator (the others only lend their topic
+    names); the Batches task of `stats --jobs`. Aggregators merge exactly (kwire spark relies on it)."""
+
+    def __init__(self, keep):
+        self.keep = keep
+
+    def __call__(self, exchanges, agg: Aggregator | None = None) -> Aggregator:
+        agg = agg if agg is not None else Aggregator()
+        keep = self.keep
+        for ex in exchanges:
+            if keep(ex):
+                agg.add_exchange(ex)
+            else:
+                agg.learn_names(ex)
+        return agg
+
+
+def aggregate(paths, ports, summary: RunSummary, keep, jobs: int, progress) -> Aggregator:
+    """The Aggregator of the captures: exchanges the enricher needs are counted here, in order; the
+    others, with workers, are decoded and counted there, and their Aggregators merged in."""
+    count = AggregateEach(keep)
+    agg = Aggregator()
+    if not jobs:
+        for ex in analyze_files(paths, port_hints=ports, summary=summary, progress=progress):
+            count((ex,), agg)
+        return agg
+    batches = Batches(count, jobs)
+
+    def merge(wait: bool = False) -> None:
+        for part, _, errors in batches.done(wait):
+            agg.merge(part)
+            summary.decode_errors += errors
+
+    try:
+        for item in analyze_files(paths, port_hints=ports, summary=summary, progress=progress,
+                                  offload=offloadable):
+            if type(item) is RawExchange:
+                if batches.add(item):
+                    merge()
+            else:
+                count((item,), agg)
+        batches.flush()
+        merge(wait=True)
+    finally:
+        batches.close()
+    return agg
