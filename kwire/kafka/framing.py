@@ -99,11 +99,18 @@ class Framer:
         buf = self.buf
         if self.synced and not buf:
             # Fast path: the segment starts on a frame boundary.
+            n = len(data)
+            if n >= 4:
+                length = _LEN.unpack_from(data, 0)[0]
+                if length == n - 4 and length <= self.max_frame:
+                    # The common case: the segment is exactly one frame.
+                    self.frames += 1
+                    return [memoryview(data)[4:]]
             out = []
             pos = 0
-            n = len(data)
             max_frame = self.max_frame
             unpack = _LEN.unpack_from
+            view = memoryview(data)
             while pos + 4 <= n:
                 length = unpack(data, pos)[0]
                 if length < 0 or length > max_frame:
@@ -111,20 +118,20 @@ class Framer:
                 end = pos + 4 + length
                 if end > n:
                     break
-                out.append(memoryview(data)[pos + 4:end])
+                out.append(view[pos + 4:end])
                 pos = end
             else:
                 if pos == n:
                     self.frames += len(out)
                     return out
-            buf += memoryview(data)[pos:]
+            buf += view[pos:]
             self.frames += len(out)
-            return out + self._drain()
+            return self._drain(out)
         buf += data
-        return self._drain()
+        return self._drain([])
 
-    def _drain(self) -> list:
-        out = []
+    def _drain(self, out: list) -> list:
+        """Append to `out` the frames that complete in the buffer; return it."""
         buf = self.buf
         while True:
             if not self.synced:

@@ -94,6 +94,8 @@ def test_gap_then_resync_on_pending_response():
     assert [(x.status, x.correlation_id) for x in out] == [(PAIRED, 2)]
     rest = t.finish()
     assert [(x.status, x.correlation_id) for x in rest] == [(NO_RESPONSE, 1)]
+    assert t.closed_counters == {"frames": 3, "unparsed_frames": 0, "duplicate_correlation_ids": 0,
+                                 "pending_overflow": 0, "gaps": 1}
 
 
 def test_duplicate_correlation_id_reports_the_first_unanswered():
@@ -102,6 +104,9 @@ def test_duplicate_correlation_id_reports_the_first_unanswered():
     out = feed(t, c, [(0, 1, request_frame(3, 1, 5)), (1, 2, response_frame(5)),
                       (0, 3, request_frame(3, 1, 6) + request_frame(3, 1, 6)), (1, 4, response_frame(6))])
     assert [(x.status, x.correlation_id) for x in out] == [(PAIRED, 5), (NO_RESPONSE, 6), (PAIRED, 6)]
+    t.finish()
+    assert t.closed_counters == {"frames": 5, "unparsed_frames": 0, "duplicate_correlation_ids": 1,
+                                 "pending_overflow": 0, "gaps": 0}
 
 
 def test_port_hint_without_handshake_sets_roles():
