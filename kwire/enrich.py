@@ -18,6 +18,9 @@ from kwire.model import Exchange
 ISOLATION = {0: "read_uncommitted", 1: "read_committed"}
 MAX_TOPICS = 1 << 16
 MAX_OFFSETS = 1 << 18
+# The apis whose topics may be named by id; the Enricher looks at nothing else (but Metadata).
+_NAMED_BY_ID = frozenset({"Fetch", "ShareFetch", "ShareAcknowledge", "OffsetFetch", "OffsetCommit", "ListOffsets"})
+_INTERESTING = _NAMED_BY_ID | {"Metadata"}
 
 
 def _wire_topic(topic: dict) -> str | None:
@@ -33,19 +36,20 @@ class Enricher:
 
     def enrich(self, ex: Exchange) -> None:
         api = ex.api
+        if api not in _INTERESTING:
+            return  # most exchanges: one set lookup
         if api == "Metadata":
             self._learn_metadata(ex.response)
             return
-        if api in ("Fetch", "ShareFetch", "ShareAcknowledge", "OffsetFetch", "OffsetCommit", "ListOffsets"):
-            if self.topic_names:
-                if ex.request:
-                    self._name_topics(ex.request)
-                if ex.response:
-                    self._name_topics(ex.response)
-            if api == "Fetch":
-                self._lag(ex)
-            elif api == "ShareFetch" and ex.response:
-                self._share(ex)
+        if self.topic_names:
+            if ex.request:
+                self._name_topics(ex.request)
+            if ex.response:
+                self._name_topics(ex.response)
+        if api == "Fetch":
+            self._lag(ex)
+        elif api == "ShareFetch" and ex.response:
+            self._share(ex)
 
     def _learn_metadata(self, body: dict | None) -> None:
         if not body:
