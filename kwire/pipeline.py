@@ -149,17 +149,27 @@ def analyze_files(paths: list[str], *, port_hints: Iterable[int] = (), decode: b
     feed = pipeline.flows.feed_packet  # decode_segment + FlowTable.feed in one call
     net = pipeline.net
     on_events = pipeline._on_events
-    packet = None
+    last = None
     try:
+        # None in place of a packet: TCP took it straight from the read buffer and has events of it.
+        flows = pipeline.flows
         if progress is None:
             for packet in packets:
-                events = feed(packet, net)
+                if packet is None:
+                    events = flows.taken
+                else:
+                    last = packet
+                    events = feed(packet, net)
                 if events:
                     yield from on_events(events)
         else:
             n = 0
             for packet in packets:
-                events = feed(packet, net)
+                if packet is None:
+                    events = flows.taken
+                else:
+                    last = packet
+                    events = feed(packet, net)
                 if events:
                     yield from on_events(events)
                 n += 1
@@ -167,5 +177,5 @@ def analyze_files(paths: list[str], *, port_hints: Iterable[int] = (), decode: b
                     progress(stats)
     except CaptureError as exc:
         summary.capture_errors.append(str(exc))
-    pipeline.last_ts_ns = max(packet.ts_ns if packet is not None else 0, pipeline.flows.latest_ts())
+    pipeline.last_ts_ns = max(last.ts_ns if last is not None else 0, pipeline.flows.latest_ts())
     yield from pipeline.finish()

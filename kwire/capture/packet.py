@@ -24,8 +24,9 @@ class Packet:
 
 
 # A consumer that may take a whole captured packet in place, before it becomes a Packet:
-# take(ts_ns, buf, start, stop) -> True when it consumed buf[start:stop] (see the readers' packets()).
-Take = Callable[[int, bytes, int, int], bool]
+# take(ts_ns, buf, start, stop) -> 0: not taken (the reader yields a Packet as usual); 1: taken;
+# 2: taken, and the consumer has something to say about it: the reader yields None in its place.
+Take = Callable[[int, bytes, int, int], int]
 
 # pcap LINKTYPE_* values kwire understands.
 LINKTYPE_NULL = 0          # BSD loopback: 4-byte address family in host byte order

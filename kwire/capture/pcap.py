@@ -71,10 +71,11 @@ class PcapReader:
     def __iter__(self) -> Iterator[Packet]:
         return self.packets()
 
-    def packets(self, take: Take | None = None) -> Iterator[Packet]:
+    def packets(self, take: Take | None = None) -> Iterator[Packet | None]:
         """The file's packets. `take(ts_ns, buf, start, stop)`, when given, is offered every whole
         packet (not cut by the snap length) of an Ethernet file first, as a slice of the read
-        buffer; the packets it takes (returns True for) are counted but not yielded."""
+        buffer (kwire.capture.packet.Take): the packets it takes are counted but not yielded, or
+        yielded as None when it asks for that."""
         if self.linktype != LINKTYPE_ETHERNET:
             take = None
         source = self._source
@@ -111,8 +112,12 @@ class PcapReader:
                     ts = sec * 1_000_000_000 + frac * mult
                     if caplen < wirelen:
                         cut += 1
-                    elif take is not None and take(ts, buf, start, stop):
-                        continue
+                    elif take is not None:
+                        taken = take(ts, buf, start, stop)
+                        if taken:
+                            if taken == 2:
+                                yield None
+                            continue
                     yield Packet(ts, lt, buf[start:stop], wirelen)
                 if stats is not None:
                     stats.add(n, cap, wire, cut)

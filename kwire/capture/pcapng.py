@@ -195,9 +195,12 @@ class PcapngReader:
                         wire += wirelen
                         if caplen < wirelen:
                             cut += 1
-                        elif take is not None and lt == LINKTYPE_ETHERNET and take(
-                                last_ts, buf, start, start + caplen):
-                            continue
+                        elif take is not None and lt == LINKTYPE_ETHERNET:
+                            taken = take(last_ts, buf, start, start + caplen)
+                            if taken:
+                                if taken == 2:
+                                    yield None
+                                continue
                         yield Packet(last_ts, lt, buf[start : start + caplen], wirelen)
                         continue
                     if btype == BT_SPB:

@@ -38,6 +38,8 @@ from kwire.tcp.events import Connection, StreamClosed, StreamData, StreamEvent
 from kwire.tcp.reassembly import ACK_GRACE_SEGMENTS, HALF, HALF_COUNTERS, MASK, HalfStream
 
 _SLOW_FLAGS = SYN | FIN | RST
+# What FlowTable.take_ethernet did with a packet (see kwire.capture.packet.Take).
+NOT_TAKEN, TAKEN, TAKEN_EVENTS = 0, 1, 2
 _PORTS = Struct("!HH")
 # Ethernet type, IPv4 version/IHL, total length, fragment field, protocol (bytes 12..23 of a frame).
 _ETH_IPV4 = Struct("!12xHB1xH2xH1xB2x").unpack_from
@@ -104,6 +106,7 @@ class FlowTable:
                                   else sweep_interval_ns)
         self._halves: dict[tuple, HalfStream] = {}  # (src ip, port, dst ip, port) -> sender's half
         self._v4: dict[bytes, HalfStream] = {}  # IPv4 halves by their header bytes 26..38 (take_ethernet)
+        self.taken: list[StreamEvent] = []  # events of the last packet take_ethernet answered TAKEN_EVENTS for
         self._flows: dict[int, _Flow] = {}          # connection id -> flow, in opening order
         self._closed: dict[FlowKey, int] = {}       # recently closed 4-tuples -> close time
         self._next_sweep = -(1 << 63)  # the first segment sweeps (and sets the real time)
@@ -166,47 +169,50 @@ class FlowTable:
             return []
         return self.feed(seg)
 
-    def take_ethernet(self, ts: int, buf, start: int, stop: int) -> bool:
-        """Take a whole Ethernet frame buf[start:stop] in place when it needs nothing but bookkeeping:
-        an in-order IPv4 segment inside a frame the consumer waits for (Connection.demand), or a
-        pure ACK that acknowledges nothing new. True: done, no event (exactly what feed_packet would
-        have done). False: nothing was touched; feed the packet the normal way. Capture readers call
-        this before they make a Packet, so the commonest packets of a big transfer cost one slice."""
+    def take_ethernet(self, ts: int, buf, start: int, stop: int) -> int:
+        """Take a whole Ethernet frame buf[start:stop] in place when it is an IPv4 segment of an
+        established direction without SYN/FIN/RST: exactly what feed_packet would do with it,
+        without making a Packet. Returns NOT_TAKEN (nothing was touched: feed the packet the
+        normal way), TAKEN (done, no event) or TAKEN_EVENTS (done; its events wait in
+        `self.taken` for the caller to collect before the next packet). Capture readers call this
+        first, so the commonest packets cost one parse and one slice: an in-order segment inside a
+        frame the consumer waits for (Connection.demand) is only held."""
         if stop - start < 54:
-            return False
+            return NOT_TAKEN
         etype, vihl, total, frag, proto = _ETH_IPV4(buf, start)
         if etype != 0x0800 or vihl != 0x45 or proto != 6 or frag & 0x3FFF or ts >= self._next_sweep:
-            return False
+            return NOT_TAKEN
         h = self._v4.get(buf[start + 26:start + 38])
         if h is None:
-            return False
+            return NOT_TAKEN
         seq, ack, doff, flags = _SEQ_ACK_OFF_FLAGS(buf, start + 38)
-        peer = h.peer
-        if flags & _SLOW_FLAGS or h.ack_hole is not None or peer.ack_hole is not None or h.close_due:
-            return False
+        if flags & _SLOW_FLAGS:
+            return NOT_TAKEN
         p = start + 34 + ((doff >> 4) << 2)
         end = start + 14 + total
         if not start + 54 <= p <= end <= stop:
-            return False
+            return NOT_TAKEN
         n = end - p
-        if n:
-            if (seq != h.nxt or not h.clean or h.demand[h.direction] <= n
-                    or (flags & ACK and ack != peer.nxt)):
-                return False
-            payload = buf[p:end]
-            h.bytes += n
-            h.nxt = (seq + n) & MASK
-            h.tail = payload
-            h.demand[h.direction] -= n
-            h.held.append(payload)
-            h.held_ts = ts
-        elif flags & ACK:
-            pn = peer.nxt
-            if ack != pn and pn is not None and 0 < ((ack - pn) & MASK) < HALF:
-                return False  # acknowledges bytes not seen: the slow path judges the hole
-        h.last_ts = ts
-        h.segments += 1
-        return True
+        if n and seq == h.nxt and h.clean and h.demand[h.direction] > n:
+            peer = h.peer
+            if ((ack == peer.nxt or not flags & ACK) and h.ack_hole is None and peer.ack_hole is None
+                    and not h.close_due):
+                # Inside a frame the consumer waits for, acknowledging what the peer sent: hold it.
+                payload = buf[p:end]
+                h.last_ts = ts
+                h.segments += 1
+                h.bytes += n
+                h.nxt = (seq + n) & MASK
+                h.tail = payload
+                h.demand[h.direction] -= n
+                h.held.append(payload)
+                h.held_ts = ts
+                return TAKEN
+        events = self._established(h, ts, buf[p:end], seq, ack, flags)
+        if events:
+            self.taken = events
+            return TAKEN_EVENTS
+        return TAKEN
 
     def _established(self, h: HalfStream, ts: int, payload, seq: int, ack: int, flags: int) -> list[StreamEvent]:
         """The fast path: a segment of an established direction, no SYN/FIN/RST, whole payload."""

@@ -14,7 +14,7 @@ from kwire.capture.packet import Packet
 from kwire.net.decode import DecodeCounters, decode_segment
 from kwire.net.segment import ACK, FIN, PSH, RST, SYN
 from kwire.tcp.events import StreamClosed, StreamData, StreamGap
-from kwire.tcp.flows import FlowTable
+from kwire.tcp.flows import NOT_TAKEN, TAKEN, TAKEN_EVENTS, FlowTable
 
 from tests.tcp.build import CLIENT, SERVER, c2s, data_of, pieces, s2c
 
@@ -183,10 +183,11 @@ def test_feed_packet_matches_decode_then_feed():
 # ---- take_ethernet + feed_packet == feed_packet -----------------------------------------------------
 
 
-def test_take_ethernet_changes_nothing_but_skips_the_packet_object():
-    """Packets take_ethernet takes cause no event in feed_packet either, and leave the same state."""
+def test_take_ethernet_does_what_feed_packet_does():
+    """Whatever take_ethernet takes, it handles as feed_packet would: the same events (handed over
+    in `taken`), the same state, the same counters."""
     rng = random.Random(11)
-    taken_total = 0
+    results = {NOT_TAKEN: 0, TAKEN: 0, TAKEN_EVENTS: 0}
     for _ in range(60):
         packets = random_packets(rng, 80)
         a, b = FlowTable(), FlowTable()
@@ -201,36 +202,40 @@ def test_take_ethernet_changes_nothing_but_skips_the_packet_object():
                         flow.conn.demand[d] = want
             ea += a.feed_packet(p, ca)
             whole = len(p.data) >= p.wire_len
-            if p.linktype == 1 and whole and b.take_ethernet(p.ts_ns, b"pad" + p.data + b"pad", 3, 3 + len(p.data)):
-                taken_total += 1
-                continue
-            eb += b.feed_packet(p, cb)
+            taken = NOT_TAKEN
+            if p.linktype == 1 and whole:
+                taken = b.take_ethernet(p.ts_ns, b"pad" + p.data + b"pad", 3, 3 + len(p.data))
+            results[taken] += 1
+            if taken == TAKEN_EVENTS:
+                eb += b.taken
+            elif taken == NOT_TAKEN:
+                eb += b.feed_packet(p, cb)
         ea += a.flush(1000)
         eb += b.flush(1000)
         assert describe(ea) == describe(eb)
         assert ca == cb
         assert a.counters() == b.counters()
-    assert taken_total > 20  # the fast path was exercised
+    assert min(results.values()) > 20, results  # every outcome was exercised
 
 
 def test_take_ethernet_declines_what_needs_the_full_path():
     t = FlowTable()
     syn = ether_ipv4_tcp(CLIENT, SERVER, ISN, 0, SYN, b"")
-    assert not t.take_ethernet(1, syn, 0, len(syn))  # unknown 4-tuple, SYN
+    assert t.take_ethernet(1, syn, 0, len(syn)) == NOT_TAKEN  # unknown 4-tuple, SYN
     t.feed_packet(Packet(1, 1, syn, len(syn)))
     t.feed_packet(Packet(2, 1, ether_ipv4_tcp(SERVER, CLIENT, SISN, ISN + 1, SYN | ACK, b""), 0))
     conn = t._flows[1].conn
     data = ether_ipv4_tcp(CLIENT, SERVER, ISN + 1, SISN + 1, ACK, b"x" * 10)
-    assert not t.take_ethernet(3, data, 0, len(data))  # no demand: the bytes must be delivered
+    assert t.take_ethernet(3, data, 0, len(data)) == TAKEN_EVENTS  # no demand: delivered
+    assert [type(e) for e in t.taken] == [StreamData] and bytes(t.taken[0].data) == b"x" * 10
     conn.demand[0] = 100
-    assert t.take_ethernet(3, data, 0, len(data))  # inside a frame the consumer waits for
-    again = ether_ipv4_tcp(CLIENT, SERVER, ISN + 1, SISN + 1, ACK, b"x" * 10)
-    assert not t.take_ethernet(4, again, 0, len(again))  # a retransmission is not in order
-    fin = ether_ipv4_tcp(CLIENT, SERVER, ISN + 11, SISN + 1, ACK | FIN, b"")
-    assert not t.take_ethernet(5, fin, 0, len(fin))
-    ahead = ether_ipv4_tcp(CLIENT, SERVER, ISN + 11, SISN + 500, ACK, b"")
-    assert not t.take_ethernet(6, ahead, 0, len(ahead))  # acknowledges bytes never seen
-    fragment = ether_ipv4_tcp(CLIENT, SERVER, ISN + 11, SISN + 1, ACK, b"y", frag=0x2000)
-    assert not t.take_ethernet(7, fragment, 0, len(fragment))
-    options = ether_ipv4_tcp(CLIENT, SERVER, ISN + 11, SISN + 1, ACK, b"y", ihl_options=b"\x01\x01\x01\x00")
-    assert not t.take_ethernet(8, options, 0, len(options))
+    more = ether_ipv4_tcp(CLIENT, SERVER, ISN + 11, SISN + 1, ACK, b"y" * 10)
+    assert t.take_ethernet(4, more, 0, len(more)) == TAKEN  # inside a frame the consumer waits for
+    fin = ether_ipv4_tcp(CLIENT, SERVER, ISN + 21, SISN + 1, ACK | FIN, b"")
+    assert t.take_ethernet(5, fin, 0, len(fin)) == NOT_TAKEN
+    fragment = ether_ipv4_tcp(CLIENT, SERVER, ISN + 21, SISN + 1, ACK, b"z", frag=0x2000)
+    assert t.take_ethernet(7, fragment, 0, len(fragment)) == NOT_TAKEN
+    options = ether_ipv4_tcp(CLIENT, SERVER, ISN + 21, SISN + 1, ACK, b"z", ihl_options=b"\x01\x01\x01\x00")
+    assert t.take_ethernet(8, options, 0, len(options)) == NOT_TAKEN
+    v6 = b"\x00" * 12 + b"\x86\xdd" + b"\x00" * 60
+    assert t.take_ethernet(9, v6, 0, len(v6)) == NOT_TAKEN
