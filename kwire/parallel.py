@@ -18,7 +18,6 @@ ours; a worker's result is bytes and a count. Output is byte-for-byte what one p
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import sys
 from collections import deque
@@ -163,6 +162,8 @@ class Batches:
 
 def _start_pool(jobs: int, task):
     # fork: the workers start with kwire imported and the decoders compiled; elsewhere, spawn.
+    import multiprocessing  # here: a run that never needs a worker does not pay for the import
+
     method = "fork" if sys.platform.startswith("linux") else "spawn"
     context = multiprocessing.get_context(method)
     return context.Pool(jobs, initializer=_init_worker, initargs=(task,))
