@@ -32,14 +32,19 @@ from kwire.model import Exchange
 # Enricher leaves every other api alone).
 STATEFUL_API_KEYS = frozenset({1, 2, 3, 8, 9, 78, 79})
 BATCH = 512  # exchanges per batch sent to a worker
+BATCH_BYTES = 1 << 20  # or fewer, when their frames add up to this
+MAX_OFFLOADED_BYTES = 64 << 10  # request + response frames of an exchange sent to a worker
 MIN_CPUS = 2
 MAX_QUEUED = 4096  # texts rendered here that may wait behind a batch before the main process waits
 
 
 def offloadable(raw: RawExchange) -> bool:
-    """Can this exchange be decoded and rendered in another process, in any order?"""
+    """Should this exchange be decoded and rendered in another process? Only when nothing but its
+    own bytes is needed, and they are few: a big frame's decoding is cheap per byte (record
+    batches are summarised, not decoded) while shipping it costs copies both ways."""
     req = raw.request
-    return req is not None and req.header.api_key not in STATEFUL_API_KEYS
+    return (req is not None and req.header.api_key not in STATEFUL_API_KEYS
+            and req.size + (raw.response_size or 0) <= MAX_OFFLOADED_BYTES)
 
 
 def default_jobs() -> int:
@@ -109,6 +114,7 @@ class Batches:
         self.batch_size = batch or BATCH
         self.max_inflight = max_inflight or 2 * jobs + 2
         self.batch: list[tuple] = []
+        self.batch_bytes = 0
         self.tag = None
         self._out: deque = deque()  # (AsyncResult or _Done, tag)
         self._pool = None
@@ -116,7 +122,8 @@ class Batches:
     def add(self, raw: RawExchange) -> bool:
         """Queue one exchange; True when that filled a batch (which went to a worker)."""
         self.batch.append(exchange_parts(raw, owned=True))
-        if len(self.batch) >= self.batch_size:
+        self.batch_bytes += (raw.request.size if raw.request is not None else 0) + (raw.response_size or 0)
+        if len(self.batch) >= self.batch_size or self.batch_bytes >= BATCH_BYTES:
             self._send()
             return True
         return False
@@ -127,6 +134,7 @@ class Batches:
         if self._pool is None:  # not even one whole batch: not worth starting workers for
             self._out.append((_Done(_run_batch(self.batch, self.task)), self.tag))
             self.batch = []
+            self.batch_bytes = 0
             self.tag = None
         else:
             self._send()
@@ -136,6 +144,7 @@ class Batches:
             self._pool = _start_pool(self.jobs, self.task)
         self._out.append((self._pool.apply_async(_run_batch, (self.batch,)), self.tag))
         self.batch = []
+        self.batch_bytes = 0
         self.tag = None
 
     @property
