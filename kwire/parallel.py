@@ -171,8 +171,12 @@ class Batches:
 
 def _start_pool(jobs: int, task):
     # fork: the workers start with kwire imported and the decoders compiled; elsewhere, spawn.
+    import gc
     import multiprocessing  # here: a run that never needs a worker does not pay for the import
 
+    # Forked workers share the parent's memory until they write to it, and the collector's walks
+    # over inherited objects write (refcounts, gc links): out of its reach, they stay shared.
+    gc.freeze()
     method = "fork" if sys.platform.startswith("linux") else "spawn"
     context = multiprocessing.get_context(method)
     return context.Pool(jobs, initializer=_init_worker, initargs=(task,))
