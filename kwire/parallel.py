@@ -175,7 +175,8 @@ def _start_pool(jobs: int, task):
     import multiprocessing  # here: a run that never needs a worker does not pay for the import
 
     # Forked workers share the parent's memory until they write to it, and the collector's walks
-    # over inherited objects write (refcounts, gc links): out of its reach, they stay shared.
+    # over inherited objects write (refcounts, gc links): out of its reach, they stay shared. (The
+    # workers inherit the parent's collector thresholds too; see kwire.cli.main.settle_gc.)
     gc.freeze()
     method = "fork" if sys.platform.startswith("linux") else "spawn"
     context = multiprocessing.get_context(method)
