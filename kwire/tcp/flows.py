@@ -41,9 +41,10 @@ _SLOW_FLAGS = SYN | FIN | RST
 # What FlowTable.take_ethernet did with a packet (see kwire.capture.packet.Take).
 NOT_TAKEN, TAKEN, TAKEN_EVENTS = 0, 1, 2
 _PORTS = Struct("!HH")
-# Ethernet type, IPv4 version/IHL, total length, fragment field, protocol (bytes 12..23 of a frame).
-_ETH_IPV4 = Struct("!12xHB1xH2xH1xB2x").unpack_from
-_SEQ_ACK_OFF_FLAGS = Struct("!IIBB").unpack_from  # TCP bytes 4..13 (frame bytes 38..47)
+# Of an Ethernet frame: type, IPv4 version/IHL, total length, fragment field, protocol (bytes 12..23),
+# then TCP sequence, acknowledgement, data offset and flags (bytes 38..47); addresses and ports
+# (26..37) are looked up as they are.
+_ETH_IPV4_TCP_SEQ = Struct("!12xHB1xH2xH1xB14xIIBB").unpack_from
 
 
 def _v4_key(t: tuple) -> bytes:
@@ -179,14 +180,12 @@ class FlowTable:
         frame the consumer waits for (Connection.demand) is only held."""
         if stop - start < 54:
             return NOT_TAKEN
-        etype, vihl, total, frag, proto = _ETH_IPV4(buf, start)
-        if etype != 0x0800 or vihl != 0x45 or proto != 6 or frag & 0x3FFF or ts >= self._next_sweep:
+        etype, vihl, total, frag, proto, seq, ack, doff, flags = _ETH_IPV4_TCP_SEQ(buf, start)
+        if (etype != 0x0800 or vihl != 0x45 or proto != 6 or frag & 0x3FFF or flags & _SLOW_FLAGS
+                or ts >= self._next_sweep):
             return NOT_TAKEN
         h = self._v4.get(buf[start + 26:start + 38])
         if h is None:
-            return NOT_TAKEN
-        seq, ack, doff, flags = _SEQ_ACK_OFF_FLAGS(buf, start + 38)
-        if flags & _SLOW_FLAGS:
             return NOT_TAKEN
         p = start + 34 + ((doff >> 4) << 2)
         end = start + 14 + total
@@ -198,15 +197,13 @@ class FlowTable:
             if ((ack == peer.nxt or not flags & ACK) and h.ack_hole is None and peer.ack_hole is None
                     and not h.close_due):
                 # Inside a frame the consumer waits for, acknowledging what the peer sent: hold it.
-                payload = buf[p:end]
-                h.last_ts = ts
+                # (h.tail is the last held piece while pieces are held: reassembly reads it there.)
+                h.held.append(buf[p:end])
+                h.last_ts = h.held_ts = ts
                 h.segments += 1
                 h.bytes += n
                 h.nxt = (seq + n) & MASK
-                h.tail = payload
                 h.demand[h.direction] -= n
-                h.held.append(payload)
-                h.held_ts = ts
                 return TAKEN
         events = self._established(h, ts, buf[p:end], seq, ack, flags)
         if events:

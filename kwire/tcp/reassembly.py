@@ -85,7 +85,7 @@ class HalfStream:
         self.syn_seq: int | None = None  # sequence number of this direction's SYN
         self.fin_at: int | None = None   # sequence number of this direction's FIN
         self.clean = True                # nothing buffered and no FIN: the in-order fast path applies
-        self.tail = b""                  # last delivered run; it ends exactly at nxt
+        self.tail = b""                  # last delivered run; it ends exactly at nxt (held[-1] while pieces are held)
         self.lost_at: int | None = None  # a snap-length cut left a hole starting here
         self.ack_hole: int | None = None  # the peer acknowledged up to here, past bytes we lack
         self.ack_due = 0  # segments (both directions) after which that hole is declared lost
@@ -182,12 +182,13 @@ class HalfStream:
         if not n:
             return
         self.retransmitted_bytes += n
-        lt = len(self.tail)
+        tail = self.held[-1] if self.held else self.tail  # held pieces: the last one is the tail
+        lt = len(tail)
         lo = rel if rel > -lt else -lt  # overlap of [rel, rel + n) with the tail [-lt, 0)
         hi = rel + n
         if lo < hi:
             self.conflicting_bytes += count_differences(
-                self.tail[lt + lo:lt + hi], data[lo - rel:hi - rel])
+                tail[lt + lo:lt + hi], data[lo - rel:hi - rel])
 
     def hold(self, payload, ts: int, out: list) -> None:
         """In-order `payload` (nxt already moved past it) on the fast path: deliver it, or hold it
@@ -210,6 +211,7 @@ class HalfStream:
     def flush_held(self, out: list) -> None:
         """Deliver the bytes held back for the consumer's demand (before any other event)."""
         if self.held:
+            self.tail = self.held[-1]
             data = self.held[0] if len(self.held) == 1 else b"".join(self.held)
             self.held = []
             self.demand[self.direction] = 0
