@@ -78,6 +78,10 @@ class Framer:
         return len(self.buf)
 
     def feed(self, data) -> list:
+        """Frame bodies completed by `data`: bytes-like, or a tuple of bytes-like pieces in order (a
+        frame in progress is then completed with one copy: its buffered head and the pieces joined)."""
+        if type(data) is tuple:
+            return self._feed_pieces(data)
         need = self.need
         if need:
             n = len(data)
@@ -129,6 +133,39 @@ class Framer:
             return self._drain(out)
         buf += data
         return self._drain([])
+
+    def _feed_pieces(self, pieces: tuple) -> list:
+        need = self.need
+        buf = self.buf
+        if need and buf:
+            parts: list = []
+            rest: list = []
+            for i, piece in enumerate(pieces):
+                n = len(piece)
+                if n < need:
+                    parts.append(piece)
+                    need -= n
+                    continue
+                parts.append(memoryview(piece)[:need])
+                if n > need:
+                    rest.append(memoryview(piece)[need:])
+                rest.extend(pieces[i + 1:])
+                need = 0
+                break
+            if need:  # the frame is still short (a consumer that ignored `need`): collect
+                for piece in parts:
+                    buf += piece
+                self.need = need
+                return []
+            with memoryview(buf) as head:
+                body = b"".join((head[4:], *parts))
+            buf.clear()
+            self.need = 0
+            self.frames += 1
+            if not rest:
+                return [body]
+            return [body] + self.feed(rest[0] if len(rest) == 1 else b"".join(rest))
+        return self.feed(b"".join(pieces))
 
     def _drain(self, out: list) -> list:
         """Append to `out` the frames that complete in the buffer; return it."""

@@ -178,8 +178,11 @@ class KafkaConnection:
     # -- events
 
     def on_data(self, direction: int, ts_ns: int, data) -> list[RawExchange]:
+        """`data`: bytes, or a tuple of pieces (held-back bytes, kwire.tcp.events.Connection.pieces)."""
         if self.ignored:
             return []
+        if type(data) is tuple and not self.confirmed:  # only a confirmed connection asks TCP to hold
+            data = b"".join(data)
         framer = self.framers[direction]
         frames = framer.feed(data)
         self.frames += len(frames)
@@ -361,6 +364,7 @@ class KafkaTracker:
         if state is None:
             hinted = conn.a[1] in self.port_hints or conn.b[1] in self.port_hints
             state = self.connections[conn.id] = KafkaConnection(conn, self.max_frame, hinted)
+            conn.pieces = True  # held-back frame bytes come as pieces: the framer joins them once
             if hinted and conn.initiator is None:
                 # The hinted port is the broker's: the other side is the client.
                 state.client_dir = 1 if conn.a[1] in self.port_hints else 0

@@ -9,7 +9,9 @@ of direction d's bytes before n more of them are in" (a Kafka frame whose length
 that short). Reassembly may then hold back in-order bytes until n are in and deliver them as one
 StreamData, at the time of the segment that completed them; it resets demand[d] to 0 whenever it
 delivers, and delivers what it holds before any other event of that direction (gap, close). Bytes
-held this way are bounded by the consumer's own frame limit.
+held this way are bounded by the consumer's own frame limit. A consumer that sets
+`Connection.pieces` gets such a delivery as a tuple of the segments' payloads in order (StreamData.data
+is then a tuple of bytes): it can join them with bytes of its own in one copy instead of two.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ class Connection:
     first_ts_ns: int
     counters: dict[str, int] = field(default_factory=dict)  # per-connection reassembly counters
     demand: list[int] = field(default_factory=lambda: [0, 0])  # bytes the consumer waits for, per direction
+    pieces: bool = False  # the consumer takes held-back bytes as a tuple of pieces (see the docstring)
 
     def endpoint(self, direction: int) -> Endpoint:
         """The sender of `direction`."""
@@ -41,7 +44,7 @@ class StreamData:
     conn: Connection
     direction: int
     ts_ns: int
-    data: bytes
+    data: bytes  # or a tuple of bytes: held-back bytes delivered to a consumer that set Connection.pieces
 
 
 @dataclass(slots=True)

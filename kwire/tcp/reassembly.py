@@ -204,7 +204,7 @@ class HalfStream:
         self.demand[d] = 0
         if self.held:
             self.held.append(payload)
-            payload = b"".join(self.held)
+            payload = tuple(self.held) if self.conn.pieces else b"".join(self.held)
             self.held = []
         out.append(StreamData(self.conn, d, ts, payload))
 
@@ -212,7 +212,10 @@ class HalfStream:
         """Deliver the bytes held back for the consumer's demand (before any other event)."""
         if self.held:
             self.tail = self.held[-1]
-            data = self.held[0] if len(self.held) == 1 else b"".join(self.held)
+            if len(self.held) == 1:
+                data = self.held[0]
+            else:
+                data = tuple(self.held) if self.conn.pieces else b"".join(self.held)
             self.held = []
             self.demand[self.direction] = 0
             out.append(StreamData(self.conn, self.direction, self.held_ts, data))

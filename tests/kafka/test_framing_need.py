@@ -46,3 +46,24 @@ def test_gap_resync_and_restart_clear_need():
         assert framer.need
         reset(framer)
         assert framer.need == 0
+
+
+def test_pieces_frame_like_their_joined_bytes():
+    """A tuple of pieces (held-back bytes, kwire.tcp.events.Connection.pieces) frames exactly as the
+    same bytes joined, whether the pieces end inside, at, or past the frame in progress."""
+    rng = random.Random(9)
+    for _ in range(200):
+        a = Framer(lambda b: find_request_start(b, 1 << 20), synced=True, max_frame=1 << 20)
+        b = Framer(lambda b: find_request_start(b, 1 << 20), synced=True, max_frame=1 << 20)
+        pos = 0
+        got_a, got_b = [], []
+        while pos < len(STREAM):
+            size = a.need + rng.choice((0, 0, 1, 7, 300)) if a.need and rng.random() < 0.7 else rng.randrange(1, 2000)
+            chunk = STREAM[pos:pos + size]
+            cuts = sorted(rng.sample(range(1, len(chunk)), min(len(chunk) - 1, rng.randrange(0, 5)))) if len(chunk) > 1 else []
+            pieces = tuple(chunk[i:j] for i, j in zip([0] + cuts, cuts + [len(chunk)]))
+            got_a += [bytes(f) for f in a.feed(chunk)]
+            got_b += [bytes(f) for f in b.feed(pieces)]
+            assert (a.need, a.pending_bytes()) == (b.need, b.pending_bytes())
+            pos += size
+        assert got_a == got_b == [f[4:] for f in FRAMES]

@@ -183,6 +183,21 @@ def test_feed_packet_matches_decode_then_feed():
 # ---- take_ethernet + feed_packet == feed_packet -----------------------------------------------------
 
 
+def test_pieces_delivered_as_a_tuple_to_a_consumer_that_asks():
+    for pieces in (False, True):
+        t = FlowTable()
+        conn = opened(t)
+        conn.pieces = pieces
+        conn.demand[1] = 25
+        events = []
+        for i in range(3):
+            events += t.feed(s2c(SISN + 1 + 10 * i, bytes([i]) * 10, ack=ISN + 1, ts=10 + i))
+        (data,) = [e.data for e in events if isinstance(e, StreamData)]
+        assert (type(data) is tuple) == pieces
+        joined = b"".join(data) if pieces else data
+        assert joined == b"\x00" * 10 + b"\x01" * 10 + b"\x02" * 10
+
+
 def test_take_ethernet_does_what_feed_packet_does():
     """Whatever take_ethernet takes, it handles as feed_packet would: the same events (handed over
     in `taken`), the same state, the same counters."""
