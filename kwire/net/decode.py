@@ -69,9 +69,9 @@ _IPV4 = Struct("!B1xH2xH1xB2x4s4s").unpack_from
 _IPV6 = Struct("!IHB1x16s16s").unpack_from
 # source port, destination port, seq, ack, data offset byte, flags byte
 _TCP = Struct("!HHIIBB").unpack_from
-# Ethernet type, then the IPv4 fields above, then the TCP fields above (IHL 5, no VLAN tag); also
-# used by kwire.tcp.flows.FlowTable.feed_packet, which fuses this module's fast path with its own.
-ETH_IPV4_TCP = _ETH_IPV4_TCP = Struct("!12xHB1xH2xH1xB2x4s4sHHIIBB").unpack_from
+# Ethernet type, then the IPv4 fields above, then the TCP fields above (IHL 5, no VLAN tag).
+# (kwire.tcp.flows.FlowTable.take_ethernet has its own variant for established connections.)
+_ETH_IPV4_TCP = Struct("!12xHB1xH2xH1xB2x4s4sHHIIBB").unpack_from
 
 
 @dataclass(slots=True)

@@ -32,7 +32,7 @@ from struct import Struct
 from typing import Iterable, Iterator, NamedTuple
 
 from kwire.capture.packet import Packet
-from kwire.net.decode import ETH_IPV4_TCP, DecodeCounters, decode_segment
+from kwire.net.decode import DecodeCounters, decode_segment
 from kwire.net.segment import ACK, FIN, RST, SYN, Segment
 from kwire.tcp.events import Connection, StreamClosed, StreamData, StreamEvent
 from kwire.tcp.reassembly import ACK_GRACE_SEGMENTS, HALF, HALF_COUNTERS, MASK, HalfStream
@@ -136,35 +136,17 @@ class FlowTable:
     def feed_packet(self, packet: Packet, counters: DecodeCounters | None = None) -> list[StreamEvent]:
         """`feed(decode_segment(packet, counters))` in one step (packets the net layer rejects cause
         no event). The common packet (untagged Ethernet, IPv4 without options, whole TCP segment
-        without SYN/FIN/RST on an established direction) never becomes a Segment."""
-        data = packet.data
-        if packet.linktype == 1 and len(data) >= 54:
-            (etype, vihl, total, frag, proto, src, dst, sport, dport, seq, ack, doff, flags) = ETH_IPV4_TCP(data, 0)
-            if etype == 0x0800 and vihl == 0x45 and proto == 6 and not frag & 0x3FFF and not flags & _SLOW_FLAGS:
-                p = 34 + ((doff >> 4) << 2)
-                end = 14 + total
-                if 54 <= p <= end <= len(data):
-                    h = self._halves.get((src, sport, dst, dport))
-                    ts = packet.ts_ns
-                    if h is not None and ts < self._next_sweep:
-                        n = end - p
-                        if n and seq == h.nxt and h.clean and h.demand[h.direction] > n:
-                            # The commonest packet of a big transfer: in order, inside a frame the
-                            # consumer waits for, acknowledging what the peer sent. Hold it, done.
-                            peer = h.peer
-                            if ((ack == peer.nxt or not flags & ACK) and h.ack_hole is None
-                                    and peer.ack_hole is None and not h.close_due):
-                                payload = data[p:end]
-                                h.last_ts = ts
-                                h.segments += 1
-                                h.bytes += n
-                                h.nxt = (seq + n) & MASK
-                                h.tail = payload
-                                h.demand[h.direction] -= n
-                                h.held.append(payload)
-                                h.held_ts = ts
-                                return []
-                        return self._established(h, ts, data[p:end], seq, ack, flags)
+        without SYN/FIN/RST on an established direction) goes through take_ethernet and never
+        becomes a Segment."""
+        if packet.linktype == 1:
+            data = packet.data
+            taken = self.take_ethernet(packet.ts_ns, data, 0, len(data))
+            if taken:
+                if taken == TAKEN_EVENTS:
+                    events = self.taken
+                    self.taken = []
+                    return events
+                return []
         seg = decode_segment(packet, counters)
         if seg is None:
             return []
