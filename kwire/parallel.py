@@ -65,6 +65,10 @@ _task: Callable[[list[Exchange]], object] | None = None
 def _init_worker(task: Callable[[list[Exchange]], object]) -> None:
     global _task
     _task = task
+    # Ctrl-C is the main process's to handle (it stops the workers): no traceback from each worker.
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _run_batch(batch: list[tuple], task=None) -> tuple[object, int]:
@@ -87,10 +91,10 @@ class _Done:
     def __init__(self, value):
         self.value = value
 
-    def ready(self) -> bool:
+    def done(self) -> bool:
         return True
 
-    def get(self):
+    def result(self):
         return self.value
 
 
@@ -99,11 +103,14 @@ class Batches:
     processes, results out in the order the batches were made. `task` must be picklable (a
     module-level function or an object of a module-level class): workers get a copy.
 
-    add(raw, tag=None) queues an exchange; a full batch goes to a worker (the pool starts with the
-    first one). flush() sends the batch in progress, or runs it here when no worker was ever
-    needed. done(wait) yields (result, tag of the batch, decode errors) of the batches finished, in
-    order; it waits for the oldest while more than `max_inflight` are out, or for all when `wait`.
-    `tag` is the caller's note on the batch in progress (set_tag), handed back with its result."""
+    add(raw) queues an exchange; a full batch goes to a worker (the pool starts with the first one).
+    flush() sends the batch in progress, or runs it here when no worker was ever needed. done(wait)
+    yields (result, tag of the batch, decode errors) of the batches finished, in order; it waits for
+    the oldest while more than `max_inflight` are out, or for all when `wait`. `tag` is the caller's
+    note on the batch in progress, handed back with its result.
+
+    A worker that dies (killed, out of memory) breaks the pool: its batches, and every later one,
+    are then run here, so the output is still whole (`worker_failures` counts the batches redone)."""
 
     def __init__(self, task: Callable[[list[Exchange]], object], jobs: int, *, batch: int | None = None,
                  max_inflight: int | None = None):
@@ -116,8 +123,10 @@ class Batches:
         self.batch: list[tuple] = []
         self.batch_bytes = 0
         self.tag = None
-        self._out: deque = deque()  # (AsyncResult or _Done, tag)
+        self.worker_failures = 0
+        self._out: deque = deque()  # (Future or _Done, tag, the batch while a worker has it)
         self._pool = None
+        self._broken = False
 
     def add(self, raw: RawExchange) -> bool:
         """Queue one exchange; True when that filled a batch (which went to a worker)."""
@@ -132,17 +141,29 @@ class Batches:
         if not self.batch:
             return
         if self._pool is None:  # not even one whole batch: not worth starting workers for
-            self._out.append((_Done(_run_batch(self.batch, self.task)), self.tag))
-            self.batch = []
-            self.batch_bytes = 0
-            self.tag = None
+            self._run_here()
         else:
             self._send()
 
+    def _run_here(self) -> None:
+        self._out.append((_Done(_run_batch(self.batch, self.task)), self.tag, None))
+        self.batch = []
+        self.batch_bytes = 0
+        self.tag = None
+
     def _send(self) -> None:
+        if self._broken:
+            self._run_here()
+            return
         if self._pool is None:
             self._pool = _start_pool(self.jobs, self.task)
-        self._out.append((self._pool.apply_async(_run_batch, (self.batch,)), self.tag))
+        try:
+            future = self._pool.submit(_run_batch, self.batch)
+        except RuntimeError:  # BrokenProcessPool (a RuntimeError): a worker died
+            self._broken = True
+            self._run_here()
+            return
+        self._out.append((future, self.tag, self.batch))
         self.batch = []
         self.batch_bytes = 0
         self.tag = None
@@ -155,17 +176,21 @@ class Batches:
     def done(self, wait: bool = False) -> Iterator[tuple[object, object, int]]:
         out = self._out
         while out:
-            result, tag = out[0]
-            if not (wait or len(out) > self.max_inflight or result.ready()):
+            future, tag, batch = out[0]
+            if not (wait or len(out) > self.max_inflight or future.done()):
                 return
-            value, errors = result.get()
+            try:
+                value, errors = future.result()
+            except RuntimeError:  # BrokenProcessPool: redo the batch here
+                self._broken = True
+                self.worker_failures += 1
+                value, errors = _run_batch(batch, self.task)
             out.popleft()
             yield value, tag, errors
 
     def close(self) -> None:
         if self._pool is not None:
-            self._pool.terminate()
-            self._pool.join()
+            self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
 
 
@@ -173,14 +198,15 @@ def _start_pool(jobs: int, task):
     # fork: the workers start with kwire imported and the decoders compiled; elsewhere, spawn.
     import gc
     import multiprocessing  # here: a run that never needs a worker does not pay for the import
+    from concurrent.futures import ProcessPoolExecutor
 
     # Forked workers share the parent's memory until they write to it, and the collector's walks
     # over inherited objects write (refcounts, gc links): out of its reach, they stay shared. (The
     # workers inherit the parent's collector thresholds too; see kwire.cli.main.settle_gc.)
     gc.freeze()
     method = "fork" if sys.platform.startswith("linux") else "spawn"
-    context = multiprocessing.get_context(method)
-    return context.Pool(jobs, initializer=_init_worker, initargs=(task,))
+    return ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context(method),
+                               initializer=_init_worker, initargs=(task,))
 
 
 class RenderEach:

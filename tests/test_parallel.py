@@ -94,3 +94,39 @@ def test_stats_with_workers_count_what_one_process_counts(capture: Path, monkeyp
         results.append((summary_json(agg.document()), summary.line()))
     assert results[0] == results[1]
     assert '"exchanges": 0' not in results[0][0]
+
+
+class DiesInAWorker:
+    """A renderer whose first call in a worker process kills that process."""
+
+    def __init__(self, render, parent: int, marker: Path):
+        self.render, self.parent, self.marker = render, parent, marker
+
+    def __call__(self, ex):
+        import os
+
+        if os.getpid() != self.parent and not self.marker.exists():
+            self.marker.write_text("died")
+            os._exit(1)
+        return self.render(ex)
+
+
+def test_a_dead_worker_costs_nothing_but_time(monkeypatch, tmp_path):
+    import os
+
+    monkeypatch.setattr(parallel, "BATCH", 3)
+    capture = next(p for p in CAPTURES if p.name == "consumer-protocol-lz4.pcap")
+    render = JsonLines()
+    alone, line_alone = run(capture, 0, render)
+    dying = DiesInAWorker(render, os.getpid(), tmp_path / "marker")
+    failures = []
+    real_close = parallel.Batches.close
+
+    def close(self):
+        failures.append(self.worker_failures)
+        real_close(self)
+
+    monkeypatch.setattr(parallel.Batches, "close", close)
+    together, line_together = run(capture, 2, dying)
+    assert (tmp_path / "marker").exists() and failures and failures[0] >= 1
+    assert together == alone and line_together == line_alone
