@@ -103,7 +103,9 @@ def _plain(text: str) -> dict | None:
     # authzid NUL authcid NUL passwd
     if text.count("\0") != 2:
         return None
-    authzid, authcid, _password = text.split("\0")
+    authzid, authcid, password = text.split("\0")
+    if password and (password in authcid or password in authzid):
+        return {"mechanism": "PLAIN"}  # the names would give the password away
     user = _short(authcid)
     zid = _short(authzid)
     if user is None or zid is None:

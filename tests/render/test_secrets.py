@@ -236,3 +236,11 @@ def test_sasl_view_on_anything(message):
         token = message.split(b"auth=Bearer ", 1)[1].split(b"\x01")[0]
         if len(token) >= 6:
             assert token.decode("utf-8", "replace") not in text
+
+
+def test_plain_names_withheld_when_they_contain_the_password():
+    # Found by test_sasl_view_on_anything: a user named like the password would show the password.
+    for message in (b"\0hunter22\0hunter22", b"hunter22\0bob\0hunter22", b"\0xxhunter22xx\0hunter22"):
+        view = sasl_view(message)
+        assert view == {"redacted": len(message), "mechanism": "PLAIN"}
+    assert sasl_view(b"\0bob\0hunter22")["username"] == "bob"
