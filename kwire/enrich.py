@@ -18,9 +18,10 @@ from kwire.model import Exchange
 ISOLATION = {0: "read_uncommitted", 1: "read_committed"}
 MAX_TOPICS = 1 << 16
 MAX_OFFSETS = 1 << 18
-# The apis whose topics may be named by id; the Enricher looks at nothing else (but Metadata).
-_NAMED_BY_ID = frozenset({"Fetch", "ShareFetch", "ShareAcknowledge", "OffsetFetch", "OffsetCommit", "ListOffsets"})
-_INTERESTING = _NAMED_BY_ID | {"Metadata"}
+# The apis the Enricher reads or changes (Metadata teaches topic names; the others get them, and
+# Fetch and ShareFetch their lag and share facts); it leaves every other exchange alone.
+ENRICHED_APIS = frozenset({"Metadata", "Fetch", "ShareFetch", "ShareAcknowledge", "OffsetFetch",
+                           "OffsetCommit", "ListOffsets"})
 
 
 def _wire_topic(topic: dict) -> str | None:
@@ -36,7 +37,7 @@ class Enricher:
 
     def enrich(self, ex: Exchange) -> None:
         api = ex.api
-        if api not in _INTERESTING:
+        if api not in ENRICHED_APIS:
             return  # most exchanges: one set lookup
         if api == "Metadata":
             self._learn_metadata(ex.response)

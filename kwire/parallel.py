@@ -23,19 +23,20 @@ import sys
 from collections import deque
 from typing import Callable, Iterator
 
+from kwire.enrich import ENRICHED_APIS
 from kwire.exchanges import build_from_parts, exchange_parts
+from kwire.kafka.apis import APIS
 from kwire.kafka.pairing import RawExchange
 from kwire.model import Exchange
 
-# Api keys whose exchanges kwire.enrich.Enricher reads or changes: Fetch, ListOffsets, Metadata,
-# OffsetCommit, OffsetFetch, ShareFetch, ShareAcknowledge (tests/test_parallel.py checks the
-# Enricher leaves every other api alone).
-STATEFUL_API_KEYS = frozenset({1, 2, 3, 8, 9, 78, 79})
+# Api keys whose exchanges kwire.enrich.Enricher reads or changes: they stay in the main process
+# (tests/test_parallel.py checks the Enricher leaves every other api alone).
+STATEFUL_API_KEYS = frozenset(key for key, spec in APIS.items() if spec.name in ENRICHED_APIS)
 BATCH = 512  # exchanges per batch sent to a worker
 BATCH_BYTES = 1 << 20  # or fewer, when their frames add up to this
 MAX_OFFLOADED_BYTES = 64 << 10  # request + response frames of an exchange sent to a worker
 MIN_CPUS = 2
-MAX_QUEUED = 4096  # texts rendered here that may wait behind a batch before the main process waits
+MAX_QUEUED = 4096  # texts rendered here that may wait in the tag of one batch in progress
 
 
 def offloadable(raw: RawExchange) -> bool:
@@ -138,9 +139,11 @@ class Batches:
         return False
 
     def flush(self) -> None:
-        if not self.batch:
+        """Send the batch in progress (or run it here: when no worker was ever needed, or when it is
+        only a tag)."""
+        if not self.batch and self.tag is None:
             return
-        if self._pool is None:  # not even one whole batch: not worth starting workers for
+        if self._pool is None or not self.batch:
             self._run_here()
         else:
             self._send()
@@ -223,14 +226,15 @@ class RenderEach:
 class OrderedRenderer:
     """feed(item) for each item analyze_files(..., offload=offloadable) yields, then finish();
     both yield rendered bytes in capture order. Exchanges are rendered here; RawExchanges go to
-    workers (Batches). `on_errors(n)` is told the decode errors found in the workers."""
+    workers (Batches). A text rendered here while batches are out or in progress waits in the tag of
+    the batch in progress, at its position there. `on_errors(n)` is told the decode errors found in
+    the workers."""
 
     def __init__(self, render: Callable[[Exchange], bytes | None], jobs: int,
                  on_errors: Callable[[int], None], *, batch: int | None = None, max_inflight: int | None = None):
         self.render = render
         self.on_errors = on_errors
         self.batches = Batches(RenderEach(render), jobs, batch=batch, max_inflight=max_inflight)
-        self._waiting: deque[bytes] = deque()  # rendered here, behind batches still out
 
     def feed(self, item) -> Iterator[bytes]:
         batches = self.batches
@@ -241,16 +245,15 @@ class OrderedRenderer:
         text = self.render(item)
         if not text:
             return
-        if batches.batch:
-            # Its place is after the exchanges of the batch in progress: note the position.
-            if batches.tag is None:
-                batches.tag = []
-            batches.tag.append((len(batches.batch), text))
-        elif batches.pending:
-            self._waiting.append((batches.pending, text))
+        if not batches.batch and not batches.pending:
+            yield text  # nothing is ahead of it
+            return
+        if batches.tag is None:
+            batches.tag = []
+        batches.tag.append((len(batches.batch), text))
+        if len(batches.tag) >= MAX_QUEUED:  # bounded: the batch in progress goes out as it is
+            batches.flush()
             yield from self._ready()
-        else:
-            yield text
 
     def finish(self) -> Iterator[bytes]:
         self.batches.flush()
@@ -261,23 +264,13 @@ class OrderedRenderer:
         self.batches.close()
 
     def _ready(self, wait: bool = False) -> Iterator[bytes]:
-        """Texts whose turn has come: batches finished in order, with what was rendered here
-        between and after them."""
-        waiting = self._waiting
-        force = wait or len(waiting) > MAX_QUEUED
-        for texts, between, errors in self.batches.done(wait=force):
+        """The batches finished, in order, with the texts rendered here slotted in."""
+        for texts, between, errors in self.batches.done(wait):
             if errors:
                 self.on_errors(errors)
             if between:
                 texts = _merge(texts, between)
             yield b"".join(texts)
-            # Texts that were waiting behind this batch (and no later one) go out now.
-            while waiting and waiting[0][0] == 1:
-                yield waiting.popleft()[1]
-            self._waiting = waiting = deque((n - 1, text) for n, text in waiting)
-        if not self.batches.pending:
-            while waiting:
-                yield waiting.popleft()[1]
 
 
 def _merge(texts: list[bytes], between: list[tuple[int, bytes]]) -> list[bytes]:

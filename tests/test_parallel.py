@@ -40,6 +40,7 @@ def run(path: Path, jobs: int, render: JsonLines) -> tuple[bytes, str]:
 @pytest.mark.parametrize("capture", CAPTURES, ids=lambda p: p.name)
 def test_workers_write_what_one_process_writes(capture: Path, monkeypatch):
     monkeypatch.setattr(parallel, "BATCH", 3)
+    monkeypatch.setattr(parallel, "MAX_QUEUED", 2)  # batches in progress made of texts rendered here, too
     render = JsonLines("summary", False, ExchangeFilter())
     alone, line_alone = run(capture, 0, render)
     assert alone
