@@ -152,29 +152,21 @@ def analyze_files(paths: list[str], *, port_hints: Iterable[int] = (), decode: b
     last = None
     try:
         # None in place of a packet: TCP took it straight from the read buffer and has events of it.
+        # Progress follows the readers' counts, which move a chunk at a time (packets TCP takes in
+        # place are counted there but never come through this loop).
         flows = pipeline.flows
-        if progress is None:
-            for packet in packets:
-                if packet is None:
-                    events = flows.taken
-                else:
-                    last = packet
-                    events = feed(packet, net)
-                if events:
-                    yield from on_events(events)
-        else:
-            n = 0
-            for packet in packets:
-                if packet is None:
-                    events = flows.taken
-                else:
-                    last = packet
-                    events = feed(packet, net)
-                if events:
-                    yield from on_events(events)
-                n += 1
-                if not n & 0x3FFF:
-                    progress(stats)
+        shown = 0
+        for packet in packets:
+            if packet is None:
+                events = flows.taken
+            else:
+                last = packet
+                events = feed(packet, net)
+            if events:
+                yield from on_events(events)
+            if progress is not None and stats.packets != shown:
+                shown = stats.packets
+                progress(stats)
     except CaptureError as exc:
         summary.capture_errors.append(str(exc))
     pipeline.last_ts_ns = max(last.ts_ns if last is not None else 0, pipeline.flows.latest_ts())

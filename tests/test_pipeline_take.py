@@ -35,3 +35,18 @@ def test_take_path_gives_the_same_exchanges(capture: Path, monkeypatch):
     assert fast == plain
     assert (s2.tcp, s2.net, s2.kafka, s2.capture) == (s1.tcp, s1.net, s1.kafka, s1.capture)
     assert s2.line() == s1.line()
+
+
+def test_progress_follows_the_reader_though_tcp_takes_most_packets(monkeypatch):
+    """Packets TCP takes in place never reach the pipeline's loop: progress still moves with the reader."""
+    import kwire.capture.source as source
+
+    monkeypatch.setattr(source, "CHUNK", 64 << 10)
+    capture = next(p for p in CAPTURES if p.name == "bulk-fetch.pcap")
+    seen = []
+    summary = RunSummary()
+    for _ in analyze_files([str(capture)], summary=summary, progress=lambda stats: seen.append(stats.packets)):
+        pass
+    assert len(seen) >= 5
+    assert seen == sorted(set(seen))
+    assert seen[-1] <= summary.capture.packets
