@@ -36,10 +36,9 @@ def _encoder(records: str) -> json.JSONEncoder:
 
 
 def _record(ex: Exchange, request, response) -> dict:
-    req_ts = ex.request_ts_ns
-    resp_ts = ex.response_ts_ns
+    latency = ex.latency_ms
     out = {
-        "ts": round((req_ts if req_ts is not None else resp_ts or 0) / 1e9, 9),
+        "ts": round(ex.ts_ns / 1e9, 9),
         "client": ex.client,
         "broker": ex.broker,
         "api_key": ex.api_key,
@@ -48,8 +47,7 @@ def _record(ex: Exchange, request, response) -> dict:
         "correlation_id": ex.correlation_id,
         "client_id": ex.client_id,
         "status": ex.status,
-        "latency_ms": (round((resp_ts - req_ts) / 1e6, 6)
-                       if req_ts is not None and resp_ts is not None else None),
+        "latency_ms": round(latency, 6) if latency is not None else None,
         "request_size": ex.request_size,
         "response_size": ex.response_size,
         "request": request,
