@@ -144,8 +144,8 @@ class PcapngReader:
         return linktype, mul, div, offset_s * 1_000_000_000, snaplen
 
     def packets(self, take: Take | None = None) -> Iterator[Packet]:
-        """The file's packets; `take` as in kwire.capture.pcap.PcapReader.packets (offered whole
-        packets of Ethernet interfaces only)."""
+        """The file's packets; `take` as in kwire.capture.pcap.PcapReader.packets (offered the whole
+        packets of enhanced packet blocks on Ethernet interfaces; simple packet blocks, rare, are not)."""
         source = self._source
         error = source.error
         stats = self._stats
