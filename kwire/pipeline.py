@@ -142,7 +142,8 @@ def analyze_files(paths: list[str], *, port_hints: Iterable[int] = (), decode: b
     summary = pipeline.summary
     stats = summary.capture
     # TCP takes the packets that need only bookkeeping straight from the read buffer.
-    packets = read_captures(paths, stats, take=pipeline.flows.take_ethernet)
+    packets = read_captures(paths, stats, take=pipeline.flows.take_ethernet,
+                            take_run=pipeline.flows.take_pcap_run)
     for linktype, names in stats.linktypes.items():
         if linktype not in SUPPORTED_LINKTYPES:
             summary.unknown_linktypes[linktype] = sorted(names)

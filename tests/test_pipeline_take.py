@@ -1,5 +1,6 @@
-"""The readers' take path (TCP takes bookkeeping-only packets straight from the read buffer) gives
-exactly the exchanges and counters of the plain path, on every committed capture."""
+"""The readers' take path (TCP takes bookkeeping-only packets straight from the read buffer, and runs
+of held records in one loop) gives exactly the exchanges and counters of the plain path, on every
+committed capture."""
 
 from __future__ import annotations
 
@@ -16,10 +17,14 @@ CAPTURES = sorted(p for p in (Path(__file__).parent.parent / "captures").iterdir
                   if p.suffix in (".pcap", ".pcapng"))
 
 
-def run(path: Path, take: bool, monkeypatch) -> tuple[list, RunSummary]:
-    if not take:
+def run(path: Path, take: str, monkeypatch) -> tuple[list, RunSummary]:
+    """take: "none" (every packet becomes a Packet), "packets" (take_ethernet only), "runs" (as kwire runs)."""
+    if take == "none":
         monkeypatch.setattr(pipeline_module, "read_captures",
-                            lambda paths, stats, take=None: read_captures(paths, stats))
+                            lambda paths, stats, **_: read_captures(paths, stats))
+    elif take == "packets":
+        monkeypatch.setattr(pipeline_module, "read_captures",
+                            lambda paths, stats, take, take_run: read_captures(paths, stats, take))
     summary = RunSummary()
     rows = []
     for ex in analyze_files([str(path)], summary=summary):
@@ -30,11 +35,12 @@ def run(path: Path, take: bool, monkeypatch) -> tuple[list, RunSummary]:
 
 @pytest.mark.parametrize("capture", CAPTURES, ids=lambda p: p.name)
 def test_take_path_gives_the_same_exchanges(capture: Path, monkeypatch):
-    plain, s1 = run(capture, False, monkeypatch)
-    fast, s2 = run(capture, True, monkeypatch)
-    assert fast == plain
-    assert (s2.tcp, s2.net, s2.kafka, s2.capture) == (s1.tcp, s1.net, s1.kafka, s1.capture)
-    assert s2.line() == s1.line()
+    plain, s1 = run(capture, "none", monkeypatch)
+    for take in ("packets", "runs"):
+        fast, s2 = run(capture, take, monkeypatch)
+        assert fast == plain
+        assert (s2.tcp, s2.net, s2.kafka, s2.capture) == (s1.tcp, s1.net, s1.kafka, s1.capture)
+        assert s2.line() == s1.line()
 
 
 def test_progress_follows_the_reader_though_tcp_takes_most_packets(monkeypatch):

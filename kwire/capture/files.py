@@ -18,7 +18,7 @@ import os
 from operator import attrgetter
 from typing import BinaryIO, Iterable, Iterator
 
-from kwire.capture.packet import Packet, Take
+from kwire.capture.packet import Packet, Take, TakeRun
 from kwire.capture.pcap import MAGICS as PCAP_MAGICS
 from kwire.capture.pcap import PcapReader
 from kwire.capture.pcapng import SHB_MAGIC, PcapngReader
@@ -57,7 +57,9 @@ class CaptureReader:
         self.format = self._reader.format
         self.compression = src.compression
         self._packets: Iterator[Packet] | None = None
-        self.take: Take | None = None  # offered whole packets first (see PcapReader.packets); set before iterating
+        # offered whole packets first, and runs of records (see PcapReader.packets); set before iterating
+        self.take: Take | None = None
+        self.take_run: TakeRun | None = None
 
     @property
     def linktypes(self) -> set[int]:
@@ -66,7 +68,7 @@ class CaptureReader:
     def __iter__(self) -> Iterator[Packet]:
         # Hand out the reader's own generator so iteration runs at generator speed.
         if self._packets is None:
-            self._packets = self._reader.packets(self.take)
+            self._packets = self._reader.packets(self.take, self.take_run)
         return self._packets
 
     def __next__(self) -> Packet:
@@ -105,11 +107,13 @@ def _guarded(reader: CaptureReader, errors: list[CaptureError]) -> Iterator[Pack
 
 
 def read_captures(
-    paths: Iterable[PathLike], stats: CaptureStats | None = None, take: Take | None = None
+    paths: Iterable[PathLike], stats: CaptureStats | None = None, take: Take | None = None,
+    take_run: TakeRun | None = None,
 ) -> Iterator[Packet]:
     """Packets of several capture files merged by timestamp (stable: ties keep file order).
-    `take` (see kwire.capture.pcap.PcapReader.packets) is offered the packets of a single file
-    first; several files are merged in time order and offered none (the merge needs each packet).
+    `take` and `take_run` (see kwire.capture.pcap.PcapReader.packets) are offered the packets of a
+    single file first; several files are merged in time order and offered none (the merge needs
+    each packet).
 
     Every file is opened (and its header checked) before the first packet. A file damaged part
     way stops contributing; the others run to their end, then the CaptureError is raised (the
@@ -125,6 +129,7 @@ def read_captures(
         raise
     if len(readers) == 1:
         readers[0].take = take
+        readers[0].take_run = take_run
         return iter(readers[0])  # one file: no merge layer; errors surface directly
     return _merged(readers)
 

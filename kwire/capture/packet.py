@@ -8,7 +8,7 @@ captured bytes, `wire_len` the length on the wire (larger when the snap length c
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, NamedTuple
 
 
 @dataclass(slots=True)
@@ -25,8 +25,28 @@ class Packet:
 
 # A consumer that may take a whole captured packet in place, before it becomes a Packet:
 # take(ts_ns, buf, start, stop) -> 0: not taken (the reader yields a Packet as usual); 1: taken;
-# 2: taken, and the consumer has something to say about it: the reader yields None in its place.
+# 2: taken, and the consumer has something to say about it: the reader yields None in its place;
+# 3: taken and put aside quietly, like 1, and the packets after it may well be taken the same way
+# (a reader that has a TakeRun offers it the records that follow).
 Take = Callable[[int, bytes, int, int], int]
+NOT_TAKEN, TAKEN, TAKEN_EVENTS, TAKEN_QUIETLY = 0, 1, 2, 3
+
+
+class RecordLayout(NamedTuple):
+    """How a classic pcap file lays out its record headers (for a TakeRun walking them itself)."""
+
+    unpack: Callable  # buf, pos -> (seconds, fraction, captured length, wire length)
+    header_size: int  # 16, or 24 for the "modified" format
+    ts_mult: int      # nanoseconds per fraction unit (1000 for microsecond files, 1 for nanosecond)
+    max_caplen: int   # a larger captured length is damage the reader reports
+
+
+# A consumer that may take a run of consecutive records in place: take_run(buf, pos, end, layout)
+# takes whole Ethernet records (captured length == wire length) from buf[pos:end] one after the
+# other, as quietly as Take's answer 3 (no event, nothing to say), and stops at the first record
+# it does not take or that is not whole in the buffer. Returns (position after the last record
+# taken, number of records taken).
+TakeRun = Callable[[bytes, int, int, RecordLayout], "tuple[int, int]"]
 
 # pcap LINKTYPE_* values kwire understands.
 LINKTYPE_NULL = 0          # BSD loopback: 4-byte address family in host byte order

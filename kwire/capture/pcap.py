@@ -13,7 +13,7 @@ from __future__ import annotations
 import struct
 from typing import Iterator
 
-from kwire.capture.packet import LINKTYPE_ETHERNET, Packet, Take
+from kwire.capture.packet import LINKTYPE_ETHERNET, TAKEN_EVENTS, TAKEN_QUIETLY, Packet, RecordLayout, Take, TakeRun
 from kwire.capture.source import MAX_RECORD, Source, fill
 from kwire.capture.stats import CaptureStats
 from kwire.errors import CaptureError
@@ -71,13 +71,17 @@ class PcapReader:
     def __iter__(self) -> Iterator[Packet]:
         return self.packets()
 
-    def packets(self, take: Take | None = None) -> Iterator[Packet | None]:
+    def packets(self, take: Take | None = None, take_run: TakeRun | None = None) -> Iterator[Packet | None]:
         """The file's packets. `take(ts_ns, buf, start, stop)`, when given, is offered every whole
         packet (not cut by the snap length) of an Ethernet file first, as a slice of the read
         buffer (kwire.capture.packet.Take): the packets it takes are counted but not yielded, or
-        yielded as None when it asks for that."""
+        yielded as None when it asks for that. `take_run`, when given with take, is offered the
+        records that follow a packet take put aside quietly, all at once (a TakeRun): in a bulk
+        transfer one loop of the consumer's then takes most packets."""
         if self.linktype != LINKTYPE_ETHERNET:
             take = None
+        if take is None:
+            take_run = None
         source = self._source
         stats = self._stats
         buf = self._buf
@@ -89,6 +93,7 @@ class PcapReader:
         mult = self._ts_mult
         limit = self._limit
         lt = self.linktype
+        layout = RecordLayout(unpack, hsize, mult, limit)
         n = cap = wire = cut = 0
         try:
             while True:
@@ -115,8 +120,16 @@ class PcapReader:
                     elif take is not None:
                         taken = take(ts, buf, start, stop)
                         if taken:
-                            if taken == 2:
+                            if taken == TAKEN_EVENTS:
                                 yield None
+                            elif taken == TAKEN_QUIETLY and take_run is not None:
+                                after, k = take_run(buf, pos, end, layout)
+                                if k:
+                                    n += k
+                                    k = after - pos - k * hsize  # their captured (= wire) bytes
+                                    cap += k
+                                    wire += k
+                                    pos = after
                             continue
                     yield Packet(ts, lt, buf[start:stop], wirelen)
                 if stats is not None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import struct
 from typing import Iterator
 
-from kwire.capture.packet import LINKTYPE_ETHERNET, Packet, Take
+from kwire.capture.packet import LINKTYPE_ETHERNET, Packet, Take, TakeRun
 from kwire.capture.source import MAX_RECORD, Source, fill
 from kwire.capture.stats import CaptureStats
 from kwire.errors import CaptureError
@@ -143,9 +143,10 @@ class PcapngReader:
             self._stats.note_linktype(linktype, self._source.name)
         return linktype, mul, div, offset_s * 1_000_000_000, snaplen
 
-    def packets(self, take: Take | None = None) -> Iterator[Packet]:
+    def packets(self, take: Take | None = None, take_run: TakeRun | None = None) -> Iterator[Packet]:
         """The file's packets; `take` as in kwire.capture.pcap.PcapReader.packets (offered the whole
-        packets of enhanced packet blocks on Ethernet interfaces; simple packet blocks, rare, are not)."""
+        packets of enhanced packet blocks on Ethernet interfaces; simple packet blocks, rare, are not).
+        `take_run` is not used: its records are classic pcap's."""
         source = self._source
         error = source.error
         stats = self._stats

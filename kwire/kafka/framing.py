@@ -138,25 +138,33 @@ class Framer:
         need = self.need
         buf = self.buf
         if need and buf:
-            parts: list = []
-            rest: list = []
-            for i, piece in enumerate(pieces):
-                n = len(piece)
-                if n < need:
-                    parts.append(piece)
-                    need -= n
-                    continue
-                parts.append(memoryview(piece)[:need])
-                if n > need:
-                    rest.append(memoryview(piece)[need:])
-                rest.extend(pieces[i + 1:])
-                need = 0
-                break
-            if need:  # the frame is still short (a consumer that ignored `need`): collect
-                for piece in parts:
+            total = sum(map(len, pieces))
+            if total < need:  # the frame is still short (a consumer that ignored `need`): collect
+                for piece in pieces:
                     buf += piece
-                self.need = need
+                self.need = need - total
                 return []
+            # The frame ends in the pieces: find where, from the end (a consumer that heeds `need`
+            # delivers the frame's pieces and perhaps the start of the next frame).
+            rest: list = []
+            parts = pieces
+            excess = total - need
+            if excess:
+                i = len(pieces)
+                while True:
+                    i -= 1
+                    n = len(pieces[i])
+                    if n <= excess:
+                        excess -= n
+                        if excess == 0:
+                            parts = pieces[:i]
+                            rest = list(pieces[i:])
+                            break
+                        continue
+                    piece = memoryview(pieces[i])
+                    parts = (*pieces[:i], piece[:n - excess])
+                    rest = [piece[n - excess:], *pieces[i + 1:]]
+                    break
             with memoryview(buf) as head:
                 body = b"".join((head[4:], *parts))
             buf.clear()

@@ -31,25 +31,43 @@ from __future__ import annotations
 from struct import Struct
 from typing import Iterable, Iterator, NamedTuple
 
-from kwire.capture.packet import Packet
+from kwire.capture.packet import NOT_TAKEN, TAKEN, TAKEN_EVENTS, TAKEN_QUIETLY, Packet, RecordLayout
 from kwire.net.decode import DecodeCounters, decode_segment
 from kwire.net.segment import ACK, FIN, RST, SYN, Segment
 from kwire.tcp.events import Connection, StreamClosed, StreamData, StreamEvent
 from kwire.tcp.reassembly import ACK_GRACE_SEGMENTS, HALF, HALF_COUNTERS, MASK, HalfStream
 
 _SLOW_FLAGS = SYN | FIN | RST
-# What FlowTable.take_ethernet did with a packet (see kwire.capture.packet.Take).
-NOT_TAKEN, TAKEN, TAKEN_EVENTS = 0, 1, 2
+# What FlowTable.take_ethernet did with a packet: kwire.capture.packet's NOT_TAKEN, TAKEN,
+# TAKEN_EVENTS and TAKEN_QUIETLY (held inside a frame the consumer waits for).
 _PORTS = Struct("!HH")
 # Of an Ethernet frame: type, IPv4 version/IHL, total length, fragment field, protocol (bytes 12..23),
-# then TCP sequence, acknowledgement, data offset and flags (bytes 38..47); addresses and ports
-# (26..37) are looked up as they are.
-_ETH_IPV4_TCP_SEQ = Struct("!12xHB1xH2xH1xB14xIIBB").unpack_from
+# addresses and ports as they are (26..37, the key of _v4), TCP sequence, acknowledgement, data
+# offset and flags (38..47).
+_ETH_IPV4_TCP = Struct("!12xHB1xH2xH1xB2x12sIIBB").unpack_from
+# The same for take_pcap_run, with fewer fields: type, version/IHL and TOS as one number (bytes 12..15),
+# total length, then fragment field, TTL and protocol as one (20..23).
+_ETH_IPV4_TCP_RUN = Struct("!12xIH2xI2x12sIIBB").unpack_from
 
 
 def _v4_key(t: tuple) -> bytes:
     """What bytes 26..38 of an Ethernet frame hold for this (src ip, port, dst ip, port)."""
     return t[0] + t[2] + _PORTS.pack(t[1], t[3])
+
+def _run_release(h: HalfStream, nxt0: int, held0: int, nxt: int, want: int, unpack_record, buf,
+                 last: int, mult: int) -> int:
+    """Write back what FlowTable.take_pcap_run held for `h`, which had nxt0 and held0 pieces when
+    the run came to it (last: where the last record it held starts); the number of pieces held."""
+    segments = len(h.held) - held0
+    if segments:
+        h.nxt = nxt
+        h.demand[h.direction] = want
+        h.segments += segments
+        h.bytes += (nxt - nxt0) & MASK
+        sec, frac = unpack_record(buf, last)[:2]
+        h.last_ts = h.held_ts = sec * 1_000_000_000 + frac * mult
+    return segments
+
 
 # Table-wide counters, next to the sums of HALF_COUNTERS.
 TABLE_COUNTERS = (
@@ -156,17 +174,18 @@ class FlowTable:
         """Take a whole Ethernet frame buf[start:stop] in place when it is an IPv4 segment of an
         established direction without SYN/FIN/RST: exactly what feed_packet would do with it,
         without making a Packet. Returns NOT_TAKEN (nothing was touched: feed the packet the
-        normal way), TAKEN (done, no event) or TAKEN_EVENTS (done; its events wait in
-        `self.taken` for the caller to collect before the next packet). Capture readers call this
-        first, so the commonest packets cost one parse and one slice: an in-order segment inside a
-        frame the consumer waits for (Connection.demand) is only held."""
+        normal way), TAKEN (done, no event), TAKEN_QUIETLY (done: only held, see below) or
+        TAKEN_EVENTS (done; its events wait in `self.taken` for the caller to collect before the
+        next packet). Capture readers call this first, so the commonest packets cost one parse and
+        one slice: an in-order segment inside a frame the consumer waits for (Connection.demand)
+        is only held, and the records after it are offered to take_pcap_run."""
         if stop - start < 54:
             return NOT_TAKEN
-        etype, vihl, total, frag, proto, seq, ack, doff, flags = _ETH_IPV4_TCP_SEQ(buf, start)
+        etype, vihl, total, frag, proto, key, seq, ack, doff, flags = _ETH_IPV4_TCP(buf, start)
         if (etype != 0x0800 or vihl != 0x45 or proto != 6 or frag & 0x3FFF or flags & _SLOW_FLAGS
                 or ts >= self._next_sweep):
             return NOT_TAKEN
-        h = self._v4.get(buf[start + 26:start + 38])
+        h = self._v4.get(key)
         if h is None:
             return NOT_TAKEN
         p = start + 34 + ((doff >> 4) << 2)
@@ -186,12 +205,77 @@ class FlowTable:
                 h.bytes += n
                 h.nxt = (seq + n) & MASK
                 h.demand[h.direction] -= n
-                return TAKEN
+                return TAKEN_QUIETLY
         events = self._established(h, ts, buf[p:end], seq, ack, flags)
         if events:
             self.taken = events
             return TAKEN_EVENTS
         return TAKEN
+
+    def take_pcap_run(self, buf, pos: int, end: int, layout: RecordLayout) -> tuple[int, int]:
+        """take_ethernet's hold (TAKEN_QUIETLY) for the classic pcap records from buf[pos:end] on,
+        one after the other in one loop, until a record is not whole in the buffer, is cut or
+        damaged, or would not be held (kwire.capture.packet.TakeRun). The reader offers this the
+        records after a packet take_ethernet held: in a bulk transfer that is nearly every packet.
+
+        While the records belong to one direction, its state lives in locals: holding a piece
+        changes only held, nxt, demand, the counters and the times, and nothing else of either
+        direction can change in between, so the other conditions of the hold are checked once
+        per switch of direction, and the state is written back at the switch and at the end
+        (segments and bytes from how far held and nxt moved, the times from the last record)."""
+        unpack_record, hsize, mult, max_caplen = layout
+        v4 = self._v4
+        slow_flags = _SLOW_FLAGS
+        next_sweep = self._next_sweep
+        sweep_second = next_sweep // 1_000_000_000  # records of earlier seconds come before it
+        taken = 0
+        h = None
+        current = None  # key of h
+        nxt = nxt0 = held0 = want = peer_nxt = last = 0  # last: where h's last held record starts
+        append = None
+        while True:
+            start = pos + hsize
+            if start + 54 > end:
+                break
+            sec, frac, caplen, wirelen = unpack_record(buf, pos)
+            stop = start + caplen
+            if caplen != wirelen or stop > end or caplen > max_caplen:
+                break
+            ipv4, total, frag_proto, key, seq, ack, doff, flags = _ETH_IPV4_TCP_RUN(buf, start)
+            if ipv4 >> 8 != 0x080045 or frag_proto & 0x3FFF00FF != 6 or flags & slow_flags:
+                break
+            if key != current:
+                if h is not None:
+                    taken += _run_release(h, nxt0, held0, nxt, want, unpack_record, buf, last, mult)
+                    h = None
+                found = v4.get(key)
+                if (found is None or not found.clean or found.ack_hole is not None or found.close_due
+                        or found.peer.ack_hole is not None):
+                    break
+                h = found
+                current = key
+                nxt = h.nxt
+                want = h.demand[h.direction]
+                peer_nxt = h.peer.nxt
+                nxt0 = nxt
+                held0 = len(h.held)
+                append = h.held.append
+            p = start + 34 + ((doff >> 4) << 2)
+            e = start + 14 + total
+            n = e - p
+            if not (start + 54 <= p < e <= stop and seq == nxt and want > n
+                    and (ack == peer_nxt or not flags & ACK)):
+                break
+            if sec >= sweep_second and sec * 1_000_000_000 + frac * mult >= next_sweep:
+                break
+            append(buf[p:e])
+            nxt = (seq + n) & MASK
+            want -= n
+            last = pos
+            pos = stop
+        if h is not None:
+            taken += _run_release(h, nxt0, held0, nxt, want, unpack_record, buf, last, mult)
+        return pos, taken
 
     def _established(self, h: HalfStream, ts: int, payload, seq: int, ack: int, flags: int) -> list[StreamEvent]:
         """The fast path: a segment of an established direction, no SYN/FIN/RST, whole payload."""

@@ -14,7 +14,7 @@ from kwire.capture.packet import Packet
 from kwire.net.decode import DecodeCounters, decode_segment
 from kwire.net.segment import ACK, FIN, PSH, RST, SYN
 from kwire.tcp.events import StreamClosed, StreamData, StreamGap
-from kwire.tcp.flows import NOT_TAKEN, TAKEN, TAKEN_EVENTS, FlowTable
+from kwire.tcp.flows import NOT_TAKEN, TAKEN, TAKEN_EVENTS, TAKEN_QUIETLY, FlowTable
 
 from tests.tcp.build import CLIENT, SERVER, c2s, data_of, pieces, s2c
 
@@ -188,7 +188,7 @@ def test_feed_packet_matches_decode_then_feed():
 
 def test_take_ethernet_does_what_decode_then_feed_does():
     """What the readers do: offer the packet to take_ethernet, feed it the normal way when not taken."""
-    results = {NOT_TAKEN: 0, TAKEN: 0, TAKEN_EVENTS: 0}
+    results = {NOT_TAKEN: 0, TAKEN: 0, TAKEN_EVENTS: 0, TAKEN_QUIETLY: 0}
 
     def fast(table, p, counters):
         taken = NOT_TAKEN
@@ -197,12 +197,12 @@ def test_take_ethernet_does_what_decode_then_feed_does():
         results[taken] += 1
         if taken == TAKEN_EVENTS:
             return table.taken
-        if taken == TAKEN:
+        if taken in (TAKEN, TAKEN_QUIETLY):
             return []
         return table.feed(seg) if (seg := decode_segment(p, counters)) is not None else []
 
     against_decode_then_feed(11, 60, (0, 1, 50, 500, 5000), fast)
-    assert min(results.values()) > 20, results  # every outcome was exercised
+    assert min(results.values()) > 10, results  # every outcome was exercised
 
 
 # ---- take_ethernet ------------------------------------------------------------------------------
@@ -235,7 +235,7 @@ def test_take_ethernet_declines_what_needs_the_full_path():
     assert [type(e) for e in t.taken] == [StreamData] and bytes(t.taken[0].data) == b"x" * 10
     conn.demand[0] = 100
     more = ether_ipv4_tcp(CLIENT, SERVER, ISN + 11, SISN + 1, ACK, b"y" * 10)
-    assert t.take_ethernet(4, more, 0, len(more)) == TAKEN  # inside a frame the consumer waits for
+    assert t.take_ethernet(4, more, 0, len(more)) == TAKEN_QUIETLY  # inside a frame the consumer waits for
     fin = ether_ipv4_tcp(CLIENT, SERVER, ISN + 21, SISN + 1, ACK | FIN, b"")
     assert t.take_ethernet(5, fin, 0, len(fin)) == NOT_TAKEN
     fragment = ether_ipv4_tcp(CLIENT, SERVER, ISN + 21, SISN + 1, ACK, b"z", frag=0x2000)
