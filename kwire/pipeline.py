@@ -95,13 +95,19 @@ class Pipeline:
     def feed(self, packet: Packet) -> list[Exchange]:
         self.last_ts_ns = packet.ts_ns
         events = self.flows.feed_packet(packet, self.net)
-        if not events:
+        if not events and not self.kafka.ready:
             return []
         return self._on_events(events)
 
     def _on_events(self, events) -> list[Exchange]:
+        """Exchanges of the Kafka connections' sinks for the last packet, then of its events."""
         out: list[Exchange] = []
         kafka = self.kafka
+        ready = kafka.ready  # one list for the whole run: the connections hold it too
+        if ready:
+            made = ready.copy()
+            ready.clear()
+            self._build(made, out)
         for event in events:
             raws = kafka.on_event(event)
             if raws:
@@ -157,13 +163,14 @@ def analyze_files(paths: list[str], *, port_hints: Iterable[int] = (), decode: b
         # place are counted there but never come through this loop).
         flows = pipeline.flows
         shown = 0
+        ready = pipeline.kafka.ready  # what the connections' sinks made straight from TCP
         for packet in packets:
             if packet is None:
                 events = flows.taken
             else:
                 last = packet
                 events = feed(packet, net)
-            if events:
+            if events or ready:
                 yield from on_events(events)
             if progress is not None and stats.packets != shown:
                 shown = stats.packets

@@ -18,6 +18,7 @@ import inspect
 import struct
 from typing import Callable
 
+SMALL_COPY = 4096  # a whole frame up to this size is handed on as bytes of its own
 _LEN = struct.Struct(">i")
 
 KEEP_TAIL = 64  # bytes a plain finder (one returning an offset) leaves held while unsynced
@@ -107,9 +108,10 @@ class Framer:
             if n >= 4:
                 length = _LEN.unpack_from(data, 0)[0]
                 if length == n - 4 and length <= self.max_frame:
-                    # The common case: the segment is exactly one frame.
+                    # The common case: the segment is exactly one frame (a small one is copied:
+                    # cheaper than a view, and bytes of its own travel to a worker process as they are).
                     self.frames += 1
-                    return [memoryview(data)[4:]]
+                    return [data[4:] if n <= SMALL_COPY and type(data) is bytes else memoryview(data)[4:]]
             out = []
             pos = 0
             max_frame = self.max_frame

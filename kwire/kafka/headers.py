@@ -13,6 +13,7 @@ client id of printable characters.
 from __future__ import annotations
 
 import struct
+from functools import partial
 from typing import NamedTuple
 
 from kwire.codec.primitives import read_uvarint
@@ -20,6 +21,7 @@ from kwire.errors import DecodeError
 from kwire.kafka.apis import APIS, request_header_version, response_header_version
 
 _REQ_FIXED = struct.Struct(">hhi")
+_REQ_FIXED_ID = struct.Struct(">hhih")  # the same and a client id length
 _I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
 
@@ -33,6 +35,9 @@ class RequestHeader(NamedTuple):
     client_id: str | None
     header_size: int  # bytes of the header, from the start of the frame body
     tagged: dict | None
+
+
+_new_request_header = partial(tuple.__new__, RequestHeader)  # without NamedTuple's Python-level __new__
 
 
 class ResponseHeader(NamedTuple):
@@ -71,29 +76,34 @@ def header_versions(api_key: int, api_version: int) -> tuple[int, int]:
 
 def parse_request_header(body) -> RequestHeader:
     """Parse the header at the start of a request frame body (the bytes after the length prefix)."""
-    if len(body) < 8:
+    size = len(body)
+    if size >= 10:
+        api_key, version, corr, n = _REQ_FIXED_ID.unpack_from(body, 0)
+    elif size >= 8:
+        api_key, version, corr = _REQ_FIXED.unpack_from(body, 0)
+        n = None
+    else:
         raise DecodeError("request header needs 8 bytes", 0)
-    api_key, version, corr = _REQ_FIXED.unpack_from(body, 0)
-    pos = 8
-    hv = header_versions(api_key, version)[0]
+    hv = _HEADER_VERSIONS.get((api_key, version))
+    hv = (hv or header_versions(api_key, version))[0]
+    if hv < 1:
+        return _new_request_header((api_key, version, corr, None, 8, None))
+    if n is None:
+        raise DecodeError("request header: client id length missing", 8)
+    pos = 10
     client_id = None
+    if n >= 0:
+        pos = 10 + n
+        if pos > size:
+            raise DecodeError("request header: client id runs past the frame", 10)
+        client_id = str(body[10:pos], "utf-8", "replace")
     tagged = None
-    if hv >= 1:
-        if len(body) < 10:
-            raise DecodeError("request header: client id length missing", pos)
-        n = _I16.unpack_from(body, pos)[0]
-        pos += 2
-        if n >= 0:
-            if pos + n > len(body):
-                raise DecodeError("request header: client id runs past the frame", pos)
-            client_id = str(body[pos:pos + n], "utf-8", "replace")
-            pos += n
     if hv >= 2:
-        if pos < len(body) and not body[pos]:
+        if pos < size and not body[pos]:
             pos += 1  # no tagged fields: the common case
         else:
             tagged, pos = _skip_tagged(body, pos)
-    return RequestHeader(api_key, version, corr, client_id, pos, tagged)
+    return _new_request_header((api_key, version, corr, client_id, pos, tagged))
 
 
 def parse_response_header(body, api_key: int, api_version: int) -> ResponseHeader:

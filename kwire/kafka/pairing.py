@@ -122,10 +122,11 @@ class KafkaConnection:
                  "chained", "scanned", "max_frame", "client_id", "early",
                  "first_request_at", "bytes_after_request", "orphans", "orphan_due", "raw",
                  "rescan", "frames", "unparsed_frames", "duplicate_correlation_ids", "pending_overflow",
-                 "gaps")
+                 "gaps", "ready")
 
-    def __init__(self, conn: Connection, max_frame: int, hinted: bool):
+    def __init__(self, conn: Connection, max_frame: int, hinted: bool, ready: list | None = None):
         self.conn = conn
+        self.ready = [] if ready is None else ready  # where sink() puts what it made (KafkaTracker.ready)
         self.max_frame = max_frame
         self.client_dir: int | None = 0 if conn.initiator == 0 else None
         synced = conn.initiator is not None
@@ -177,6 +178,31 @@ class KafkaConnection:
 
     # -- events
 
+    def sink(self, direction: int, ts_ns: int, data) -> bool:
+        """Connection.sink, once confirmed with known roles (which then stay as they are): on_data
+        straight from TCP, the exchanges it completes put in `ready`. True when there are some."""
+        framer = self.framers[direction]
+        frames = framer.feed(data)
+        self.conn.demand[direction] = framer.need
+        if not frames:
+            return False
+        ready = self.ready
+        before = len(ready)
+        self._frames(direction, ts_ns, frames, ready)
+        return len(ready) > before
+
+    def _frames(self, direction: int, ts_ns: int, frames: list, out: list[RawExchange]) -> None:
+        """Frames of a confirmed connection whose roles are known."""
+        self.frames += len(frames)
+        if direction == self.client_dir:
+            for body in frames:
+                self._on_request(body, ts_ns, out)
+        else:
+            for body in frames:
+                self._on_response(body, ts_ns, out)
+        if self.orphans:
+            self._expire_orphans(out)
+
     def on_data(self, direction: int, ts_ns: int, data) -> list[RawExchange]:
         """`data`: bytes, or a tuple of pieces (held-back bytes, kwire.tcp.events.Connection.pieces)."""
         if self.ignored:
@@ -185,7 +211,6 @@ class KafkaConnection:
             data = b"".join(data)
         framer = self.framers[direction]
         frames = framer.feed(data)
-        self.frames += len(frames)
         out: list[RawExchange] = []
         if self.confirmed:
             # Tell TCP how many more bytes the frame in progress needs: it holds them until then
@@ -193,13 +218,11 @@ class KafkaConnection:
             self.conn.demand[direction] = framer.need
             if self.client_dir is not None:
                 # The steady state: a confirmed connection whose roles are known.
-                on_frame = self._on_request if direction == self.client_dir else self._on_response
-                for body in frames:
-                    on_frame(body, ts_ns, out)
-                if self.orphans:
-                    self._expire_orphans(out)
+                if frames:
+                    self._frames(direction, ts_ns, frames, out)
                 return out
-        else:
+        self.frames += len(frames)
+        if not self.confirmed:
             self.scanned += len(data)
         if self.client_dir is None:
             self._stash(direction, ts_ns, data, frames)
@@ -358,12 +381,16 @@ class KafkaTracker:
         self.connections: dict[int, KafkaConnection] = {}
         self.kafka_connections = 0
         self.closed_counters: dict[str, int] = {}
+        # Exchanges the connections' sinks made straight from TCP (kwire.tcp.events.Connection.sink):
+        # the caller takes them after each packet, before that packet's events, and empties this
+        # list in place (the connections hold it).
+        self.ready: list[RawExchange] = []
 
     def _state(self, conn: Connection) -> KafkaConnection:
         state = self.connections.get(conn.id)
         if state is None:
             hinted = conn.a[1] in self.port_hints or conn.b[1] in self.port_hints
-            state = self.connections[conn.id] = KafkaConnection(conn, self.max_frame, hinted)
+            state = self.connections[conn.id] = KafkaConnection(conn, self.max_frame, hinted, self.ready)
             conn.pieces = True  # held-back frame bytes come as pieces: the framer joins them once
             if hinted and conn.initiator is None:
                 # The hinted port is the broker's: the other side is the client.
@@ -376,7 +403,10 @@ class KafkaTracker:
             if state is None:
                 state = self._state(event.conn)
             if state.confirmed:
-                return state.on_data(event.direction, event.ts_ns, event.data)
+                out = state.on_data(event.direction, event.ts_ns, event.data)
+                if state.client_dir is not None and not state.ignored:
+                    event.conn.sink = state.sink  # the steady state: plain bytes may come straight
+                return out
             out = state.on_data(event.direction, event.ts_ns, event.data)
             if state.confirmed:
                 self.kafka_connections += 1

@@ -12,11 +12,20 @@ delivers, and delivers what it holds before any other event of that direction (g
 held this way are bounded by the consumer's own frame limit. A consumer that sets
 `Connection.pieces` gets such a delivery as a tuple of the segments' payloads in order (StreamData.data
 is then a tuple of bytes): it can join them with bytes of its own in one copy instead of two.
+
+`Connection.sink`, when a consumer sets it, takes in-order bytes straight from the packet path:
+a segment that would be delivered as a StreamData and cause no other event (in order, nothing
+held, acknowledging nothing new) may instead go to sink(direction, ts_ns, data), which returns
+whether it has something to say about them (kept by the consumer itself, for its caller to
+collect before the next packet). It saves an event object and a trip through the caller's loop
+per segment of a connection that carries many small messages. Everything else still comes as
+events, in order: no event of a packet comes before the bytes a sink took from it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 from kwire.net.segment import Endpoint
 
@@ -31,6 +40,7 @@ class Connection:
     counters: dict[str, int] = field(default_factory=dict)  # per-connection reassembly counters
     demand: list[int] = field(default_factory=lambda: [0, 0])  # bytes the consumer waits for, per direction
     pieces: bool = False  # the consumer takes held-back bytes as a tuple of pieces (see the docstring)
+    sink: Callable[[int, int, object], bool] | None = None  # takes plain in-order bytes (see the docstring)
 
     def endpoint(self, direction: int) -> Endpoint:
         """The sender of `direction`."""

@@ -48,25 +48,34 @@ _ETH_IPV4_TCP = Struct("!12xHB1xH2xH1xB2x12sIIBB").unpack_from
 # The same for take_pcap_run, with fewer fields: type, version/IHL and TOS as one number (bytes 12..15),
 # total length, then fragment field, TTL and protocol as one (20..23).
 _ETH_IPV4_TCP_RUN = Struct("!12xIH2xI2x12sIIBB").unpack_from
+# Where the TCP payload starts in an Ethernet frame, by the TCP data offset byte (a data offset
+# under 5 words is damage: past any buffer, so no payload fits).
+_TCP_DATA = tuple(34 + ((d >> 4) << 2) if d >= 0x50 else 1 << 29 for d in range(256))
 
 
 def _v4_key(t: tuple) -> bytes:
     """What bytes 26..38 of an Ethernet frame hold for this (src ip, port, dst ip, port)."""
     return t[0] + t[2] + _PORTS.pack(t[1], t[3])
 
-def _run_release(h: HalfStream, nxt0: int, held0: int, nxt: int, want: int, unpack_record, buf,
-                 last: int, mult: int) -> int:
-    """Write back what FlowTable.take_pcap_run held for `h`, which had nxt0 and held0 pieces when
-    the run came to it (last: where the last record it held starts); the number of pieces held."""
+def _run_release(h: HalfStream, nxt0: int, held0: int, nxt: int, want: int, acks: int, unpack_record,
+                 buf, last: int, last_ack: int, mult: int) -> int:
+    """Write back what FlowTable.take_pcap_run did for `h`, which had nxt0 and held0 pieces when the
+    run came to it, and for its peer, which sent `acks` pure ACKs meanwhile (last, last_ack: where
+    the last record of each starts). Returns the number of records taken."""
     segments = len(h.held) - held0
     if segments:
-        h.nxt = nxt
+        h.nxt = nxt & MASK
         h.demand[h.direction] = want
         h.segments += segments
         h.bytes += (nxt - nxt0) & MASK
         sec, frac = unpack_record(buf, last)[:2]
         h.last_ts = h.held_ts = sec * 1_000_000_000 + frac * mult
-    return segments
+    if acks:
+        peer = h.peer
+        peer.segments += acks
+        sec, frac = unpack_record(buf, last_ack)[:2]
+        peer.last_ts = sec * 1_000_000_000 + frac * mult
+    return segments + acks
 
 
 # Table-wide counters, next to the sums of HALF_COUNTERS.
@@ -176,7 +185,8 @@ class FlowTable:
         without making a Packet. Returns NOT_TAKEN (nothing was touched: feed the packet the
         normal way), TAKEN (done, no event), TAKEN_QUIETLY (done: only held, see below) or
         TAKEN_EVENTS (done; its events wait in `self.taken` for the caller to collect before the
-        next packet). Capture readers call this first, so the commonest packets cost one parse and
+        next packet, and the connection's sink, when it took the payload, has something to say:
+        Connection.sink). Capture readers call this first, so the commonest packets cost one parse and
         one slice: an in-order segment inside a frame the consumer waits for (Connection.demand)
         is only held, and the records after it are offered to take_pcap_run."""
         if stop - start < 54:
@@ -193,19 +203,33 @@ class FlowTable:
         if not start + 54 <= p <= end <= stop:
             return NOT_TAKEN
         n = end - p
-        if n and seq == h.nxt and h.clean and h.demand[h.direction] > n:
+        if n and seq == h.nxt and h.clean:
             peer = h.peer
             if ((ack == peer.nxt or not flags & ACK) and h.ack_hole is None and peer.ack_hole is None
                     and not h.close_due):
-                # Inside a frame the consumer waits for, acknowledging what the peer sent: hold it.
-                # (h.tail is the last held piece while pieces are held: reassembly reads it there.)
-                h.held.append(buf[p:end])
-                h.last_ts = h.held_ts = ts
-                h.segments += 1
-                h.bytes += n
-                h.nxt = (seq + n) & MASK
-                h.demand[h.direction] -= n
-                return TAKEN_QUIETLY
+                if h.demand[h.direction] > n:
+                    # Inside a frame the consumer waits for, acknowledging what the peer sent: hold it.
+                    # (h.tail is the last held piece while pieces are held: reassembly reads it there.)
+                    h.held.append(buf[p:end])
+                    h.last_ts = h.held_ts = ts
+                    h.segments += 1
+                    h.bytes += n
+                    h.nxt = (seq + n) & MASK
+                    h.demand[h.direction] -= n
+                    return TAKEN_QUIETLY
+                sink = h.conn.sink
+                if sink is not None and not h.held:
+                    # Plain in-order bytes causing no other event: straight to the consumer.
+                    h.last_ts = ts
+                    h.segments += 1
+                    h.bytes += n
+                    h.nxt = (seq + n) & MASK
+                    h.demand[h.direction] = 0
+                    h.tail = payload = buf[p:end]
+                    if sink(h.direction, ts, payload):
+                        self.taken = []
+                        return TAKEN_EVENTS
+                    return TAKEN
         events = self._established(h, ts, buf[p:end], seq, ack, flags)
         if events:
             self.taken = events
@@ -217,64 +241,76 @@ class FlowTable:
         one after the other in one loop, until a record is not whole in the buffer, is cut or
         damaged, or would not be held (kwire.capture.packet.TakeRun). The reader offers this the
         records after a packet take_ethernet held: in a bulk transfer that is nearly every packet.
+        The receiver's pure ACKs in between, acknowledging no more than was sent, are taken too.
 
         While the records belong to one direction, its state lives in locals: holding a piece
-        changes only held, nxt, demand, the counters and the times, and nothing else of either
-        direction can change in between, so the other conditions of the hold are checked once
-        per switch of direction, and the state is written back at the switch and at the end
-        (segments and bytes from how far held and nxt moved, the times from the last record)."""
+        changes only held, nxt, demand, the counters and the times, and such an ACK only the
+        other direction's counter and time; nothing else of either direction can change in
+        between, so the other conditions are checked once per switch of direction, and the state
+        is written back at the switch and at the end (segments and bytes from how far held and
+        nxt moved, the times from the last records)."""
         unpack_record, hsize, mult, max_caplen = layout
         v4 = self._v4
         slow_flags = _SLOW_FLAGS
+        tcp_data = _TCP_DATA
         next_sweep = self._next_sweep
         sweep_second = next_sweep // 1_000_000_000  # records of earlier seconds come before it
+        last_start = end - hsize - 54  # a record starting later cannot hold a whole TCP header
         taken = 0
         h = None
-        current = None  # key of h
-        nxt = nxt0 = held0 = want = peer_nxt = last = 0  # last: where h's last held record starts
+        current = reverse = None  # keys of h and of its peer
+        nxt = nxt0 = held0 = want = peer_nxt = acks = 0
+        last = last_ack = 0  # where h's last held record and its peer's last ACK start
         append = None
-        while True:
-            start = pos + hsize
-            if start + 54 > end:
-                break
+        while pos <= last_start:
             sec, frac, caplen, wirelen = unpack_record(buf, pos)
+            start = pos + hsize
             stop = start + caplen
             if caplen != wirelen or stop > end or caplen > max_caplen:
                 break
             ipv4, total, frag_proto, key, seq, ack, doff, flags = _ETH_IPV4_TCP_RUN(buf, start)
             if ipv4 >> 8 != 0x080045 or frag_proto & 0x3FFF00FF != 6 or flags & slow_flags:
                 break
+            p = start + tcp_data[doff]
+            e = start + 14 + total
             if key != current:
+                if (key == reverse and p == e <= stop and (nxt - ack) & MASK < HALF
+                        and (sec < sweep_second or sec * 1_000_000_000 + frac * mult < next_sweep)):
+                    # the receiver acknowledging what it got (or less): counted, nothing else
+                    acks += 1
+                    last_ack = pos
+                    pos = stop
+                    continue
                 if h is not None:
-                    taken += _run_release(h, nxt0, held0, nxt, want, unpack_record, buf, last, mult)
+                    taken += _run_release(h, nxt0, held0, nxt, want, acks, unpack_record, buf, last,
+                                          last_ack, mult)
                     h = None
                 found = v4.get(key)
+                # (close_due is set on both directions at once)
                 if (found is None or not found.clean or found.ack_hole is not None or found.close_due
                         or found.peer.ack_hole is not None):
                     break
                 h = found
                 current = key
-                nxt = h.nxt
+                reverse = key[4:8] + key[:4] + key[10:] + key[8:10]
+                nxt = nxt0 = h.nxt
                 want = h.demand[h.direction]
                 peer_nxt = h.peer.nxt
-                nxt0 = nxt
                 held0 = len(h.held)
                 append = h.held.append
-            p = start + 34 + ((doff >> 4) << 2)
-            e = start + 14 + total
+                acks = 0
             n = e - p
-            if not (start + 54 <= p < e <= stop and seq == nxt and want > n
-                    and (ack == peer_nxt or not flags & ACK)):
+            if not (0 < n < want and e <= stop and seq == nxt and (ack == peer_nxt or not flags & ACK)):
                 break
             if sec >= sweep_second and sec * 1_000_000_000 + frac * mult >= next_sweep:
                 break
             append(buf[p:e])
-            nxt = (seq + n) & MASK
+            nxt = seq + n  # past 2**32 the next segment's number differs: the run stops there
             want -= n
             last = pos
             pos = stop
         if h is not None:
-            taken += _run_release(h, nxt0, held0, nxt, want, unpack_record, buf, last, mult)
+            taken += _run_release(h, nxt0, held0, nxt, want, acks, unpack_record, buf, last, last_ack, mult)
         return pos, taken
 
     def _established(self, h: HalfStream, ts: int, payload, seq: int, ack: int, flags: int) -> list[StreamEvent]:
