@@ -1,6 +1,6 @@
 """The readers' take path (TCP takes bookkeeping-only packets straight from the read buffer, and runs
-of held records in one loop) gives exactly the exchanges and counters of the plain path, on every
-committed capture."""
+of held records in one loop) and the Kafka connections' sinks (plain segments straight from TCP)
+give exactly the exchanges and counters of the plain path, on every committed capture."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pytest
 
 import kwire.pipeline as pipeline_module
 from kwire.capture.files import read_captures
+from kwire.kafka.pairing import KafkaConnection
 from kwire.pipeline import RunSummary, analyze_files
 from kwire.render.jsonl import exchange_json_line
 
@@ -18,8 +19,10 @@ CAPTURES = sorted(p for p in (Path(__file__).parent.parent / "captures").iterdir
 
 
 def run(path: Path, take: str, monkeypatch) -> tuple[list, RunSummary]:
-    """take: "none" (every packet becomes a Packet), "packets" (take_ethernet only), "runs" (as kwire runs)."""
+    """take: "none" (every packet becomes a Packet, no Kafka connection takes bytes straight from
+    TCP), "packets" (take_ethernet only), "runs" (as kwire runs)."""
     if take == "none":
+        monkeypatch.setattr(KafkaConnection, "sink", None)  # Connection.sink stays None
         monkeypatch.setattr(pipeline_module, "read_captures",
                             lambda paths, stats, **_: read_captures(paths, stats))
     elif take == "packets":
