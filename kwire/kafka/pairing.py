@@ -194,6 +194,10 @@ class KafkaConnection:
     def _frames(self, direction: int, ts_ns: int, frames: list, out: list[RawExchange]) -> None:
         """Frames of a confirmed connection whose roles are known."""
         self.frames += len(frames)
+        self._dispatch(direction, ts_ns, frames, out)
+
+    def _dispatch(self, direction: int, ts_ns: int, frames: list, out: list[RawExchange]) -> None:
+        """Frames of a connection whose roles are known: requests or responses by direction."""
         if direction == self.client_dir:
             for body in frames:
                 self._on_request(body, ts_ns, out)
@@ -241,14 +245,10 @@ class KafkaConnection:
                 for body in self.framers[responder].feed(b""):
                     self._on_response(body, ts_ns, out)
             self.raw = None
-        elif direction == self.client_dir:
-            for body in frames:
-                self._on_request(body, ts_ns, out)
+            if self.orphans:
+                self._expire_orphans(out)
         else:
-            for body in frames:
-                self._on_response(body, ts_ns, out)
-        if self.orphans:
-            self._expire_orphans(out)
+            self._dispatch(direction, ts_ns, frames, out)
         if not self.confirmed:
             if self.scanned > GIVE_UP_BYTES and not self.held and not self.pending:
                 self.ignored = True
