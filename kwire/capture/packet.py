@@ -36,6 +36,7 @@ class RecordLayout(NamedTuple):
     """How a classic pcap file lays out its record headers (for a TakeRun walking them itself)."""
 
     unpack: Callable  # buf, pos -> (seconds, fraction, captured length, wire length)
+    unpack_lengths: Callable  # buf, pos -> (seconds, captured length, wire length): the same, less
     header_size: int  # 16, or 24 for the "modified" format
     ts_mult: int      # nanoseconds per fraction unit (1000 for microsecond files, 1 for nanosecond)
     max_caplen: int   # a larger captured length is damage the reader reports

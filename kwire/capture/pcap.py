@@ -63,6 +63,7 @@ class PcapReader:
         self.linktypes = {self.linktype}
         self._limit = min(MAX_RECORD, max(snaplen, SNAPLEN_FLOOR) + SNAPLEN_SLACK)
         self._rec = struct.Struct(order + "IIII")
+        self._lengths = struct.Struct(order + "I4xII")  # for a TakeRun: no fraction of a second
         self._buf = buf
         if stats is not None:
             stats.files += 1
@@ -93,7 +94,7 @@ class PcapReader:
         mult = self._ts_mult
         limit = self._limit
         lt = self.linktype
-        layout = RecordLayout(unpack, hsize, mult, limit)
+        layout = RecordLayout(unpack, self._lengths.unpack_from, hsize, mult, limit)
         n = cap = wire = cut = 0
         try:
             while True:

@@ -45,9 +45,10 @@ _PORTS = Struct("!HH")
 # addresses and ports as they are (26..37, the key of _v4), TCP sequence, acknowledgement, data
 # offset and flags (38..47).
 _ETH_IPV4_TCP = Struct("!12xHB1xH2xH1xB2x12sIIBB").unpack_from
-# The same for take_pcap_run, with fewer fields: type, version/IHL and TOS as one number (bytes 12..15),
-# total length, then fragment field, TTL and protocol as one (20..23).
-_ETH_IPV4_TCP_RUN = Struct("!12xIH2xI2x12sIIBB").unpack_from
+# The same for take_pcap_run: type, version/IHL and TOS as one number (bytes 12..15), total length,
+# fragment field, protocol (20..23, TTL skipped), then as above.
+_ETH_IPV4_TCP_RUN = Struct("!12xIH2xHxB2x12sIIBB").unpack_from
+_SLOW_BY_FLAGS = tuple(bool(f & _SLOW_FLAGS) for f in range(256))  # SYN, FIN or RST among TCP flags
 # Where the TCP payload starts in an Ethernet frame, by the TCP data offset byte (a data offset
 # under 5 words is damage: past any buffer, so no payload fits).
 _TCP_DATA = tuple(34 + ((d >> 4) << 2) if d >= 0x50 else 1 << 29 for d in range(256))
@@ -249,9 +250,9 @@ class FlowTable:
         between, so the other conditions are checked once per switch of direction, and the state
         is written back at the switch and at the end (segments and bytes from how far held and
         nxt moved, the times from the last records)."""
-        unpack_record, hsize, mult, max_caplen = layout
+        unpack_record, unpack_lengths, hsize, mult, max_caplen = layout
         v4 = self._v4
-        slow_flags = _SLOW_FLAGS
+        slow_flags = _SLOW_BY_FLAGS
         tcp_data = _TCP_DATA
         next_sweep = self._next_sweep
         sweep_second = next_sweep // 1_000_000_000  # records of earlier seconds come before it
@@ -263,19 +264,20 @@ class FlowTable:
         last = last_ack = 0  # where h's last held record and its peer's last ACK start
         append = None
         while pos <= last_start:
-            sec, frac, caplen, wirelen = unpack_record(buf, pos)
+            sec, caplen, wirelen = unpack_lengths(buf, pos)
             start = pos + hsize
             stop = start + caplen
             if caplen != wirelen or stop > end or caplen > max_caplen:
                 break
-            ipv4, total, frag_proto, key, seq, ack, doff, flags = _ETH_IPV4_TCP_RUN(buf, start)
-            if ipv4 >> 8 != 0x080045 or frag_proto & 0x3FFF00FF != 6 or flags & slow_flags:
+            ipv4, total, frag, proto, key, seq, ack, doff, flags = _ETH_IPV4_TCP_RUN(buf, start)
+            if (not 0x08004500 <= ipv4 <= 0x080045FF or proto != 6 or (frag and frag != 0x4000)
+                    or slow_flags[flags]):
                 break
             p = start + tcp_data[doff]
-            e = start + 14 + total
             if key != current:
-                if (key == reverse and p == e <= stop and (nxt - ack) & MASK < HALF
-                        and (sec < sweep_second or sec * 1_000_000_000 + frac * mult < next_sweep)):
+                if (key == reverse and p == start + 14 + total <= stop and (nxt - ack) & MASK < HALF
+                        and (sec < sweep_second
+                             or sec * 1_000_000_000 + unpack_record(buf, pos)[1] * mult < next_sweep)):
                     # the receiver acknowledging what it got (or less): counted, nothing else
                     acks += 1
                     last_ack = pos
@@ -299,12 +301,13 @@ class FlowTable:
                 held0 = len(h.held)
                 append = h.held.append
                 acks = 0
-            n = e - p
-            if not (0 < n < want and e <= stop and seq == nxt and (ack == peer_nxt or not flags & ACK)):
+            n = stop - p  # (only when the frame ends with the IP packet: no Ethernet padding or trailer)
+            if not (0 < n < want and total == caplen - 14 and seq == nxt
+                    and (ack == peer_nxt or not flags & ACK)):
                 break
-            if sec >= sweep_second and sec * 1_000_000_000 + frac * mult >= next_sweep:
+            if sec >= sweep_second and sec * 1_000_000_000 + unpack_record(buf, pos)[1] * mult >= next_sweep:
                 break
-            append(buf[p:e])
+            append(buf[p:stop])
             nxt = seq + n  # past 2**32 the next segment's number differs: the run stops there
             want -= n
             last = pos

@@ -70,6 +70,15 @@ def bulk_records(rng: random.Random, n: int) -> list:
             frame = b"\x00" * 12 + b"\x86\xdd" + frame[14:]  # not IPv4
         elif damage < 0.012:
             frame = frame[:46] + bytes([0x40 | frame[46] & 0x0F]) + frame[47:]  # TCP data offset under 5
+        elif damage < 0.016:
+            frame += b"\xde\xad\xbe\xef"  # an Ethernet trailer (a captured FCS) after the IP packet
+            wire = len(frame)
+        elif damage < 0.022:
+            frame = frame[:20] + b"\x20\x00" + frame[22:]  # a fragment (more fragments)
+        elif damage < 0.024:
+            frame = frame[:23] + b"\x11" + frame[24:]  # not TCP
+        elif damage < 0.03:
+            frame = frame[:47] + bytes([frame[47] | rng.choice((0x01, 0x02, 0x04))]) + frame[48:]  # FIN, SYN or RST
         out.append((ts, frame, wire))
 
     while len(out) < n:
@@ -210,7 +219,8 @@ def test_a_run_takes_a_bulk_transfer_and_stops_where_it_must():
     beyond = ether_ipv4_tcp(CLIENT, SERVER, ISN + 1, SISN + 1000, ACK, b"")  # more than was sent
     records.insert(6, (16, beyond))
     data = pcap_bytes([(ts * 1000, f, len(f)) for ts, f in records])[24:]
-    layout = RecordLayout(struct.Struct("<IIII").unpack_from, 16, 1000, 1 << 20)
+    layout = RecordLayout(struct.Struct("<IIII").unpack_from, struct.Struct("<I4xII").unpack_from, 16, 1000,
+                          1 << 20)
     server, client = table._flows[1].halves[1], table._flows[1].halves[0]
     segments, client_segments = server.segments, client.segments
     first = records[0][1]
@@ -243,7 +253,8 @@ def test_a_run_stops_at_an_ack_that_is_due_to_sweep():
                (2_000_000, ether_ipv4_tcp(CLIENT, SERVER, ISN + 1, SISN + 201, ACK, b"")),
                (2_000_001, ether_ipv4_tcp(SERVER, CLIENT, SISN + 201, ISN + 1, ACK, b"r" * 100))]
     data = pcap_bytes([(ts * 1000, f, len(f)) for ts, f in records])[24:]
-    layout = RecordLayout(struct.Struct("<IIII").unpack_from, 16, 1000, 1 << 20)
+    layout = RecordLayout(struct.Struct("<IIII").unpack_from, struct.Struct("<I4xII").unpack_from, 16, 1000,
+                          1 << 20)
     table._next_sweep = 2_000_000_000  # the ACK's time
     assert table.take_ethernet(10_000, data, 16, 16 + len(records[0][1])) == TAKEN_QUIETLY
     pos, k = table.take_pcap_run(data, 16 + len(records[0][1]), len(data), layout)
