@@ -20,10 +20,6 @@ from __future__ import annotations
 import struct
 import zlib
 
-import cramjam
-import lz4.frame
-import zstandard
-
 from kwire.codec.primitives import read_uvarint
 from kwire.errors import DecodeError
 
@@ -111,8 +107,14 @@ def _snappy_raw_size(block, where: str) -> int:
     return size
 
 
+# The codec libraries are imported where they are first needed: most captures never use some of
+# them, and importing all three costs milliseconds at every start.
+
+
 def unsnappy(data, limit: int):
     """Raw snappy, or the xerial framing. Declared sizes are summed and checked before decompressing."""
+    import cramjam
+
     mv = memoryview(data)
     if bytes(mv[:8]) == XERIAL_MAGIC:
         if len(mv) < _XERIAL_HEADER:
@@ -177,6 +179,8 @@ def _bounded_reads(read, first: int, limit: int, codec: str):
 
 def unlz4(data, limit: int):
     """One lz4 frame, bounded (python-lz4 allocates max_length up front, so reads are chunked)."""
+    import lz4.frame
+
     try:
         info = lz4.frame.get_frame_info(data)
     except Exception as e:  # lz4 raises RuntimeError for a bad header
@@ -206,6 +210,8 @@ def unlz4(data, limit: int):
 
 def unzstd(data, limit: int):
     """zstd frames, streamed with a bounded output (zstd's default 128 MiB cap on the window)."""
+    import zstandard
+
     _zstd_check_frames(data)  # the streaming reader ends silently on a cut frame: find that first
     try:
         params = zstandard.get_frame_parameters(data)

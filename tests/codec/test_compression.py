@@ -91,7 +91,9 @@ def test_unknown_codec_and_none():
 def test_snappy_declared_size_is_checked_before_decompressing(monkeypatch):
     claims_1gb = bytes([0x80, 0x80, 0x80, 0x80, 0x04]) + b"\x00" * 20  # preamble 2**30
     called = []
-    monkeypatch.setattr(c.cramjam.snappy, "decompress_raw_into", lambda *a: called.append(a))
+    import cramjam
+
+    monkeypatch.setattr(cramjam.snappy, "decompress_raw_into", lambda *a: called.append(a))
     with pytest.raises(c.DecompressedTooLarge, match="declares 1073741824"):
         c.decompress(c.SNAPPY, claims_1gb, 64 << 20)
     blocks = xerial(b"\x00" * (1 << 20), block=1 << 20)
