@@ -45,6 +45,9 @@ class ResponseHeader(NamedTuple):
     header_size: int
 
 
+_new_response_header = partial(tuple.__new__, ResponseHeader)
+
+
 def _skip_tagged(buf, pos: int) -> tuple[dict | None, int]:
     count, pos = read_uvarint(buf, pos)
     if not count:
@@ -111,12 +114,13 @@ def parse_response_header(body, api_key: int, api_version: int) -> ResponseHeade
         raise DecodeError("response header needs 4 bytes", 0)
     corr = _I32.unpack_from(body, 0)[0]
     pos = 4
-    if header_versions(api_key, api_version)[1] >= 1:
+    hv = _HEADER_VERSIONS.get((api_key, api_version)) or header_versions(api_key, api_version)
+    if hv[1] >= 1:
         if len(body) > 4 and not body[4]:
             pos = 5
         else:
             _, pos = _skip_tagged(body, pos)
-    return ResponseHeader(corr, pos)
+    return _new_response_header((corr, pos))
 
 
 def _printable(raw) -> bool:

@@ -35,10 +35,18 @@ def _encoder(records: str) -> json.JSONEncoder:
     return enc
 
 
+def _seconds(ts_ns: int) -> float:
+    """ts_ns in seconds, rounded to the nanosecond. From 2**23 s on (1970-04-08) a double's spacing is
+    over 1 ns, so the quotient is already the double nearest the rounded decimal: round() would
+    return it unchanged, at a cost."""
+    seconds = ts_ns / 1e9
+    return seconds if seconds >= 8388608.0 else round(seconds, 9)
+
+
 def _record(ex: Exchange, request, response) -> dict:
     latency = ex.latency_ms
     out = {
-        "ts": round(ex.ts_ns / 1e9, 9),
+        "ts": _seconds(ex.ts_ns),
         "client": ex.client,
         "broker": ex.broker,
         "api_key": ex.api_key,
