@@ -41,6 +41,11 @@ class RecordLayout(NamedTuple):
     ts_mult: int      # nanoseconds per fraction unit (1000 for microsecond files, 1 for nanosecond)
     max_caplen: int   # a larger captured length is damage the reader reports
 
+    def ts_at(self, buf, pos: int) -> int:
+        """The capture time, in ns, of the record starting at buf[pos]."""
+        sec, frac = self.unpack(buf, pos)[:2]
+        return sec * 1_000_000_000 + frac * self.ts_mult
+
 
 # A consumer that may take a run of consecutive records in place: take_run(buf, pos, end, layout)
 # takes whole Ethernet records (captured length == wire length) from buf[pos:end] one after the

@@ -21,7 +21,7 @@ from __future__ import annotations
 import struct
 from typing import Iterator
 
-from kwire.capture.packet import LINKTYPE_ETHERNET, Packet, Take, TakeRun
+from kwire.capture.packet import LINKTYPE_ETHERNET, TAKEN_EVENTS, Packet, Take, TakeRun
 from kwire.capture.source import MAX_RECORD, Source, fill
 from kwire.capture.stats import CaptureStats
 from kwire.errors import CaptureError
@@ -199,7 +199,7 @@ class PcapngReader:
                         elif take is not None and lt == LINKTYPE_ETHERNET:
                             taken = take(last_ts, buf, start, start + caplen)
                             if taken:
-                                if taken == 2:
+                                if taken == TAKEN_EVENTS:
                                     yield None
                                 continue
                         yield Packet(last_ts, lt, buf[start : start + caplen], wirelen)

@@ -38,8 +38,6 @@ from kwire.tcp.events import Connection, StreamClosed, StreamData, StreamEvent
 from kwire.tcp.reassembly import ACK_GRACE_SEGMENTS, HALF, HALF_COUNTERS, MASK, HalfStream
 
 _SLOW_FLAGS = SYN | FIN | RST
-# What FlowTable.take_ethernet did with a packet: kwire.capture.packet's NOT_TAKEN, TAKEN,
-# TAKEN_EVENTS and TAKEN_QUIETLY (held inside a frame the consumer waits for).
 _PORTS = Struct("!HH")
 # Of an Ethernet frame: type, IPv4 version/IHL, total length, fragment field, protocol (bytes 12..23),
 # addresses and ports as they are (26..37, the key of _v4), TCP sequence, acknowledgement, data
@@ -58,8 +56,9 @@ def _v4_key(t: tuple) -> bytes:
     """What bytes 26..38 of an Ethernet frame hold for this (src ip, port, dst ip, port)."""
     return t[0] + t[2] + _PORTS.pack(t[1], t[3])
 
-def _run_release(h: HalfStream, nxt0: int, held0: int, nxt: int, want: int, acks: int, unpack_record,
-                 buf, last: int, last_ack: int, mult: int) -> int:
+
+def _run_release(h: HalfStream, nxt0: int, held0: int, nxt: int, want: int, acks: int,
+                 layout: RecordLayout, buf, last: int, last_ack: int) -> int:
     """Write back what FlowTable.take_pcap_run did for `h`, which had nxt0 and held0 pieces when the
     run came to it, and for its peer, which sent `acks` pure ACKs meanwhile (last, last_ack: where
     the last record of each starts). Returns the number of records taken."""
@@ -69,13 +68,11 @@ def _run_release(h: HalfStream, nxt0: int, held0: int, nxt: int, want: int, acks
         h.demand[h.direction] = want
         h.segments += segments
         h.bytes += (nxt - nxt0) & MASK
-        sec, frac = unpack_record(buf, last)[:2]
-        h.last_ts = h.held_ts = sec * 1_000_000_000 + frac * mult
+        h.last_ts = h.held_ts = layout.ts_at(buf, last)
     if acks:
         peer = h.peer
         peer.segments += acks
-        sec, frac = unpack_record(buf, last_ack)[:2]
-        peer.last_ts = sec * 1_000_000_000 + frac * mult
+        peer.last_ts = layout.ts_at(buf, last_ack)
     return segments + acks
 
 
@@ -250,7 +247,7 @@ class FlowTable:
         between, so the other conditions are checked once per switch of direction, and the state
         is written back at the switch and at the end (segments and bytes from how far held and
         nxt moved, the times from the last records)."""
-        unpack_record, unpack_lengths, hsize, mult, max_caplen = layout
+        unpack_lengths, hsize, max_caplen = layout.unpack_lengths, layout.header_size, layout.max_caplen
         v4 = self._v4
         slow_flags = _SLOW_BY_FLAGS
         tcp_data = _TCP_DATA
@@ -276,16 +273,14 @@ class FlowTable:
             p = start + tcp_data[doff]
             if key != current:
                 if (key == reverse and p == start + 14 + total <= stop and (nxt - ack) & MASK < HALF
-                        and (sec < sweep_second
-                             or sec * 1_000_000_000 + unpack_record(buf, pos)[1] * mult < next_sweep)):
+                        and (sec < sweep_second or layout.ts_at(buf, pos) < next_sweep)):
                     # the receiver acknowledging what it got (or less): counted, nothing else
                     acks += 1
                     last_ack = pos
                     pos = stop
                     continue
                 if h is not None:
-                    taken += _run_release(h, nxt0, held0, nxt, want, acks, unpack_record, buf, last,
-                                          last_ack, mult)
+                    taken += _run_release(h, nxt0, held0, nxt, want, acks, layout, buf, last, last_ack)
                     h = None
                 found = v4.get(key)
                 # (close_due is set on both directions at once)
@@ -305,7 +300,7 @@ class FlowTable:
             if not (0 < n < want and total == caplen - 14 and seq == nxt
                     and (ack == peer_nxt or not flags & ACK)):
                 break
-            if sec >= sweep_second and sec * 1_000_000_000 + unpack_record(buf, pos)[1] * mult >= next_sweep:
+            if sec >= sweep_second and layout.ts_at(buf, pos) >= next_sweep:
                 break
             append(buf[p:stop])
             nxt = seq + n  # past 2**32 the next segment's number differs: the run stops there
@@ -313,7 +308,7 @@ class FlowTable:
             last = pos
             pos = stop
         if h is not None:
-            taken += _run_release(h, nxt0, held0, nxt, want, acks, unpack_record, buf, last, last_ack, mult)
+            taken += _run_release(h, nxt0, held0, nxt, want, acks, layout, buf, last, last_ack)
         return pos, taken
 
     def _established(self, h: HalfStream, ts: int, payload, seq: int, ack: int, flags: int) -> list[StreamEvent]:

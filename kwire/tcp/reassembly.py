@@ -204,19 +204,23 @@ class HalfStream:
         self.demand[d] = 0
         if self.held:
             self.held.append(payload)
-            payload = tuple(self.held) if self.conn.pieces else b"".join(self.held)
-            self.held = []
+            payload = self._take_held()
         out.append(StreamData(self.conn, d, ts, payload))
+
+    def _take_held(self):
+        """The held pieces as one delivery (a tuple of them for a consumer that set
+        Connection.pieces, else joined), and none held any more."""
+        held = self.held
+        self.held = []
+        if len(held) == 1:
+            return held[0]
+        return tuple(held) if self.conn.pieces else b"".join(held)
 
     def flush_held(self, out: list) -> None:
         """Deliver the bytes held back for the consumer's demand (before any other event)."""
         if self.held:
             self.tail = self.held[-1]
-            if len(self.held) == 1:
-                data = self.held[0]
-            else:
-                data = tuple(self.held) if self.conn.pieces else b"".join(self.held)
-            self.held = []
+            data = self._take_held()
             self.demand[self.direction] = 0
             out.append(StreamData(self.conn, self.direction, self.held_ts, data))
 

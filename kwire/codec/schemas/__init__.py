@@ -51,16 +51,17 @@ def schema_for(api_key: int, kind: str) -> MessageSchema | None:
     schema = None
     spec = APIS.get(api_key)
     if spec is not None:
+        name = f"{__name__}.{module_name(spec.name)}"
         try:
-            module = importlib.import_module(f"{__name__}.{module_name(spec.name)}")
-        except ImportError:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:  # an api kwire has no schema for (not a broken module)
+            if exc.name != name:
+                raise
             module = None
         attr = "REQUEST" if kind == "request" else "RESPONSE"
         found = getattr(module, attr, None)
         if isinstance(found, MessageSchema) and (found.api_key, found.kind) == key:
             schema = found
-    if schema is None:
-        schema = all_schemas().get(key)
     if len(_BY_KEY) < 4096:  # bounded: api keys come from the wire
         _BY_KEY[key] = schema
     return schema
