@@ -1,0 +1,64 @@
+"""The contract between TCP and the stream layers above it (tls, kafka): one interface.
+
+TCP reassembles both directions of each connection and hands what it has, in capture order, to that
+connection's StreamConsumer, made for it by the factory the FlowTable was given
+(`open_stream(conn) -> StreamConsumer`) when the connection's first byte, gap or close comes. A
+consumer that is itself a stream (TLS) wraps another consumer and speaks the same interface to it.
+
+    consumer.data(direction, ts_ns, data) -> int
+        In-order bytes of `direction` (0: from conn.a to conn.b, 1: the reverse), captured at ts_ns
+        (the capture time of the segment that completed them). `data` is a bytes-like object, or a
+        tuple of bytes-like pieces in order when TCP held several segments back to meet the
+        consumer's need (below). Returns how many more bytes of that direction the consumer needs
+        before it can do anything with them: 0 means "hand me whatever comes". With n > 0, TCP may
+        hold in-order bytes back until n are in and hand them over at once, at the time of the
+        segment that completed them. A consumer that never returns more than 0 only ever gets bytes.
+    consumer.gap(direction, ts_ns, size) -> None
+        `size` bytes of `direction` were never captured; the bytes that come next follow them.
+        Bytes held back are handed over first; what the consumer needed is forgotten (0).
+    consumer.close(ts_ns, reason) -> None
+        The connection ended: "fin", "rst", "idle" (evicted), "end" (of the capture) or "reused"
+        (a new SYN on its 4-tuple). Everything held was handed over first; nothing comes after.
+
+Guarantees: calls for one connection come in capture order; no byte is handed over twice and none
+is made up (a hole is a gap, never zero-filled); data before a gap or close is handed over before
+it. The consumer never calls back into TCP and never touches TCP's objects: the number data()
+returns is the whole of what it says to TCP. `Connection` is what a consumer may read about its
+connection (endpoints, who opened it, when); `conn.counters` is filled when it closes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Protocol
+
+from kwire.net.segment import Endpoint
+
+FIN_CLOSE, RST_CLOSE, IDLE_CLOSE, END_CLOSE, REUSED_CLOSE = "fin", "rst", "idle", "end", "reused"
+
+
+@dataclass(slots=True, eq=False)
+class Connection:
+    id: int
+    a: Endpoint
+    b: Endpoint
+    initiator: int | None  # 0 when a sent the SYN; None when the handshake was not captured
+    first_ts_ns: int
+    counters: dict[str, int] = field(default_factory=dict)  # reassembly counters, filled at close
+
+    def endpoint(self, direction: int) -> Endpoint:
+        """The sender of `direction`."""
+        return self.a if direction == 0 else self.b
+
+
+class StreamConsumer(Protocol):
+    """What reads the two byte streams of one TCP connection (see the module docstring)."""
+
+    def data(self, direction: int, ts_ns: int, data) -> int: ...
+
+    def gap(self, direction: int, ts_ns: int, size: int) -> None: ...
+
+    def close(self, ts_ns: int, reason: str) -> None: ...
+
+
+StreamFactory = Callable[[Connection], StreamConsumer]
