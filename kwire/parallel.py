@@ -6,9 +6,10 @@ own bytes, so it can run elsewhere. `OrderedRenderer` takes the pipeline's outpu
 Exchanges it renders itself, RawExchanges (those `offloadable` picks) it ships in batches to a
 pool of worker processes, and it hands back rendered bytes strictly in the order they came.
 
-What stays in the main process: exchanges of the apis kwire.enrich reads or changes (Metadata
-names topic ids for later Fetches, Fetch requests remember offsets for lag: that state lives in
-one process and needs the capture's order) and responses without a request (nothing to decode).
+What stays in the main process: exchanges kwire.enrich reads or changes (kwire.enrich.enriched(api,
+version): a Metadata answer names topic ids for later Fetches, Fetch requests remember offsets for
+lag; that state lives in one process and needs the capture's order) and responses without a
+request (nothing to decode).
 
 Bounded: at most `max_inflight` batches are out at a time; the main process waits for the oldest
 when there are more. The pool starts with the first full batch, so small captures never pay for it.
@@ -23,15 +24,11 @@ import sys
 from collections import deque
 from typing import Callable, Iterator
 
-from kwire.enrich import ENRICHED_APIS
+from kwire.enrich import enriched
 from kwire.exchanges import build_from_parts, exchange_parts
-from kwire.kafka.apis import APIS
 from kwire.kafka.pairing import RawExchange
 from kwire.model import Exchange
 
-# Api keys whose exchanges kwire.enrich.Enricher reads or changes: they stay in the main process
-# (tests/test_parallel.py checks the Enricher leaves every other api alone).
-STATEFUL_API_KEYS = frozenset(key for key, spec in APIS.items() if spec.name in ENRICHED_APIS)
 BATCH = 512  # exchanges per batch sent to a worker
 BATCH_BYTES = 1 << 20  # or fewer, when their frames add up to this
 MAX_OFFLOADED_BYTES = 64 << 10  # request + response frames of an exchange sent to a worker
@@ -44,8 +41,10 @@ def offloadable(raw: RawExchange) -> bool:
     own bytes is needed, and they are few: a big frame's decoding is cheap per byte (record
     batches are summarised, not decoded) while shipping it costs copies both ways."""
     req = raw.request
-    return (req is not None and req.header.api_key not in STATEFUL_API_KEYS
-            and req.size + (raw.response_size or 0) <= MAX_OFFLOADED_BYTES)
+    if req is None or req.size + (raw.response_size or 0) > MAX_OFFLOADED_BYTES:
+        return False
+    header = req.header
+    return not enriched(header.api_key, header.api_version)
 
 
 def default_jobs() -> int:

@@ -1,18 +1,19 @@
 """Which exchanges a user asked to see: the filters of `inspect` (and of `stats`).
 
-A filter is a predicate over a decoded Exchange. Topic matching looks at topic names and ids anywhere
-in the bodies ("Topic", "Name", "TopicName", "TopicId" keys). "Errors" means: a non-zero ErrorCode
-anywhere in the response, a decode error, or an exchange that is not paired.
+A filter is a predicate over a decoded Exchange. Topic matching looks at the fields the schemas mark as
+holding a topic name or a topic id (kwire.codec.marks), and at the names kwire.enrich gave topic ids.
+"Errors" means: a non-zero ErrorCode anywhere in the response, a decode error, or an exchange that is
+not paired.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kwire.codec.marks import TOPICS, message_tree, walk
+from kwire.enrich import ZERO_UUID
 from kwire.kafka.apis import API_BY_NAME
 from kwire.model import PAIRED, Exchange
-
-TOPIC_KEYS = ("Topic", "Name", "TopicName", "TopicId")
 
 
 def parse_api(text: str) -> int:
@@ -50,19 +51,20 @@ def _collect_error_codes(node: dict, out: list) -> None:
             _collect_error_codes(value, out)
 
 
-def topics_in(node) -> set[str]:
+def topics_of(ex: Exchange) -> set[str]:
+    """Every topic name and id the exchange's bodies hold, and the names kwire.enrich gave the ids."""
     names: set[str] = set()
-    stack = [node]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            for key in TOPIC_KEYS:
-                value = item.get(key)
-                if isinstance(value, str):
-                    names.add(value)
-            stack.extend(v for v in item.values() if isinstance(v, (dict, list)))
-        elif isinstance(item, list):
-            stack.extend(v for v in item if isinstance(v, (dict, list)))
+    for kind, body in (("request", ex.request), ("response", ex.response)):
+        if not body:
+            continue
+        for struct, key, _ in walk(body, message_tree(ex.api_key, kind, ex.api_version, TOPICS)):
+            value = struct[key]
+            for item in value if type(value) is list else (value,):
+                if type(item) is str and item != ZERO_UUID:
+                    names.add(item)
+            enriched = struct.get("TopicName")
+            if type(enriched) is str:
+                names.add(enriched)
     return names
 
 
@@ -89,14 +91,8 @@ class ExchangeFilter:
             latency = ex.latency_ms
             if latency is None or latency < self.min_latency_ms:
                 return False
-        if self.topics:
-            seen = set()
-            if ex.request:
-                seen |= topics_in(ex.request)
-            if ex.response:
-                seen |= topics_in(ex.response)
-            if not seen & self.topics:
-                return False
+        if self.topics and not topics_of(ex) & self.topics:
+            return False
         if self.errors_only and not has_error(ex):
             return False
         return True

@@ -11,9 +11,6 @@ import pytest
 
 import kwire.parallel as parallel
 from kwire.cli.inspect import write_json_lines
-from kwire.enrich import Enricher
-from kwire.kafka.apis import APIS
-from kwire.model import Exchange
 from kwire.pipeline import RunSummary
 from kwire.query import ExchangeFilter
 from kwire.render.jsonl import JsonLines
@@ -56,22 +53,6 @@ def test_filters_and_full_records_in_workers(monkeypatch):
                  ExchangeFilter(topics=frozenset({"no-such-topic"}))):
         render = JsonLines("full", False, keep)
         assert run(capture, 2, render) == run(capture, 0, render)
-
-
-def test_the_enricher_leaves_every_other_api_alone():
-    """What kwire.parallel ships to workers must not need the Enricher's state, nor change it."""
-    enricher = Enricher()
-    enricher.topic_names["AAAAAAAAAAAAAAAAAAAAAQ"] = "t"
-    body = {"TopicId": "AAAAAAAAAAAAAAAAAAAAAQ", "Topics": [{"TopicId": "AAAAAAAAAAAAAAAAAAAAAg", "Name": "u",
-                                                           "Partitions": [{"HighWatermark": 5}]}]}
-    for key, spec in APIS.items():
-        ex = Exchange(1, "a", "b", "paired", 7, api_key=key, api=spec.name, api_version=spec.max_version,
-                      request={**body}, response={**body})
-        before = (repr(ex.request), repr(ex.response), dict(enricher.topic_names), dict(enricher.fetch_offsets))
-        enricher.enrich(ex)
-        after = (repr(ex.request), repr(ex.response), dict(enricher.topic_names), dict(enricher.fetch_offsets))
-        touched = before != after or bool(ex.extra)
-        assert touched == (key in parallel.STATEFUL_API_KEYS), spec.name
 
 
 def test_no_pool_for_a_capture_smaller_than_a_batch(monkeypatch):
