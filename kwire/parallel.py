@@ -13,8 +13,8 @@ request (nothing to decode).
 
 Bounded: at most `max_inflight` batches are out at a time; the main process waits for the oldest
 when there are more. The pool starts with the first full batch, so small captures never pay for it.
-Bodies travel as plain bytes in flat tuples (kwire.exchanges.exchange_parts), never as objects of
-ours; a worker's result is bytes and a count. Output is byte-for-byte what one process writes.
+Exchanges travel as kwire.exchanges.ExchangeParts (a named tuple of plain values, the bodies as
+bytes of their own), pickled between kwire's own processes; a worker's result is bytes and a count. Output is byte-for-byte what one process writes.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from collections import deque
 from typing import Callable, Iterator
 
 from kwire.enrich import enriched
-from kwire.exchanges import build_from_parts, exchange_parts
+from kwire.exchanges import ExchangeParts, build_from_parts, exchange_parts
 from kwire.kafka.pairing import RawExchange
 from kwire.model import Exchange
 
@@ -71,7 +71,7 @@ def _init_worker(task: Callable[[list[Exchange]], object]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _run_batch(batch: list[tuple], task=None) -> tuple[object, int]:
+def _run_batch(batch: list[ExchangeParts], task=None) -> tuple[object, int]:
     """The task's result on a batch of exchange parts (decoded here, in order), and how many of
     them had decode errors. In a worker, `task` is the one its initializer was given."""
     exchanges = [build_from_parts(parts) for parts in batch]
@@ -120,7 +120,7 @@ class Batches:
         self.jobs = jobs
         self.batch_size = batch or BATCH
         self.max_inflight = max_inflight or 2 * jobs + 2
-        self.batch: list[tuple] = []
+        self.batch: list[ExchangeParts] = []
         self.batch_bytes = 0
         self.tag = None
         self.worker_failures = 0

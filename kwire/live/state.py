@@ -88,7 +88,7 @@ class DashboardState:
         snap.slowest = [_slow(brief) for _, brief in slowest[:SLOWEST]]
         snap.health = self._health(now_ns, pipeline, health or {}, parts)
         if pipeline is not None:
-            snap.in_flight, oldest = _in_flight(pipeline)
+            snap.in_flight, oldest = pipeline.kafka.in_flight()
             if oldest is not None:
                 snap.oldest_in_flight_ms = max(0.0, (now_ns - oldest) / 1e6)
         snap.notes = self._notes(snap, health or {})
@@ -189,7 +189,7 @@ class DashboardState:
             h.gaps = tcp.get("gaps", 0)
             h.gap_bytes = tcp.get("gap_bytes", 0)
             h.connections = tcp.get("open_connections", 0)
-            h.kafka_connections = pipeline.kafka.kafka_connections
+            h.kafka_connections = pipeline.kafka.counters.kafka_connections
             h.non_tcp = pipeline.net.total
         return h
 
@@ -215,20 +215,6 @@ class DashboardState:
                 notes.append(f"no Kafka seen yet: {h.packets:,} packets, {h.connections} TCP connections open")
                 notes.append("(Kafka is recognised on any port once a request is answered; --port marks a broker)")
         return notes
-
-
-def _in_flight(pipeline) -> tuple[int, int | None]:
-    """(requests waiting for a response, the oldest one's capture time) over confirmed connections."""
-    count = 0
-    oldest = None
-    for state in pipeline.kafka.connections.values():
-        if not state.confirmed or not state.pending:
-            continue
-        count += len(state.pending)
-        first = min(request.ts_ns for request in state.pending.values())
-        if oldest is None or first < oldest:
-            oldest = first
-    return count, oldest
 
 
 def _slow(brief: dict) -> SlowExchange:

@@ -41,7 +41,6 @@ from kwire.kafka.resync import find_request_start, find_response_start
 from kwire.net.segment import Segment
 from kwire.render.jsonl import exchange_json
 from kwire.render.values import plain_body
-from kwire.tcp.flows import FlowTable
 from tests.codec.test_records_encoder import uvarint
 
 MAX_FRAME = 1 << 16
@@ -273,18 +272,21 @@ def _streams(events) -> dict:
     for event in events:
         key = (event.conn.id, getattr(event, "direction", None))
         if hasattr(event, "data"):
-            out[key] = out.get(key, b"") + bytes(event.data)
+            data = event.data
+            out[key] = out.get(key, b"") + (b"".join(data) if type(data) is tuple else bytes(data))
         elif hasattr(event, "size"):
             out[key] = out.get(key, b"") + b"<gap %d>" % event.size
     return out
 
 
 def reassembly(data: bytes) -> None:
-    """Segments into two flow tables, one given changing consumer demands (Connection.demand), one
-    not: no exception, bounded buffers, and the demands never change what is delivered."""
+    """Segments into two flow tables, one whose consumers ask TCP to hold bytes back (changing
+    wants), one not: no exception, bounded buffers, and the wants never change what is delivered."""
+    from tests.tcp.build import EventTable
+
     limit = 256
-    plain = FlowTable(max_buffer_per_direction=limit, idle_timeout_ns=500, max_connections=2, linger_ns=100)
-    hinted = FlowTable(max_buffer_per_direction=limit, idle_timeout_ns=500, max_connections=2, linger_ns=100)
+    plain = EventTable(max_buffer_per_direction=limit, idle_timeout_ns=500, max_connections=2, linger_ns=100)
+    hinted = EventTable(max_buffer_per_direction=limit, idle_timeout_ns=500, max_connections=2, linger_ns=100)
     a: list = []
     b: list = []
     for i, seg in enumerate(segments(data)):
@@ -293,7 +295,7 @@ def reassembly(data: bytes) -> None:
         if i % 3 == 2:
             want = (data[i % len(data)] * 3) if i % 2 else 0
             for flow in hinted._flows.values():
-                flow.conn.demand[i % 2] = want  # the consumer's hint, any value, any time
+                hinted.want(flow.conn, i % 2, want)  # the consumer's answer, any value, any time
         for table in (plain, hinted):
             for flow in table._flows.values():
                 for h in flow.halves:
