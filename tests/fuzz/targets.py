@@ -35,13 +35,14 @@ from kwire.codec.records import decode_records, summarize_records
 from kwire.codec.schema import Field, MessageSchema
 from kwire.codec.schemas import all_schemas
 from kwire.errors import CaptureError, DecodeError
-from kwire.kafka.framing import KEEP_TAIL, Framer
+from kwire.kafka.framing import Framer
 from kwire.kafka.headers import parse_request_header, parse_response_header, plausible_request
-from kwire.kafka.resync import find_request_start, find_response_start
+from kwire.kafka.resync import KEEP_TAIL, find_response_start
 from kwire.net.segment import Segment
 from kwire.render.jsonl import exchange_json
 from kwire.render.values import plain_body
 from tests.codec.test_records_encoder import uvarint
+from tests.kafka.frames import find_request_start, finder
 
 MAX_FRAME = 1 << 16
 SCHEMAS: list[tuple[MessageSchema, int]] = sorted(
@@ -61,15 +62,15 @@ def framing(data: bytes) -> None:
         return
     synced = bool(data[0] & 1)
     step = 1 + data[1] % 97
-    framer = Framer(lambda buf: find_request_start(buf, MAX_FRAME), synced=synced, max_frame=MAX_FRAME)
+    framer = Framer(finder(lambda buf: find_request_start(buf, MAX_FRAME)), synced=synced, max_frame=MAX_FRAME)
     stream = data[2:]
     got = 0
     for i in range(0, len(stream), step):
         for frame in framer.feed(stream[i:i + step]):
             got += len(frame) + 4
-        assert framer.pending_bytes() <= MAX_FRAME + 4 + step
+        assert len(framer.buf) <= MAX_FRAME + 4 + step
         if not framer.synced:
-            assert framer.pending_bytes() <= max(KEEP_TAIL, step) + 4
+            assert len(framer.buf) <= max(KEEP_TAIL, step) + 4
         if i % 7 == 3:
             framer.gap()
     assert got <= len(stream)

@@ -65,3 +65,21 @@ class Tracker:
     @property
     def closed_counters(self) -> dict:
         return self.layer.counters.closed
+
+
+def find_request_start(buf, max_frame: int, client_id: bytes | None = None) -> int:
+    """The next request start in `buf` searched at once (kwire.kafka.resync.scan_requests)."""
+    from kwire.kafka.resync import scan_requests
+
+    return scan_requests(buf, {}, max_frame, client_id, True)[0]
+
+
+def finder(find):
+    """A Framer's find_start from a function that returns just an offset (or -1): keeps a short tail
+    while nothing is found, as kwire's own finders do."""
+    from kwire.kafka.resync import KEEP_TAIL
+
+    def find_start(buf, scan):
+        start = find(buf)
+        return (start, 0) if start >= 0 else (-1, max(0, len(buf) - KEEP_TAIL))
+    return find_start

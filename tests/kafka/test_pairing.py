@@ -133,7 +133,7 @@ def test_byte_by_byte_delivery_pairs_the_same():
 def test_undecided_connection_holds_bounded_bytes_on_non_kafka_traffic():
     # No handshake, bytes that never frame as Kafka: what is held stays small, whatever the volume
     # (an unsynced buffer rescanned per segment made this quadratic once).
-    from kwire.kafka.framing import KEEP_TAIL
+    from kwire.kafka.resync import KEEP_TAIL
     from kwire.kafka.connection import IGNORED
     from kwire.kafka.roles import UNDECIDED_RAW
 
@@ -142,5 +142,34 @@ def test_undecided_connection_holds_bounded_bytes_on_non_kafka_traffic():
     for i in range(2000):
         assert t.on_event(StreamData(c, i % 2, i, b"A" * 100 + bytes(i % 7))) == []
     state = t.streams[c.id]
-    assert all(f.pending_bytes() <= KEEP_TAIL for f in state.framers)
+    assert all(len(f.buf) <= KEEP_TAIL for f in state.framers)
     assert state.state == IGNORED or all(len(r) <= UNDECIDED_RAW + 200 for r in state.roles.raw)
+
+
+def test_a_hinted_connection_counts_as_kafka():
+    """A --port hint starts a connection confirmed; it is still counted as a Kafka connection (the
+    live dashboard showed 0 Kafka connections with --port)."""
+    t = Tracker(port_hints=frozenset({19093}))
+    c = conn()
+    feed(t, c, [(0, 1, request_frame(3, 1, 1)), (1, 2, response_frame(1))])
+    assert t.layer.counters.kafka_connections == 1
+
+
+def test_states_follow_the_evidence():
+    from kwire.kafka.connection import CANDIDATE, CONFIRMED, IGNORED, ROLES_UNKNOWN
+
+    t = Tracker()
+    c = conn()
+    feed(t, c, [(0, 1, request_frame(3, 1, 1))])
+    assert t.streams[c.id].state == CANDIDATE  # a request, not answered yet
+    feed(t, c, [(1, 2, response_frame(1))])
+    assert t.streams[c.id].state == CONFIRMED
+    mid = Connection(2, CLIENT, BROKER, None, 0)
+    feed(t, mid, [(0, 1, request_frame(3, 1, 7, "rdkafka"))])
+    assert t.streams[mid.id].state == ROLES_UNKNOWN
+    feed(t, mid, [(1, 2, response_frame(7, b"ok"))])
+    assert t.streams[mid.id].state == CONFIRMED and t.streams[mid.id].client_dir == 0
+    http = Connection(3, CLIENT, BROKER, 0, 0)  # a handshake was seen: roles known, Kafka not yet
+    for i in range(300):
+        feed(t, http, [(i % 2, i, b"GET / HTTP/1.1\r\n" * 300)])
+    assert t.streams[http.id].state == IGNORED  # over a MiB scanned, nothing Kafka-like
