@@ -82,7 +82,7 @@ class TlsSession:
     def on_record(self, direction: int, ts_ns: int, header: bytes, body) -> None:
         ctype = header[0]
         d = self.directions[direction]
-        if d.protected:
+        if d.protected and (ctype != CHANGE_CIPHER_SPEC or self.suite is None or self.suite.version != TLS13):
             if self.state is WAITING_FOR_KEYS:
                 self._wait(direction, ts_ns, header, body)
                 return
@@ -91,9 +91,9 @@ class TlsSession:
                 return
             opened = d.open(header, body, ts_ns)
             if opened is None:
+                self.emit_gap(direction, ts_ns, max(0, len(body) - d.cipher.overhead))
                 if d.hopeless():
                     self._give_up(d.failure_reason())
-                self.emit_gap(direction, ts_ns, max(0, len(body) - d.cipher.overhead))
                 return
             inner_type, plain = opened
             if inner_type == APPLICATION_DATA:
@@ -141,6 +141,8 @@ class TlsSession:
     def close(self) -> None:
         if self.state is WAITING_FOR_KEYS:
             self._give_up(REASON_NO_KEY)
+        elif self.state is UNKNOWN and any(self.info.records):
+            self.info.not_decrypted(REASON_NO_HANDSHAKE)
         elif self.state is HANDSHAKE_STATE and self.server_hello is None and self.info.records_undecrypted:
             self.info.not_decrypted(REASON_NO_SERVER_HELLO)
 
