@@ -95,14 +95,7 @@ class TlsSession:
                 if d.hopeless():
                     self._give_up(d.failure_reason())
                 return
-            inner_type, plain = opened
-            if inner_type == APPLICATION_DATA:
-                if plain:
-                    self.info.plaintext_bytes[direction] += len(plain)
-                    self.emit(direction, ts_ns, plain)
-            elif inner_type == HANDSHAKE:
-                self._handshake(d, ts_ns, plain)
-            d.advance()
+            self.opened(d, ts_ns, opened[0], opened[1])
             return
         if ctype == HANDSHAKE:
             self._handshake(d, ts_ns, body)
@@ -112,6 +105,16 @@ class TlsSession:
             self._unexpected_encrypted(d, ts_ns, header, body)
         elif ctype != ALERT:
             self.info.records_undecrypted += 1
+
+    def opened(self, d: Direction, ts_ns: int, inner_type: int, plain) -> None:
+        """A record of `d` that verified: hand its application data on, read its handshake messages."""
+        if inner_type == APPLICATION_DATA:
+            if plain:
+                self.info.plaintext_bytes[d.index] += len(plain)
+                self.emit(d.index, ts_ns, plain)
+        elif inner_type == HANDSHAKE:
+            self._handshake(d, ts_ns, plain)
+        d.advance()
 
     def _unexpected_encrypted(self, d: Direction, ts_ns: int, header: bytes, body) -> None:
         """Application data in a direction not known to be protected."""
