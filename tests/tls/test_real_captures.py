@@ -7,10 +7,12 @@ TLS connection is reported with what its handshake showed and why it was not dec
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
+from kwire.kafka.apis import APIS
 from kwire.kafka.pairing import KafkaTracker
 from kwire.tcp.events import Connection as EventConnection
 from kwire.tcp.events import StreamClosed, StreamData, StreamGap
@@ -156,3 +158,27 @@ def test_without_the_key_log_every_connection_says_what_and_why(capture: Path) -
             if meta["client"] == "node":
                 assert info.server_name == "kafka.test"
         assert not set(inner) & set(tls)  # nothing decrypted: no Kafka consumer was made for them
+
+
+_KP_REQUEST = re.compile(r"host=\[127\.0\.0\.1:\d+<-(\d+)\][^>]*> Request (\d+): (\w+)Request\(version=(\d+)")
+
+
+@pytest.mark.parametrize("capture", [c for c in CAPTURES if c.name.startswith("py-")], ids=lambda p: p.name)
+def test_decrypted_requests_are_the_ones_kafka_python_says_it_sent(capture: Path) -> None:
+    """The clients' own view: every request kafka-python logged (connection by its local port,
+    correlation id, api, version) is a request kwire decrypted on that connection, and no other."""
+    by_name = {spec.name: key for key, spec in APIS.items()}
+    truth: dict[int, set] = {}
+    for line in Path(str(capture) + ".truth.log").read_text().splitlines():
+        match = _KP_REQUEST.search(line)
+        if match:
+            port, corr, name, version = match.groups()
+            truth.setdefault(int(port), set()).add((int(corr), by_name[name], int(version)))
+    infos, inner, _ = decrypt(capture, keylog(capture))
+    seen = {}
+    for cid, (conn, info) in infos.items():
+        if info.client_direction is None:
+            continue
+        found = exchanges({cid: inner[cid].calls})[cid]
+        seen[conn.endpoint(info.client_direction)[1]] = {(corr, api, version) for api, version, corr, _ in found}
+    assert truth and seen == truth
