@@ -147,7 +147,7 @@ class Enricher:
         self.fetch_offsets: dict[tuple[int, str, int], int] = {}
 
     def enrich(self, ex: Exchange) -> None:
-        plan = _plan(ex.api_key, ex.api_version)
+        plan = _PLANS.get((ex.api_key, ex.api_version)) or _plan(ex.api_key, ex.api_version)
         if plan is None or not plan.active:
             return  # most exchanges: one dict lookup
         names = self.topic_names

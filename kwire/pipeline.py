@@ -2,8 +2,11 @@
 
 `Pipeline` is sans-IO. It wires the layers through their contracts: capture records go to a
 RecordSink (kwire.fused.RecordFeed: the fast path, or PlainFeed), which feeds TCP (kwire.tcp.FlowTable);
-TCP hands each connection's bytes to its stream consumer (kwire.kafka.connection.KafkaStream, made by
-KafkaLayer.open); Kafka hands completed RawExchanges to the pipeline, which decodes them
+TCP hands each connection's bytes to its stream consumer: kwire.tls.TlsDetector looks at the first
+bytes and puts a TlsStream (decrypting with the key log, when one is given) in front of the Kafka
+consumer, or steps aside for plaintext (kwire.kafka.connection.KafkaStream, made by KafkaLayer.open);
+every TLS connection is noted in the summary when it closes (`tls_row`: what it showed, and why it
+was not decrypted). Kafka hands completed RawExchanges to the pipeline, which decodes them
 (kwire.exchanges), enriches them (kwire.enrich) and counts them. `feed(packet)` and
 `feed_capture(source)` return the Exchanges completed so far, in order; `finish()` the rest
 (requests never answered, connections still open at the end). `analyze_files(paths)` drives it
@@ -28,7 +31,9 @@ from kwire.kafka.pairing import RawExchange
 from kwire.model import NO_REQUEST, NO_RESPONSE, PAIRED, Exchange
 from kwire.net.decode import SUPPORTED_LINKTYPES, DecodeCounters, decode_segment
 from kwire.tcp.flows import FlowTable
-
+from kwire.tcp.stream import Connection
+from kwire.tls import KeyLog, KeySource, TlsDetector, TlsInfo
+from kwire.tls.info import TlsNotes, tls_row
 
 @dataclass(slots=True)
 class RunSummary:
@@ -46,6 +51,8 @@ class RunSummary:
     decode_errors: int = 0
     capture_errors: list[str] = field(default_factory=list)
     unknown_linktypes: dict[int, list[str]] = field(default_factory=dict)
+    tls: TlsNotes = field(default_factory=TlsNotes)  # the TLS connections (kwire.tls.info.tls_row)
+    keylog_given: bool = False
 
     def count(self, ex: Exchange) -> None:
         self.count_status(ex.status, ex.connection_id)
@@ -77,6 +84,8 @@ class RunSummary:
         ]
         if self.decode_errors:
             parts.append(f"{self.decode_errors} decode errors")
+        if self.tls.connections:
+            parts.append(f"{self.tls.connections} TLS connections ({self.tls.decrypted} decrypted)")
         if self.capture.truncated:
             parts.append(f"{self.capture.truncated} packets cut by snap length")
         return ", ".join(parts)
@@ -86,11 +95,14 @@ class Pipeline:
     """`offload(raw) -> bool`, when given, picks RawExchanges that are not decoded here: they come
     out of feed/finish as they are, in their place among the Exchanges, counted by status only
     (whoever decodes them adds their decode errors to the summary). kwire.parallel uses this.
-    `fast=False` takes the plain path for every record (the fast path's differential tests)."""
+    `fast=False` takes the plain path for every record (the fast path's differential tests). `keys`:
+    where TLS secrets come from (a kwire.tls.KeyLog, or a FollowedKeyLog); `key_wait_bytes`: how much
+    of a TLS connection may wait for its keys to appear in a key log being written (live capture)."""
 
     def __init__(self, *, port_hints: Iterable[int] = (), decode: bool = True,
                  summary: RunSummary | None = None,
-                 offload: Callable[[RawExchange], bool] | None = None, fast: bool = True):
+                 offload: Callable[[RawExchange], bool] | None = None, fast: bool = True,
+                 keys: KeySource | None = None, key_wait_bytes: int = 0):
         self.offload = offload
         self.summary = summary or RunSummary()
         self.net = DecodeCounters()
@@ -99,7 +111,9 @@ class Pipeline:
         self.last_ts_ns = 0
         self._out: list = []
         self.kafka = KafkaLayer(self._on_raw, port_hints=frozenset(port_hints))
-        self.flows = FlowTable(self.kafka.open)
+        self.tls = TlsDetector(self.kafka.open, keys, self._on_tls, key_wait_bytes=key_wait_bytes)
+        self.summary.keylog_given = keys is not None
+        self.flows = FlowTable(self.tls)
         self.records = (RecordFeed(self.flows, self._feed_packet) if fast
                         else PlainFeed(self._feed_packet))
 
@@ -130,6 +144,18 @@ class Pipeline:
         if seg is not None:
             self.flows.feed(seg)
 
+    def add_secrets(self, secrets_type: int, data: bytes) -> None:
+        """Decryption secrets found in a capture (pcapng Decryption Secrets Blocks): TLS key log text
+        goes to the key log (a new one when none was given), for the connections that follow."""
+        keys = self.tls.keys
+        if keys is None:
+            keys = self.tls.keys = KeyLog()
+        if isinstance(keys, KeyLog) and keys.add_secrets(secrets_type, data):
+            self.summary.keylog_given = True
+
+    def _on_tls(self, conn: Connection, info: TlsInfo) -> None:
+        self.summary.tls.add(tls_row(conn, info))
+
     def _on_raw(self, raw: RawExchange) -> None:
         """The Kafka layer completed an exchange: decode, enrich, count it (or offload it)."""
         offload = self.offload
@@ -156,15 +182,17 @@ class Pipeline:
 def analyze_files(paths: list[str], *, port_hints: Iterable[int] = (), decode: bool = True,
                   summary: RunSummary | None = None,
                   progress: Callable[[CaptureStats], None] | None = None,
-                  offload: Callable[[RawExchange], bool] | None = None, fast: bool = True) -> Iterator[Exchange]:
+                  offload: Callable[[RawExchange], bool] | None = None, fast: bool = True,
+                  keys: KeySource | None = None) -> Iterator[Exchange]:
     """Exchanges of the capture files, merged in time order (and the RawExchanges `offload` picks,
     see Pipeline). Capture errors end up in summary.capture_errors (the good packets before a
     damaged spot are still analysed); a file that cannot be opened as a capture raises CaptureError
     before anything is read."""
-    pipeline = Pipeline(port_hints=port_hints, decode=decode, summary=summary, offload=offload, fast=fast)
+    pipeline = Pipeline(port_hints=port_hints, decode=decode, summary=summary, offload=offload, fast=fast,
+                        keys=keys)
     summary = pipeline.summary
     stats = summary.capture
-    source = open_captures(paths, stats)
+    source = open_captures(paths, stats, on_secrets=pipeline.add_secrets)
     for linktype, names in stats.linktypes.items():
         if linktype not in SUPPORTED_LINKTYPES:
             summary.unknown_linktypes[linktype] = sorted(names)

@@ -105,7 +105,7 @@ def capture_deliveries(path: Path, tls_port: int):
 def plaintext_reference(path: Path, broker_port: int) -> tuple[float, int]:
     """kwire.tcp + kwire.kafka over the capture's plaintext leg (its packets only)."""
     from kwire.capture.files import read_captures
-    from kwire.kafka.pairing import KafkaTracker
+    from kwire.kafka.connection import KafkaLayer
     from kwire.net.decode import decode_segment
     from kwire.tcp.flows import FlowTable
 
@@ -113,12 +113,10 @@ def plaintext_reference(path: Path, broker_port: int) -> tuple[float, int]:
                 and broker_port in (s.src_port, s.dst_port)]
     total = sum(len(s.payload) for s in segments)
     t0 = time.perf_counter()
-    table, tracker = FlowTable(), KafkaTracker()
+    table = FlowTable(KafkaLayer(lambda raw: None).open)
     for seg in segments:
-        for event in table.feed(seg):
-            tracker.on_event(event)
-    for event in table.flush(segments[-1].ts_ns):
-        tracker.on_event(event)
+        table.feed(seg)
+    table.flush(segments[-1].ts_ns)
     return time.perf_counter() - t0, total
 
 

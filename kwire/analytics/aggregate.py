@@ -30,6 +30,7 @@ from kwire.analytics.distribution import add_value, bucket_bounds, histogram, me
 from kwire.analytics.facts import ACK_COLUMNS, ACK_TYPES, exchange_row, partition_rows, topic_names
 from kwire.analytics.series import NS, Series
 from kwire.model import NO_REQUEST, NO_RESPONSE, PAIRED, Exchange
+from kwire.tls.info import TlsNotes
 
 FORMAT = "kwire-stats/1"
 SLOWEST = 20
@@ -240,6 +241,7 @@ class Aggregator:
         self.slowest: list[tuple[tuple, dict]] = []
         self.unanswered_first: list[tuple[tuple, dict]] = []
         self.timeline = Series(_TIMELINE_OPS)
+        self.tls = TlsNotes()  # TLS connections, from the runs' summaries (kwire.pipeline)
 
     # -- feeding --------------------------------------------------------------------------------
 
@@ -342,6 +344,7 @@ class Aggregator:
         self.unanswered_first = sorted(self.unanswered_first + other.unanswered_first,
                                        key=lambda item: item[0])[:FIRST]
         self.timeline.merge(other.timeline)
+        self.tls.merge(other.tls)
         return self
 
     # -- the summary ----------------------------------------------------------------------------
@@ -382,6 +385,7 @@ class Aggregator:
             },
             "slowest": [brief for _, brief in self.slowest],
             "timeline": self._timeline_document(width, first, count),
+            "tls": self.tls.document(),
         }
 
     def _timeline_frame(self, partitions: dict) -> tuple[int, int, int]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import heapq
 import os
 from operator import attrgetter
-from typing import BinaryIO, Iterable, Iterator
+from typing import BinaryIO, Callable, Iterable, Iterator
 
 from kwire.capture.packet import Packet, RecordSink
 from kwire.capture.pcap import MAGICS as PCAP_MAGICS
@@ -38,13 +38,14 @@ class CaptureReader:
     types declared so far (pcapng declares interfaces as it goes).
     """
 
-    def __init__(self, source: PathLike | BinaryIO, stats: CaptureStats | None = None):
+    def __init__(self, source: PathLike | BinaryIO, stats: CaptureStats | None = None,
+                 on_secrets: Callable[[int, bytes], None] | None = None):
         src = open_source(source)
         try:
             head = src.head
             magic = head[:4]
             if magic == SHB_MAGIC:
-                self._reader: PcapReader | PcapngReader = PcapngReader(src, stats)
+                self._reader: PcapReader | PcapngReader = PcapngReader(src, stats, on_secrets)
             elif magic in PCAP_MAGICS:
                 self._reader = PcapReader(src, stats)
             elif len(head) < 4:
@@ -141,14 +142,16 @@ class MergedCaptures:
             r.close()
 
 
-def open_captures(paths: Iterable[PathLike], stats: CaptureStats | None = None) -> CaptureReader | MergedCaptures:
+def open_captures(paths: Iterable[PathLike], stats: CaptureStats | None = None,
+                  on_secrets: Callable[[int, bytes], None] | None = None) -> CaptureReader | MergedCaptures:
     """The capture files as one source of records: the file's own reader for one file (its runs of
     records reach a sink at the reader's speed), a merge for several. Every file is opened and its
-    header checked first (CaptureError for the first that cannot be a capture)."""
+    header checked first (CaptureError for the first that cannot be a capture). `on_secrets(type,
+    data)` is given the decryption secrets pcapng files carry, as they are read."""
     readers: list[CaptureReader] = []
     try:
         for path in paths:
-            readers.append(CaptureReader(path, stats))
+            readers.append(CaptureReader(path, stats, on_secrets))
     except BaseException:
         for r in readers:
             r.close()

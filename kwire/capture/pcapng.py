@@ -3,7 +3,9 @@
 Owns the block loop: Section Header Blocks of either byte order (several sections per file, each
 with its own byte order and interfaces), Interface Description Blocks (link type, snap length,
 if_tsresol incl. power-of-2 resolutions, if_tsoffset), Enhanced, Simple and obsolete Packet
-Blocks; every other block type is skipped by its length. Guarantees: the first section header is
+Blocks, and Decryption Secrets Blocks (their secrets type and data go to `on_secrets`, before the
+packets after them are read: `editcap --inject-secrets tls,keys.txt` puts a TLS key log there);
+every other block type is skipped by its length. Guarantees: the first section header is
 checked when the reader is built; a bad block length (not a multiple of 4, under 12, over
 MAX_RECORD, or differing from its trailing copy), a packet block referring to an undeclared
 interface, a malformed option or a truncated last block raises a CaptureError naming the file and
@@ -19,7 +21,7 @@ section (0 if none), so merged output stays in order.
 from __future__ import annotations
 
 import struct
-from typing import Iterator
+from typing import Callable, Iterator
 
 from kwire.capture.packet import Packet, RecordSink, packets_of
 from kwire.capture.source import MAX_RECORD, Source, fill
@@ -32,6 +34,7 @@ BT_IDB = 1
 BT_PB = 2       # obsolete Packet Block
 BT_SPB = 3
 BT_EPB = 6
+BT_DSB = 0x0000000A  # Decryption Secrets Block
 OPT_END = 0
 OPT_IF_TSRESOL = 9
 OPT_IF_TSOFFSET = 14
@@ -83,9 +86,11 @@ class PcapngReader:
 
     format = "pcapng"
 
-    def __init__(self, source: Source, stats: CaptureStats | None = None):
+    def __init__(self, source: Source, stats: CaptureStats | None = None,
+                 on_secrets: Callable[[int, bytes], None] | None = None):
         self._source = source
         self._stats = stats
+        self.on_secrets = on_secrets
         name = source.name
         buf = fill(source, source.head, 0, SHB_MIN)
         if len(buf) < SHB_MIN:
@@ -220,12 +225,23 @@ class PcapngReader:
                     record(ts, lt, buf, start, start + caplen, wirelen)
                 elif btype == BT_IDB:
                     state.ifaces.append(self._interface(buf, pos, blen, state.s, base))
+                elif btype == BT_DSB and self.on_secrets is not None:
+                    self._secrets(buf, pos, blen, base, state)
                 elif btype == BT_SHB:
                     self._section(buf, pos, blen, base, state)
                 pos += blen
         finally:
             counts[:] = (n, cap, wire, cut)
         return pos, (blen if pos + 12 <= end else 12)
+
+    def _secrets(self, buf, pos: int, blen: int, base: int, state: _Section) -> None:
+        """A Decryption Secrets Block: secrets type, secrets length, the secrets (then padding, options)."""
+        if blen < 20:
+            raise self._source.error(base + pos, f"decryption secrets block too short ({blen} bytes)")
+        secrets_type, length = state.s.head(buf, pos + 8)
+        if length > blen - 20:
+            raise self._source.error(base + pos, f"secrets length {length} exceeds its block ({blen} bytes)")
+        self.on_secrets(secrets_type, bytes(buf[pos + 16:pos + 16 + length]))
 
     def _byte_order(self, buf, pos: int, base: int, state: _Section) -> tuple[int, int]:
         """A section header block: its byte order sets the section's unpackers."""

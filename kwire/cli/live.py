@@ -18,6 +18,7 @@ import time
 import click
 
 from kwire.cli.options import capture_paths
+from kwire.cli.keys import keylog_option, load_keys
 
 MAX_REFRESH = 4.0  # screens per second at most
 
@@ -40,7 +41,8 @@ MAX_REFRESH = 4.0  # screens per second at most
 @click.option("--exit-when-done", is_flag=True, help="Quit when the replay ends instead of waiting for q.")
 @click.option("--duration", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
               help="Quit after this many seconds.")
-def live_command(iface, ports, bpf, replay, speed, window, refresh, exit_when_done, duration):
+@keylog_option(follow=True)
+def live_command(iface, ports, bpf, replay, speed, window, refresh, exit_when_done, duration, keylog):
     """Watch Kafka traffic live: requests/s, latency, errors, lag, share groups, capture health."""
     from kwire.live.feeder import Feeder
     from kwire.live.sources import ReplaySource, SniffSource
@@ -61,7 +63,9 @@ def live_command(iface, ports, bpf, replay, speed, window, refresh, exit_when_do
         source = SniffSource(iface, expression)
         where = f"{source.where} ({expression})"
     state = DashboardState(source.kind, where, window=window)
-    feeder = Feeder(source, state, port_hints=ports)
+    # A live key log may get a handshake's secrets a little after the handshake: its records wait.
+    feeder = Feeder(source, state, port_hints=ports, keys=load_keys(keylog, follow=not replay),
+                    key_wait_bytes=KEY_WAIT_BYTES if keylog and not replay else 0)
     feeder.start()  # CaptureError here: one line, exit 1, no screen
     quit_event = threading.Event()
     previous = _catch_signals(quit_event)
@@ -84,6 +88,9 @@ def live_command(iface, ports, bpf, replay, speed, window, refresh, exit_when_do
     if error:
         click.echo(f"kwire: error: {error}", err=True)
         sys.exit(1)
+
+
+KEY_WAIT_BYTES = 256 << 10  # bytes of a TLS connection held while its key log line is not written yet
 
 
 def _done(feeder, started: float, exit_when_done: bool, duration: float | None) -> bool:

@@ -13,6 +13,7 @@ import os
 import click
 
 from kwire.cli.inspect import report_run
+from kwire.cli.keys import keylog_option, load_keys
 from kwire.cli.options import capture_paths, exchange_filter, filter_options
 from kwire.cli.stats import write_outputs
 
@@ -29,12 +30,14 @@ from kwire.cli.stats import write_outputs
 @click.option("--partitions", type=click.IntRange(1, 100000), default=None, metavar="N",
               help="Shuffle partitions for decoding (default: 4 x Spark's default parallelism).")
 @filter_options(topic=False)
+@keylog_option()
 @click.option("--no-summary", is_flag=True, help="Leave out the closing summary line (on stderr).")
 def spark_command(archives, master, as_json, html, out, partitions, apis, client_ids, errors_only, min_latency,
-                  ports, no_summary):
+                  ports, keylog, no_summary):
     """Summarise many capture files with Apache Spark (connections split across rotated files are stitched)."""
     paths = [os.path.abspath(p) for p in capture_paths(archives)]
     keep = exchange_filter(apis, client_ids, (), errors_only, min_latency)
+    keys = load_keys(keylog)  # read here: executors get the secrets in the job, never a path to open
     try:
         from kwire.spark.job import run_job
         from kwire.spark.progress import JobProgress
@@ -51,9 +54,10 @@ def spark_command(archives, master, as_json, html, out, partitions, apis, client
             pass
     progress = JobProgress(spark, len(paths), total)
     try:
-        result = run_job(spark, paths, DecodeOptions(port_hints=tuple(ports), keep=keep), out=out,
+        result = run_job(spark, paths, DecodeOptions(port_hints=tuple(ports), keep=keep, keylog=keys), out=out,
                          partitions=partitions)
     finally:
         progress.close()
+    result.summary.keylog_given = keys is not None
     write_outputs(result.document, as_json=as_json, html=html)
     report_run(result.summary, no_summary)

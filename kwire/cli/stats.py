@@ -14,6 +14,7 @@ import click
 
 from kwire.analytics import Aggregator, summary_json
 from kwire.cli.inspect import report_run
+from kwire.cli.keys import keylog_option, load_keys
 from kwire.cli.progress import progress_bar
 from kwire.cli.options import capture_paths, exchange_filter, filter_options
 from kwire.errors import KwireError
@@ -54,23 +55,26 @@ def write_outputs(document: dict, *, as_json: bool, html: str | None, out=None) 
 @click.option("--html", type=click.Path(dir_okay=False, writable=True), default=None, metavar="FILE",
               help="Also write a self-contained HTML report with charts.")
 @filter_options()
+@keylog_option()
 @click.option("--no-summary", is_flag=True, help="Leave out the closing summary line (on stderr).")
 @click.option("--jobs", "-j", type=click.IntRange(min=0), default=None,
               help="Worker processes decoding and counting exchanges (0: none; default: one per CPU when "
                    "there are several). The figures are the same either way.")
-def stats_command(captures, as_json, html, apis, client_ids, topics, errors_only, min_latency, ports, no_summary,
-                  jobs):
+def stats_command(captures, as_json, html, apis, client_ids, topics, errors_only, min_latency, ports, keylog,
+                  no_summary, jobs):
     """Latency, errors, lag and share-group figures of capture files (pcap, pcapng, gzip of either)."""
     paths = capture_paths(captures)
     keep = exchange_filter(apis, client_ids, topics, errors_only, min_latency)
+    keys = load_keys(keylog)
     summary = RunSummary()
     progress = progress_bar(paths)
     try:
         agg = aggregate(paths, ports, summary, keep, default_jobs() if jobs is None else jobs,
-                        progress.update if progress else None)
+                        progress.update if progress else None, keys)
     finally:
         if progress:
             progress.close()
+    agg.tls.merge(summary.tls)
     write_outputs(agg.document(), as_json=as_json, html=html)
     report_run(summary, no_summary)
 
@@ -93,13 +97,13 @@ class AggregateEach:
         return agg
 
 
-def aggregate(paths, ports, summary: RunSummary, keep, jobs: int, progress) -> Aggregator:
+def aggregate(paths, ports, summary: RunSummary, keep, jobs: int, progress, keys=None) -> Aggregator:
     """The Aggregator of the captures: exchanges the enricher needs are counted here, in order; the
     others, with workers, are decoded and counted there, and their Aggregators merged in."""
     count = AggregateEach(keep)
     agg = Aggregator()
     if not jobs:
-        for ex in analyze_files(paths, port_hints=ports, summary=summary, progress=progress):
+        for ex in analyze_files(paths, port_hints=ports, summary=summary, progress=progress, keys=keys):
             count((ex,), agg)
         return agg
     batches = Batches(count, jobs)
@@ -111,7 +115,7 @@ def aggregate(paths, ports, summary: RunSummary, keep, jobs: int, progress) -> A
 
     try:
         for item in analyze_files(paths, port_hints=ports, summary=summary, progress=progress,
-                                  offload=offloadable):
+                                  offload=offloadable, keys=keys):
             if type(item) is RawExchange:
                 if batches.add(item):
                     merge()

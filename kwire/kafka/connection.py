@@ -2,8 +2,8 @@
 
 `KafkaLayer.open(conn)` makes a `KafkaStream` for each connection TCP opens (it is the FlowTable's
 factory, or the inner factory of a stream layer below Kafka such as TLS); the RawExchanges a stream
-completes go to the `emit` the layer was given, in order. A stream is in one of four states, and
-`data` is the reader of the state it is in (h11's per-state readers):
+completes go to the `emit` the layer was given, in order. A stream is in one of four states, and data()
+hands the bytes to the reader of the state it is in (`reader`: h11's per-state readers):
 
     ROLES_UNKNOWN  no handshake was captured: both directions are framed and kept (kwire.kafka.roles)
                    until one side's requests are seen answered by the other.
@@ -60,7 +60,7 @@ class KafkaCounters:
 class KafkaStream:
     """The Kafka reader of one connection; see the module docstring for its states."""
 
-    __slots__ = ("conn", "layer", "emit", "counters", "state", "data", "client_dir", "framers", "pairing", "roles",
+    __slots__ = ("conn", "layer", "emit", "counters", "state", "reader", "client_dir", "framers", "pairing", "roles",
                  "held", "chained", "scanned", "max_frame", "client_id", "frames", "unparsed_frames", "gaps")
 
     def __init__(self, conn: Connection, layer: KafkaLayer, *, hinted_client: int | None):
@@ -91,9 +91,13 @@ class KafkaStream:
 
     # -- states
 
+    def data(self, direction: int, ts_ns: int, data) -> int:
+        """StreamConsumer.data: the current state's reader takes the bytes."""
+        return self.reader(direction, ts_ns, data)
+
     def _enter(self, state: str) -> None:
         self.state = state
-        self.data = {ROLES_UNKNOWN: self._data_roles_unknown, CANDIDATE: self._data_candidate,
+        self.reader = {ROLES_UNKNOWN: self._data_roles_unknown, CANDIDATE: self._data_candidate,
                      CONFIRMED: self._data_confirmed, IGNORED: self._data_ignored}[state]
         if state == CONFIRMED:
             self.counters.kafka_connections += 1
@@ -119,7 +123,7 @@ class KafkaStream:
         else:
             self.held.append(raw)
 
-    # -- the per-state readers (StreamConsumer.data)
+    # -- the per-state readers
 
     def _data_confirmed(self, direction: int, ts_ns: int, data) -> int:
         framer = self.framers[direction]
@@ -185,7 +189,8 @@ class KafkaStream:
     # -- frames of a connection whose roles are known
 
     def _dispatch(self, direction: int, ts_ns: int, frames, expire: bool = True) -> None:
-        out = self._out
+        # Confirmed: exchanges go straight out (a candidate confirmed meanwhile goes on through _out)
+        out = self.emit if self.state == CONFIRMED else self._out
         pairing = self.pairing
         if direction == self.client_dir:
             for body in frames:

@@ -104,4 +104,5 @@ def run_summary(result: PartitionResult) -> RunSummary:
     s.exchanges, s.paired, s.no_response = result.exchanges, result.paired, result.no_response
     s.no_request, s.decode_errors = result.no_request, result.decode_errors
     s.tcp, s.kafka = dict(result.tcp), dict(result.kafka)
+    s.tls = result.aggregator.tls
     return s

@@ -1,7 +1,7 @@
 """TLS between TCP and Kafka: detect it, decrypt it with an NSS key log, say what could not be seen.
 
-Sans-IO (no files, sockets or clock), except kwire.tls.keylog_file, which the command owning a key
-log file uses to follow it. The pieces, in the order bytes meet them:
+Sans-IO (no files, sockets or clock): a key log file is read by the command that owns it
+(kwire.capture.follow follows one clients are still writing) and given here as text. The pieces, in the order bytes meet them:
 - detect.TlsDetector: a StreamFactory for kwire.tcp; TLS connections get a stream.TlsStream, the
   others the inner (Kafka) consumer itself;
 - records.RecordReader: TLS records out of each direction's bytes, resynchronising after gaps;
@@ -12,8 +12,7 @@ log file uses to follow it. The pieces, in the order bytes meet them:
 
 from kwire.tls.detect import TlsDetector
 from kwire.tls.info import RecordProblem, TlsInfo
-from kwire.tls.keylog import ClientSecrets, KeyLog, KeySource, secrets_from_dsb
+from kwire.tls.keylog import ClientSecrets, FollowedKeyLog, KeyLog, KeySource
 from kwire.tls.stream import TlsStream
 
-__all__ = ["ClientSecrets", "KeyLog", "KeySource", "RecordProblem", "TlsDetector", "TlsInfo", "TlsStream",
-           "secrets_from_dsb"]
+__all__ = ["ClientSecrets", "FollowedKeyLog", "KeyLog", "KeySource", "RecordProblem", "TlsDetector", "TlsInfo", "TlsStream"]

@@ -70,7 +70,12 @@ class Sniffer:
         self.buffered = [bytearray(), bytearray()]  # each direction's bytes since its start or last gap
         self.started = [conn.initiator is not None, conn.initiator is not None]  # at the stream's start
 
+    # After the decision the chosen consumer's methods are bound on the instance and shadow these;
+    # a caller that kept a bound method of the class from before still reaches the target.
+
     def data(self, direction: int, ts_ns: int, data) -> int:
+        if self.target is not None:
+            return self.target.data(direction, ts_ns, data)
         if type(data) is tuple:
             data = b"".join(data)
         self.seen.append(("data", direction, ts_ns, data))
@@ -82,11 +87,15 @@ class Sniffer:
         return self._become(verdict, direction)
 
     def gap(self, direction: int, ts_ns: int, size: int) -> None:
+        if self.target is not None:
+            return self.target.gap(direction, ts_ns, size)
         self.seen.append(("gap", direction, ts_ns, size))
         self.buffered[direction].clear()
         self.started[direction] = False
 
     def close(self, ts_ns: int, reason: str) -> None:
+        if self.target is not None:
+            return self.target.close(ts_ns, reason)
         verdict = NOT_TLS
         for buf in self.buffered:
             if len(buf) >= HEADER and header_length(buf, 0) > 0:

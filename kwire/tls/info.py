@@ -7,6 +7,11 @@ failed, and, when something could not be decrypted, why (`reason`, one of the RE
 "unsupported cipher suite X" / "unsupported TLS version X"). Problems on single records
 (`RecordProblem`, a kind from PROBLEM_KINDS plus a detail) are kept up to MAX_PROBLEMS. Nothing
 here ever holds key material.
+
+`tls_row(conn, info)` is what summaries and statistics keep of one connection (plain values), and
+`TlsNotes` keeps many: how many connections, how many decrypted, and the rows of the first
+MAX_LISTED by (ts, client, server), a choice with a total tie-break, so notes taken in several
+places (worker processes, Spark partitions) merge to exactly the whole, in any order.
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from kwire.errors import DecodeError
+from kwire.net.segment import format_endpoint
+from kwire.tcp.stream import Connection
 
 # Kinds of record problems.
 AUTH_FAILED = "auth_failed"  # AEAD tag or MAC did not verify at any sequence number tried
@@ -28,6 +35,7 @@ PROBLEM_KINDS = (AUTH_FAILED, BAD_RECORD_HEADER, RECORD_OVERFLOW, BAD_HANDSHAKE,
 REASON_NO_KEYLOG = "no key log given"
 REASON_NO_KEY = "no key log entry for this client random"
 REASON_NO_HANDSHAKE = "handshake not captured"
+REASON_NO_CLIENT_HELLO = "no handshake: the client sent no ClientHello"  # the connection's start was seen
 REASON_AUTH_FAILED = "authentication failed"
 REASON_NO_SERVER_HELLO = "ServerHello not captured"
 REASON_RENEGOTIATION = "renegotiation not supported"
@@ -100,3 +108,56 @@ class TlsInfo:
     def as_dict(self) -> dict:
         """Plain values for JSON (lists, ints, strings)."""
         return asdict(self)
+
+
+def tls_row(conn: Connection, info: TlsInfo) -> dict:
+    """{ts, client, server, server_name, version, cipher_suite, alpn, resumed, decrypted, reason,
+    bytes_to_server, bytes_to_client, records_decrypted, records_failed} of one TLS connection."""
+    client, server = (conn.b, conn.a) if info.client_direction == 1 else (conn.a, conn.b)
+    to_server = 1 if info.client_direction == 1 else 0
+    return {"ts": round(conn.first_ts_ns / 1e9, 9), "client": format_endpoint(*client),
+            "server": format_endpoint(*server), "server_name": info.server_name, "version": info.version,
+            "cipher_suite": info.cipher_suite, "alpn": info.alpn, "resumed": info.resumed,
+            "decrypted": info.decrypted, "reason": None if info.decrypted else (info.reason or REASON_NOTHING),
+            "bytes_to_server": info.ciphertext_bytes[to_server],
+            "bytes_to_client": info.ciphertext_bytes[1 - to_server],
+            "records_decrypted": info.records_decrypted, "records_failed": info.records_failed}
+
+
+REASON_NOTHING = "no encrypted record captured"
+MAX_LISTED = 1000
+
+
+def _order(row: dict) -> tuple:
+    return (row["ts"], row["client"], row["server"])
+
+
+class TlsNotes:
+    """Counts of TLS connections and the rows of the first MAX_LISTED (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.connections = 0
+        self.decrypted = 0
+        self.rows: list[dict] = []
+
+    def add(self, row: dict) -> None:
+        self.connections += 1
+        self.decrypted += 1 if row["decrypted"] else 0
+        self.rows.append(row)
+        if len(self.rows) > 2 * MAX_LISTED:
+            self._trim()
+
+    def merge(self, other: TlsNotes) -> None:
+        self.connections += other.connections
+        self.decrypted += other.decrypted
+        self.rows += other.rows
+        self._trim()
+
+    def _trim(self) -> None:
+        self.rows.sort(key=_order)
+        del self.rows[MAX_LISTED:]
+
+    def document(self) -> dict:
+        self._trim()
+        return {"connections": self.connections, "decrypted": self.decrypted,
+                "not_decrypted": self.connections - self.decrypted, "list": list(self.rows)}

@@ -8,18 +8,18 @@ secret, 48 bytes) and the TLS 1.3 traffic secrets `CLIENT_HANDSHAKE_TRAFFIC_SECR
 fine; a line that does not parse is counted in `bad_lines`, never echoed (it may hold a secret).
 
 `KeyLog` is sans-IO and incremental: `add_text(text)` / `add_lines(lines)` take whole lines as a
-reader finds them (kwire.tls.keylog_file follows a growing file), `lookup(client_random)` answers
-the `ClientSecrets` of one handshake or None. At most `max_entries` client randoms are kept (the
-later ones are counted in `dropped`, never stored). `secrets_from_dsb(body)` reads the body of a
-pcapng Decryption Secrets Block (type 0x544c534b "TLSK": NSS key log text).
+reader finds them, `lookup(client_random)` answers the `ClientSecrets` of one handshake or None.
+`FollowedKeyLog(keylog, more)` is the same for a key log clients are still writing: on a miss it
+asks `more()` for the text appended since (kwire.capture.follow.FollowedFile.read_new reads it). At most `max_entries` client randoms are kept (the
+later ones are counted in `dropped`, never stored). `add_secrets(type, data)` takes the secrets of
+a pcapng Decryption Secrets Block (type 0x544c534b "TLSK": NSS key log text).
 
 Secrets are bytes inside ClientSecrets; no repr, message or counter ever shows one.
 """
 
 from __future__ import annotations
 
-import struct
-from typing import Iterable, Protocol
+from typing import Callable, Iterable, Protocol
 
 CLIENT_RANDOM = "CLIENT_RANDOM"
 CLIENT_HANDSHAKE = "CLIENT_HANDSHAKE_TRAFFIC_SECRET"
@@ -58,9 +58,30 @@ class ClientSecrets:
 
 
 class KeySource(Protocol):
-    """What a TlsStream asks for keys: anything with this method (KeyLog, KeyLogFile)."""
+    """What a TlsStream asks for keys: anything with this method (KeyLog, FollowedKeyLog)."""
 
     def lookup(self, client_random: bytes) -> ClientSecrets | None: ...
+
+
+class FollowedKeyLog:
+    """A KeyLog that asks `more()` for newly appended key log text when a lookup misses (a file clients
+    are still writing). `more` decides how often it really looks (it may return b"")."""
+
+    def __init__(self, keylog: "KeyLog", more: Callable[[], bytes]):
+        self.keylog = keylog
+        self.more = more
+
+    def __repr__(self) -> str:
+        return f"<FollowedKeyLog {self.keylog!r}>"
+
+    def lookup(self, client_random: bytes) -> ClientSecrets | None:
+        found = self.keylog.lookup(client_random)
+        if found is None:
+            text = self.more()
+            if text:
+                self.keylog.add_text(text)
+                found = self.keylog.lookup(client_random)
+        return found
 
 
 class KeyLog:
@@ -140,21 +161,8 @@ class KeyLog:
         self.secrets += 1
         return 1
 
-    def add_dsb(self, body, byteorder: str = "<") -> int:
-        """Add the secrets of a pcapng Decryption Secrets Block body; returns secret lines stored
-        (0 for other secrets types, which are left alone)."""
-        found = secrets_from_dsb(body, byteorder)
-        return 0 if found is None else self.add_text(found)
-
-
-def secrets_from_dsb(body, byteorder: str = "<") -> bytes | None:
-    """The NSS key log text of a pcapng Decryption Secrets Block body (secrets type, secrets
-    length, data, padding; in the section's byte order "<" or ">"), or None when the block holds
-    another type of secrets or is cut short."""
-    body = bytes(body)
-    if len(body) < 8:
-        return None
-    secrets_type, length = struct.unpack(byteorder + "II", body[:8])
-    if secrets_type != TLS_KEY_LOG_SECRETS or length > len(body) - 8:
-        return None
-    return body[8:8 + length]
+    def add_secrets(self, secrets_type: int, data: bytes) -> int:
+        """The secrets of a pcapng Decryption Secrets Block (kwire.capture.pcapng reads the block):
+        NSS key log text when `secrets_type` is TLS_KEY_LOG_SECRETS ("TLSK"), left alone otherwise.
+        Returns the secret lines stored."""
+        return self.add_text(data) if secrets_type == TLS_KEY_LOG_SECRETS else 0

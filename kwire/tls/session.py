@@ -25,7 +25,7 @@ from typing import Callable
 from kwire.tls import handshake as hs
 from kwire.tls.direction import Direction, KeySlot
 from kwire.tls.info import (
-    BAD_HANDSHAKE, REASON_NO_HANDSHAKE, REASON_NO_KEY, REASON_NO_KEYLOG, REASON_NO_SERVER_HELLO,
+    BAD_HANDSHAKE, REASON_NO_CLIENT_HELLO, REASON_NO_HANDSHAKE, REASON_NO_KEY, REASON_NO_KEYLOG, REASON_NO_SERVER_HELLO,
     REASON_RENEGOTIATION, TlsDecodeError, TlsInfo,
 )
 from kwire.tls.keylog import (
@@ -42,8 +42,11 @@ NOT_TLS = "not_tls"  # set by the detector (kwire.tls.detect), never by a sessio
 
 class TlsSession:
     def __init__(self, keys: KeySource | None, emit: Callable, emit_gap: Callable, *,
-                 key_wait_bytes: int = 0):
+                 key_wait_bytes: int = 0, start_seen: bool = False):
+        """`start_seen`: the connection's first bytes were captured, so a missing ClientHello was
+        never sent (not lost before the capture began)."""
         self.keys = keys
+        self.no_handshake = REASON_NO_CLIENT_HELLO if start_seen else REASON_NO_HANDSHAKE
         self.emit = emit
         self.emit_gap = emit_gap
         self.key_wait_bytes = key_wait_bytes
@@ -119,7 +122,7 @@ class TlsSession:
     def _unexpected_encrypted(self, d: Direction, ts_ns: int, header: bytes, body) -> None:
         """Application data in a direction not known to be protected."""
         if self.state is UNKNOWN:
-            self._set_state(UNDECRYPTABLE, REASON_NO_HANDSHAKE)
+            self._set_state(UNDECRYPTABLE, self.no_handshake)
         elif self.server_hello is not None and self.suite is not None and self.state is ENCRYPTED:
             # The ChangeCipherSpec was lost in a gap: protected from here, sequence unknown.
             self._protect(d, from_gap=True)
@@ -145,7 +148,7 @@ class TlsSession:
         if self.state is WAITING_FOR_KEYS:
             self._give_up(REASON_NO_KEY)
         elif self.state is UNKNOWN and any(self.info.records):
-            self.info.not_decrypted(REASON_NO_HANDSHAKE)
+            self.info.not_decrypted(self.no_handshake)
         elif self.state is HANDSHAKE_STATE and self.server_hello is None and self.info.records_undecrypted:
             self.info.not_decrypted(REASON_NO_SERVER_HELLO)
 
@@ -195,7 +198,7 @@ class TlsSession:
     def _server_hello(self, d: Direction, hello: hs.ServerHello) -> None:
         info = self.info
         if self.client_hello is None:
-            self._set_state(UNDECRYPTABLE, REASON_NO_HANDSHAKE)
+            self._set_state(UNDECRYPTABLE, self.no_handshake)
             return
         if hello.hello_retry:
             info.hello_retry = True

@@ -38,7 +38,7 @@ class TlsStream:
 
     def __init__(self, conn: Connection, open_inner: StreamFactory, keys: KeySource | None,
                  report: Report | None = None, *, key_wait_bytes: int = 0, synced: bool | None = None):
-        """`keys`: where secrets come from (a KeyLog, a KeyLogFile; None: nothing is decrypted).
+        """`keys`: where secrets come from (a KeyLog, a FollowedKeyLog; None: nothing is decrypted).
         `key_wait_bytes` > 0 holds up to that many bytes of records while a key log that clients
         still write has no entry yet (live capture). `synced`: the streams start on a record
         boundary (default: when TCP saw the connection open)."""
@@ -49,7 +49,8 @@ class TlsStream:
         if synced is None:
             synced = conn.initiator is not None
         self.readers = (RecordReader(synced), RecordReader(synced))
-        self.session = TlsSession(keys, self._emit, self._emit_gap, key_wait_bytes=key_wait_bytes)
+        self.session = TlsSession(keys, self._emit, self._emit_gap, key_wait_bytes=key_wait_bytes,
+                                  start_seen=synced)
         self.info = self.session.info
         self.held: tuple[list, list] = ([], [])  # plaintext waiting for the inner consumer's need
         self.held_bytes = [0, 0]

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import struct
-
-from kwire.tls.keylog import CLIENT_RANDOM, SERVER_TRAFFIC_0, KeyLog, secrets_from_dsb
-from kwire.tls.keylog_file import KeyLogFile
+from kwire.capture.follow import FollowedFile
+from kwire.tls.keylog import CLIENT_RANDOM, SERVER_TRAFFIC_0, TLS_KEY_LOG_SECRETS, FollowedKeyLog, KeyLog
 
 R1, R2 = "11" * 32, "22" * 32
 MASTER = "ab" * 48
@@ -62,32 +60,31 @@ def test_entries_are_capped() -> None:
     assert len(log) == 2 and log.dropped == 3 and log.secrets == 3
 
 
-def test_decryption_secrets_block() -> None:
-    text = TEXT.encode()
-    body = struct.pack("<II", 0x544C534B, len(text)) + text + b"\0" * (-len(text) % 4)
-    assert secrets_from_dsb(body) == text
-    assert secrets_from_dsb(struct.pack(">II", 0x544C534B, len(text)) + text, ">") == text
-    assert secrets_from_dsb(struct.pack("<II", 0x57474B53, 4) + b"abcd") is None  # WireGuard keys
-    assert secrets_from_dsb(struct.pack("<II", 0x544C534B, 1000) + text[:10]) is None  # cut short
+def test_decryption_secrets_block_secrets() -> None:
     log = KeyLog()
-    assert log.add_dsb(body) == 3
+    assert TLS_KEY_LOG_SECRETS == 0x544C534B
+    assert log.add_secrets(0x57474B53, b"abcd") == 0  # WireGuard keys: not ours
+    assert log.add_secrets(TLS_KEY_LOG_SECRETS, TEXT.encode()) == 3 and len(log) == 2
 
 
 def test_key_log_file_follows_appends(tmp_path) -> None:
     path = tmp_path / "keys.log"
     path.write_text(f"CLIENT_RANDOM {R1} {MASTER}\nCLIENT_RAN")
     now = [0.0]
-    keys = KeyLogFile(path, min_interval_s=0.1, clock=lambda: now[0])
+    followed = FollowedFile(path, min_interval_s=0.1, clock=lambda: now[0])
+    log = KeyLog()
+    log.add_text(followed.read_new())
+    keys = FollowedKeyLog(log, followed.read_new)
     assert keys.lookup(bytes.fromhex(R1)) is not None
     with path.open("a") as f:
         f.write(f"DOM {R2} {MASTER}\n")
     assert keys.lookup(bytes.fromhex(R2)) is None  # too soon to read again
     now[0] = 0.5
     assert keys.lookup(bytes.fromhex(R2)) is not None
-    reads = keys.reads
+    reads = followed.reads
     keys.lookup(bytes.fromhex(R1))
-    assert keys.reads == reads  # a hit reads nothing
+    assert followed.reads == reads  # a hit reads nothing
     path.write_text(f"CLIENT_RANDOM {'33' * 32} {MASTER}\n")  # truncated and rewritten
     now[0] = 1.0
     assert keys.lookup(bytes.fromhex("33" * 32)) is not None
-    assert MASTER not in repr(keys)
+    assert MASTER not in repr(keys) and MASTER not in repr(followed)

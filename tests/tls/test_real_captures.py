@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from kwire.kafka.apis import APIS
-from kwire.kafka.pairing import KafkaTracker
-from kwire.tcp.events import Connection as EventConnection
-from kwire.tcp.events import StreamClosed, StreamData, StreamGap
+from kwire.tcp.recorder import StreamClosed, StreamData, StreamGap
+from kwire.tcp.stream import Connection
 from kwire.tls import KeyLog, TlsDetector
 from kwire.tls.info import REASON_NO_KEY
+from tests.kafka.frames import Tracker
 from tests.tls.capture_streams import run_streams
 from tests.tls.helpers import Factory, Recorder
 
@@ -111,8 +111,8 @@ def exchanges(chunks_by_conn: dict[int, list[tuple]]) -> dict[int, list[tuple]]:
     """Frame and pair recorded calls with kwire.kafka: {conn id: [(api, version, corr, status)]}."""
     out = {}
     for cid, calls in chunks_by_conn.items():
-        tracker = KafkaTracker()
-        conn = EventConnection(cid, (b"\x7f\0\0\1", 1), (b"\x7f\0\0\1", 2), 0, 0)
+        tracker = Tracker()
+        conn = Connection(cid, (b"\x7f\0\0\1", 1), (b"\x7f\0\0\1", 2), 0, 0)
         found = []
         for call in calls:
             if call[0] == "data":
