@@ -17,7 +17,7 @@ import time
 
 import click
 
-from kwire.cli.options import capture_paths
+from kwire.cli.options import capture_paths, filter_options
 
 MAX_REFRESH = 4.0  # screens per second at most
 
@@ -40,8 +40,11 @@ MAX_REFRESH = 4.0  # screens per second at most
 @click.option("--exit-when-done", is_flag=True, help="Quit when the replay ends instead of waiting for q.")
 @click.option("--duration", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
               help="Quit after this many seconds.")
-def live_command(iface, ports, bpf, replay, speed, window, refresh, exit_when_done, duration):
-    """Watch Kafka traffic live: requests/s, latency, errors, lag, share groups, capture health."""
+@filter_options(times=False, port=False)
+def live_command(iface, ports, bpf, replay, speed, window, refresh, exit_when_done, duration, selection):
+    """Watch Kafka traffic live: requests/s, latency, errors, lag, share groups, capture health.
+
+    The filters (--api, --topic, ...) choose the exchanges the dashboard counts."""
     from kwire.live.feeder import Feeder
     from kwire.live.sources import ReplaySource, SniffSource
     from kwire.live.state import DashboardState
@@ -60,7 +63,10 @@ def live_command(iface, ports, bpf, replay, speed, window, refresh, exit_when_do
         expression = bpf if bpf is not None else default_filter(ports)
         source = SniffSource(iface, expression)
         where = f"{source.where} ({expression})"
-    state = DashboardState(source.kind, where, window=window)
+    keep = selection.exchange_filter()
+    if selection.active:
+        where += " · " + selection.describe()
+    state = DashboardState(source.kind, where, window=window, keep=keep if selection.active else None)
     feeder = Feeder(source, state, port_hints=ports)
     feeder.start()  # CaptureError here: one line, exit 1, no screen
     quit_event = threading.Event()

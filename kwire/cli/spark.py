@@ -13,7 +13,7 @@ import os
 import click
 
 from kwire.cli.inspect import report_run
-from kwire.cli.options import capture_paths, exchange_filter, filter_options
+from kwire.cli.options import capture_paths, filter_options
 from kwire.cli.stats import write_outputs
 
 
@@ -28,13 +28,12 @@ from kwire.cli.stats import write_outputs
               help="Write Parquet tables DIR/exchanges and DIR/partitions (replaced if present).")
 @click.option("--partitions", type=click.IntRange(1, 100000), default=None, metavar="N",
               help="Shuffle partitions for decoding (default: 4 x Spark's default parallelism).")
-@filter_options(topic=False)
+@filter_options()
 @click.option("--no-summary", is_flag=True, help="Leave out the closing summary line (on stderr).")
-def spark_command(archives, master, as_json, html, out, partitions, apis, client_ids, errors_only, min_latency,
-                  ports, no_summary):
+def spark_command(archives, master, as_json, html, out, partitions, selection, ports, no_summary):
     """Summarise many capture files with Apache Spark (connections split across rotated files are stitched)."""
     paths = [os.path.abspath(p) for p in capture_paths(archives)]
-    keep = exchange_filter(apis, client_ids, (), errors_only, min_latency)
+    keep = selection.exchange_filter(paths)
     try:
         from kwire.spark.job import run_job
         from kwire.spark.progress import JobProgress
@@ -56,4 +55,4 @@ def spark_command(archives, master, as_json, html, out, partitions, apis, client
     finally:
         progress.close()
     write_outputs(result.document, as_json=as_json, html=html)
-    report_run(result.summary, no_summary)
+    report_run(result.summary, no_summary, matched=result.document["totals"]["exchanges"], selection=selection)

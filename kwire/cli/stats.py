@@ -15,22 +15,23 @@ import click
 from kwire.analytics import Aggregator, summary_json
 from kwire.cli.inspect import report_run
 from kwire.cli.progress import progress_bar
-from kwire.cli.options import capture_paths, exchange_filter, filter_options
+from kwire.cli.options import capture_paths, filter_options
 from kwire.errors import KwireError
 from kwire.kafka.pairing import RawExchange
 from kwire.parallel import Batches, default_jobs, offloadable
 from kwire.pipeline import RunSummary, analyze_files
 
 
-def write_outputs(document: dict, *, as_json: bool, html: str | None, out=None) -> None:
-    """Print the document (JSON or tables) and write the HTML report; shared with `kwire spark`."""
+def write_outputs(document: dict, *, as_json: bool, html: str | None, out=None, sources=(), filters: str = "") -> None:
+    """Print the document (JSON or tables) and write the HTML report, which names the `sources` (capture
+    files) and the `filters` (as options); shared with `kwire spark`."""
     out = out or sys.stdout
     if html:
         from kwire.render.html_report import html_report
 
         try:
             with open(html, "w", encoding="utf-8") as f:
-                f.write(html_report(document))
+                f.write(html_report(document, sources=sources, filters=filters))
         except OSError as exc:
             raise KwireError(f"cannot write {html}: {exc.strerror or exc}") from None
     if as_json:
@@ -58,11 +59,10 @@ def write_outputs(document: dict, *, as_json: bool, html: str | None, out=None) 
 @click.option("--jobs", "-j", type=click.IntRange(min=0), default=None,
               help="Worker processes decoding and counting exchanges (0: none; default: one per CPU when "
                    "there are several). The figures are the same either way.")
-def stats_command(captures, as_json, html, apis, client_ids, topics, errors_only, min_latency, ports, no_summary,
-                  jobs):
+def stats_command(captures, as_json, html, selection, ports, no_summary, jobs):
     """Latency, errors, lag and share-group figures of capture files (pcap, pcapng, gzip of either)."""
     paths = capture_paths(captures)
-    keep = exchange_filter(apis, client_ids, topics, errors_only, min_latency)
+    keep = selection.exchange_filter(paths)
     summary = RunSummary()
     progress = progress_bar(paths)
     try:
@@ -71,8 +71,9 @@ def stats_command(captures, as_json, html, apis, client_ids, topics, errors_only
     finally:
         if progress:
             progress.close()
-    write_outputs(agg.document(), as_json=as_json, html=html)
-    report_run(summary, no_summary)
+    document = agg.document()
+    write_outputs(document, as_json=as_json, html=html, sources=paths, filters=selection.describe())
+    report_run(summary, no_summary, matched=document["totals"]["exchanges"], selection=selection)
 
 
 class AggregateEach:
