@@ -1,8 +1,9 @@
 """`kwire spark ARCHIVE...`: the `kwire stats` summary of many capture files, computed by Apache Spark.
 
-Thin: expand the arguments (paths, globs, directories, .gz), get a SparkSession (local[*] unless
---master, or spark-submit's), run kwire.spark.job, then print the document exactly as `kwire stats`
-does (tables, `--json`, `--html`), write Parquet with `--out DIR`, and report damaged files (skipped,
+Thin: expand the arguments (paths, globs, directories, .gz) and check that each is a readable file
+before the JVM starts, get a SparkSession (local[*] unless --master, or spark-submit's; the JVM's
+own messages off the terminal unless --verbose), run kwire.spark.job, then print the document
+exactly as `kwire stats` does (tables, `--json`, `--html`), write Parquet with `--out DIR`, and report damaged files (skipped,
 the job goes on; exit status 1 at the end, as `kwire stats` does) and the closing summary line.
 """
 
@@ -15,6 +16,23 @@ import click
 from kwire.cli.inspect import report_run
 from kwire.cli.options import capture_paths, filter_options
 from kwire.cli.stats import write_outputs
+from kwire.errors import KwireError
+
+
+def check_readable(paths: list[str]) -> None:
+    """Before the JVM starts: every path must be a file this process can read (a typo fails in a
+    moment, with one line). Files that are not captures are the job's to report, as damaged ones."""
+    bad = []
+    for path in paths:
+        if not os.path.exists(path):
+            bad.append(f"{path}: no such file")
+        elif not os.path.isfile(path):
+            bad.append(f"{path}: not a file")
+        elif not os.access(path, os.R_OK):
+            bad.append(f"{path}: permission denied")
+    if bad:
+        more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
+        raise KwireError(bad[0] + more)
 
 
 @click.command("spark")
@@ -30,9 +48,13 @@ from kwire.cli.stats import write_outputs
               help="Shuffle partitions for decoding (default: 4 x Spark's default parallelism).")
 @filter_options()
 @click.option("--no-summary", is_flag=True, help="Leave out the closing summary line (on stderr).")
-def spark_command(archives, master, as_json, html, out, partitions, selection, ports, no_summary):
+@click.option("-v", "--verbose", is_flag=True,
+              help="Show Spark's and the JVM's own messages on stderr (otherwise they go to "
+                   "$TMPDIR/kwire-spark-UID.log).")
+def spark_command(archives, master, as_json, html, out, partitions, selection, ports, no_summary, verbose):
     """Summarise many capture files with Apache Spark (connections split across rotated files are stitched)."""
     paths = [os.path.abspath(p) for p in capture_paths(archives)]
+    check_readable(paths)
     keep = selection.exchange_filter(paths)
     try:
         from kwire.spark.job import run_job
@@ -41,7 +63,7 @@ def spark_command(archives, master, as_json, html, out, partitions, selection, p
         from kwire.spark.transform import DecodeOptions
     except ImportError as exc:
         raise click.ClickException(f"kwire spark needs pyspark ({exc}); pip install 'kwire[spark]'") from None
-    spark = get_session(master)
+    spark = get_session(master, verbose=verbose)
     total = 0
     for p in paths:
         try:
@@ -54,5 +76,5 @@ def spark_command(archives, master, as_json, html, out, partitions, selection, p
                          partitions=partitions)
     finally:
         progress.close()
-    write_outputs(result.document, as_json=as_json, html=html)
+    write_outputs(result.document, as_json=as_json, html=html, sources=paths, filters=selection.describe())
     report_run(result.summary, no_summary, matched=result.document["totals"]["exchanges"], selection=selection)
