@@ -1,6 +1,7 @@
 """`kwire inspect`'s default view: one line per exchange, as tshark prints one line per packet.
 
-`exchange_line(ex)` -> a rich Text (no markup, every wire string escaped by kwire.render.safe):
+`line_parts(ex)` -> the line as (text, Style) pieces, every wire string escaped (kwire.render.safe);
+`Lines` prints such lines through rich as they are (no markup, no measuring, no wrapping):
 
     10:00:05.123456 10.0.0.7:50412 → 10.0.0.2:9092 Fetch v16 corr 7 consumer-1 0.151 ms  orders[0-3] 3 records 1.2 KiB
 
@@ -12,7 +13,6 @@ from __future__ import annotations
 
 from rich.segment import Segment
 from rich.style import Style
-from rich.text import Text
 
 from kwire.model import Exchange
 from kwire.render.brief import carried, problems
@@ -69,10 +69,3 @@ def line_parts(ex: Exchange) -> list[Part]:
         parts += [("  ", None), (term_safe("  ".join(what)), None)]
     return parts
 
-
-def exchange_line(ex: Exchange) -> Text:
-    """The exchange's line as a rich Text."""
-    text = Text(no_wrap=True)
-    for piece, style in line_parts(ex):
-        text.append(piece, style)
-    return text
