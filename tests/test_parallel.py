@@ -11,6 +11,7 @@ import pytest
 
 import kwire.parallel as parallel
 from kwire.cli.inspect import write_json_lines
+from kwire.cli.keys import Reading
 from kwire.pipeline import RunSummary
 from kwire.query import ExchangeFilter
 from kwire.render.jsonl import JsonLines
@@ -30,7 +31,7 @@ class Out:
 def run(path: Path, jobs: int, render: JsonLines) -> tuple[bytes, str]:
     out = Out()
     summary = RunSummary()
-    write_json_lines([str(path)], (), summary, None, render, jobs, out)
+    write_json_lines(Reading([str(path)]), summary, None, render, jobs, out)
     return out.buffer.getvalue(), summary.line()
 
 
@@ -72,7 +73,7 @@ def test_stats_with_workers_count_what_one_process_counts(capture: Path, monkeyp
     results = []
     for jobs in (0, 2):
         summary = RunSummary()
-        agg = aggregate([str(capture)], (), summary, ExchangeFilter(), jobs, None)
+        agg = aggregate(Reading([str(capture)]), summary, ExchangeFilter(), jobs, None)
         results.append((summary_json(agg.document()), summary.line()))
     assert results[0] == results[1]
     assert '"exchanges": 0' not in results[0][0]

@@ -46,3 +46,40 @@ def test_topic_filter_on_a_real_capture():
     kept = [ex for ex in exchanges if keep(ex)]
     assert kept and {ex.api for ex in kept} >= {"Produce", "Fetch"}
     assert all(topic in topics_of(ex) for ex in kept)
+
+
+# ---- selection: partitions, hosts --------------------------------------------------------------------
+
+
+def test_partitions_under_each_topic_struct():
+    from kwire.query import topic_partitions
+
+    offset_fetch = _ex(9, "OffsetFetch", 8, request={"Groups": [{"GroupId": "g", "Topics": [
+        {"Name": "orders", "PartitionIndexes": [4, 5]}, {"Name": "audit", "PartitionIndexes": [0]}]}]})
+    assert [(t.label, t.partitions) for t in topic_partitions(offset_fetch)] == [("orders", (4, 5)), ("audit", (0,))]
+    assert ExchangeFilter(partitions=frozenset({5}))(offset_fetch)
+    assert not ExchangeFilter(partitions=frozenset({5}), topics=frozenset({"audit"}))(offset_fetch)
+    assert ExchangeFilter(partitions=frozenset({0}), topics=frozenset({"audit"}))(offset_fetch)
+    produce = _ex(0, "Produce", 13, request={"TransactionalId": None, "Acks": 1, "TimeoutMs": 1, "TopicData": [
+        {"TopicId": "abc", "TopicName": "orders", "PartitionData": [{"Index": 2, "Records": None}]}]},
+        response={"Responses": [{"TopicId": "abc", "PartitionResponses": [{"Index": 3, "ErrorCode": 0}]}]})
+    (entry,) = topic_partitions(produce)
+    assert entry.names == {"abc", "orders"} and entry.partitions == (2, 3)
+    assert ExchangeFilter(partitions=frozenset({3}), topics=frozenset({"orders"}))(produce)
+    join = _ex(11, "JoinGroup", 5, request={"GroupId": "g", "Protocols": [{"Name": "range", "Metadata": b""}]})
+    assert topic_partitions(join) == [] and not ExchangeFilter(partitions=frozenset({0}))(join)
+
+
+def test_hosts():
+    import pytest
+
+    from kwire.query import parse_host
+
+    ex = Exchange(1, "10.0.0.7:50412", "[fd00::2]:9092", "paired", 1, api_key=18, api="ApiVersions", api_version=3)
+    for spec, hit in (("10.0.0.7", True), ("10.0.0.7:50412", True), ("10.0.0.7:50413", False), ("10.0.0.0/8", True),
+                      ("fd00::2", True), ("[fd00::2]:9092", True), ("[fd00::2]:9093", False), ("fd00::/8", True),
+                      ("10.0.0.8", False), ("::1", False)):
+        assert ExchangeFilter(hosts=(parse_host(spec),))(ex) is hit, spec
+    for bad in ("kafka-1", "10.0.0.7:", "10.0.0.7:70000", "[fd00::2", "[fd00::2]x", "1.2.3.4.5"):
+        with pytest.raises(ValueError):
+            parse_host(bad)

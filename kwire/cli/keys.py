@@ -32,3 +32,19 @@ def load_keys(path: str | None, *, follow: bool = False) -> KeySource | None:
         click.echo(f"kwire: warning: {path}: no TLS secrets in it ({keys.lines} lines, "
                    f"{keys.bad_lines} not in the NSS key log format)", err=True)
     return FollowedKeyLog(keys, file.read_new) if follow else keys
+
+
+class Reading:
+    """What a command reads, and how: capture paths, broker port hints, TLS keys. `exchanges()` runs the
+    pipeline over them (kwire.pipeline.analyze_files)."""
+
+    def __init__(self, paths: list[str], ports=(), keys: KeySource | None = None):
+        self.paths = paths
+        self.ports = tuple(ports)
+        self.keys = keys
+
+    def exchanges(self, summary, progress=None, offload=None):
+        from kwire.pipeline import analyze_files
+
+        return analyze_files(self.paths, port_hints=self.ports, summary=summary, progress=progress,
+                             offload=offload, keys=self.keys)

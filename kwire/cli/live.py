@@ -17,7 +17,7 @@ import time
 
 import click
 
-from kwire.cli.options import capture_paths
+from kwire.cli.options import capture_paths, filter_options
 from kwire.cli.keys import keylog_option, load_keys
 
 MAX_REFRESH = 4.0  # screens per second at most
@@ -41,9 +41,12 @@ MAX_REFRESH = 4.0  # screens per second at most
 @click.option("--exit-when-done", is_flag=True, help="Quit when the replay ends instead of waiting for q.")
 @click.option("--duration", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
               help="Quit after this many seconds.")
+@filter_options(times=False, port=False)
 @keylog_option(follow=True)
-def live_command(iface, ports, bpf, replay, speed, window, refresh, exit_when_done, duration, keylog):
-    """Watch Kafka traffic live: requests/s, latency, errors, lag, share groups, capture health."""
+def live_command(iface, ports, bpf, replay, speed, window, refresh, exit_when_done, duration, selection, keylog):
+    """Watch Kafka traffic live: requests/s, latency, errors, lag, share groups, capture health.
+
+    The filters (--api, --topic, ...) choose the exchanges the dashboard counts."""
     from kwire.live.feeder import Feeder
     from kwire.live.sources import ReplaySource, SniffSource
     from kwire.live.state import DashboardState
@@ -62,7 +65,10 @@ def live_command(iface, ports, bpf, replay, speed, window, refresh, exit_when_do
         expression = bpf if bpf is not None else default_filter(ports)
         source = SniffSource(iface, expression)
         where = f"{source.where} ({expression})"
-    state = DashboardState(source.kind, where, window=window)
+    keep = selection.exchange_filter()
+    if selection.active:
+        where += " · " + selection.describe()
+    state = DashboardState(source.kind, where, window=window, keep=keep if selection.active else None)
     # A live key log may get a handshake's secrets a little after the handshake: its records wait.
     feeder = Feeder(source, state, port_hints=ports, keys=load_keys(keylog, follow=not replay),
                     key_wait_bytes=KEY_WAIT_BYTES if keylog and not replay else 0)

@@ -29,7 +29,8 @@ HISTORY = 60   # seconds of sparkline history
 
 
 class DashboardState:
-    def __init__(self, kind: str, where: str, *, window: int = 10, history: int = HISTORY):
+    def __init__(self, kind: str, where: str, *, window: int = 10, history: int = HISTORY, keep=None):
+        self.keep = keep  # a filter (kwire.query.ExchangeFilter): the others only lend their topic names
         self.kind = kind
         self.where = where
         self.window = Window(window, history)
@@ -45,6 +46,11 @@ class DashboardState:
 
     def add_exchanges(self, exchanges) -> None:
         window = self.window
+        if self.keep is not None:
+            kept = [ex for ex in exchanges if self.keep(ex)]
+            for ex in exchanges if len(kept) < len(exchanges) else ():
+                window.retired.learn_names(ex)
+            exchanges = kept
         for ex in exchanges:
             row = exchange_row(ex)
             window.add(row, partition_rows(ex), topic_names(ex))
