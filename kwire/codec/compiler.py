@@ -27,7 +27,7 @@ import os
 import struct
 import sys
 import types
-from kwire.codec.primitives import kafka_uuid, read_uvarint
+from kwire.kafka.primitives import kafka_uuid, read_uvarint
 from kwire.codec.schema import Field, MessageSchema
 from kwire.codec.values import RawRecords
 from kwire.errors import DecodeError
