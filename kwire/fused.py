@@ -29,7 +29,8 @@ from kwire.net.layout import (ETH_IPV4_TCP_KEYED, ETH_IPV4_TCP_RUN, MIN_FRAME, S
                               TCP_PAYLOAD_AT, reverse_key)
 from kwire.net.segment import ACK
 from kwire.tcp.flows import FlowTable
-from kwire.tcp.reassembly import HALF, MASK, HalfStream
+from kwire.tcp.outoforder import HALF, MASK
+from kwire.tcp.reassembly import HalfStream
 
 PacketFeed = Callable[[Packet], None]
 

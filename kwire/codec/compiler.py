@@ -14,31 +14,18 @@ Guarantees: never reads past `buf`; every length read from the wire is checked a
 left before anything is allocated (an array claiming 2**31 elements in 30 bytes fails at once);
 any malformation raises DecodeError with the offset and the field's path, nothing else.
 
-The compiled code objects are also kept on disk, one file per sha256 of (source, label, Python's
-cache tag and bytecode magic), so later runs skip compile(): in $KWIRE_CACHE_DIR (empty: no disk
-cache), else $XDG_CACHE_HOME/kwire/decoders, else ~/.cache/kwire/decoders; at most 2000 files.
+The compiled code objects are also kept on disk (kwire.codec.code_cache), so later runs skip compile().
 """
 
 from __future__ import annotations
 
-import importlib.util
-import marshal
-import os
 import struct
-import sys
-import types
+
+from kwire.codec.code_cache import compiled_code
 from kwire.kafka.primitives import kafka_uuid, read_uvarint
 from kwire.codec.schema import Field, MessageSchema
 from kwire.codec.values import RawRecords
 from kwire.errors import DecodeError
-
-try:  # the builtin sha256 (the same digests): importing hashlib loads OpenSSL, 3-5 ms at each start
-    from _sha2 import sha256  # Python 3.12+
-except ImportError:
-    try:
-        from _sha256 import sha256  # Python 3.11
-    except ImportError:
-        from hashlib import sha256
 
 _FIXED = {  # type -> (struct code, size)
     "bool": ("?", 1),
@@ -164,80 +151,86 @@ class _Generator:
 
     def value_code(self, field: Field, path: str, indent: str, target: str) -> list[str]:
         """Lines that read one value of `field` at `pos` into `target`, advancing `pos`."""
-        v = self.version
-        compact = self.flexible
-        what = repr(path)
         if field.is_array:
-            elem = field.element_type
-            min_size = self.elem_min_size(field)
-            lines = self.length_code(indent, "_n", what, compact, 4)
-            lines.append(f"{indent}if _n > 0 and _n * {min_size} > end - pos:")
-            lines.append(f"{indent}    raise DecodeError(f\"{{{what}}}: {{_n}} elements cannot fit in {{end - pos}} bytes\", pos)")
-            lines.append(f"{indent}if _n < 0:")
-            lines.append(f"{indent}    {target} = None")
-            lines.append(f"{indent}else:")
-            inner = indent + "    "
-            if field.is_struct:
-                fn = self.struct_function(field.fields or (), path + "[]")
-                lines += [
-                    f"{inner}{target} = _l = []",
-                    f"{inner}_ap = _l.append",
-                    f"{inner}for _ in range(_n):",
-                    f"{inner}    _x, pos = {fn}(buf, pos, end)",
-                    f"{inner}    _ap(_x)",
-                ]
-            elif elem in _FIXED and elem not in ("uuid", "bool"):
-                code, size = _FIXED[elem]
-                lines += [
-                    f"{inner}{target} = list(_unpack_from('>%d{code}' % _n, buf, pos))",
-                    f"{inner}pos += _n * {size}",
-                ]
-            else:
-                item = Field(field.name, elem, field.versions, field.nullable, None, field.tagged, None)
-                lines += [f"{inner}{target} = _l = []", f"{inner}for _ in range(_n):"]
-                lines += self.value_code(item, path + "[]", inner + "    ", "_x")
-                lines.append(f"{inner}    _l.append(_x)")
-            return lines
+            return self.array_code(field, path, indent, target)
         if field.is_struct:
-            fn = self.struct_function(field.fields or (), path)
-            if field.nullable_in(v):
-                # A nullable struct is preceded by an int8: -1 null, 1 present.
-                return [
-                    f"{indent}if pos >= end: raise _trunc({what}, pos, 1, 0)",
-                    f"{indent}if buf[pos] == 0xFF:",
-                    f"{indent}    {target} = None; pos += 1",
-                    f"{indent}else:",
-                    f"{indent}    {target}, pos = {fn}(buf, pos + 1, end)",
-                ]
-            return [f"{indent}{target}, pos = {fn}(buf, pos, end)"]
+            return self.struct_value_code(field, path, indent, target)
         t = field.type
         if t in ("string", "bytes", "records"):
-            # Inlined: a length (int16 for strings, int32 otherwise; a varint of length+1 when
-            # flexible), -1 for null, then that many bytes, checked against the end first.
-            lines = self.length_code(indent, "_n", what, compact, 2 if t == "string" else 4)
-            if t == "string":
-                value = "str(buf[pos:_e], 'utf-8', 'replace')"
-            elif t == "bytes":
-                value = "bytes(buf[pos:_e])"
-            else:
-                value = "_RawRecords(buf[pos:_e])"
-            lines += [
-                f"{indent}if _n < 0:",
-                f"{indent}    {target} = None",
-                f"{indent}else:",
-                f"{indent}    _e = pos + _n",
-                f"{indent}    if _e > end: raise _trunc({what}, pos, _n, end - pos)",
-                f"{indent}    {target} = {value}",
-                f"{indent}    pos = _e",
-            ]
-            return lines
+            return self.sized_code(t, repr(path), indent, target)
         if t == "uuid":
-            return [f"{indent}{target}, pos = _uuid(buf, pos, end, {what})"]
+            return [f"{indent}{target}, pos = _uuid(buf, pos, end, {path!r})"]
         code, size = _FIXED[t]
         s = self.const("S", struct.Struct(">" + code))
         return [
-            f"{indent}if pos + {size} > end: raise _trunc({what}, pos, {size}, end - pos)",
+            f"{indent}if pos + {size} > end: raise _trunc({path!r}, pos, {size}, end - pos)",
             f"{indent}{target} = {s}.unpack_from(buf, pos)[0]; pos += {size}",
+        ]
+
+    def array_code(self, field: Field, path: str, indent: str, target: str) -> list[str]:
+        """An array: its length (checked against the bytes left at the smallest element size), then
+        its elements (structs through their function, fixed-width numbers in one unpack)."""
+        what = repr(path)
+        elem = field.element_type
+        lines = self.length_code(indent, "_n", what, self.flexible, 4)
+        lines.append(f"{indent}if _n > 0 and _n * {self.elem_min_size(field)} > end - pos:")
+        lines.append(f"{indent}    raise DecodeError(f\"{{{what}}}: {{_n}} elements cannot fit in {{end - pos}} bytes\", pos)")
+        lines.append(f"{indent}if _n < 0:")
+        lines.append(f"{indent}    {target} = None")
+        lines.append(f"{indent}else:")
+        inner = indent + "    "
+        if field.is_struct:
+            fn = self.struct_function(field.fields or (), path + "[]")
+            return lines + [
+                f"{inner}{target} = _l = []",
+                f"{inner}_ap = _l.append",
+                f"{inner}for _ in range(_n):",
+                f"{inner}    _x, pos = {fn}(buf, pos, end)",
+                f"{inner}    _ap(_x)",
+            ]
+        if elem in _FIXED and elem not in ("uuid", "bool"):
+            code, size = _FIXED[elem]
+            return lines + [
+                f"{inner}{target} = list(_unpack_from('>%d{code}' % _n, buf, pos))",
+                f"{inner}pos += _n * {size}",
+            ]
+        item = Field(field.name, elem, field.versions, field.nullable, None, field.tagged, None)
+        lines += [f"{inner}{target} = _l = []", f"{inner}for _ in range(_n):"]
+        lines += self.value_code(item, path + "[]", inner + "    ", "_x")
+        lines.append(f"{inner}    _l.append(_x)")
+        return lines
+
+    def struct_value_code(self, field: Field, path: str, indent: str, target: str) -> list[str]:
+        fn = self.struct_function(field.fields or (), path)
+        if field.nullable_in(self.version):
+            # A nullable struct is preceded by an int8: -1 null, 1 present.
+            return [
+                f"{indent}if pos >= end: raise _trunc({path!r}, pos, 1, 0)",
+                f"{indent}if buf[pos] == 0xFF:",
+                f"{indent}    {target} = None; pos += 1",
+                f"{indent}else:",
+                f"{indent}    {target}, pos = {fn}(buf, pos + 1, end)",
+            ]
+        return [f"{indent}{target}, pos = {fn}(buf, pos, end)"]
+
+    def sized_code(self, t: str, what: str, indent: str, target: str) -> list[str]:
+        """A string, bytes or records value, inlined: a length (int16 for strings, int32 otherwise; a
+        varint of length+1 when flexible), -1 for null, then that many bytes, checked against the end."""
+        lines = self.length_code(indent, "_n", what, self.flexible, 2 if t == "string" else 4)
+        if t == "string":
+            value = "str(buf[pos:_e], 'utf-8', 'replace')"
+        elif t == "bytes":
+            value = "bytes(buf[pos:_e])"
+        else:
+            value = "_RawRecords(buf[pos:_e])"
+        return lines + [
+            f"{indent}if _n < 0:",
+            f"{indent}    {target} = None",
+            f"{indent}else:",
+            f"{indent}    _e = pos + _n",
+            f"{indent}    if _e > end: raise _trunc({what}, pos, _n, end - pos)",
+            f"{indent}    {target} = {value}",
+            f"{indent}    pos = _e",
         ]
 
     def length_code(self, indent: str, target: str, what: str, compact: bool, width: int) -> list[str]:
@@ -337,77 +330,12 @@ class _Generator:
     def build(self):
         top = self.struct_function(self.schema.fields, "")
         source = "\n".join(self.chunks)
-        code = _code(source, f"<kwire {self.schema.name} v{self.version}>")
+        code = compiled_code(source, f"<kwire {self.schema.name} v{self.version}>")
         exec(code, self.namespace)  # our own generated source; never captured data
         for table in self.tag_tables:
             for tag, (field_name, reader) in table.items():
                 table[tag] = (field_name, self.namespace[reader])
         return self.namespace[top], source
-
-
-# ---- the on-disk cache of compiled code. It holds only code objects compiled here from our own
-# generated source, never captured data, so marshal is the right format. Every failure (no
-# directory, unwritable, corrupt or foreign file) falls back to compile(); the cache never raises.
-
-_CACHE_MAX_FILES = 2000
-_CACHE_ROOM: dict[str, int] = {}  # directory -> files this process may still write there
-
-
-def _cache_dir() -> str:
-    """Where compiled code is kept; "" for nowhere."""
-    folder = os.environ.get("KWIRE_CACHE_DIR")
-    if folder is None:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        folder = os.path.join(base, "kwire", "decoders")
-    return folder
-
-
-def _code(source: str, label: str) -> types.CodeType:
-    """compile(source, label, "exec"), loaded from the disk cache when it is there."""
-    folder = _cache_dir()
-    if not folder:
-        return compile(source, label, "exec")
-    key = sha256("\0".join((source, label, str(sys.implementation.cache_tag))).encode()
-                 + importlib.util.MAGIC_NUMBER).hexdigest()
-    path = os.path.join(folder, key)
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-        # A digest of the payload first: a damaged file that still unmarshals is refused too.
-        if sha256(data[32:]).digest() == data[:32]:
-            code = marshal.loads(data[32:])
-            if isinstance(code, types.CodeType):
-                return code
-    except (OSError, ValueError, EOFError, TypeError):
-        pass
-    code = compile(source, label, "exec")
-    _cache_store(folder, path, code)
-    return code
-
-
-def _cache_store(folder: str, path: str, code: types.CodeType) -> None:
-    """Write `code` to `path` atomically (a temporary file in the same directory, then replace)."""
-    try:
-        room = _CACHE_ROOM.get(folder)
-        if room is None:  # the first write of this process there: count what the directory holds
-            os.makedirs(folder, 0o700, exist_ok=True)
-            room = _CACHE_MAX_FILES - len(os.listdir(folder))
-        _CACHE_ROOM[folder] = room - 1
-        if room <= 0:
-            return
-        import tempfile  # only when writing: importing it costs milliseconds at every start
-
-        payload = marshal.dumps(code)
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(sha256(payload).digest() + payload)
-            os.replace(tmp, path)
-        except BaseException:
-            os.unlink(tmp)
-            raise
-    except (OSError, ValueError):
-        pass
 
 
 # Keyed by the schema object's identity: schemas are module constants, and hashing a whole frozen

@@ -37,7 +37,8 @@ from typing import NamedTuple
 
 from kwire.net.layout import SLOW_FLAGS, header_key
 from kwire.net.segment import ACK, FIN, RST, SYN, Segment
-from kwire.tcp.reassembly import ACK_GRACE_SEGMENTS, HALF, HALF_COUNTERS, MASK, HalfStream
+from kwire.tcp.outoforder import ACK_GRACE_SEGMENTS, HALF, MASK
+from kwire.tcp.reassembly import HALF_COUNTERS, HalfStream
 from kwire.tcp.stream import Connection, StreamFactory
 
 # Table-wide counters, next to the sums of HALF_COUNTERS.

@@ -13,6 +13,15 @@ Sans-IO (no files, sockets or clock): a key log file is read by the command that
 from kwire.tls.detect import TlsDetector
 from kwire.tls.info import RecordProblem, TlsInfo
 from kwire.tls.keylog import ClientSecrets, FollowedKeyLog, KeyLog, KeySource
-from kwire.tls.stream import TlsStream
+
+
+def __getattr__(name: str):
+    # TlsStream loads the cryptography package: only when someone asks for it.
+    if name == "TlsStream":
+        from kwire.tls.stream import TlsStream
+
+        return TlsStream
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["ClientSecrets", "FollowedKeyLog", "KeyLog", "KeySource", "RecordProblem", "TlsDetector", "TlsInfo", "TlsStream"]

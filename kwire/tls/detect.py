@@ -27,7 +27,6 @@ import struct
 from kwire.tcp.stream import Connection, StreamConsumer, StreamFactory
 from kwire.tls.keylog import KeySource
 from kwire.tls.records import CANDIDATE_HEADER, HEADER, MAX_RECORD, header_length
-from kwire.tls.stream import Report, TlsStream
 
 DECIDE_BYTES = 2 * (MAX_RECORD + 2 * HEADER)  # one direction's bytes that settle a mid-stream guess
 _I32 = struct.Struct(">i").unpack_from
@@ -124,6 +123,10 @@ class Sniffer:
         self.verdict = verdict
         detector = self.detector
         if verdict is TLS:
+            # Here, not at import: TLS streams load the cryptography package, which a capture of
+            # plaintext Kafka never needs.
+            from kwire.tls.stream import TlsStream
+
             detector.tls_connections += 1
             target = TlsStream(self.conn, detector.open_inner, detector.keys, detector.report,
                                key_wait_bytes=detector.key_wait_bytes)
@@ -150,7 +153,7 @@ class TlsDetector:
     """A StreamFactory: TLS connections get a TlsStream around the inner consumer, others the inner
     consumer itself (see the module docstring). Counts both kinds."""
 
-    def __init__(self, open_inner: StreamFactory, keys: KeySource | None = None, report: Report | None = None,
+    def __init__(self, open_inner: StreamFactory, keys: KeySource | None = None, report=None,
                  *, key_wait_bytes: int = 0):
         self.open_inner = open_inner
         self.keys = keys

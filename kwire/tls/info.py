@@ -16,8 +16,6 @@ places (worker processes, Spark partitions) merge to exactly the whole, in any o
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-
 from kwire.errors import DecodeError
 from kwire.net.segment import format_endpoint
 from kwire.tcp.stream import Connection
@@ -53,41 +51,63 @@ class TlsDecodeError(DecodeError):
         self.kind = kind
 
 
-@dataclass(slots=True)
 class RecordProblem:
-    kind: str  # one of PROBLEM_KINDS
-    direction: int
-    ts_ns: int
-    detail: str  # what happened, for a person (no key material, no plaintext)
+    """A problem with one record: a kind from PROBLEM_KINDS and what happened, for a person (no key
+    material, no plaintext). (Plain classes, not dataclasses: these are made at every start of
+    kwire, and a dataclass costs milliseconds to create.)"""
+
+    __slots__ = ("kind", "direction", "ts_ns", "detail")
+
+    def __init__(self, kind: str, direction: int, ts_ns: int, detail: str):
+        self.kind = kind
+        self.direction = direction
+        self.ts_ns = ts_ns
+        self.detail = detail
+
+    def as_dict(self) -> dict:
+        return {"kind": self.kind, "direction": self.direction, "ts_ns": self.ts_ns, "detail": self.detail}
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, RecordProblem) and self.as_dict() == other.as_dict()
+
+    def __repr__(self) -> str:
+        return f"RecordProblem({self.kind!r}, {self.direction}, {self.ts_ns}, {self.detail!r})"
 
 
-@dataclass(slots=True)
+# TlsInfo's fields and their starting values (lists are per direction: [a -> b, b -> a]).
+_FIELDS = {
+    "state": "unknown", "client_direction": None, "version": None, "cipher_suite": None, "server_name": None,
+    "alpn_offered": list, "alpn": None, "resumed": False, "resumption": None, "extended_master_secret": False,
+    "encrypt_then_mac": False, "hello_retry": False, "ciphertext_bytes": lambda: [0, 0],
+    "plaintext_bytes": lambda: [0, 0], "records": lambda: [0, 0], "records_decrypted": 0, "records_failed": 0,
+    "records_undecrypted": 0, "key_updates": 0, "gaps": 0, "reason": None, "problems": list,
+    "problems_dropped": 0,
+}
+
+
 class TlsInfo:
-    """One TLS connection as seen; filled while the stream runs, complete at close."""
+    """One TLS connection as seen; filled while the stream runs, complete at close.
 
-    state: str = "unknown"
-    client_direction: int | None = None
-    version: str | None = None  # "TLS 1.3"
-    cipher_suite: str | None = None  # IANA name, or hex when unknown
-    server_name: str | None = None
-    alpn_offered: list[str] = field(default_factory=list)
-    alpn: str | None = None  # the protocol the server chose
-    resumed: bool = False
-    resumption: str | None = None  # "session_id", "session_ticket" or "psk" when resumed
-    extended_master_secret: bool = False
-    encrypt_then_mac: bool = False
-    hello_retry: bool = False
-    ciphertext_bytes: list[int] = field(default_factory=lambda: [0, 0])  # per direction, headers included
-    plaintext_bytes: list[int] = field(default_factory=lambda: [0, 0])  # application data handed on
-    records: list[int] = field(default_factory=lambda: [0, 0])  # whole records seen per direction
-    records_decrypted: int = 0
-    records_failed: int = 0  # authentication failures
-    records_undecrypted: int = 0  # encrypted records not tried (no keys, unsupported, not captured)
-    key_updates: int = 0
-    gaps: int = 0
-    reason: str | None = None  # why (part of) the connection was not decrypted
-    problems: list[RecordProblem] = field(default_factory=list)
-    problems_dropped: int = 0
+    state; client_direction (None until known); version ("TLS 1.3"); cipher_suite (IANA name, or hex
+    when unknown); server_name; alpn_offered, alpn (the protocol the server chose); resumed, resumption
+    ("session_id", "session_ticket" or "psk"); extended_master_secret; encrypt_then_mac; hello_retry;
+    ciphertext_bytes (headers included), plaintext_bytes (application data handed on) and records
+    (whole records seen), per direction; records_decrypted, records_failed (authentication failures),
+    records_undecrypted (not tried: no keys, unsupported, not captured); key_updates; gaps; reason (why
+    the connection, or its rest, was not decrypted); problems (at most MAX_PROBLEMS), problems_dropped."""
+
+    __slots__ = tuple(_FIELDS)
+
+    def __init__(self, **values) -> None:
+        for name, start in _FIELDS.items():
+            setattr(self, name, values.pop(name) if name in values else (start() if callable(start) else start))
+        if values:
+            raise TypeError(f"TlsInfo has no field {sorted(values)[0]!r}")
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in ("state", "version", "cipher_suite",
+                                                                        "server_name", "reason"))
+        return f"TlsInfo({shown})"
 
     def problem(self, kind: str, direction: int, ts_ns: int, detail: str) -> None:
         if len(self.problems) < MAX_PROBLEMS:
@@ -107,7 +127,11 @@ class TlsInfo:
 
     def as_dict(self) -> dict:
         """Plain values for JSON (lists, ints, strings)."""
-        return asdict(self)
+        out = {name: getattr(self, name) for name in _FIELDS}
+        out["problems"] = [problem.as_dict() for problem in self.problems]
+        for name in ("alpn_offered", "ciphertext_bytes", "plaintext_bytes", "records"):
+            out[name] = list(out[name])
+        return out
 
 
 def tls_row(conn: Connection, info: TlsInfo) -> dict:

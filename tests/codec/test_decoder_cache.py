@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from kwire.codec import compiler
+from kwire.codec import code_cache, compiler
 from kwire.codec.schemas import schema_for
 from tests.codec.test_records_encoder import uvarint
 
@@ -27,8 +27,8 @@ def compiles(monkeypatch, tmp_path):
         calls.append(args[1])
         return builtins.compile(*args, **kwargs)
 
-    monkeypatch.setattr(compiler, "compile", counting_compile, raising=False)
-    monkeypatch.setattr(compiler, "_CACHE_ROOM", {})
+    monkeypatch.setattr(code_cache, "compile", counting_compile, raising=False)
+    monkeypatch.setattr(code_cache, "_CACHE_ROOM", {})
     monkeypatch.setenv("KWIRE_CACHE_DIR", str(tmp_path / "cache"))
     return calls
 
@@ -96,7 +96,7 @@ def test_a_marshalled_non_code_object_is_refused(compiles, tmp_path):
     build()
     [path] = files(tmp_path / "cache")
     payload = marshal.dumps({"not": "code"})
-    path.write_bytes(compiler.sha256(payload).digest() + payload)  # a valid file of the wrong type
+    path.write_bytes(code_cache.sha256(payload).digest() + payload)  # a valid file of the wrong type
     assert build() == EXPECTED
     assert len(compiles) == 2
 
@@ -125,10 +125,10 @@ def test_empty_dir_setting_disables_the_cache(compiles, monkeypatch, tmp_path):
 def test_default_location_is_under_xdg_cache_home(monkeypatch, tmp_path):
     monkeypatch.delenv("KWIRE_CACHE_DIR")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    assert compiler._cache_dir() == os.path.join(str(tmp_path), "kwire", "decoders")
+    assert code_cache._cache_dir() == os.path.join(str(tmp_path), "kwire", "decoders")
     monkeypatch.delenv("XDG_CACHE_HOME")
     monkeypatch.setenv("HOME", str(tmp_path))
-    assert compiler._cache_dir() == os.path.join(str(tmp_path), ".cache", "kwire", "decoders")
+    assert code_cache._cache_dir() == os.path.join(str(tmp_path), ".cache", "kwire", "decoders")
 
 
 def test_unusable_dir_still_decodes(compiles, monkeypatch, tmp_path):
@@ -145,7 +145,7 @@ def test_failed_write_leaves_nothing_behind(compiles, monkeypatch, tmp_path):
     def refuse(src, dst):
         raise PermissionError(dst)
 
-    monkeypatch.setattr(compiler.os, "replace", refuse)
+    monkeypatch.setattr(code_cache.os, "replace", refuse)
     assert build() == EXPECTED
     assert files(tmp_path / "cache") == []  # the temporary file was removed
 
@@ -163,7 +163,7 @@ def test_read_only_dir_still_decodes(compiles, tmp_path):
 
 
 def test_full_dir_gets_no_more_files(compiles, monkeypatch, tmp_path):
-    monkeypatch.setattr(compiler, "_CACHE_MAX_FILES", 3)
+    monkeypatch.setattr(code_cache, "_CACHE_MAX_FILES", 3)
     cache = tmp_path / "cache"
     cache.mkdir()
     (cache / "someone-else").write_bytes(b"")

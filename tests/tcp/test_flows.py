@@ -5,7 +5,7 @@ from __future__ import annotations
 from kwire.net.segment import ACK, FIN, RST, SYN
 from kwire.tcp.recorder import StreamClosed, StreamData
 from kwire.tcp.flows import FlowKey, flow_key
-from kwire.tcp.reassembly import ACK_GRACE_SEGMENTS
+from kwire.tcp.outoforder import ACK_GRACE_SEGMENTS
 
 from tests.tcp.build import EventTable, CLIENT, SERVER, c2s, closes, data_of, feed_all, pieces, s2c, seg
 
