@@ -14,7 +14,7 @@ Guarantees: never reads past `buf`; every length read from the wire is checked a
 left before anything is allocated (an array claiming 2**31 elements in 30 bytes fails at once);
 any malformation raises DecodeError with the offset and the field's path, nothing else.
 
-The compiled code objects are also kept on disk (kwire.codec.code_cache), so later runs skip compile().
+The compiled code objects are also kept on disk (kwire.codec.code_cache): later runs skip compiling.
 """
 
 from __future__ import annotations
