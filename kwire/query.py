@@ -2,13 +2,15 @@
 
 A filter is a predicate over a decoded Exchange. Topic matching looks at topic names and ids anywhere
 in the bodies ("Topic", "Name", "TopicName", "TopicId" keys). "Errors" means: a non-zero ErrorCode
-anywhere in the response, a decode error, or an exchange that is not paired.
+anywhere in the response, a decode error, or an exchange that is not paired; an ApiVersions answered
+UNSUPPORTED_VERSION is version negotiation, not an error (kwire.codec.version_refusal).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kwire.codec.version_refusal import is_version_refusal
 from kwire.kafka.apis import API_BY_NAME
 from kwire.model import PAIRED, Exchange
 
@@ -69,7 +71,8 @@ def topics_in(node) -> set[str]:
 def has_error(ex: Exchange) -> bool:
     if ex.status != PAIRED or ex.request_error or ex.response_error:
         return True
-    return bool(ex.response and error_codes(ex.response))
+    codes = error_codes(ex.response) if ex.response else []
+    return bool(codes) and not is_version_refusal(ex.api_key, codes)  # version negotiation is no failure
 
 
 @dataclass(frozen=True)
