@@ -435,12 +435,16 @@ def html_report(doc: dict) -> str:
     sub = (f'{_utc(span["start"])} → {_utc(span["end"])} UTC · {span["seconds"]:,.3f} s · '
            f'{len(doc["brokers"])} brokers · {len(doc["client_ids"])} client ids')
     unanswered = doc["unanswered"]
+    from kwire.render.groups_html import findings_section, groups_section
+
     body = [
         f"<header><h1>{title}</h1><div class=\"sub\">{escape(sub)}</div></header><main>",
         _kpis(doc),
+        findings_section(doc),
         _timeline_section(doc),
         _histogram_section(doc),
         _lag_section(doc),
+        groups_section(doc),
         _figure_table("By api and version", "api", _api_rows(doc)),
         _figure_table("By client id", "client id", _group_rows(doc["client_ids"])),
         _figure_table("By broker", "broker", _group_rows(doc["brokers"])),
