@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+from kwire.analytics.delivery import Batch, ShareLog, Stall
 from kwire.analytics.findings import finding
 
 NS = 1_000_000_000
@@ -25,11 +26,25 @@ STALL_MIN_S = 2.0
 MAX_REDELIVERED = 100
 
 
-def _stall_producer(delivery, topic, partition, start: int) -> int | None:
+def by_name(table: dict, names: dict, at: int, make, drop: int | None = None) -> dict:
+    """`table` re-keyed with the topic at position `at` of its keys named (a topic seen under its id
+    on one connection and its name on another counts once), entries that meet merged into new ones;
+    `drop`: a key position to leave out."""
+    out: dict = {}
+    for key, value in table.items():
+        named = tuple(names.get(k, k) if i == at else k for i, k in enumerate(key) if i != drop)
+        have = out.get(named)
+        if have is None:
+            have = out[named] = make()
+        have.merge(value)
+    return out
+
+
+def _stall_producer(delivery, topic, partition, start: int, names: dict) -> int | None:
     best = None
     for table in (delivery.txn_batches, delivery.txn_adds):
         for (t, p, pid), span in table.items():
-            if (t, p) != (topic, partition) or span.first_ns is None or span.first_ns > start + NS:
+            if (names.get(t, t), p) != (topic, partition) or span.first_ns is None or span.first_ns > start + NS:
                 continue
             candidate = (span.first_ns, pid)
             if best is None or candidate > best:
@@ -39,12 +54,12 @@ def _stall_producer(delivery, topic, partition, start: int) -> int | None:
 
 def _stalls(delivery, names: dict) -> list[dict]:
     out = []
-    for (topic, partition, lso), stall in sorted(delivery.stalls.items(), key=lambda kv: (str(kv[0][0]), kv[0][1:])):
+    stalls = by_name(delivery.stalls, names, 0, Stall)
+    for (name, partition, lso), stall in sorted(stalls.items(), key=lambda kv: (str(kv[0][0]), kv[0][1:])):
         held = (stall.last_ns - stall.first_ns) / NS
         if held < STALL_MIN_S:
             continue
-        name = names.get(topic, topic)
-        pid = _stall_producer(delivery, topic, partition, stall.first_ns)
+        pid = _stall_producer(delivery, name, partition, stall.first_ns, names)
         ids = sorted(stall.client_ids, key=str)
         summary = (f"read_committed consumers ({', '.join(map(str, ids))}) of {name}[{partition}] were held at "
                    f"offset {lso} for {held:.1f} s behind an open transaction"
@@ -59,7 +74,7 @@ def _stalls(delivery, names: dict) -> list[dict]:
 
 def _retries(delivery, names: dict) -> list[dict]:
     groups: dict[tuple, list] = {}
-    for (_, topic, partition, key), batch in delivery.batches.items():
+    for (topic, partition, key), batch in by_name(delivery.batches, names, 1, Batch, drop=0).items():
         if batch.sends >= 2:
             pid = key[1] if key[0] == "pid" else None
             groups.setdefault((topic, partition, pid), []).append(batch)
@@ -68,7 +83,7 @@ def _retries(delivery, names: dict) -> list[dict]:
         attempts = max(b.sends for b in batches)
         evidence = [ev for b in batches for ev in b.evidence.values()]
         times = [ev[0] for ev in evidence]
-        name = names.get(topic, topic)
+        name = topic
         summary = (f"{len(batches)} batches for {name}[{partition}] sent again"
                    + (f" by producer id {pid}" if pid is not None else "") + f", up to {attempts} times each")
         out.append(finding("produce_retry", "warning", summary, min(times), max(times), evidence, topic=name,
@@ -78,7 +93,8 @@ def _retries(delivery, names: dict) -> list[dict]:
 
 def _share(delivery, names: dict) -> list[dict]:
     out = []
-    for (group, topic, partition), log in sorted(delivery.share.items(), key=lambda kv: str(kv[0])):
+    for (group, topic, partition), log in sorted(by_name(delivery.share, names, 1, ShareLog).items(),
+                                                 key=lambda kv: str(kv[0])):
         redelivered = {o: c[1] for o, c in sorted(log.offsets.items()) if c[1] > 1}
         expired = sum(max(0, c[0] - (c[2] + c[3] + c[4])) for c in log.offsets.values())
         archived = sum(1 for c in log.offsets.values() if not c[2] and (c[4] or c[1] >= 2))

@@ -42,7 +42,7 @@ def _member_expired(group_id: str, group: Group, names: dict, last_ns: int | Non
     for member_id, (last_gen, next_gen) in sorted(expired(group).items()):
         member = group.members[member_id]
         held = member.assignment_at(last_gen, exact=classic) or ()
-        parts = {(topic, p) for topic, ps in held for p in ps}
+        parts = {(names.get(topic, topic), p) for topic, ps in held for p in ps}
         went = member.last_ns
         handed: dict[tuple, tuple] = {}  # partition -> (ts, evidence) of its first new owner
         for other_id, other in group.members.items():
@@ -54,7 +54,7 @@ def _member_expired(group_id: str, group: Group, names: dict, last_ns: int | Non
                     continue
                 for topic, ps in given:
                     for p in ps:
-                        key = (topic, p)
+                        key = (names.get(topic, topic), p)
                         if key in parts and (key not in handed or (ts, ev) < handed[key]):
                             handed[key] = (ts, ev)
         reassigned = bool(parts) and len(handed) == len(parts)

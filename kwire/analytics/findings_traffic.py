@@ -12,7 +12,8 @@ client_hangup, protocol_violation.
   REBALANCE_IN_PROGRESS, which rebalance findings cover). reactions counts what each client did
   within REACTION_S after each error: "rejoin" (JoinGroup, or a KIP-848 / share heartbeat with epoch
   0), "metadata refresh" (Metadata or FindCoordinator), "retry" (the same api again; for Produce,
-  the failed batch sent again), else "nothing"; reaction is the most frequent.
+  the failed batch sent again), else "nothing", once per client and error moment (100 ms);
+  reaction is the first of rejoin, metadata refresh, retry that followed at least half of them.
 - throttled {client_id, broker, throttle_ms_total, count}: answers with ThrottleTimeMs > 0.
 - unanswered {api, count, client_ids}: requests never answered although the connection went on
   (a later request on it was answered) or the client (host and client id) kept talking on its other
@@ -148,7 +149,9 @@ def _error_bursts(analysis) -> list[dict]:
         if (api, error) in FLOW_ERRORS or error in FLOW_ANYWHERE:
             continue
         counts = _reactions(analysis, api, log)
-        reaction = min(counts, key=lambda name: (-counts[name], REACTIONS.index(name))) if counts else "nothing"
+        moments = sum(len(m.buckets) for m in log.moments.values())
+        reaction = next((name for name in REACTIONS if counts.get(name, 0) * 2 >= moments and counts.get(name)),
+                        "nothing")
         ids = sorted(log.client_ids, key=str)
         summary = (f"{log.count} {api} answers with {error} to {', '.join(map(str, ids))}; "
                    f"the clients' reaction: {reaction}")

@@ -329,8 +329,13 @@ def group_document(group: Group, names: dict[str, str]) -> dict:
         left = "leave" if member.left_ns is not None else "expired" if member_id in gone else None
         members[member_id] = {"client_id": member.client_id, "client": member.client,
                               "first_seen": _s(member.first_ns), "last_seen": _s(member.last_ns), "left": left}
+    latest: dict[tuple, tuple] = {}  # a partition committed under its id and its name counts once
+    for (topic, partition), value in group.commits.items():
+        key = (names.get(topic, topic), partition)
+        if key not in latest or value > latest[key]:
+            latest[key] = value
     commits: dict[str, dict[str, int]] = {}
-    for (topic, partition), (_, offset) in sorted(group.commits.items(), key=lambda kv: (str(kv[0][0]), kv[0][1])):
-        commits.setdefault(names.get(topic, topic), {})[str(partition)] = offset
+    for (topic, partition), (_, offset) in sorted(latest.items(), key=lambda kv: (str(kv[0][0]), kv[0][1])):
+        commits.setdefault(topic, {})[str(partition)] = offset
     return {"protocol": group.protocol, "coordinator": group.coordinator, "generations": generations,
             "members": members, "commits": commits, "rebalance_in_progress": group.rebalancing[0]}

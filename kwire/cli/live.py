@@ -17,7 +17,7 @@ import time
 
 import click
 
-from kwire.cli.options import capture_paths
+from kwire.cli.options import capture_paths, group_filter, group_option
 
 MAX_REFRESH = 4.0  # screens per second at most
 
@@ -40,7 +40,8 @@ MAX_REFRESH = 4.0  # screens per second at most
 @click.option("--exit-when-done", is_flag=True, help="Quit when the replay ends instead of waiting for q.")
 @click.option("--duration", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
               help="Quit after this many seconds.")
-def live_command(iface, ports, bpf, replay, speed, window, refresh, exit_when_done, duration):
+@group_option()
+def live_command(iface, ports, bpf, replay, speed, window, refresh, exit_when_done, duration, group):
     """Watch Kafka traffic live: requests/s, latency, errors, lag, share groups, capture health."""
     from kwire.live.feeder import Feeder
     from kwire.live.sources import ReplaySource, SniffSource
@@ -60,7 +61,7 @@ def live_command(iface, ports, bpf, replay, speed, window, refresh, exit_when_do
         expression = bpf if bpf is not None else default_filter(ports)
         source = SniffSource(iface, expression)
         where = f"{source.where} ({expression})"
-    state = DashboardState(source.kind, where, window=window)
+    state = DashboardState(source.kind, where, window=window, keep=group_filter(group))
     feeder = Feeder(source, state, port_hints=ports)
     feeder.start()  # CaptureError here: one line, exit 1, no screen
     quit_event = threading.Event()

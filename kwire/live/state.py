@@ -31,8 +31,9 @@ HISTORY = 60   # seconds of sparkline history
 
 
 class DashboardState:
-    def __init__(self, kind: str, where: str, *, window: int = 10, history: int = HISTORY):
+    def __init__(self, kind: str, where: str, *, window: int = 10, history: int = HISTORY, keep=None):
         self.kind = kind
+        self.keep = keep  # a filter of the exchanges to count (kwire live --group), or None for all
         self.where = where
         self.window = Window(window, history)
         self.finished = False
@@ -48,6 +49,8 @@ class DashboardState:
     # -- feeding
 
     def add_exchanges(self, exchanges) -> None:
+        if self.keep is not None:
+            exchanges = [ex for ex in exchanges if self.keep(ex)]
         window = self.window
         for ex in exchanges:
             row = exchange_row(ex)

@@ -112,12 +112,22 @@ def test_error_burst_and_produce_retry():
     produce_errors, heartbeat_errors = P.of(name, "mock_push_errors")
     f = one(name, "error_burst", api="Produce", error="NOT_LEADER_OR_FOLLOWER")
     assert f["count"] == len(produce_errors["errors"]) and f["client_ids"] == ["kwire-producer"]
-    assert f["reaction"] == "metadata refresh" and f["reactions"].get("retry")
+    # the producer's own view: every message delivered (the batches were sent again), and a Metadata
+    # request or not in the seconds after the errors
+    flushed = P.first(name, "flushed", "kwire-producer")
+    assert flushed["delivered"] == flushed["sent"] and not P.of(name, "delivery_failed")
+    refreshed = [r for r in truthlog.parse(P.log(name)) if r.direction == truthlog.SENT and
+                 r.client.startswith("kwire-producer#") and r.api in ("Metadata", "FindCoordinator")
+                 and produce_errors["ts"] < r.ts < produce_errors["ts"] + 5]
+    assert f["reactions"].get("retry") and bool(f["reactions"].get("metadata refresh")) == bool(refreshed)
+    assert f["reaction"] == ("metadata refresh" if refreshed else "retry")
     assert near(f["start"], produce_errors["ts"])
     f = one(name, "error_burst", api="Heartbeat", error="ILLEGAL_GENERATION")
     assert f["count"] == len(heartbeat_errors["errors"]) and f["reaction"] == "rejoin"
-    rejoined = [t for t, _ in P.log_lines(name, "kwire-consumer-1", r"JoinGroup response") if t > heartbeat_errors["ts"]]
-    assert rejoined and near(f["end"], rejoined[0], 5)
+    rejoined = [r for r in truthlog.parse(P.log(name)) if r.direction == truthlog.SENT and r.api == "JoinGroup"
+                and heartbeat_errors["ts"] < r.ts < f["end"] + 5]  # the consumers' JoinGroups after the errors
+    assert {r.client.split("#")[0] for r in rejoined} == set(f["client_ids"])
+    assert near(f["start"], heartbeat_errors["ts"])
     pid = P.acquired_pid(name, "kwire-producer")
     retries = P.findings(name, "produce_retry")
     assert retries and all(r["producer_id"] == pid and r["topic"] == "kwire-orders" for r in retries)
