@@ -84,7 +84,8 @@ def test_error_codes_and_failed_agree_with_kwire_query():
     from kwire.kafka.error_codes import error_name
     from kwire.query import error_codes, has_error
 
-    captures = sorted((Path(__file__).parents[2] / "captures").glob("*.pcap*")) + [Path(QUICK)]
+    root = Path(__file__).parents[2] / "captures"
+    captures = sorted(root.glob("*.pcap*")) + sorted((root / "problems").glob("*.pcap.gz")) + [Path(QUICK)]
     seen = 0
     for capture in captures:
         if capture.name.endswith(".log"):

@@ -163,3 +163,22 @@ def test_refusals_in_real_captures_decode_without_error(name):
             assert ex.response_error is None and ex.response["ApiKeys"]
             refusals += 1
     assert refusals
+
+
+def test_describe_groups_members_are_decoded_by_their_group_protocol_type():
+    sub = _write(sub_v1.data.ConsumerProtocolSubscription(
+        topics=("t",), user_data=None, owned_partitions=(sub_v1.data.TopicPartition(topic="t", partitions=(0,)),)), 1)
+    asg = _write(asg_v1.data.ConsumerProtocolAssignment(
+        assigned_partitions=(asg_v1.data.TopicPartition(topic="t", partitions=(0, 1)),), user_data=None), 1)
+    member = {"MemberId": "m", "ClientId": "c", "MemberMetadata": sub, "MemberAssignment": asg}
+    ex = Exchange(1, "c:1", "b:2", "paired", 1, api_key=15, api="DescribeGroups", api_version=5)
+    ex.request = {"Groups": ["g", "h", "e"]}
+    ex.response = {"Groups": [{"GroupId": "g", "ProtocolType": "consumer", "Members": [dict(member)]},
+                              {"GroupId": "h", "ProtocolType": "connect", "Members": [dict(member)]},
+                              {"GroupId": "e", "ProtocolType": "", "Members": []}]}
+    decode_embedded(ex)
+    decoded = ex.response["Groups"][0]["Members"][0]
+    assert decoded[SUBSCRIPTION_KEY]["OwnedPartitions"] == [{"Topic": "t", "Partitions": [0]}]
+    assert decoded[ASSIGNMENT_KEY]["AssignedPartitions"] == [{"Topic": "t", "Partitions": [0, 1]}]
+    assert list(decoded).index(SUBSCRIPTION_KEY) == list(decoded).index("MemberMetadata") + 1
+    assert SUBSCRIPTION_KEY not in ex.response["Groups"][1]["Members"][0]
