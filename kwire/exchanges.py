@@ -12,6 +12,8 @@ written in the v0 body whatever version was asked (the broker cannot know which 
 from __future__ import annotations
 
 import struct
+from functools import partial
+from typing import NamedTuple
 
 from kwire.codec.compiler import decoder_for
 from kwire.codec.consumer_protocol import EMBEDDED_API_KEYS, decode_embedded
@@ -72,9 +74,33 @@ def endpoint_name(endpoint) -> str:
     return name
 
 
-def exchange_parts(raw: RawExchange, *, owned: bool = False) -> tuple:
-    """What build_from_parts needs of a RawExchange, as a flat tuple of plain values. `owned=True`
-    makes the bodies bytes of their own (picklable, for decoding in another process)."""
+class ExchangeParts(NamedTuple):
+    """What building an Exchange needs of a RawExchange, as plain values: picklable, so kwire.parallel
+    ships them to the worker processes that decode (the bodies then are bytes of their own)."""
+
+    connection_id: int
+    client: str  # "ip:port"
+    broker: str
+    status: str
+    correlation_id: int
+    api_key: int | None  # None: no request was captured
+    api_version: int | None
+    client_id: str | None
+    header_size: int  # bytes of the request header at the start of request_body
+    request_ts_ns: int | None
+    request_size: int | None
+    request_body: object | None  # the request frame body, header included
+    response_ts_ns: int | None
+    response_size: int | None
+    response_body: object | None  # the response frame body, header included
+
+
+_new_parts = partial(tuple.__new__, ExchangeParts)  # without NamedTuple's Python-level __new__
+
+
+def exchange_parts(raw: RawExchange, *, owned: bool = False) -> ExchangeParts:
+    """What build_from_parts needs of a RawExchange. `owned=True` makes the bodies bytes of their
+    own (picklable, for decoding in another process)."""
     conn = raw.conn
     if raw.client_direction == 0:
         client, broker = endpoint_name(conn.a), endpoint_name(conn.b)
@@ -85,17 +111,18 @@ def exchange_parts(raw: RawExchange, *, owned: bool = False) -> tuple:
         resp_body = bytes(resp_body)
     req = raw.request
     if req is None:
-        return (conn.id, client, broker, raw.status, raw.correlation_id, None, None, None, 0,
-                None, None, None, raw.response_ts_ns, raw.response_size, resp_body)
+        return _new_parts((conn.id, client, broker, raw.status, raw.correlation_id, None, None, None, 0,
+                           None, None, None, raw.response_ts_ns, raw.response_size, resp_body))
     h = req.header
     body = req.body
     if owned and type(body) is not bytes:
         body = bytes(body)
-    return (conn.id, client, broker, raw.status, raw.correlation_id, h.api_key, h.api_version, h.client_id,
-            h.header_size, req.ts_ns, req.size, body, raw.response_ts_ns, raw.response_size, resp_body)
+    return _new_parts((conn.id, client, broker, raw.status, raw.correlation_id, h.api_key, h.api_version,
+                       h.client_id, h.header_size, req.ts_ns, req.size, body, raw.response_ts_ns,
+                       raw.response_size, resp_body))
 
 
-def build_from_parts(parts: tuple, *, decode: bool = True) -> Exchange:
+def build_from_parts(parts: ExchangeParts, *, decode: bool = True) -> Exchange:
     (conn_id, client, broker, status, corr, api_key, api_version, client_id, header_size,
      req_ts, req_size, req_body, resp_ts, resp_size, resp_body) = parts
     ex = Exchange(conn_id, client, broker, status, corr)

@@ -6,14 +6,15 @@ own bytes, so it can run elsewhere. `OrderedRenderer` takes the pipeline's outpu
 Exchanges it renders itself, RawExchanges (those `offloadable` picks) it ships in batches to a
 pool of worker processes, and it hands back rendered bytes strictly in the order they came.
 
-What stays in the main process: exchanges of the apis kwire.enrich reads or changes (Metadata
-names topic ids for later Fetches, Fetch requests remember offsets for lag: that state lives in
-one process and needs the capture's order) and responses without a request (nothing to decode).
+What stays in the main process: exchanges kwire.enrich reads or changes (kwire.enrich.enriched(api,
+version): a Metadata answer names topic ids for later Fetches, Fetch requests remember offsets for
+lag; that state lives in one process and needs the capture's order) and responses without a
+request (nothing to decode).
 
 Bounded: at most `max_inflight` batches are out at a time; the main process waits for the oldest
 when there are more. The pool starts with the first full batch, so small captures never pay for it.
-Bodies travel as plain bytes in flat tuples (kwire.exchanges.exchange_parts), never as objects of
-ours; a worker's result is bytes and a count. Output is byte-for-byte what one process writes.
+Exchanges travel as kwire.exchanges.ExchangeParts (a named tuple of plain values, the bodies as
+bytes of their own), pickled between kwire's own processes; a worker's result is bytes and a count. Output is byte-for-byte what one process writes.
 """
 
 from __future__ import annotations
@@ -23,15 +24,11 @@ import sys
 from collections import deque
 from typing import Callable, Iterator
 
-from kwire.enrich import ENRICHED_APIS
-from kwire.exchanges import build_from_parts, exchange_parts
-from kwire.kafka.apis import APIS
+from kwire.enrich import enriched
+from kwire.exchanges import ExchangeParts, build_from_parts, exchange_parts
 from kwire.kafka.pairing import RawExchange
 from kwire.model import Exchange
 
-# Api keys whose exchanges kwire.enrich.Enricher reads or changes: they stay in the main process
-# (tests/test_parallel.py checks the Enricher leaves every other api alone).
-STATEFUL_API_KEYS = frozenset(key for key, spec in APIS.items() if spec.name in ENRICHED_APIS)
 BATCH = 512  # exchanges per batch sent to a worker
 BATCH_BYTES = 1 << 20  # or fewer, when their frames add up to this
 MAX_OFFLOADED_BYTES = 64 << 10  # request + response frames of an exchange sent to a worker
@@ -44,8 +41,10 @@ def offloadable(raw: RawExchange) -> bool:
     own bytes is needed, and they are few: a big frame's decoding is cheap per byte (record
     batches are summarised, not decoded) while shipping it costs copies both ways."""
     req = raw.request
-    return (req is not None and req.header.api_key not in STATEFUL_API_KEYS
-            and req.size + (raw.response_size or 0) <= MAX_OFFLOADED_BYTES)
+    if req is None or req.size + (raw.response_size or 0) > MAX_OFFLOADED_BYTES:
+        return False
+    header = req.header
+    return not enriched(header.api_key, header.api_version)
 
 
 def default_jobs() -> int:
@@ -72,7 +71,7 @@ def _init_worker(task: Callable[[list[Exchange]], object]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _run_batch(batch: list[tuple], task=None) -> tuple[object, int]:
+def _run_batch(batch: list[ExchangeParts], task=None) -> tuple[object, int]:
     """The task's result on a batch of exchange parts (decoded here, in order), and how many of
     them had decode errors. In a worker, `task` is the one its initializer was given."""
     exchanges = [build_from_parts(parts) for parts in batch]
@@ -121,7 +120,7 @@ class Batches:
         self.jobs = jobs
         self.batch_size = batch or BATCH
         self.max_inflight = max_inflight or 2 * jobs + 2
-        self.batch: list[tuple] = []
+        self.batch: list[ExchangeParts] = []
         self.batch_bytes = 0
         self.tag = None
         self.worker_failures = 0

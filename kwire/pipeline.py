@@ -1,8 +1,16 @@
-"""The whole path from packets to Exchanges, and the counters a run reports.
+"""The whole path from capture records to Exchanges, and the counters a run reports.
 
-`Pipeline` is sans-IO: `feed(packet)` -> Exchanges completed by that packet, `finish()` -> the rest
-(requests never answered, connections still open at the end). `analyze_files(paths)` drives it over
-capture files (the only function here that opens anything). inspect, stats, live and the Spark
+`Pipeline` is sans-IO. It wires the layers through their contracts: capture records go to a
+RecordSink (kwire.fused.RecordFeed: the fast path, or PlainFeed), which feeds TCP (kwire.tcp.FlowTable);
+TCP hands each connection's bytes to its stream consumer: kwire.tls.TlsDetector looks at the first
+bytes and puts a TlsStream (decrypting with the key log, when one is given) in front of the Kafka
+consumer, or steps aside for plaintext (kwire.kafka.connection.KafkaStream, made by KafkaLayer.open);
+every TLS connection is noted in the summary when it closes (`tls_row`: what it showed, and why it
+was not decrypted). Kafka hands completed RawExchanges to the pipeline, which decodes them
+(kwire.exchanges), enriches them (kwire.enrich) and counts them. `feed(packet)` and
+`feed_capture(source)` return the Exchanges completed so far, in order; `finish()` the rest
+(requests never answered, connections still open at the end). `analyze_files(paths)` drives it
+over capture files (the only function here that opens anything). inspect, stats, live and the Spark
 executors all run this same code, so they cannot disagree on what an exchange is.
 """
 
@@ -11,17 +19,21 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Iterable, Iterator
 
-from kwire.capture.files import read_captures
+from kwire.capture.files import open_captures
 from kwire.capture.packet import Packet
 from kwire.capture.stats import CaptureStats
 from kwire.enrich import Enricher
 from kwire.errors import CaptureError
 from kwire.exchanges import build_exchange
-from kwire.kafka.pairing import KafkaTracker, RawExchange
+from kwire.fused import PlainFeed, RecordFeed
+from kwire.kafka.connection import KafkaLayer
+from kwire.kafka.pairing import RawExchange
 from kwire.model import NO_REQUEST, NO_RESPONSE, PAIRED, Exchange
-from kwire.net.decode import SUPPORTED_LINKTYPES, DecodeCounters
+from kwire.net.decode import SUPPORTED_LINKTYPES, DecodeCounters, decode_segment
 from kwire.tcp.flows import FlowTable
-
+from kwire.tcp.stream import Connection
+from kwire.tls import KeyLog, KeySource, TlsDetector, TlsInfo
+from kwire.tls.info import TlsNotes, tls_row
 
 @dataclass(slots=True)
 class RunSummary:
@@ -39,6 +51,8 @@ class RunSummary:
     decode_errors: int = 0
     capture_errors: list[str] = field(default_factory=list)
     unknown_linktypes: dict[int, list[str]] = field(default_factory=dict)
+    tls: TlsNotes = field(default_factory=TlsNotes)  # the TLS connections (kwire.tls.info.tls_row)
+    keylog_given: bool = False
 
     def count(self, ex: Exchange) -> None:
         self.count_status(ex.status, ex.connection_id)
@@ -70,6 +84,8 @@ class RunSummary:
         ]
         if self.decode_errors:
             parts.append(f"{self.decode_errors} decode errors")
+        if self.tls.connections:
+            parts.append(f"{self.tls.connections} TLS connections ({self.tls.decrypted} decrypted)")
         if self.capture.truncated:
             parts.append(f"{self.capture.truncated} packets cut by snap length")
         return ", ".join(parts)
@@ -78,104 +94,115 @@ class RunSummary:
 class Pipeline:
     """`offload(raw) -> bool`, when given, picks RawExchanges that are not decoded here: they come
     out of feed/finish as they are, in their place among the Exchanges, counted by status only
-    (whoever decodes them adds their decode errors to the summary). kwire.parallel uses this."""
+    (whoever decodes them adds their decode errors to the summary). kwire.parallel uses this.
+    `fast=False` takes the plain path for every record (the fast path's differential tests). `keys`:
+    where TLS secrets come from (a kwire.tls.KeyLog, or a FollowedKeyLog); `key_wait_bytes`: how much
+    of a TLS connection may wait for its keys to appear in a key log being written (live capture)."""
 
     def __init__(self, *, port_hints: Iterable[int] = (), decode: bool = True,
                  summary: RunSummary | None = None,
-                 offload: Callable[[RawExchange], bool] | None = None):
+                 offload: Callable[[RawExchange], bool] | None = None, fast: bool = True,
+                 keys: KeySource | None = None, key_wait_bytes: int = 0):
         self.offload = offload
         self.summary = summary or RunSummary()
         self.net = DecodeCounters()
-        self.flows = FlowTable()
-        self.kafka = KafkaTracker(port_hints=frozenset(port_hints))
         self.enricher = Enricher()
         self.decode = decode
         self.last_ts_ns = 0
+        self._out: list = []
+        self.kafka = KafkaLayer(self._on_raw, port_hints=frozenset(port_hints))
+        self.tls = TlsDetector(self.kafka.open, keys, self._on_tls, key_wait_bytes=key_wait_bytes)
+        self.summary.keylog_given = keys is not None
+        self.flows = FlowTable(self.tls)
+        self.records = (RecordFeed(self.flows, self._feed_packet) if fast
+                        else PlainFeed(self._feed_packet))
 
     def feed(self, packet: Packet) -> list[Exchange]:
+        """The Exchanges completed by one packet (fed in capture order)."""
         self.last_ts_ns = packet.ts_ns
-        events = self.flows.feed_packet(packet, self.net)
-        if not events and not self.kafka.ready:
-            return []
-        return self._on_events(events)
+        data = packet.data
+        self.records.record(packet.ts_ns, packet.linktype, data, 0, len(data), packet.wire_len)
+        return self.take()
 
-    def _on_events(self, events) -> list[Exchange]:
-        """Exchanges of the Kafka connections' sinks for the last packet, then of its events."""
-        out: list[Exchange] = []
-        kafka = self.kafka
-        ready = kafka.ready  # one list for the whole run: the connections hold it too
-        if ready:
-            made = ready.copy()
-            ready.clear()
-            self._build(made, out)
-        for event in events:
-            raws = kafka.on_event(event)
-            if raws:
-                self._build(raws, out)
+    def feed_capture(self, source) -> Iterator[list[Exchange]]:
+        """The records of a capture source (kwire.capture.files.open_captures) through the fast path;
+        after each chunk of it, the Exchanges completed meanwhile."""
+        for _ in source.feed(self.records):
+            yield self.take()
+
+    def take(self) -> list:
+        """The Exchanges (and offloaded RawExchanges) completed since the last take, in order."""
+        out = self._out
+        if out:
+            self._out = []
         return out
 
-    def _build(self, raws, out: list) -> None:
+    def _feed_packet(self, packet: Packet) -> None:
+        """The plain path of one record: net -> tcp."""
+        self.last_ts_ns = packet.ts_ns
+        seg = decode_segment(packet, self.net)
+        if seg is not None:
+            self.flows.feed(seg)
+
+    def add_secrets(self, secrets_type: int, data: bytes) -> None:
+        """Decryption secrets found in a capture (pcapng Decryption Secrets Blocks): TLS key log text
+        goes to the key log (a new one when none was given), for the connections that follow."""
+        keys = self.tls.keys
+        if keys is None:
+            keys = self.tls.keys = KeyLog()
+        if isinstance(keys, KeyLog) and keys.add_secrets(secrets_type, data):
+            self.summary.keylog_given = True
+
+    def _on_tls(self, conn: Connection, info: TlsInfo) -> None:
+        self.summary.tls.add(tls_row(conn, info))
+
+    def _on_raw(self, raw: RawExchange) -> None:
+        """The Kafka layer completed an exchange: decode, enrich, count it (or offload it)."""
         offload = self.offload
-        for raw in raws:
-            if offload is not None and offload(raw):
-                self.summary.count_status(raw.status, raw.conn.id)
-                out.append(raw)
-                continue
-            ex = build_exchange(raw, decode=self.decode)
-            if self.decode:
-                self.enricher.enrich(ex)
-            self.summary.count(ex)
-            out.append(ex)
+        if offload is not None and offload(raw):
+            self.summary.count_status(raw.status, raw.conn.id)
+            self._out.append(raw)
+            return
+        ex = build_exchange(raw, decode=self.decode)
+        if self.decode:
+            self.enricher.enrich(ex)
+        self.summary.count(ex)
+        self._out.append(ex)
 
     def finish(self) -> list[Exchange]:
-        out = self._on_events(self.flows.flush(self.last_ts_ns))
-        self._build(self.kafka.finish(), out)
+        """End of input: every connection closes; the Exchanges that completes, and the counters."""
+        self.last_ts_ns = max(self.last_ts_ns, self.flows.latest_ts())
+        self.flows.flush(self.last_ts_ns)
         self.summary.net = {k: v for k, v in asdict(self.net).items() if isinstance(v, int)}
         self.summary.tcp = dict(self.flows.counters())
-        self.summary.kafka = dict(self.kafka.closed_counters)
-        return out
+        self.summary.kafka = dict(self.kafka.counters.closed)
+        return self.take()
 
 
 def analyze_files(paths: list[str], *, port_hints: Iterable[int] = (), decode: bool = True,
                   summary: RunSummary | None = None,
                   progress: Callable[[CaptureStats], None] | None = None,
-                  offload: Callable[[RawExchange], bool] | None = None) -> Iterator[Exchange]:
+                  offload: Callable[[RawExchange], bool] | None = None, fast: bool = True,
+                  keys: KeySource | None = None) -> Iterator[Exchange]:
     """Exchanges of the capture files, merged in time order (and the RawExchanges `offload` picks,
     see Pipeline). Capture errors end up in summary.capture_errors (the good packets before a
-    damaged spot are still analysed) and are re-raised as one CaptureError after the last exchange
-    when nothing at all could be read."""
-    pipeline = Pipeline(port_hints=port_hints, decode=decode, summary=summary, offload=offload)
+    damaged spot are still analysed); a file that cannot be opened as a capture raises CaptureError
+    before anything is read."""
+    pipeline = Pipeline(port_hints=port_hints, decode=decode, summary=summary, offload=offload, fast=fast,
+                        keys=keys)
     summary = pipeline.summary
     stats = summary.capture
-    # TCP takes the packets that need only bookkeeping straight from the read buffer.
-    packets = read_captures(paths, stats, take=pipeline.flows.take_ethernet,
-                            take_run=pipeline.flows.take_pcap_run)
+    source = open_captures(paths, stats, on_secrets=pipeline.add_secrets)
     for linktype, names in stats.linktypes.items():
         if linktype not in SUPPORTED_LINKTYPES:
             summary.unknown_linktypes[linktype] = sorted(names)
-    feed = pipeline.flows.feed_packet  # decode_segment + FlowTable.feed in one call
-    net = pipeline.net
-    on_events = pipeline._on_events
-    last = None
+    shown = 0
     try:
-        # None in place of a packet: TCP took it straight from the read buffer and has events of it.
-        # Progress follows the readers' counts, which move a chunk at a time (packets TCP takes in
-        # place are counted there but never come through this loop).
-        flows = pipeline.flows
-        shown = 0
-        ready = pipeline.kafka.ready  # what the connections' sinks made straight from TCP
-        for packet in packets:
-            if packet is None:
-                events = flows.taken
-            else:
-                last = packet
-                events = feed(packet, net)
-            if events or ready:
-                yield from on_events(events)
+        for exchanges in pipeline.feed_capture(source):
+            yield from exchanges
             if progress is not None and stats.packets != shown:
                 shown = stats.packets
                 progress(stats)
     except CaptureError as exc:
         summary.capture_errors.append(str(exc))
-    pipeline.last_ts_ns = max(last.ts_ns if last is not None else 0, pipeline.flows.latest_ts())
     yield from pipeline.finish()

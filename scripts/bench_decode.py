@@ -14,29 +14,17 @@ from __future__ import annotations
 import argparse
 import time
 
-from kwire.capture.files import read_captures
 from kwire.codec.compiler import decoder_for
 from kwire.codec.records import summarize_records
 from kwire.codec.schemas import schema_for
 from kwire.codec.values import RawRecords
 from kwire.kafka.headers import parse_response_header
-from kwire.kafka.pairing import PAIRED, KafkaTracker
-from kwire.net.decode import decode_segment
-from kwire.tcp.flows import FlowTable
+from kwire.kafka.pairing import PAIRED
+from kwire.pipeline import analyze_files
 
 
 def bodies(paths):
-    flows, tracker, last = FlowTable(), KafkaTracker(), 0
-    raws = []
-    for packet in read_captures(paths):
-        last = packet.ts_ns
-        segment = decode_segment(packet)
-        if segment is not None:
-            for event in flows.feed(segment):
-                raws += tracker.on_event(event)
-    for event in flows.flush(last):
-        raws += tracker.on_event(event)
-    raws += tracker.finish()
+    raws = list(analyze_files(paths, decode=False, offload=lambda raw: True))  # paired frames, undecoded
     out = []
     for raw in raws:
         if raw.status != PAIRED:

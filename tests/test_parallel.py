@@ -11,9 +11,7 @@ import pytest
 
 import kwire.parallel as parallel
 from kwire.cli.inspect import write_json_lines
-from kwire.enrich import Enricher
-from kwire.kafka.apis import APIS
-from kwire.model import Exchange
+from kwire.cli.keys import Reading
 from kwire.pipeline import RunSummary
 from kwire.query import ExchangeFilter
 from kwire.render.jsonl import JsonLines
@@ -33,7 +31,7 @@ class Out:
 def run(path: Path, jobs: int, render: JsonLines) -> tuple[bytes, str]:
     out = Out()
     summary = RunSummary()
-    write_json_lines([str(path)], (), summary, None, render, jobs, out)
+    write_json_lines(Reading([str(path)]), summary, None, render, jobs, out)
     return out.buffer.getvalue(), summary.line()
 
 
@@ -58,22 +56,6 @@ def test_filters_and_full_records_in_workers(monkeypatch):
         assert run(capture, 2, render) == run(capture, 0, render)
 
 
-def test_the_enricher_leaves_every_other_api_alone():
-    """What kwire.parallel ships to workers must not need the Enricher's state, nor change it."""
-    enricher = Enricher()
-    enricher.topic_names["AAAAAAAAAAAAAAAAAAAAAQ"] = "t"
-    body = {"TopicId": "AAAAAAAAAAAAAAAAAAAAAQ", "Topics": [{"TopicId": "AAAAAAAAAAAAAAAAAAAAAg", "Name": "u",
-                                                           "Partitions": [{"HighWatermark": 5}]}]}
-    for key, spec in APIS.items():
-        ex = Exchange(1, "a", "b", "paired", 7, api_key=key, api=spec.name, api_version=spec.max_version,
-                      request={**body}, response={**body})
-        before = (repr(ex.request), repr(ex.response), dict(enricher.topic_names), dict(enricher.fetch_offsets))
-        enricher.enrich(ex)
-        after = (repr(ex.request), repr(ex.response), dict(enricher.topic_names), dict(enricher.fetch_offsets))
-        touched = before != after or bool(ex.extra)
-        assert touched == (key in parallel.STATEFUL_API_KEYS), spec.name
-
-
 def test_no_pool_for_a_capture_smaller_than_a_batch(monkeypatch):
     started = []
     monkeypatch.setattr(parallel, "_start_pool", lambda *a: started.append(a) or pytest.fail("pool started"))
@@ -91,7 +73,7 @@ def test_stats_with_workers_count_what_one_process_counts(capture: Path, monkeyp
     results = []
     for jobs in (0, 2):
         summary = RunSummary()
-        agg = aggregate([str(capture)], (), summary, ExchangeFilter(), jobs, None)
+        agg = aggregate(Reading([str(capture)]), summary, ExchangeFilter(), jobs, None)
         results.append((summary_json(agg.document()), summary.line()))
     assert results[0] == results[1]
     assert '"exchanges": 0' not in results[0][0]

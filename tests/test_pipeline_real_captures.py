@@ -90,3 +90,26 @@ def test_no_gaps_or_orphans_on_clean_captures(capture: Path):
     # every request kwire saw left is accounted for by the truth log (same count of requests sent)
     sent = [r for r in truthlog.read(str(capture) + ".truth.log") if r.direction == truthlog.SENT]
     assert len(exchanges) == len(sent)
+
+
+def test_a_port_hint_finds_the_same_connections():
+    """--port marks a broker port: the same exchanges, and its connections count as Kafka."""
+    from kwire.pipeline import Pipeline
+
+    path = CAPTURES / "multi-broker-3.pcap" if (CAPTURES / "multi-broker-3.pcap").exists() else None
+    assert path is not None
+    plain = RunSummary()
+    exchanges = list(analyze_files([str(path)], summary=plain))
+    port = int(exchanges[0].broker.rsplit(":", 1)[1])
+    hinted = RunSummary()
+    again = list(analyze_files([str(path)], summary=hinted, port_hints=(port,)))
+    assert [(e.api, e.correlation_id) for e in again] == [(e.api, e.correlation_id) for e in exchanges]
+    counts = []
+    for hints in ((), (port,)):
+        pipeline = Pipeline(port_hints=hints)
+        from kwire.capture.files import read_captures
+        for packet in read_captures([str(path)]):
+            pipeline.feed(packet)
+        pipeline.finish()
+        counts.append(pipeline.kafka.counters.kafka_connections)
+    assert counts[0] == counts[1] > 0

@@ -32,6 +32,7 @@ from kwire.analytics.facts import ACK_COLUMNS, ACK_TYPES, exchange_row, partitio
 from kwire.analytics.observe import observations
 from kwire.analytics.series import NS, Series
 from kwire.model import NO_REQUEST, NO_RESPONSE, PAIRED, Exchange
+from kwire.tls.info import TlsNotes
 
 FORMAT = "kwire-stats/1"
 SLOWEST = 20
@@ -251,6 +252,7 @@ class Aggregator:
         self.unanswered_first: list[tuple[tuple, dict]] = []
         self.timeline = Series(_TIMELINE_OPS)
         self.analysis = Analysis()  # groups and findings (kwire.analytics.analysis)
+        self.tls = TlsNotes()  # TLS connections, from the runs' summaries (kwire.pipeline)
 
     # -- feeding --------------------------------------------------------------------------------
 
@@ -355,6 +357,7 @@ class Aggregator:
                                        key=lambda item: item[0])[:FIRST]
         self.timeline.merge(other.timeline)
         self.analysis.merge(other.analysis)
+        self.tls.merge(other.tls)
         return self
 
     # -- the summary ----------------------------------------------------------------------------
@@ -397,6 +400,7 @@ class Aggregator:
             "timeline": self._timeline_document(width, first, count),
             "groups": self.analysis.groups_document(self.names),
             "findings": self.analysis.findings(self.names, self.first_ns, self.last_ns),
+            "tls": self.tls.document(),
         }
 
     def _timeline_frame(self, partitions: dict) -> tuple[int, int, int]:

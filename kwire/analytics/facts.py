@@ -7,7 +7,7 @@ Owns the extraction from a decoded Exchange; nothing here counts or aggregates:
 - `partition_rows(ex)`: one dict per (topic, partition) the exchange moved records for or measured:
   Fetch (bytes, records, lag), Produce (bytes, records), ShareFetch (bytes, records, acquired,
   redelivered, acknowledgements), ShareAcknowledge (acknowledgements). The `partitions` table.
-- `topic_names(ex)`: the (topic id, topic name) pairs a Metadata response states.
+- `topic_names(ex)`: the (topic id, topic name) pairs a response states side by side (kwire.enrich).
 
 Definitions (the statistics inherit them):
 - ts_ns: the exchange's time, its request's capture time (its response's when it has no request).
@@ -28,15 +28,18 @@ Definitions (the statistics inherit them):
 from __future__ import annotations
 
 from kwire.analytics.exchange_kinds import is_negotiation, is_wait
+from kwire.codec.marks import message_tree, values
 from kwire.codec.records import summarize_records
+from kwire.codec.schema import GROUP_ID
 from kwire.codec.values import RawRecords
+from kwire.enrich import topic_label, topic_pairs
 from kwire.kafka.error_codes import error_name
 from kwire.model import PAIRED, Exchange
 from kwire.query import error_codes
 
 ACK_TYPES = {0: "GAP", 1: "ACCEPT", 2: "RELEASE", 3: "REJECT", 4: "RENEW"}
 ACK_COLUMNS = tuple(f"ack_{name.lower()}" for name in ACK_TYPES.values())
-ZERO_UUID = "AAAAAAAAAAAAAAAAAAAAAA"
+_GROUP_IDS = frozenset({GROUP_ID})
 
 # Columns of a partition row, in order (the Parquet table's too).
 PARTITION_COLUMNS = ("ts_ns", "api", "group_id", "topic", "partition", "bytes", "records", "fetch_offset",
@@ -85,17 +88,13 @@ def exchange_row(ex: Exchange) -> dict:
 
 
 def group_id(ex: Exchange) -> str | None:
-    """The GroupId the request names (group, offset and share-group apis), else None."""
+    """The first group id the request names (a field the schema marks as holding one), else None."""
     request = ex.request
     if request:
-        group = request.get("GroupId")
-        if isinstance(group, str):
-            return group
+        for group in values(request, message_tree(ex.api_key, "request", ex.api_version, _GROUP_IDS)):
+            if type(group) is str:
+                return group
     return None
-
-
-def topic_label(topic: dict) -> str:
-    return topic.get("Topic") or topic.get("TopicName") or topic.get("Name") or topic.get("TopicId") or "?"
 
 
 def records_facts(value) -> tuple[int, int]:
@@ -215,11 +214,4 @@ def _share_rows(ex: Exchange) -> list[dict]:
 
 
 def topic_names(ex: Exchange) -> list[tuple[str, str]]:
-    if ex.api != "Metadata" or not ex.response:
-        return []
-    out = []
-    for topic in ex.response.get("Topics") or ():
-        tid, name = topic.get("TopicId"), topic.get("Name")
-        if isinstance(tid, str) and isinstance(name, str) and name and tid != ZERO_UUID:
-            out.append((tid, name))
-    return out
+    return topic_pairs(ex.api_key, ex.api_version, ex.response)

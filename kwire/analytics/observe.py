@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import struct
 
-from kwire.analytics.facts import topic_label
+from kwire.enrich import topic_label
 from kwire.analytics.observe_groups import GROUP_APIS, group_observations
 from kwire.codec.values import RawRecords
 from kwire.model import PAIRED, Exchange

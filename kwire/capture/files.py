@@ -1,7 +1,9 @@
-"""Capture files -> Packets: the entry point the pipeline uses to read files.
+"""Capture files -> records: the entry point the pipeline uses to read files.
 
 Owns format detection (pcap, pcapng, gzip of either, by magic bytes) and merging several files in
-timestamp order. Guarantees: `open_capture` checks the file at once (missing, directory, empty,
+timestamp order. `open_captures(paths)` gives one object with `feed(sink)` (every record to a
+kwire.capture.packet.RecordSink, yielding after each chunk) whether it reads one file or merges
+several; `read_captures(paths)` gives the same records as Packets. Guarantees: `open_capture` checks the file at once (missing, directory, empty,
 not a capture, truncated header all raise CaptureError before any packet); packets stream in
 1 MiB chunks; a damaged or truncated file yields every good packet, then raises CaptureError.
 
@@ -16,9 +18,9 @@ from __future__ import annotations
 import heapq
 import os
 from operator import attrgetter
-from typing import BinaryIO, Iterable, Iterator
+from typing import BinaryIO, Callable, Iterable, Iterator
 
-from kwire.capture.packet import Packet, Take, TakeRun
+from kwire.capture.packet import Packet, RecordSink
 from kwire.capture.pcap import MAGICS as PCAP_MAGICS
 from kwire.capture.pcap import PcapReader
 from kwire.capture.pcapng import SHB_MAGIC, PcapngReader
@@ -36,13 +38,14 @@ class CaptureReader:
     types declared so far (pcapng declares interfaces as it goes).
     """
 
-    def __init__(self, source: PathLike | BinaryIO, stats: CaptureStats | None = None):
+    def __init__(self, source: PathLike | BinaryIO, stats: CaptureStats | None = None,
+                 on_secrets: Callable[[int, bytes], None] | None = None):
         src = open_source(source)
         try:
             head = src.head
             magic = head[:4]
             if magic == SHB_MAGIC:
-                self._reader: PcapReader | PcapngReader = PcapngReader(src, stats)
+                self._reader: PcapReader | PcapngReader = PcapngReader(src, stats, on_secrets)
             elif magic in PCAP_MAGICS:
                 self._reader = PcapReader(src, stats)
             elif len(head) < 4:
@@ -57,9 +60,6 @@ class CaptureReader:
         self.format = self._reader.format
         self.compression = src.compression
         self._packets: Iterator[Packet] | None = None
-        # offered whole packets first, and runs of records (see PcapReader.packets); set before iterating
-        self.take: Take | None = None
-        self.take_run: TakeRun | None = None
 
     @property
     def linktypes(self) -> set[int]:
@@ -68,8 +68,12 @@ class CaptureReader:
     def __iter__(self) -> Iterator[Packet]:
         # Hand out the reader's own generator so iteration runs at generator speed.
         if self._packets is None:
-            self._packets = self._reader.packets(self.take, self.take_run)
+            self._packets = self._reader.packets()
         return self._packets
+
+    def feed(self, sink: RecordSink) -> Iterator[None]:
+        """Every record to `sink`, yielding after each chunk (kwire.capture.packet.RecordSink)."""
+        return self._reader.feed(sink)
 
     def __next__(self) -> Packet:
         return next(iter(self))
@@ -106,32 +110,60 @@ def _guarded(reader: CaptureReader, errors: list[CaptureError]) -> Iterator[Pack
         reader.close()
 
 
-def read_captures(
-    paths: Iterable[PathLike], stats: CaptureStats | None = None, take: Take | None = None,
-    take_run: TakeRun | None = None,
-) -> Iterator[Packet]:
-    """Packets of several capture files merged by timestamp (stable: ties keep file order).
-    `take` and `take_run` (see kwire.capture.pcap.PcapReader.packets) are offered the packets of a
-    single file first; several files are merged in time order and offered none (the merge needs
-    each packet).
+MERGE_STEP = 1024  # merged files: records handed to a sink between two yields
 
-    Every file is opened (and its header checked) before the first packet. A file damaged part
-    way stops contributing; the others run to their end, then the CaptureError is raised (the
-    messages of several damaged files are joined with "; ").
-    """
+
+class MergedCaptures:
+    """Several capture files read as one, their records merged by timestamp (stable: ties keep file
+    order). Every file is opened (and its header checked) before the first record. A file damaged
+    part way stops contributing; the others run to their end, then the CaptureError is raised (the
+    messages of several damaged files are joined with "; ")."""
+
+    def __init__(self, readers: list[CaptureReader]):
+        self.readers = readers
+
+    def __iter__(self) -> Iterator[Packet]:
+        return _merged(self.readers)
+
+    def feed(self, sink: RecordSink) -> Iterator[None]:
+        record = sink.record
+        count = 0
+        for p in _merged(self.readers):
+            data = p.data
+            record(p.ts_ns, p.linktype, data, 0, len(data), p.wire_len)
+            count += 1
+            if count == MERGE_STEP:
+                count = 0
+                yield
+        yield
+
+    def close(self) -> None:
+        for r in self.readers:
+            r.close()
+
+
+def open_captures(paths: Iterable[PathLike], stats: CaptureStats | None = None,
+                  on_secrets: Callable[[int, bytes], None] | None = None) -> CaptureReader | MergedCaptures:
+    """The capture files as one source of records: the file's own reader for one file (its runs of
+    records reach a sink at the reader's speed), a merge for several. Every file is opened and its
+    header checked first (CaptureError for the first that cannot be a capture). `on_secrets(type,
+    data)` is given the decryption secrets pcapng files carry, as they are read."""
     readers: list[CaptureReader] = []
     try:
         for path in paths:
-            readers.append(CaptureReader(path, stats))
+            readers.append(CaptureReader(path, stats, on_secrets))
     except BaseException:
         for r in readers:
             r.close()
         raise
     if len(readers) == 1:
-        readers[0].take = take
-        readers[0].take_run = take_run
-        return iter(readers[0])  # one file: no merge layer; errors surface directly
-    return _merged(readers)
+        return readers[0]
+    return MergedCaptures(readers)
+
+
+def read_captures(paths: Iterable[PathLike], stats: CaptureStats | None = None) -> Iterator[Packet]:
+    """The packets of several capture files merged by timestamp (open_captures, as Packets)."""
+    return iter(open_captures(paths, stats))
 
 
 def _merged(readers: list[CaptureReader]) -> Iterator[Packet]:

@@ -1,14 +1,17 @@
-"""What the capture layer hands to the rest of kwire: one captured packet.
+"""What the capture layer hands to the rest of kwire: captured records, one at a time.
 
-`ts_ns` is the capture timestamp in integer nanoseconds since the epoch (whatever the file's
-resolution); `linktype` is the pcap LINKTYPE_* of the interface it was captured on; `data` is the
-captured bytes, `wire_len` the length on the wire (larger when the snap length cut the packet).
+Two forms, one meaning. A `Packet` is a record as an object: `ts_ns` is the capture timestamp in
+integer nanoseconds since the epoch (whatever the file's resolution); `linktype` is the pcap
+LINKTYPE_* of the interface it was captured on; `data` is the captured bytes, `wire_len` the length
+on the wire (larger when the snap length cut the packet). A `RecordSink` is given the same facts
+for each record straight from the reader's buffer, before any object is made (the fast path: most
+records never become a Packet); `PacketCollector` is the sink that makes Packets of them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, NamedTuple
+from typing import Callable, Iterator, NamedTuple, Protocol
 
 
 @dataclass(slots=True)
@@ -23,17 +26,8 @@ class Packet:
         return len(self.data) < self.wire_len
 
 
-# A consumer that may take a whole captured packet in place, before it becomes a Packet:
-# take(ts_ns, buf, start, stop) -> 0: not taken (the reader yields a Packet as usual); 1: taken;
-# 2: taken, and the consumer has something to say about it: the reader yields None in its place;
-# 3: taken and put aside quietly, like 1, and the packets after it may well be taken the same way
-# (a reader that has a TakeRun offers it the records that follow).
-Take = Callable[[int, bytes, int, int], int]
-NOT_TAKEN, TAKEN, TAKEN_EVENTS, TAKEN_QUIETLY = 0, 1, 2, 3
-
-
 class RecordLayout(NamedTuple):
-    """How a classic pcap file lays out its record headers (for a TakeRun walking them itself)."""
+    """How a classic pcap file lays out its record headers (for a RecordSink.run walking them)."""
 
     unpack: Callable  # buf, pos -> (seconds, fraction, captured length, wire length)
     unpack_lengths: Callable  # buf, pos -> (seconds, captured length, wire length): the same, less
@@ -47,12 +41,54 @@ class RecordLayout(NamedTuple):
         return sec * 1_000_000_000 + frac * self.ts_mult
 
 
-# A consumer that may take a run of consecutive records in place: take_run(buf, pos, end, layout)
-# takes whole Ethernet records (captured length == wire length) from buf[pos:end] one after the
-# other, as quietly as Take's answer 3 (no event, nothing to say), and stops at the first record
-# it does not take or that is not whole in the buffer. Returns (position after the last record
-# taken, number of records taken).
-TakeRun = Callable[[bytes, int, int, RecordLayout], "tuple[int, int]"]
+class RecordSink(Protocol):
+    """What a capture reader hands its records to, in capture order, before any Packet exists.
+
+    A reader's `feed(sink)` calls `sink.record(ts_ns, linktype, buf, start, stop, wire_len)` for every
+    packet it reads (its captured bytes are buf[start:stop], valid during the call only; wire_len
+    is the length on the wire, larger when the snap length cut the packet), and yields after each
+    chunk of the file, so the caller can collect what the records made. When record() returns True,
+    a classic pcap reader offers the records that follow at once: `sink.run(buf, pos, end, layout)`
+    takes whole records (captured length == wire length) from buf[pos:end] one after another, as it
+    would take them one by one, and stops at the first it would not take or that is not whole in
+    the buffer; it returns (position after the last record taken, number of records taken). The
+    reader still owns the records: it checks every record it walks itself, and counts all of them.
+    """
+
+    def record(self, ts_ns: int, linktype: int, buf, start: int, stop: int, wire_len: int) -> bool: ...
+
+    def run(self, buf, pos: int, end: int, layout: RecordLayout) -> tuple[int, int]: ...
+
+
+def packets_of(feed: Callable[[RecordSink], Iterator[None]]) -> Iterator[Packet]:
+    """A reader's records as Packets, from its feed(sink): chunk by chunk, and the packets read before
+    damage still come out before the error does."""
+    collector = PacketCollector()
+    packets = collector.packets
+    try:
+        for _ in feed(collector):
+            yield from packets
+            packets.clear()
+    except Exception:  # damage (CaptureError), not GeneratorExit: a closed reader yields no more
+        yield from packets
+        raise
+
+
+class PacketCollector:
+    """A RecordSink that makes a Packet of every record and keeps them in `packets`."""
+
+    __slots__ = ("packets",)
+
+    def __init__(self) -> None:
+        self.packets: list[Packet] = []
+
+    def record(self, ts_ns: int, linktype: int, buf, start: int, stop: int, wire_len: int) -> bool:
+        self.packets.append(Packet(ts_ns, linktype, buf[start:stop], wire_len))
+        return False
+
+    def run(self, buf, pos: int, end: int, layout: RecordLayout) -> tuple[int, int]:
+        return pos, 0
+
 
 # pcap LINKTYPE_* values kwire understands.
 LINKTYPE_NULL = 0          # BSD loopback: 4-byte address family in host byte order

@@ -1,8 +1,9 @@
-"""Classic pcap (libpcap) files -> Packets, streamed chunk by chunk.
+"""Classic pcap (libpcap) files -> records, streamed chunk by chunk.
 
 Owns the pcap file header (both byte orders; microsecond magic 0xa1b2c3d4, nanosecond magic
 0xa1b23c4d, and the "modified" 0xa1b2cd34 variant with 24-byte record headers) and the record
-loop. Guarantees: the header is checked when the reader is built (CaptureError at once for a bad
+loop (`feed(sink)`: every record to a kwire.capture.packet.RecordSink; `packets()`: the same as
+Packets). Guarantees: the header is checked when the reader is built (CaptureError at once for a bad
 or truncated header); records are sliced out of 1 MiB chunks, never the whole file; a record
 length above the snap length plus slack (or MAX_RECORD) or a truncated last record raises a
 CaptureError naming the file and byte offset, after every good packet before it was yielded.
@@ -13,7 +14,7 @@ from __future__ import annotations
 import struct
 from typing import Iterator
 
-from kwire.capture.packet import LINKTYPE_ETHERNET, TAKEN_EVENTS, TAKEN_QUIETLY, Packet, RecordLayout, Take, TakeRun
+from kwire.capture.packet import Packet, RecordLayout, RecordSink, packets_of
 from kwire.capture.source import MAX_RECORD, Source, fill
 from kwire.capture.stats import CaptureStats
 from kwire.errors import CaptureError
@@ -72,83 +73,81 @@ class PcapReader:
     def __iter__(self) -> Iterator[Packet]:
         return self.packets()
 
-    def packets(self, take: Take | None = None, take_run: TakeRun | None = None) -> Iterator[Packet | None]:
-        """The file's packets. `take(ts_ns, buf, start, stop)`, when given, is offered every whole
-        packet (not cut by the snap length) of an Ethernet file first, as a slice of the read
-        buffer (kwire.capture.packet.Take): the packets it takes are counted but not yielded, or
-        yielded as None when it asks for that. `take_run`, when given with take, is offered the
-        records that follow a packet take put aside quietly, all at once (a TakeRun): in a bulk
-        transfer one loop of the consumer's then takes most packets."""
-        if self.linktype != LINKTYPE_ETHERNET:
-            take = None
-        if take is None:
-            take_run = None
+    def packets(self) -> Iterator[Packet]:
+        """The file's packets."""
+        return packets_of(self.feed)
+
+    def feed(self, sink: RecordSink) -> Iterator[None]:
+        """Hand every record to `sink` (kwire.capture.packet.RecordSink), yielding after each chunk.
+        Runs are offered after a record the sink asks for them on (the records are classic pcap's)."""
         source = self._source
         stats = self._stats
         buf = self._buf
         self._buf = b""
-        pos = FILE_HEADER
         base = 0  # file offset of buf[0]
-        unpack = self._rec.unpack_from
-        hsize = self._rec_size
-        mult = self._ts_mult
-        limit = self._limit
-        lt = self.linktype
-        layout = RecordLayout(unpack, self._lengths.unpack_from, hsize, mult, limit)
-        n = cap = wire = cut = 0
+        layout = RecordLayout(self._rec.unpack_from, self._lengths.unpack_from, self._rec_size, self._ts_mult,
+                              self._limit)
+        counts = [0, 0, 0, 0]  # records, captured bytes, wire bytes, cut records: since the last report
+        pos = FILE_HEADER
         try:
             while True:
-                end = len(buf)
-                caplen = 0
-                while pos + hsize <= end:
-                    sec, frac, caplen, wirelen = unpack(buf, pos)
-                    if caplen > limit:
-                        raise source.error(
-                            base + pos,
-                            f"absurd record length {caplen} (snap length {self.snaplen})",
-                        )
-                    start = pos + hsize
-                    stop = start + caplen
-                    if stop > end:
-                        break
-                    pos = stop
-                    n += 1
-                    cap += caplen
-                    wire += wirelen
-                    ts = sec * 1_000_000_000 + frac * mult
-                    if caplen < wirelen:
-                        cut += 1
-                    elif take is not None:
-                        taken = take(ts, buf, start, stop)
-                        if taken:
-                            if taken == TAKEN_EVENTS:
-                                yield None
-                            elif taken == TAKEN_QUIETLY and take_run is not None:
-                                after, k = take_run(buf, pos, end, layout)
-                                if k:
-                                    n += k
-                                    k = after - pos - k * hsize  # their captured (= wire) bytes
-                                    cap += k
-                                    wire += k
-                                    pos = after
-                            continue
-                    yield Packet(ts, lt, buf[start:stop], wirelen)
+                pos, need = self._chunk(buf, pos, base, sink, layout, counts)
                 if stats is not None:
-                    stats.add(n, cap, wire, cut)
-                    n = cap = wire = cut = 0
-                need = hsize + caplen if pos + hsize <= end else hsize
+                    stats.add(*counts)
+                counts[:] = (0, 0, 0, 0)
+                yield
                 base += pos
                 buf = fill(source, buf, pos, need)
                 pos = 0
                 if len(buf) < need:
-                    if not buf:
-                        return
-                    if len(buf) < hsize:
-                        problem = f"truncated record header ({len(buf)} of {hsize} bytes)"
-                    else:
-                        problem = f"truncated record (needs {caplen} bytes, {len(buf) - hsize} left)"
-                    raise source.error(base, problem)
+                    if buf:
+                        self._truncated(buf, base, need)
+                    return
         finally:
             if stats is not None:
-                stats.add(n, cap, wire, cut)
+                stats.add(*counts)
             source.close()
+
+    def _chunk(self, buf, pos: int, base: int, sink: RecordSink, layout: RecordLayout,
+               counts: list) -> tuple[int, int]:
+        """Hand the whole records of buf from pos on to `sink`; (where the first record that is not
+        whole in buf starts, the bytes needed from there to read it)."""
+        unpack, hsize, mult, limit, lt = layout.unpack, layout.header_size, layout.ts_mult, layout.max_caplen, \
+            self.linktype
+        record, run = sink.record, sink.run
+        end = len(buf)
+        n = cap = wire = cut = 0
+        caplen = 0
+        while pos + hsize <= end:
+            sec, frac, caplen, wirelen = unpack(buf, pos)
+            if caplen > limit:
+                counts[:] = (n, cap, wire, cut)
+                raise self._source.error(base + pos, f"absurd record length {caplen} (snap length {self.snaplen})")
+            start = pos + hsize
+            stop = start + caplen
+            if stop > end:
+                break
+            pos = stop
+            n += 1
+            cap += caplen
+            wire += wirelen
+            if caplen < wirelen:
+                cut += 1
+            if record(sec * 1_000_000_000 + frac * mult, lt, buf, start, stop, wirelen):
+                after, k = run(buf, pos, end, layout)
+                if k:
+                    n += k
+                    k = after - pos - k * hsize  # their captured (= wire) bytes
+                    cap += k
+                    wire += k
+                    pos = after
+        counts[:] = (n, cap, wire, cut)
+        return pos, (hsize + caplen if pos + hsize <= end else hsize)
+
+    def _truncated(self, buf, base: int, need: int) -> None:
+        hsize = self._rec_size
+        if len(buf) < hsize:
+            problem = f"truncated record header ({len(buf)} of {hsize} bytes)"
+        else:
+            problem = f"truncated record (needs {need - hsize} bytes, {len(buf) - hsize} left)"
+        raise self._source.error(base, problem)

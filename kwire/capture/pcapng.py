@@ -1,9 +1,11 @@
-"""pcapng files -> Packets, streamed chunk by chunk.
+"""pcapng files -> records, streamed chunk by chunk (`feed(sink)`, or `packets()`).
 
 Owns the block loop: Section Header Blocks of either byte order (several sections per file, each
 with its own byte order and interfaces), Interface Description Blocks (link type, snap length,
 if_tsresol incl. power-of-2 resolutions, if_tsoffset), Enhanced, Simple and obsolete Packet
-Blocks; every other block type is skipped by its length. Guarantees: the first section header is
+Blocks, and Decryption Secrets Blocks (their secrets type and data go to `on_secrets`, before the
+packets after them are read: `editcap --inject-secrets tls,keys.txt` puts a TLS key log there);
+every other block type is skipped by its length. Guarantees: the first section header is
 checked when the reader is built; a bad block length (not a multiple of 4, under 12, over
 MAX_RECORD, or differing from its trailing copy), a packet block referring to an undeclared
 interface, a malformed option or a truncated last block raises a CaptureError naming the file and
@@ -19,9 +21,9 @@ section (0 if none), so merged output stays in order.
 from __future__ import annotations
 
 import struct
-from typing import Iterator
+from typing import Callable, Iterator
 
-from kwire.capture.packet import LINKTYPE_ETHERNET, TAKEN_EVENTS, Packet, Take, TakeRun
+from kwire.capture.packet import Packet, RecordSink, packets_of
 from kwire.capture.source import MAX_RECORD, Source, fill
 from kwire.capture.stats import CaptureStats
 from kwire.errors import CaptureError
@@ -32,6 +34,7 @@ BT_IDB = 1
 BT_PB = 2       # obsolete Packet Block
 BT_SPB = 3
 BT_EPB = 6
+BT_DSB = 0x0000000A  # Decryption Secrets Block
 OPT_END = 0
 OPT_IF_TSRESOL = 9
 OPT_IF_TSOFFSET = 14
@@ -66,14 +69,28 @@ def ts_scale(tsresol: int) -> tuple[int, int]:
     return 1, 10 ** (tsresol - 9)
 
 
+class _Section:
+    """What the block loop knows of the section it is in: its byte order's unpackers, its interfaces
+    (link type, ts mul, ts div, ts offset ns, snap length) and the last packet's time."""
+
+    __slots__ = ("s", "ifaces", "last_ts")
+
+    def __init__(self, s: _Structs):
+        self.s = s
+        self.ifaces: list[tuple[int, int, int, int, int]] = []
+        self.last_ts = 0
+
+
 class PcapngReader:
     """One pcapng file. Iterate once for its packets (the iterator closes the source)."""
 
     format = "pcapng"
 
-    def __init__(self, source: Source, stats: CaptureStats | None = None):
+    def __init__(self, source: Source, stats: CaptureStats | None = None,
+                 on_secrets: Callable[[int, bytes], None] | None = None):
         self._source = source
         self._stats = stats
+        self.on_secrets = on_secrets
         name = source.name
         buf = fill(source, source.head, 0, SHB_MIN)
         if len(buf) < SHB_MIN:
@@ -143,134 +160,133 @@ class PcapngReader:
             self._stats.note_linktype(linktype, self._source.name)
         return linktype, mul, div, offset_s * 1_000_000_000, snaplen
 
-    def packets(self, take: Take | None = None, take_run: TakeRun | None = None) -> Iterator[Packet]:
-        """The file's packets; `take` as in kwire.capture.pcap.PcapReader.packets (offered the whole
-        packets of enhanced packet blocks on Ethernet interfaces; simple packet blocks, rare, are not).
-        `take_run` is not used: its records are classic pcap's."""
+    def packets(self) -> Iterator[Packet]:
+        """The file's packets."""
+        return packets_of(self.feed)
+
+    def feed(self, sink: RecordSink) -> Iterator[None]:
+        """Hand every packet to `sink.record` (kwire.capture.packet.RecordSink), yielding after each
+        chunk. Runs are never offered: pcapng packets each sit in a block of their own."""
         source = self._source
-        error = source.error
         stats = self._stats
         buf = self._buf
         self._buf = b""
-        pos = 0
-        base = 0  # file offset of buf[0]
-        s = _STRUCTS["<"]
-        head, u32, epb = s.head, s.u32, s.epb
-        ifaces: list[tuple[int, int, int, int, int]] = []
-        last_ts = 0
-        n = cap = wire = cut = 0
+        state = _Section(_STRUCTS["<"])
+        counts = [0, 0, 0, 0]
+        pos = base = 0  # base: file offset of buf[0]
         try:
             while True:
-                end = len(buf)
-                blen = 12
-                while pos + 12 <= end:
-                    btype, blen = head(buf, pos)
-                    if btype == BT_SHB:
-                        order = _BOM.get(buf[pos + 8 : pos + 12])
-                        if order is None:
-                            raise error(base + pos + 8, "bad pcapng byte-order magic")
-                        s = _STRUCTS[order]
-                        head, u32, epb = s.head, s.u32, s.epb
-                        btype, blen = head(buf, pos)
-                    if blen < 12 or blen & 3 or blen > MAX_RECORD:
-                        raise error(base + pos, f"bad block length {blen} (block type 0x{btype:x})")
-                    if pos + blen > end:
-                        break
-                    if u32(buf, pos + blen - 4)[0] != blen:
-                        raise error(base + pos, f"block length {blen} differs from its trailing copy")
-                    if btype == BT_EPB:
-                        if blen < 32:
-                            raise error(base + pos, f"enhanced packet block too short ({blen} bytes)")
-                        iid, hi, lo, caplen, wirelen = epb(buf, pos + 8)
-                        if caplen > blen - 32:
-                            raise error(base + pos, f"packet length {caplen} exceeds its block ({blen} bytes)")
-                        try:
-                            lt, mul, div, off, _ = ifaces[iid]
-                        except IndexError:
-                            raise error(base + pos, f"packet refers to undeclared interface {iid}") from None
-                        last_ts = ((hi << 32) | lo) * mul // div + off
-                        start = pos + 28
-                        pos += blen
-                        n += 1
-                        cap += caplen
-                        wire += wirelen
-                        if caplen < wirelen:
-                            cut += 1
-                        elif take is not None and lt == LINKTYPE_ETHERNET:
-                            taken = take(last_ts, buf, start, start + caplen)
-                            if taken:
-                                if taken == TAKEN_EVENTS:
-                                    yield None
-                                continue
-                        yield Packet(last_ts, lt, buf[start : start + caplen], wirelen)
-                        continue
-                    if btype == BT_SPB:
-                        if blen < 16:
-                            raise error(base + pos, f"simple packet block too short ({blen} bytes)")
-                        if not ifaces:
-                            raise error(base + pos, "simple packet block before any interface block")
-                        lt, _, _, _, snaplen = ifaces[0]
-                        wirelen = u32(buf, pos + 8)[0]
-                        caplen = min(wirelen, blen - 16)
-                        if snaplen:
-                            caplen = min(caplen, snaplen)
-                        start = pos + 12
-                        pos += blen
-                        n += 1
-                        cap += caplen
-                        wire += wirelen
-                        if caplen < wirelen:
-                            cut += 1
-                        yield Packet(last_ts, lt, buf[start : start + caplen], wirelen)
-                        continue
-                    if btype == BT_IDB:
-                        ifaces.append(self._interface(buf, pos, blen, s, base))
-                    elif btype == BT_SHB:
-                        if blen < SHB_MIN:
-                            raise error(base + pos, f"section header block too short ({blen} bytes)")
-                        major, minor, _ = s.shb(buf, pos + 12)
-                        if major != 1:
-                            raise error(base + pos, f"unsupported pcapng version {major}.{minor}")
-                        ifaces = []
-                        last_ts = 0
-                        self.sections += 1
-                    elif btype == BT_PB:
-                        if blen < 32:
-                            raise error(base + pos, f"packet block too short ({blen} bytes)")
-                        iid, _, hi, lo, caplen, wirelen = s.pb(buf, pos + 8)
-                        if caplen > blen - 32:
-                            raise error(base + pos, f"packet length {caplen} exceeds its block ({blen} bytes)")
-                        try:
-                            lt, mul, div, off, _ = ifaces[iid]
-                        except IndexError:
-                            raise error(base + pos, f"packet refers to undeclared interface {iid}") from None
-                        last_ts = ((hi << 32) | lo) * mul // div + off
-                        start = pos + 28
-                        pos += blen
-                        n += 1
-                        cap += caplen
-                        wire += wirelen
-                        if caplen < wirelen:
-                            cut += 1
-                        yield Packet(last_ts, lt, buf[start : start + caplen], wirelen)
-                        continue
-                    pos += blen
+                pos, need = self._chunk(buf, pos, base, sink, state, counts)
                 if stats is not None:
-                    stats.add(n, cap, wire, cut)
-                    n = cap = wire = cut = 0
-                need = blen if pos + 12 <= end else 12
+                    stats.add(*counts)
+                counts[:] = (0, 0, 0, 0)
+                yield
                 base += pos
                 buf = fill(source, buf, pos, need)
                 pos = 0
                 if len(buf) < need:
-                    if not buf:
-                        return
-                    if len(buf) < 12:
-                        problem = f"truncated block header ({len(buf)} of 12 bytes)"
-                    else:
-                        problem = f"truncated block (needs {need} bytes, {len(buf)} left)"
-                    raise error(base, problem)
+                    if buf:
+                        problem = (f"truncated block header ({len(buf)} of 12 bytes)" if len(buf) < 12
+                                   else f"truncated block (needs {need} bytes, {len(buf)} left)")
+                        raise source.error(base, problem)
+                    return
         finally:
             if stats is not None:
-                stats.add(n, cap, wire, cut)
+                stats.add(*counts)
             source.close()
+
+    def _chunk(self, buf, pos: int, base: int, sink: RecordSink, state: _Section,
+               counts: list) -> tuple[int, int]:
+        """Read the whole blocks of buf from pos on; (where the first block that is not whole
+        starts, the bytes needed from there)."""
+        error = self._source.error
+        record = sink.record
+        end = len(buf)
+        blen = 12
+        n = cap = wire = cut = 0
+        try:
+            while pos + 12 <= end:
+                btype, blen = state.s.head(buf, pos)
+                if btype == BT_SHB:
+                    btype, blen = self._byte_order(buf, pos, base, state)
+                if blen < 12 or blen & 3 or blen > MAX_RECORD:
+                    raise error(base + pos, f"bad block length {blen} (block type 0x{btype:x})")
+                if pos + blen > end:
+                    break
+                if state.s.u32(buf, pos + blen - 4)[0] != blen:
+                    raise error(base + pos, f"block length {blen} differs from its trailing copy")
+                if btype == BT_EPB or btype == BT_SPB or btype == BT_PB:
+                    ts, lt, start, caplen, wirelen = self._packet(buf, pos, blen, btype, base, state)
+                    n += 1
+                    cap += caplen
+                    wire += wirelen
+                    if caplen < wirelen:
+                        cut += 1
+                    record(ts, lt, buf, start, start + caplen, wirelen)
+                elif btype == BT_IDB:
+                    state.ifaces.append(self._interface(buf, pos, blen, state.s, base))
+                elif btype == BT_DSB and self.on_secrets is not None:
+                    self._secrets(buf, pos, blen, base, state)
+                elif btype == BT_SHB:
+                    self._section(buf, pos, blen, base, state)
+                pos += blen
+        finally:
+            counts[:] = (n, cap, wire, cut)
+        return pos, (blen if pos + 12 <= end else 12)
+
+    def _secrets(self, buf, pos: int, blen: int, base: int, state: _Section) -> None:
+        """A Decryption Secrets Block: secrets type, secrets length, the secrets (then padding, options)."""
+        if blen < 20:
+            raise self._source.error(base + pos, f"decryption secrets block too short ({blen} bytes)")
+        secrets_type, length = state.s.head(buf, pos + 8)
+        if length > blen - 20:
+            raise self._source.error(base + pos, f"secrets length {length} exceeds its block ({blen} bytes)")
+        self.on_secrets(secrets_type, bytes(buf[pos + 16:pos + 16 + length]))
+
+    def _byte_order(self, buf, pos: int, base: int, state: _Section) -> tuple[int, int]:
+        """A section header block: its byte order sets the section's unpackers."""
+        order = _BOM.get(buf[pos + 8: pos + 12])
+        if order is None:
+            raise self._source.error(base + pos + 8, "bad pcapng byte-order magic")
+        state.s = _STRUCTS[order]
+        return state.s.head(buf, pos)
+
+    def _section(self, buf, pos: int, blen: int, base: int, state: _Section) -> None:
+        if blen < SHB_MIN:
+            raise self._source.error(base + pos, f"section header block too short ({blen} bytes)")
+        major, minor, _ = state.s.shb(buf, pos + 12)
+        if major != 1:
+            raise self._source.error(base + pos, f"unsupported pcapng version {major}.{minor}")
+        state.ifaces = []
+        state.last_ts = 0
+        self.sections += 1
+
+    def _packet(self, buf, pos: int, blen: int, btype: int, base: int, state: _Section):
+        """An enhanced, simple or obsolete packet block -> (ts ns, link type, start, captured, wire)."""
+        error = self._source.error
+        if btype == BT_SPB:
+            if blen < 16:
+                raise error(base + pos, f"simple packet block too short ({blen} bytes)")
+            if not state.ifaces:
+                raise error(base + pos, "simple packet block before any interface block")
+            lt, _, _, _, snaplen = state.ifaces[0]
+            wirelen = state.s.u32(buf, pos + 8)[0]
+            caplen = min(wirelen, blen - 16)
+            if snaplen:
+                caplen = min(caplen, snaplen)
+            return state.last_ts, lt, pos + 12, caplen, wirelen
+        kind = "enhanced packet" if btype == BT_EPB else "packet"
+        if blen < 32:
+            raise error(base + pos, f"{kind} block too short ({blen} bytes)")
+        if btype == BT_EPB:
+            iid, hi, lo, caplen, wirelen = state.s.epb(buf, pos + 8)
+        else:
+            iid, _, hi, lo, caplen, wirelen = state.s.pb(buf, pos + 8)
+        if caplen > blen - 32:
+            raise error(base + pos, f"packet length {caplen} exceeds its block ({blen} bytes)")
+        try:
+            lt, mul, div, off, _ = state.ifaces[iid]
+        except IndexError:
+            raise error(base + pos, f"packet refers to undeclared interface {iid}") from None
+        state.last_ts = ((hi << 32) | lo) * mul // div + off
+        return state.last_ts, lt, pos + 28, caplen, wirelen

@@ -1,4 +1,11 @@
-"""`kwire inspect CAPTURE...`: paired, decoded exchanges as a readable view or JSON Lines."""
+"""`kwire inspect CAPTURE...`: paired, decoded exchanges as lines, trees (-V) or JSON Lines.
+
+The default view is one line per exchange (kwire.render.line_view); `-V` adds the decoded bodies as
+trees (kwire.render.rich_view); `--json` writes JSON Lines (kwire.render.jsonl), on worker
+processes when there are several CPUs. The readable views are printed as laid out, never wrapped by
+rich: a pipe or a file gets whole lines, a terminal wraps them itself. `-c N` stops reading after
+the N-th exchange shown. The closing summary (stderr) says how many exchanges the filters matched.
+"""
 
 from __future__ import annotations
 
@@ -6,90 +13,195 @@ import sys
 
 import click
 
-from kwire.cli.options import capture_paths, exchange_filter, filter_options
+from kwire.cli.keys import Reading, keylog_option, load_keys
+from kwire.cli.options import capture_paths, filter_options
 from kwire.cli.progress import progress_bar
 from kwire.parallel import OrderedRenderer, default_jobs, offloadable
-from kwire.pipeline import RunSummary, analyze_files
+from kwire.pipeline import RunSummary
 from kwire.render.jsonl import JsonLines
 
 
 @click.command("inspect")
 @click.argument("captures", nargs=-1, required=True, type=click.Path(allow_dash=False))
 @click.option("--json", "as_json", is_flag=True, help="JSON Lines: one object per exchange.")
-@click.option("--records", is_flag=True, help="Decode every record (key, value, headers), not only batch summaries.")
+@click.option("-V", "--verbose", is_flag=True, help="Show the decoded request and response of each exchange as trees.")
+@click.option("--records", is_flag=True,
+              help="Decode every record (key, value, headers), not only batch summaries (implies -V without --json).")
+@click.option("-c", "--count", "limit", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Stop after N exchanges (of those the filters keep), and stop reading.")
 @filter_options()
+@keylog_option()
 @click.option("--show-secrets", is_flag=True, help="Show SASL credentials instead of redacting them.")
 @click.option("--no-summary", is_flag=True, help="Leave out the closing summary line (on stderr).")
 @click.option("--jobs", "-j", type=click.IntRange(min=0), default=None,
               help="Worker processes decoding and rendering --json output (0: none; default: one per CPU "
                    "when there are several). The output is the same either way.")
-def inspect_command(captures, as_json, records, apis, client_ids, topics, errors_only, min_latency, ports,
-                    show_secrets, no_summary, jobs):
-    """Decode the Kafka exchanges in capture files (pcap, pcapng, gzip of either)."""
+def inspect_command(captures, as_json, verbose, records, limit, selection, ports, keylog, show_secrets, no_summary,
+                    jobs):
+    """Decode the Kafka exchanges in capture files (pcap, pcapng, gzip of either).
+
+    One line per exchange: time (UTC), client -> broker, api and version, correlation id, client id,
+    latency, what went wrong, and what it carried (topics[partitions], records, group). -V adds the
+    decoded bodies; --json writes JSON Lines."""
     paths = capture_paths(captures)
-    keep = exchange_filter(apis, client_ids, topics, errors_only, min_latency)
+    keep = selection.exchange_filter(paths)
+    reading = Reading(paths, ports, load_keys(keylog))
     summary = RunSummary()
     records_mode = "full" if records else "summary"
     out = sys.stdout
     progress = progress_bar(paths)
     try:
         if as_json:
-            write_json_lines(paths, ports, summary, progress, JsonLines(records_mode, show_secrets, keep),
-                             default_jobs() if jobs is None else jobs, out)
+            shown = write_json_lines(reading, summary, progress, JsonLines(records_mode, show_secrets, keep),
+                                     default_jobs() if jobs is None else jobs, out, limit)
         else:
-            exchanges = analyze_files(paths, port_hints=ports, summary=summary,
-                                      progress=progress.update if progress else None)
-            from rich.console import Console
-
-            from kwire.render.rich_view import exchange_view
-
-            console = Console(file=out, highlight=False, soft_wrap=False)
-            for ex in exchanges:
-                if keep(ex):
-                    console.print(exchange_view(ex, records=records_mode, show_secrets=show_secrets))
+            shown = write_readable(reading, summary, progress, keep, out, limit,
+                                   verbose=verbose or records, records=records_mode, show_secrets=show_secrets)
     finally:
         if progress:
             progress.close()
     out.flush()
-    report_run(summary, no_summary)
+    report_run(summary, no_summary, matched=shown, selection=selection, limit=limit)
 
 
-def write_json_lines(paths, ports, summary: RunSummary, progress, render: JsonLines, jobs: int, out) -> None:
-    """inspect --json: decoding and rendering on `jobs` worker processes (kwire.parallel) or here."""
+BATCH_LINES = 64  # one-line view: lines laid out per print
+
+
+def write_readable(reading: Reading, summary: RunSummary, progress, keep, out, limit: int | None, *,
+                   verbose: bool, records: str, show_secrets: bool) -> int:
+    """The line view, or the trees with -V; returns how many exchanges were shown."""
+    from rich.console import Console
+
+    from kwire.render.line_view import Lines, line_parts
+    from kwire.render.rich_view import exchange_view
+
+    console = Console(file=out, highlight=False, markup=False, emoji=False, soft_wrap=True)
+    shown = 0
+    batch: list = []
+    exchanges = reading.exchanges(summary, progress.update if progress else None)
+    try:
+        for ex in exchanges:
+            if not keep(ex):
+                continue
+            if verbose:
+                console.print(exchange_view(ex, records=records, show_secrets=show_secrets))
+            else:
+                batch.append(line_parts(ex))
+                if len(batch) >= BATCH_LINES:
+                    console.print(Lines(batch))
+                    batch = []
+            shown += 1
+            if shown == limit:
+                break
+    finally:
+        exchanges.close()
+        if batch:
+            console.print(Lines(batch))
+    return shown
+
+
+def write_json_lines(reading: Reading, summary: RunSummary, progress, render: JsonLines, jobs: int, out,
+                     limit: int | None = None) -> int:
+    """inspect --json: decoding and rendering on `jobs` worker processes (kwire.parallel) or here;
+    returns how many lines were written (at most `limit`)."""
     out.flush()
     binary = getattr(out, "buffer", None)
     write = binary.write if binary is not None else (lambda text: out.write(text.decode()))
     update = progress.update if progress else None
+    shown = 0
+
+    def emit(text: bytes) -> bool:
+        """Write `text` (whole lines), cut at the limit; False once the limit is reached."""
+        nonlocal shown
+        lines = text.count(b"\n")
+        if limit is not None and shown + lines >= limit:
+            cut = 0
+            for _ in range(limit - shown):
+                cut = text.index(b"\n", cut) + 1
+            write(text[:cut])
+            shown = limit
+            return False
+        write(text)
+        shown += lines
+        return True
+
     if not jobs:
-        for ex in analyze_files(paths, port_hints=ports, summary=summary, progress=update):
-            text = render(ex)
-            if text:
-                write(text)
-        return
+        exchanges = reading.exchanges(summary, update)
+        try:
+            for ex in exchanges:
+                text = render(ex)
+                if text and not emit(text):
+                    break
+        finally:
+            exchanges.close()
+        return shown
 
     def count_errors(n: int) -> None:
         summary.decode_errors += n
 
     renderer = OrderedRenderer(render, jobs, count_errors)
+    items = reading.exchanges(summary, update, offloadable)
     try:
-        for item in analyze_files(paths, port_hints=ports, summary=summary, progress=update,
-                                  offload=offloadable):
+        for item in items:
             for text in renderer.feed(item):
-                write(text)
+                if not emit(text):
+                    return shown
         for text in renderer.finish():
-            write(text)
+            if not emit(text):
+                return shown
     finally:
+        items.close()
         renderer.close()
+    return shown
 
 
-def report_run(summary: RunSummary, quiet: bool) -> None:
-    """The closing summary line, warnings and capture errors, on stderr; exit 1 if nothing was read."""
+def report_run(summary: RunSummary, quiet: bool, *, matched: int | None = None, selection=None,
+               limit: int | None = None) -> None:
+    """The closing summary line, warnings and capture errors, on stderr; exit 1 if a capture could not
+    be read. With filters (or -c), the line starts with how many exchanges matched of how many read; a
+    filter that matched nothing says so even with --no-summary."""
     for linktype, names in summary.unknown_linktypes.items():
         click.echo(f"kwire: error: {', '.join(names)}: unknown link type {linktype}, its packets were skipped",
                    err=True)
     for message in summary.capture_errors:
         click.echo(f"kwire: error: {message}", err=True)
+    filtered = selection is not None and selection.active
+    if matched is not None and not matched and filtered and summary.exchanges:
+        click.echo(f"kwire: no exchange matched {selection.describe()} (of {summary.exchanges:,})", err=True)
     if not quiet:
-        click.echo(f"kwire: {summary.line()}", err=True)
+        head = []
+        if matched is not None and (filtered or limit):
+            head.append(f"{matched:,} of {summary.exchanges:,} exchanges matched")
+            if limit and matched >= limit:
+                head.append(f"stopped after -c {limit}")
+        click.echo(f"kwire: {'; '.join(head + [summary.line()])}", err=True)
+        for line in tls_notes(summary):
+            click.echo(f"kwire: {line}", err=True)
     if summary.capture_errors or summary.unknown_linktypes:
         sys.exit(1)
+
+
+SHOWN_TLS = 10  # undecrypted TLS connections named one by one in the closing lines
+
+
+def tls_notes(summary: RunSummary) -> list[str]:
+    """What could not be seen: each TLS connection not decrypted (the first few), and how to see it."""
+    notes = summary.tls
+    hidden = [row for row in notes.rows if not row["decrypted"]]
+    lines = [f"TLS {tls_label(row)} not decrypted: {row['reason']}" for row in hidden[:SHOWN_TLS]]
+    more = notes.connections - notes.decrypted - len(lines)
+    if more > 0:
+        lines.append(f"... and {more} more TLS connections not decrypted (kwire stats lists them)")
+    if notes.connections > notes.decrypted and not summary.keylog_given:
+        lines.append("TLS traffic is encrypted: give the clients' key log with --keylog FILE to decrypt it "
+                     "(README: Kafka over TLS)")
+    return lines
+
+
+def tls_label(row: dict) -> str:
+    """client -> server (server name, version, cipher suite, bytes each way) of a kwire.tls.info row."""
+    from kwire.render.safe import term_safe  # (the server name is the client's: made safe to print)
+
+    facts = [term_safe(f) for f in (row["server_name"], row["version"], row["cipher_suite"]) if f]
+    facts.append(f"{row['bytes_to_server']:,} B out, {row['bytes_to_client']:,} B back")
+    return f"{row['client']} -> {row['server']} ({', '.join(facts)})"

@@ -17,7 +17,8 @@ import time
 
 import click
 
-from kwire.cli.options import capture_paths, group_filter, group_option
+from kwire.cli.options import capture_paths, filter_options
+from kwire.cli.keys import keylog_option, load_keys
 
 MAX_REFRESH = 4.0  # screens per second at most
 
@@ -40,9 +41,12 @@ MAX_REFRESH = 4.0  # screens per second at most
 @click.option("--exit-when-done", is_flag=True, help="Quit when the replay ends instead of waiting for q.")
 @click.option("--duration", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
               help="Quit after this many seconds.")
-@group_option()
-def live_command(iface, ports, bpf, replay, speed, window, refresh, exit_when_done, duration, group):
-    """Watch Kafka traffic live: requests/s, latency, errors, lag, share groups, capture health."""
+@filter_options(times=False, port=False)
+@keylog_option(follow=True)
+def live_command(iface, ports, bpf, replay, speed, window, refresh, exit_when_done, duration, selection, keylog):
+    """Watch Kafka traffic live: requests/s, latency, errors, lag, share groups, capture health.
+
+    The filters (--api, --topic, ...) choose the exchanges the dashboard counts."""
     from kwire.live.feeder import Feeder
     from kwire.live.sources import ReplaySource, SniffSource
     from kwire.live.state import DashboardState
@@ -61,8 +65,13 @@ def live_command(iface, ports, bpf, replay, speed, window, refresh, exit_when_do
         expression = bpf if bpf is not None else default_filter(ports)
         source = SniffSource(iface, expression)
         where = f"{source.where} ({expression})"
-    state = DashboardState(source.kind, where, window=window, keep=group_filter(group))
-    feeder = Feeder(source, state, port_hints=ports)
+    keep = selection.exchange_filter()
+    if selection.active:
+        where += " · " + selection.describe()
+    state = DashboardState(source.kind, where, window=window, keep=keep if selection.active else None)
+    # A live key log may get a handshake's secrets a little after the handshake: its records wait.
+    feeder = Feeder(source, state, port_hints=ports, keys=load_keys(keylog, follow=not replay),
+                    key_wait_bytes=KEY_WAIT_BYTES if keylog and not replay else 0)
     feeder.start()  # CaptureError here: one line, exit 1, no screen
     quit_event = threading.Event()
     previous = _catch_signals(quit_event)
@@ -85,6 +94,9 @@ def live_command(iface, ports, bpf, replay, speed, window, refresh, exit_when_do
     if error:
         click.echo(f"kwire: error: {error}", err=True)
         sys.exit(1)
+
+
+KEY_WAIT_BYTES = 256 << 10  # bytes of a TLS connection held while its key log line is not written yet
 
 
 def _done(feeder, started: float, exit_when_done: bool, duration: float | None) -> bool:

@@ -1,4 +1,4 @@
-"""Option handling shared by the commands: capture paths and exchange filters."""
+"""Option handling shared by the commands: capture paths and the exchange filter options."""
 
 from __future__ import annotations
 
@@ -9,9 +9,7 @@ import re
 
 import click
 
-from kwire.query import ExchangeFilter, parse_api
-
-GROUP_META = "kwire.group_filter"  # where filter_options leaves the --group filter for exchange_filter
+from kwire.cli.selection import Selection, parse_when
 
 
 # capture.pcap, .pcapng, .cap, rotated parts (tcpdump -C: capture.pcap1, -G: any name with a
@@ -38,72 +36,65 @@ def capture_paths(args) -> list[str]:
     return paths
 
 
-def exchange_filter(apis, client_ids, topics, errors_only, min_latency) -> ExchangeFilter:
-    keys = set()
-    for api in apis:
-        for part in api.split(","):
-            try:
-                keys.add(parse_api(part.strip()))
-            except ValueError as exc:
-                raise click.BadParameter(str(exc), param_hint="--api") from None
-    keep = ExchangeFilter(api_keys=frozenset(keys), client_ids=frozenset(client_ids), topics=frozenset(topics),
-                          errors_only=errors_only, min_latency_ms=min_latency)
-    ctx = click.get_current_context(silent=True)
-    group = ctx.meta.get(GROUP_META) if ctx is not None else None
-    if group is None:
-        return keep
-    from kwire.group_filter import AllOf
-
-    return AllOf(keep, group)
-
-
-def group_filter(group: str | None, captures=None, archives=None, ports=()):
-    """The --group filter: members read from the captures first (kwire.group_filter), left to the
-    Spark job for archives, learnt as traffic comes otherwise (kwire live)."""
-    if not group:
+def _when(ctx, param, value):
+    if value is None:
         return None
-    from kwire.group_filter import GroupFilter, group_members
-
-    if captures:
-        return group_members(capture_paths(captures), group, ports)
-    if archives:
-        return GroupFilter(group, resolved=False)
-    return GroupFilter(group, learn=True)
+    try:
+        return parse_when(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
 
 
-def group_option():
-    return click.option("--group", default=None, metavar="GROUP",
-                        help="Only this consumer group's exchanges: its coordinator traffic, and the fetches and "
-                             "commits of its members.")
-
-
-def filter_options(*, topic: bool = True):
-    """The exchange filters every command shares (--api, --client-id, --topic, --group, --errors,
-    --min-latency) and the --port hint, as one decorator. --group reaches exchange_filter through the
-    click context, so a command gets it with the others."""
+def filter_options(*, topic: bool = True, times: bool = True, port: bool = True):
+    """The exchange filters the commands share, as one decorator: the command receives them as one
+    `selection` (kwire.cli.selection.Selection), and the --port hint as `ports` (`port`: live has
+    its own --port). `times`: --since and --until (not for live, which watches the present)."""
     options = [
-        click.option("--api", "apis", multiple=True, help="Only this api (name or key); repeatable."),
-        click.option("--client-id", "client_ids", multiple=True, help="Only this client id; repeatable."),
+        click.option("--api", "apis", multiple=True, metavar="NAME_OR_KEY",
+                     help="Only this api (name or key; repeatable, or comma-separated)."),
+        click.option("--client-id", "client_ids", multiple=True, metavar="ID", help="Only this client id; repeatable."),
     ]
     if topic:
-        options.append(click.option("--topic", "topics", multiple=True,
+        options.append(click.option("--topic", "topics", multiple=True, metavar="NAME_OR_ID",
                                     help="Only exchanges naming this topic (name or id); repeatable."))
     options += [
-        group_option(),
+        click.option("--group", "group", default=None, metavar="GROUP",
+                     help="Only this consumer group's exchanges: its coordinator traffic, and the fetches and "
+                          "commits of its members (kwire.group_filter)."),
+        click.option("--partition", "partition", multiple=True, type=click.IntRange(min=0), metavar="N",
+                     help="Only exchanges touching partition N (of the --topic topics, when given); repeatable."),
+        click.option("--host", "hosts", multiple=True, metavar="ADDR",
+                     help="Only exchanges whose client or broker is ADDR (an IP address, ADDR:PORT, [v6]:PORT "
+                          "or a network such as 10.0.0.0/8); repeatable."),
+    ]
+    if times:
+        options += [
+            click.option("--since", callback=_when, default=None, metavar="TIME",
+                         help="Only exchanges at or after TIME: a duration into the capture (10s, 250ms, 2m), a "
+                              "time of day (10:00:05, UTC, the capture's first day), a date and time "
+                              "(2026-11-20T10:00:05, UTC unless an offset is given) or epoch seconds (@1795305691.5)."),
+            click.option("--until", callback=_when, default=None, metavar="TIME",
+                         help="Only exchanges before TIME (forms as --since)."),
+        ]
+    options += [
         click.option("--errors", "errors_only", is_flag=True,
                      help="Only exchanges with an error code, a decode error, or no partner."),
         click.option("--min-latency", type=float, default=None, metavar="MS", help="Only exchanges at least this slow."),
-        click.option("--port", "ports", multiple=True, type=click.IntRange(1, 65535),
-                     help="Hint: a broker port (Kafka is found on any port without it); repeatable."),
     ]
+    if port:
+        options.append(click.option("--port", "ports", multiple=True, type=click.IntRange(1, 65535),
+                                    help="Hint: a broker port (Kafka is found on any port without it); repeatable."))
+    # click's parameter name -> Selection's field (spark has a --partitions option of its own)
+    names = {"apis": "apis", "client_ids": "client_ids", "topics": "topics", "partition": "partitions",
+             "hosts": "hosts", "since": "since", "until": "until", "errors_only": "errors_only",
+             "min_latency": "min_latency", "group": "group"}
 
     def decorate(command):
         @functools.wraps(command)
-        def run(*args, group=None, **kwargs):
-            # --group goes to exchange_filter through the context: the commands' signatures stay
-            ctx = click.get_current_context()
-            ctx.meta[GROUP_META] = group_filter(group, kwargs.get("captures"), kwargs.get("archives"),
-                                                kwargs.get("ports", ()))
+        def run(*args, **kwargs):
+            # --group on spark: the Spark job reads the group's members (kwire.spark.group_members)
+            kwargs["selection"] = Selection(**{field: kwargs.pop(name) for name, field in names.items()
+                                               if name in kwargs}, group_members_later="archives" in kwargs)
             return command(*args, **kwargs)
 
         for option in reversed(options):

@@ -1,8 +1,9 @@
 """`kwire spark ARCHIVE...`: the `kwire stats` summary of many capture files, computed by Apache Spark.
 
-Thin: expand the arguments (paths, globs, directories, .gz), get a SparkSession (local[*] unless
---master, or spark-submit's), run kwire.spark.job, then print the document exactly as `kwire stats`
-does (tables, `--json`, `--html`), write Parquet with `--out DIR`, and report damaged files (skipped,
+Thin: expand the arguments (paths, globs, directories, .gz) and check that each is a readable file
+before the JVM starts, get a SparkSession (local[*] unless --master, or spark-submit's; the JVM's
+own messages off the terminal unless --verbose), run kwire.spark.job, then print the document
+exactly as `kwire stats` does (tables, `--json`, `--html`), write Parquet with `--out DIR`, and report damaged files (skipped,
 the job goes on; exit status 1 at the end, as `kwire stats` does) and the closing summary line.
 """
 
@@ -13,8 +14,26 @@ import os
 import click
 
 from kwire.cli.inspect import report_run
-from kwire.cli.options import capture_paths, exchange_filter, filter_options
+from kwire.cli.keys import keylog_option, load_keys
+from kwire.cli.options import capture_paths, filter_options
 from kwire.cli.stats import write_outputs
+from kwire.errors import KwireError
+
+
+def check_readable(paths: list[str]) -> None:
+    """Before the JVM starts: every path must be a file this process can read (a typo fails in a
+    moment, with one line). Files that are not captures are the job's to report, as damaged ones."""
+    bad = []
+    for path in paths:
+        if not os.path.exists(path):
+            bad.append(f"{path}: no such file")
+        elif not os.path.isfile(path):
+            bad.append(f"{path}: not a file")
+        elif not os.access(path, os.R_OK):
+            bad.append(f"{path}: permission denied")
+    if bad:
+        more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
+        raise KwireError(bad[0] + more)
 
 
 @click.command("spark")
@@ -28,13 +47,18 @@ from kwire.cli.stats import write_outputs
               help="Write Parquet tables DIR/exchanges and DIR/partitions (replaced if present).")
 @click.option("--partitions", type=click.IntRange(1, 100000), default=None, metavar="N",
               help="Shuffle partitions for decoding (default: 4 x Spark's default parallelism).")
-@filter_options(topic=False)
+@filter_options()
+@keylog_option()
 @click.option("--no-summary", is_flag=True, help="Leave out the closing summary line (on stderr).")
-def spark_command(archives, master, as_json, html, out, partitions, apis, client_ids, errors_only, min_latency,
-                  ports, no_summary):
+@click.option("-v", "--verbose", is_flag=True,
+              help="Show Spark's and the JVM's own messages on stderr (otherwise they go to "
+                   "$TMPDIR/kwire-spark-UID.log).")
+def spark_command(archives, master, as_json, html, out, partitions, selection, ports, keylog, no_summary, verbose):
     """Summarise many capture files with Apache Spark (connections split across rotated files are stitched)."""
     paths = [os.path.abspath(p) for p in capture_paths(archives)]
-    keep = exchange_filter(apis, client_ids, (), errors_only, min_latency)
+    check_readable(paths)
+    keep = selection.exchange_filter(paths)
+    keys = load_keys(keylog)  # read here: executors get the secrets in the job, never a path to open
     try:
         from kwire.spark.job import run_job
         from kwire.spark.progress import JobProgress
@@ -42,7 +66,7 @@ def spark_command(archives, master, as_json, html, out, partitions, apis, client
         from kwire.spark.transform import DecodeOptions
     except ImportError as exc:
         raise click.ClickException(f"kwire spark needs pyspark ({exc}); pip install 'kwire[spark]'") from None
-    spark = get_session(master)
+    spark = get_session(master, verbose=verbose)
     total = 0
     for p in paths:
         try:
@@ -51,9 +75,10 @@ def spark_command(archives, master, as_json, html, out, partitions, apis, client
             pass
     progress = JobProgress(spark, len(paths), total)
     try:
-        result = run_job(spark, paths, DecodeOptions(port_hints=tuple(ports), keep=keep), out=out,
+        result = run_job(spark, paths, DecodeOptions(port_hints=tuple(ports), keep=keep, keylog=keys), out=out,
                          partitions=partitions)
     finally:
         progress.close()
-    write_outputs(result.document, as_json=as_json, html=html)
-    report_run(result.summary, no_summary)
+    result.summary.keylog_given = keys is not None
+    write_outputs(result.document, as_json=as_json, html=html, sources=paths, filters=selection.describe())
+    report_run(result.summary, no_summary, matched=result.document["totals"]["exchanges"], selection=selection)

@@ -15,22 +15,24 @@ import click
 from kwire.analytics import Aggregator, summary_json
 from kwire.cli.inspect import report_run
 from kwire.cli.progress import progress_bar
-from kwire.cli.options import capture_paths, exchange_filter, filter_options
+from kwire.cli.keys import Reading, keylog_option, load_keys
+from kwire.cli.options import capture_paths, filter_options
 from kwire.errors import KwireError
 from kwire.kafka.pairing import RawExchange
 from kwire.parallel import Batches, default_jobs, offloadable
-from kwire.pipeline import RunSummary, analyze_files
+from kwire.pipeline import RunSummary
 
 
-def write_outputs(document: dict, *, as_json: bool, html: str | None, out=None) -> None:
-    """Print the document (JSON or tables) and write the HTML report; shared with `kwire spark`."""
+def write_outputs(document: dict, *, as_json: bool, html: str | None, out=None, sources=(), filters: str = "") -> None:
+    """Print the document (JSON or tables) and write the HTML report, which names the `sources` (capture
+    files) and the `filters` (as options); shared with `kwire spark`."""
     out = out or sys.stdout
     if html:
         from kwire.render.html_report import html_report
 
         try:
             with open(html, "w", encoding="utf-8") as f:
-                f.write(html_report(document))
+                f.write(html_report(document, sources=sources, filters=filters))
         except OSError as exc:
             raise KwireError(f"cannot write {html}: {exc.strerror or exc}") from None
     if as_json:
@@ -54,25 +56,28 @@ def write_outputs(document: dict, *, as_json: bool, html: str | None, out=None) 
 @click.option("--html", type=click.Path(dir_okay=False, writable=True), default=None, metavar="FILE",
               help="Also write a self-contained HTML report with charts.")
 @filter_options()
+@keylog_option()
 @click.option("--no-summary", is_flag=True, help="Leave out the closing summary line (on stderr).")
 @click.option("--jobs", "-j", type=click.IntRange(min=0), default=None,
               help="Worker processes decoding and counting exchanges (0: none; default: one per CPU when "
                    "there are several). The figures are the same either way.")
-def stats_command(captures, as_json, html, apis, client_ids, topics, errors_only, min_latency, ports, no_summary,
-                  jobs):
+def stats_command(captures, as_json, html, selection, ports, keylog, no_summary, jobs):
     """Latency, errors, lag and share-group figures of capture files (pcap, pcapng, gzip of either)."""
     paths = capture_paths(captures)
-    keep = exchange_filter(apis, client_ids, topics, errors_only, min_latency)
+    keep = selection.exchange_filter(paths)
+    reading = Reading(paths, ports, load_keys(keylog))
     summary = RunSummary()
     progress = progress_bar(paths)
     try:
-        agg = aggregate(paths, ports, summary, keep, default_jobs() if jobs is None else jobs,
+        agg = aggregate(reading, summary, keep, default_jobs() if jobs is None else jobs,
                         progress.update if progress else None)
     finally:
         if progress:
             progress.close()
-    write_outputs(agg.document(), as_json=as_json, html=html)
-    report_run(summary, no_summary)
+    agg.tls.merge(summary.tls)
+    document = agg.document()
+    write_outputs(document, as_json=as_json, html=html, sources=paths, filters=selection.describe())
+    report_run(summary, no_summary, matched=document["totals"]["exchanges"], selection=selection)
 
 
 class AggregateEach:
@@ -93,13 +98,13 @@ class AggregateEach:
         return agg
 
 
-def aggregate(paths, ports, summary: RunSummary, keep, jobs: int, progress) -> Aggregator:
+def aggregate(reading: Reading, summary: RunSummary, keep, jobs: int, progress) -> Aggregator:
     """The Aggregator of the captures: exchanges the enricher needs are counted here, in order; the
     others, with workers, are decoded and counted there, and their Aggregators merged in."""
     count = AggregateEach(keep)
     agg = Aggregator()
     if not jobs:
-        for ex in analyze_files(paths, port_hints=ports, summary=summary, progress=progress):
+        for ex in reading.exchanges(summary, progress):
             count((ex,), agg)
         return agg
     batches = Batches(count, jobs)
@@ -110,8 +115,7 @@ def aggregate(paths, ports, summary: RunSummary, keep, jobs: int, progress) -> A
             summary.decode_errors += errors
 
     try:
-        for item in analyze_files(paths, port_hints=ports, summary=summary, progress=progress,
-                                  offload=offloadable):
+        for item in reading.exchanges(summary, progress, offloadable):
             if type(item) is RawExchange:
                 if batches.add(item):
                     merge()

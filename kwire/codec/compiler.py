@@ -27,7 +27,7 @@ import os
 import struct
 import sys
 import types
-from kwire.codec.primitives import kafka_uuid, read_uvarint
+from kwire.kafka.primitives import kafka_uuid, read_uvarint
 from kwire.codec.schema import Field, MessageSchema
 from kwire.codec.values import RawRecords
 from kwire.errors import DecodeError
@@ -54,10 +54,6 @@ _FIXED = {  # type -> (struct code, size)
 
 _I16 = struct.Struct(">h").unpack_from
 _I32 = struct.Struct(">i").unpack_from
-
-
-class _Truncated(DecodeError):
-    pass
 
 
 def _trunc(what: str, pos: int, need: int, have: int) -> DecodeError:
@@ -94,69 +90,12 @@ def _tagged_section(buf, pos, end, out, table, what):
     return pos
 
 
-# ---- variable-width readers shared by all generated code: (buf, pos, end, what) -> (value, pos)
-
-
-def _len16(buf, pos, end, what):
-    if pos + 2 > end:
-        raise _trunc(what, pos, 2, end - pos)
-    return _I16(buf, pos)[0], pos + 2
-
-
-def _len32(buf, pos, end, what):
-    if pos + 4 > end:
-        raise _trunc(what, pos, 4, end - pos)
-    return _I32(buf, pos)[0], pos + 4
-
-
-def _lencompact(buf, pos, end, what):
-    if pos >= end:
-        raise _trunc(what, pos, 1, 0)
-    n, pos = _uvar(buf, pos)
-    return n - 1, pos
-
-
-def _take(buf, pos, end, n, what):
-    e = pos + n
-    if e > end:
-        raise _trunc(what, pos, n, end - pos)
-    return e
-
-
-def _string(buf, pos, end, what, compact):
-    n, pos = _lencompact(buf, pos, end, what) if compact else _len16(buf, pos, end, what)
-    if n < 0:
-        return None, pos
-    e = _take(buf, pos, end, n, what)
-    return str(buf[pos:e], "utf-8", "replace"), e
-
-
-def _bytes(buf, pos, end, what, compact):
-    n, pos = _lencompact(buf, pos, end, what) if compact else _len32(buf, pos, end, what)
-    if n < 0:
-        return None, pos
-    e = _take(buf, pos, end, n, what)
-    return bytes(buf[pos:e]), e
-
-
-def _records(buf, pos, end, what, compact):
-    n, pos = _lencompact(buf, pos, end, what) if compact else _len32(buf, pos, end, what)
-    if n < 0:
-        return None, pos
-    e = _take(buf, pos, end, n, what)
-    return RawRecords(buf[pos:e]), e
-
-
 def _uuid(buf, pos, end, what):
-    e = _take(buf, pos, end, 16, what)
+    """A uuid field (the generated code reads runs of fixed fields itself, a lone uuid here)."""
+    e = pos + 16
+    if e > end:
+        raise _trunc(what, pos, 16, end - pos)
     return kafka_uuid(buf[pos:e]), e
-
-
-def _array_len(buf, pos, end, what, compact, min_size):
-    n, pos = _lencompact(buf, pos, end, what) if compact else _len32(buf, pos, end, what)
-    if n > 0 and n * min_size > end - pos:
-        raise DecodeError(f"{what}: {n} elements cannot fit in {end - pos} bytes", pos)
-    return n, pos
 
 
 def _unknown_tag_hex(buf, pos, e):
@@ -166,16 +105,10 @@ def _unknown_tag_hex(buf, pos, e):
 _RUNTIME = {
     "_uvar": _uvar,
     "_tagged_section": _tagged_section,
-    "_string": _string,
-    "_bytes": _bytes,
-    "_records": _records,
     "_uuid": _uuid,
-    "_array_len": _array_len,
     "_kafka_uuid": kafka_uuid,
     "_trunc": _trunc,
-    "_unknown_tag_hex": _unknown_tag_hex,
     "DecodeError": DecodeError,
-    "_Struct": struct.Struct,
     "_unpack_from": struct.unpack_from,
     "_read_uvarint": read_uvarint,
     "_I16": _I16,

@@ -20,7 +20,7 @@ from __future__ import annotations
 import struct
 import zlib
 
-from kwire.codec.primitives import read_uvarint
+from kwire.kafka.primitives import read_uvarint
 from kwire.errors import DecodeError
 
 NONE, GZIP, SNAPPY, LZ4, ZSTD = 0, 1, 2, 3, 4

@@ -23,7 +23,7 @@ name ("ConsumerProtocolSubscription" / "ConsumerProtocolAssignment"), as a dict 
 from __future__ import annotations
 
 from kwire.codec.compiler import decoder_for
-from kwire.codec.primitives import INT16
+from kwire.kafka.primitives import INT16
 from kwire.codec.schema import F, MessageSchema, Versions
 from kwire.errors import DecodeError
 

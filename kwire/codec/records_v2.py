@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import struct
 
-from kwire.codec.primitives import read_varint, read_varlong
+from kwire.kafka.primitives import read_varint, read_varlong
 from kwire.errors import DecodeError
 
 CONTROL_TYPES = {

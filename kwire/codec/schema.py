@@ -7,8 +7,14 @@ A schema mirrors the facts of Kafka's JSON message definitions, nothing more:
   ("ReplicaState") or "[]StructName" together with `fields=[...]` for a struct or an array of structs.
 - Version ranges are Kafka's strings: "0+", "3-7", "12", or "none".
 - `tag` makes the field a tagged field in `tagged` versions (by default: all of its versions).
-- `request(...)` / `response(...)` wrap the top-level fields with the api key, the valid versions and
-  the flexible versions.
+- `entity=` says what a field holds, as Kafka's JSON schemas mark it with `entityType`: a topic name,
+  a topic id, a group id, a broker id, a producer id or a transactional id (ENTITIES). Enrichment,
+  the `--topic` filter and the analytics find topics and groups by these marks (kwire.codec.marks),
+  never by field names or lists of apis.
+- `enum=` names the values of a field whose numbers stand for something (kwire.codec.enums):
+  IsolationLevel 1 is READ_COMMITTED. Decoded bodies keep the numbers; views show the names.
+- `request(api_key, fields)` / `response(api_key, fields)` wrap the top-level fields; the message's
+  name, valid versions and flexible versions are kwire.kafka.apis's, stated there once.
 
 Schemas say nothing about how to decode; kwire.codec.compiler turns one (schema, version) into a
 decoder once, and caches it.
@@ -17,7 +23,18 @@ decoder once, and caches it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, NamedTuple
+from typing import Iterable, Mapping, NamedTuple
+
+from kwire.kafka.apis import APIS
+
+# What a field may hold (Kafka's entityType values, plus topic ids, which Kafka leaves unmarked).
+TOPIC_NAME = "topicName"
+TOPIC_ID = "topicId"
+GROUP_ID = "groupId"
+BROKER_ID = "brokerId"
+PRODUCER_ID = "producerId"
+TRANSACTIONAL_ID = "transactionalId"
+ENTITIES = frozenset({TOPIC_NAME, TOPIC_ID, GROUP_ID, BROKER_ID, PRODUCER_ID, TRANSACTIONAL_ID})
 
 PRIMITIVES = frozenset(
     {"bool", "int8", "int16", "uint16", "int32", "uint32", "int64", "float64",
@@ -57,6 +74,8 @@ class Field:
     tag: int | None
     tagged: Versions
     fields: tuple["Field", ...] | None
+    entity: str | None = None  # one of ENTITIES: what the value (or each element) holds
+    enum: Mapping[int, str] | None = None  # names of the values (kwire.codec.enums)
 
     @property
     def is_array(self) -> bool:
@@ -89,15 +108,21 @@ def F(
     tag: int | None = None,
     tagged: str | None = None,
     fields: Iterable[Field] | None = None,
+    entity: str | None = None,
+    enum: Mapping[int, str] | None = None,
 ) -> Field:
     element = type[2:] if type.startswith("[]") else type
     if fields is None and element not in PRIMITIVES:
         raise ValueError(f"field {name}: type {type!r} is neither primitive nor given fields")
     if fields is not None and element in PRIMITIVES:
         raise ValueError(f"field {name}: primitive type {type!r} cannot have fields")
+    if entity is not None and (entity not in ENTITIES or fields is not None):
+        raise ValueError(f"field {name}: entity {entity!r} must be one of {sorted(ENTITIES)}, on a value")
+    if enum is not None and element not in ("int8", "int16", "int32"):
+        raise ValueError(f"field {name}: enum names need an integer type, not {type!r}")
     tagged_versions = Versions.parse(tagged if tagged is not None else (versions if tag is not None else "none"))
     return Field(name, type, Versions.parse(versions), Versions.parse(nullable), tag, tagged_versions,
-                 tuple(fields) if fields is not None else None)
+                 tuple(fields) if fields is not None else None, entity, enum)
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,9 +138,25 @@ class MessageSchema:
         return version in self.flexible
 
 
-def request(api_key: int, name: str, valid: str, flexible: str, fields: Iterable[Field]) -> MessageSchema:
-    return MessageSchema(api_key, "request", name, Versions.parse(valid), Versions.parse(flexible), tuple(fields))
+def message(api_key: int, kind: str, name: str, valid: str, flexible: str,
+            fields: Iterable[Field]) -> MessageSchema:
+    """A message with versions of its own: for data that is not an api's body (an embedded
+    protocol's) and for tests. Api bodies use request() / response()."""
+    return MessageSchema(api_key, kind, name, Versions.parse(valid), Versions.parse(flexible), tuple(fields))
 
 
-def response(api_key: int, name: str, valid: str, flexible: str, fields: Iterable[Field]) -> MessageSchema:
-    return MessageSchema(api_key, "response", name, Versions.parse(valid), Versions.parse(flexible), tuple(fields))
+def _message(api_key: int, kind: str, fields: Iterable[Field]) -> MessageSchema:
+    """A message of api `api_key`, its name and versions as kwire.kafka.apis states them (Kafka gives a
+    request and its response the same valid and flexible versions)."""
+    spec = APIS[api_key]
+    flexible = Versions(1, 0) if spec.flexible_from is None else Versions(spec.flexible_from, None)
+    return MessageSchema(api_key, kind, spec.name + kind.capitalize(),
+                         Versions(spec.min_version, spec.max_version), flexible, tuple(fields))
+
+
+def request(api_key: int, fields: Iterable[Field]) -> MessageSchema:
+    return _message(api_key, "request", fields)
+
+
+def response(api_key: int, fields: Iterable[Field]) -> MessageSchema:
+    return _message(api_key, "response", fields)

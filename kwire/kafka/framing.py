@@ -14,35 +14,20 @@ Memory: one frame at most is buffered, bounded by `max_frame`; unsynced, what th
 
 from __future__ import annotations
 
-import inspect
 import struct
 from typing import Callable
 
 SMALL_COPY = 4096  # a whole frame up to this size is handed on as bytes of its own
 _LEN = struct.Struct(">i")
 
-KEEP_TAIL = 64  # bytes a plain finder (one returning an offset) leaves held while unsynced
-
-
-def _plain(find):
-    """Adapt a finder returning just an offset (or -1): keep a short tail while nothing is found."""
-    def finder(buf, scan):
-        start = find(buf)
-        return (start, 0) if start >= 0 else (-1, max(0, len(buf) - KEEP_TAIL))
-    return finder
-
-
 class Framer:
     __slots__ = ("buf", "synced", "max_frame", "find_start", "frames", "resyncs", "skipped_bytes",
                  "absurd_lengths", "need", "scan")
 
-    def __init__(self, find_start: Callable[[bytearray, dict], tuple[int, int]] | Callable[[bytearray], int], *,
-                 synced: bool, max_frame: int):
+    def __init__(self, find_start: Callable[[bytearray, dict], tuple[int, int]], *, synced: bool, max_frame: int):
         self.buf = bytearray()
         self.synced = synced
         self.max_frame = max_frame
-        if len(inspect.signature(find_start).parameters) == 1:
-            find_start = _plain(find_start)
         self.find_start = find_start
         self.frames = 0
         self.resyncs = 0
@@ -74,9 +59,6 @@ class Framer:
             self.synced = False
             self.need = 0
             self.scan = {}
-
-    def pending_bytes(self) -> int:
-        return len(self.buf)
 
     def feed(self, data) -> list:
         """Frame bodies completed by `data`: bytes-like, or a tuple of bytes-like pieces in order (a

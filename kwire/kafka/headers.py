@@ -16,7 +16,7 @@ import struct
 from functools import partial
 from typing import NamedTuple
 
-from kwire.codec.primitives import read_uvarint
+from kwire.kafka.primitives import read_uvarint
 from kwire.errors import DecodeError
 from kwire.kafka.apis import APIS, request_header_version, response_header_version
 

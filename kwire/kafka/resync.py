@@ -92,11 +92,6 @@ def scan_requests(buf, scan: dict, max_frame: int, client_id: bytes | None = Non
     return -1, drop
 
 
-def find_request_start(buf, max_frame: int, client_id: bytes | None = None) -> int:
-    """The next request start in `buf` searched at once (confirmed first, else the first open one)."""
-    return scan_requests(buf, {}, max_frame, client_id, True)[0]
-
-
 def find_response_start(buf, max_frame: int, pending) -> int:
     """The earliest spot where a sane length is followed by a pending correlation id."""
     best = -1

@@ -29,10 +29,11 @@ BATCH_PAUSE_S = 0.005  # one wake-up per few milliseconds instead of one per pac
 
 
 class Feeder:
-    def __init__(self, source, state: DashboardState, *, port_hints: Iterable[int] = ()):
+    def __init__(self, source, state: DashboardState, *, port_hints: Iterable[int] = (), keys=None,
+                 key_wait_bytes: int = 0):
         self.source = source
         self.state = state
-        self.pipeline = Pipeline(port_hints=port_hints)
+        self.pipeline = Pipeline(port_hints=port_hints, keys=keys, key_wait_bytes=key_wait_bytes)
         self.error: str | None = None
         self.snapshot_seconds = 0.0  # time the last snapshot took to build
         self._stop = threading.Event()

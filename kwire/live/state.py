@@ -32,8 +32,8 @@ HISTORY = 60   # seconds of sparkline history
 
 class DashboardState:
     def __init__(self, kind: str, where: str, *, window: int = 10, history: int = HISTORY, keep=None):
+        self.keep = keep  # a filter (kwire.query.ExchangeFilter): the others only lend their topic names
         self.kind = kind
-        self.keep = keep  # a filter of the exchanges to count (kwire live --group), or None for all
         self.where = where
         self.window = Window(window, history)
         self.finished = False
@@ -49,9 +49,12 @@ class DashboardState:
     # -- feeding
 
     def add_exchanges(self, exchanges) -> None:
-        if self.keep is not None:
-            exchanges = [ex for ex in exchanges if self.keep(ex)]
         window = self.window
+        if self.keep is not None:
+            kept = [ex for ex in exchanges if self.keep(ex)]
+            for ex in exchanges if len(kept) < len(exchanges) else ():
+                window.retired.learn_names(ex)
+            exchanges = kept
         for ex in exchanges:
             row = exchange_row(ex)
             window.add(row, partition_rows(ex), topic_names(ex), observations(ex))
@@ -96,7 +99,7 @@ class DashboardState:
         snap.health = self._health(now_ns, pipeline, health or {}, parts)
         snap.findings, snap.groups = self._analysis(now_s, parts)
         if pipeline is not None:
-            snap.in_flight, oldest = _in_flight(pipeline)
+            snap.in_flight, oldest = pipeline.kafka.in_flight()
             if oldest is not None:
                 snap.oldest_in_flight_ms = max(0.0, (now_ns - oldest) / 1e6)
         snap.notes = self._notes(snap, health or {})
@@ -211,7 +214,7 @@ class DashboardState:
             h.gaps = tcp.get("gaps", 0)
             h.gap_bytes = tcp.get("gap_bytes", 0)
             h.connections = tcp.get("open_connections", 0)
-            h.kafka_connections = pipeline.kafka.kafka_connections
+            h.kafka_connections = pipeline.kafka.counters.kafka_connections
             h.non_tcp = pipeline.net.total
         return h
 
@@ -237,20 +240,6 @@ class DashboardState:
                 notes.append(f"no Kafka seen yet: {h.packets:,} packets, {h.connections} TCP connections open")
                 notes.append("(Kafka is recognised on any port once a request is answered; --port marks a broker)")
         return notes
-
-
-def _in_flight(pipeline) -> tuple[int, int | None]:
-    """(requests waiting for a response, the oldest one's capture time) over confirmed connections."""
-    count = 0
-    oldest = None
-    for state in pipeline.kafka.connections.values():
-        if not state.confirmed or not state.pending:
-            continue
-        count += len(state.pending)
-        first = min(request.ts_ns for request in state.pending.values())
-        if oldest is None or first < oldest:
-            oldest = first
-    return count, oldest
 
 
 def _slow(brief: dict) -> SlowExchange:

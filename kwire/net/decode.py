@@ -5,7 +5,8 @@ Linux cooked v1/v2, BSD null/loop in either byte order, raw IP, LINKTYPE_IPV4/IP
 total length: Ethernet padding and FCS are dropped) and IPv6 (hop-by-hop, routing, destination
 options, AH, mobility/HIP/shim6 extension headers), and the TCP header (data offset, options).
 
-Guarantees: `decode_segment` never raises on any bytes; it returns a Segment, or None and adds one
+Guarantees: `decode_record` (and `decode_segment`, the same for a Packet) never raises on any bytes;
+it returns a Segment, or None and adds one
 to the matching DecodeCounters field. Fragmented IP packets (any fragment, first included; IPv6
 atomic fragments excepted) are skipped and counted: kwire does not reassemble IP. An IP total or
 payload length of 0 (TSO/GSO captures, jumbograms) means "to the end of the captured bytes".
@@ -34,6 +35,7 @@ from kwire.capture.packet import (
     LINKTYPE_RAW,
     Packet,
 )
+from kwire.net.layout import ETH_IPV4_TCP
 from kwire.net.segment import Segment
 
 SUPPORTED_LINKTYPES = frozenset(
@@ -96,33 +98,38 @@ class DecodeCounters:
 
 def decode_segment(packet: Packet, counters: DecodeCounters | None = None) -> Segment | None:
     """The TCP segment in `packet`, or None (counted in `counters` when given)."""
-    data = packet.data
+    return decode_record(packet.ts_ns, packet.linktype, packet.data, counters)
+
+
+def decode_record(ts_ns: int, linktype: int, data, counters: DecodeCounters | None = None) -> Segment | None:
+    """The TCP segment in one captured record's bytes, or None (counted in `counters` when given)."""
     n = len(data)
-    lt = packet.linktype
-    if lt == 1 and n >= 54:
+    if linktype == 1 and n >= 54:
         # Fast path, the common case: untagged Ethernet, IPv4 without options, unfragmented TCP.
         # One unpack; anything else falls through to the general path below.
-        (etype, vihl, total, frag, proto, src, dst, sport, dport, seq, ack, doff, flags) = (
-            _ETH_IPV4_TCP(data, 0)
-        )
+        (etype, vihl, total, frag, proto, src, dst, sport, dport, seq, ack, doff, flags) = ETH_IPV4_TCP(data, 0)
         if etype == 0x0800 and vihl == 0x45 and proto == 6 and not frag & 0x3FFF and total >= 40:
             p = 34 + ((doff >> 4) << 2)
             end = 14 + total
             if 54 <= p <= end and p <= n:
                 if end > n:
-                    return Segment(packet.ts_ns, src, sport, dst, dport, seq, ack, flags, data[p:], True)
-                return Segment(packet.ts_ns, src, sport, dst, dport, seq, ack, flags, data[p:end], False)
-    # ---- link layer -> (offset of the IP header, IP version)
+                    return Segment(ts_ns, src, sport, dst, dport, seq, ack, flags, data[p:], True)
+                return Segment(ts_ns, src, sport, dst, dport, seq, ack, flags, data[p:end], False)
+    link = _link(linktype, data, n, counters)
+    if link is None:
+        return None
+    off, version = link
+    ip = _ipv4(data, n, off, counters) if version == 4 else _ipv6(data, n, off, counters)
+    if ip is None:
+        return None
+    t, end, src, dst = ip
+    return _tcp(ts_ns, data, n, t, end, src, dst, counters)
+
+
+def _link(lt: int, data, n: int, counters) -> tuple[int, int] | None:
+    """(offset of the IP header, IP version) behind the link-layer header, or None (counted)."""
     if lt == LINKTYPE_ETHERNET or lt == LINKTYPE_LINUX_SLL or lt == LINKTYPE_LINUX_SLL2:
-        if lt == LINKTYPE_ETHERNET:
-            off = 14
-            tpos = 12
-        elif lt == LINKTYPE_LINUX_SLL2:
-            off = 20
-            tpos = 0
-        else:
-            off = 16
-            tpos = 14
+        off, tpos = (14, 12) if lt == LINKTYPE_ETHERNET else (20, 0) if lt == LINKTYPE_LINUX_SLL2 else (16, 14)
         if n < off:
             return _reject(counters, "short")
         etype = _U16(data, tpos)[0]
@@ -132,82 +139,86 @@ def decode_segment(packet: Packet, counters: DecodeCounters | None = None) -> Se
             etype = _U16(data, off + 2)[0]
             off += 4
         if etype == ETHERTYPE_IPV4:
-            version = 4
-        elif etype == ETHERTYPE_IPV6:
-            version = 6
-        else:
-            return _reject(counters, "non_ip")
-    elif lt == LINKTYPE_NULL or lt == LINKTYPE_LOOP:
+            return off, 4
+        if etype == ETHERTYPE_IPV6:
+            return off, 6
+        return _reject(counters, "non_ip")
+    if lt == LINKTYPE_NULL or lt == LINKTYPE_LOOP:
         if n < 4:
             return _reject(counters, "short")
         af = _U32LE(data, 0)[0]
         if af > 0xFFFF:  # written in the other byte order
             af = int.from_bytes(data[:4], "big")
-        off = 4
         if af == AF_INET:
-            version = 4
-        elif af in AF_INET6:
-            version = 6
-        else:
-            return _reject(counters, "non_ip")
-    elif lt == LINKTYPE_RAW or lt == LINKTYPE_IPV4 or lt == LINKTYPE_IPV6:
+            return 4, 4
+        if af in AF_INET6:
+            return 4, 6
+        return _reject(counters, "non_ip")
+    if lt == LINKTYPE_RAW or lt == LINKTYPE_IPV4 or lt == LINKTYPE_IPV6:
         if n < 1:
             return _reject(counters, "short")
-        off = 0
         version = data[0] >> 4
         if version != 4 and version != 6:
             return _reject(counters, "non_ip")
-    else:
-        if counters is not None:
-            counters.unknown_linktype += 1
-            counters.unknown_linktypes[lt] = counters.unknown_linktypes.get(lt, 0) + 1
-        return None
-    # ---- IP layer -> (offset of the TCP header, end of the IP packet)
-    if version == 4:
-        if n < off + 20:
-            return _reject(counters, "short")
-        vihl, total, frag, proto, src, dst = _IPV4(data, off)
-        ihl = (vihl & 0x0F) << 2
-        if vihl >> 4 != 4 or ihl < 20:
+        return 0, version
+    if counters is not None:
+        counters.unknown_linktype += 1
+        counters.unknown_linktypes[lt] = counters.unknown_linktypes.get(lt, 0) + 1
+    return None
+
+
+def _ipv4(data, n: int, off: int, counters) -> tuple[int, int, bytes, bytes] | None:
+    """(offset of the TCP header, end of the IP packet, source, destination), or None (counted)."""
+    if n < off + 20:
+        return _reject(counters, "short")
+    vihl, total, frag, proto, src, dst = _IPV4(data, off)
+    ihl = (vihl & 0x0F) << 2
+    if vihl >> 4 != 4 or ihl < 20:
+        return _reject(counters, "malformed")
+    if frag & 0x3FFF:  # more-fragments flag or a fragment offset
+        return _reject(counters, "fragments")
+    if proto != IPPROTO_TCP:
+        return _reject(counters, "non_tcp")
+    if total:
+        if total < ihl:
             return _reject(counters, "malformed")
-        if frag & 0x3FFF:  # more-fragments flag or a fragment offset
-            return _reject(counters, "fragments")
-        if proto != IPPROTO_TCP:
+        end = off + total
+    else:
+        end = n  # total length 0: TSO/GSO capture, the packet runs to the end
+    return off + ihl, end, src, dst
+
+
+def _ipv6(data, n: int, off: int, counters) -> tuple[int, int, bytes, bytes] | None:
+    """As _ipv4, through IPv6's extension headers."""
+    if n < off + 40:
+        return _reject(counters, "short")
+    vcf, plen, nh, src, dst = _IPV6(data, off)
+    if vcf >> 28 != 6:
+        return _reject(counters, "malformed")
+    t = off + 40
+    end = t + plen if plen else n  # payload length 0: jumbogram or TSO
+    while nh != IPPROTO_TCP:
+        if nh not in IPV6_EXT:
             return _reject(counters, "non_tcp")
-        if total:
-            if total < ihl:
-                return _reject(counters, "malformed")
-            end = off + total
-        else:
-            end = n  # total length 0: TSO/GSO capture, the packet runs to the end
-        t = off + ihl
-    else:
-        if n < off + 40:
+        if t + 8 > n:
             return _reject(counters, "short")
-        vcf, plen, nh, src, dst = _IPV6(data, off)
-        if vcf >> 28 != 6:
-            return _reject(counters, "malformed")
-        t = off + 40
-        end = t + plen if plen else n  # payload length 0: jumbogram or TSO
-        while nh != IPPROTO_TCP:
-            if nh not in IPV6_EXT:
-                return _reject(counters, "non_tcp")
-            if t + 8 > n:
-                return _reject(counters, "short")
-            if nh in IPV6_EXT_8:
-                nh = data[t]
-                t += (data[t + 1] + 1) << 3
-            elif nh == IPV6_FRAGMENT:
-                if _U16(data, t + 2)[0] & 0xFFF9:  # fragment offset or more-fragments flag
-                    return _reject(counters, "fragments")
-                nh = data[t]
-                t += 8
-            else:  # IPV6_AH
-                nh = data[t]
-                t += (data[t + 1] + 2) << 2
-        if t > end:
-            return _reject(counters, "malformed")
-    # ---- TCP header -> payload
+        if nh in IPV6_EXT_8:
+            nh = data[t]
+            t += (data[t + 1] + 1) << 3
+        elif nh == IPV6_FRAGMENT:
+            if _U16(data, t + 2)[0] & 0xFFF9:  # fragment offset or more-fragments flag
+                return _reject(counters, "fragments")
+            nh = data[t]
+            t += 8
+        else:  # IPV6_AH
+            nh = data[t]
+            t += (data[t + 1] + 2) << 2
+    if t > end:
+        return _reject(counters, "malformed")
+    return t, end, src, dst
+
+
+def _tcp(ts_ns: int, data, n: int, t: int, end: int, src: bytes, dst: bytes, counters) -> Segment | None:
     if t + 20 > n:
         return _reject(counters, "short")
     sport, dport, seq, ack, doff, flags = _TCP(data, t)
@@ -215,10 +226,10 @@ def decode_segment(packet: Packet, counters: DecodeCounters | None = None) -> Se
     if p < t + 20 or p > end:
         return _reject(counters, "malformed")
     if p > n:  # options cut by the snap length: flags and numbers are still worth having
-        return Segment(packet.ts_ns, src, sport, dst, dport, seq, ack, flags, b"", end > p)
+        return Segment(ts_ns, src, sport, dst, dport, seq, ack, flags, b"", end > p)
     if end > n:
-        return Segment(packet.ts_ns, src, sport, dst, dport, seq, ack, flags, data[p:], True)
-    return Segment(packet.ts_ns, src, sport, dst, dport, seq, ack, flags, data[p:end], False)
+        return Segment(ts_ns, src, sport, dst, dport, seq, ack, flags, data[p:], True)
+    return Segment(ts_ns, src, sport, dst, dport, seq, ack, flags, data[p:end], False)
 
 
 def _reject(counters: DecodeCounters | None, reason: str) -> None:

@@ -16,7 +16,6 @@ columns (p99 history, max latency, bytes) and longer sparklines.
 
 from __future__ import annotations
 
-import time
 
 from rich.console import Group
 from rich.table import Table
@@ -24,6 +23,8 @@ from rich.text import Text
 
 from kwire.live.snapshot import Snapshot
 from kwire.render.groups_view import findings_panel_rows
+from kwire.render.safe import term_safe, wire_text
+from kwire.render.times import local_clock
 from kwire.render.units import human_bytes as fmt_bytes
 
 SPARK = "▁▂▃▄▅▆▇█"
@@ -103,8 +104,8 @@ def _col(table: Table, name: str, *, right: bool = False, width: int | None = No
 
 
 def _title_line(snap: Snapshot, width: int) -> Text:
-    when = time.strftime("%H:%M:%S", time.localtime(snap.now_ns / 1e9)) if snap.now_ns else "--:--:--"
-    left = Text.assemble(("kwire live", "bold magenta"), "  ", (snap.where, "bold"), "  ", when)
+    when = local_clock(snap.now_ns) if snap.now_ns else "--:--:--"
+    left = Text.assemble(("kwire live", "bold magenta"), "  ", (term_safe(snap.where), "bold"), "  ", when)
     state = "finished" if snap.finished else ("replay" if snap.kind == "replay" else "capturing")
     right = Text(f"{fmt_rate(snap.rate)} req/s  {fmt_count(snap.exchanges)} exchanges  {state}  q quits",
                  style="dim")
@@ -126,7 +127,7 @@ def _note_lines(snap: Snapshot, width: int, limit: int) -> list[Text]:
             style = "bold red"
         elif note.startswith("replay finished"):
             style = "bold green"
-        text = Text(note, style=style, no_wrap=True, overflow="ellipsis")
+        text = Text(term_safe(note), style=style, no_wrap=True, overflow="ellipsis")
         text.truncate(width, overflow="ellipsis")
         out.append(text)
     return out
@@ -159,7 +160,7 @@ def _api_table(snap: Snapshot, width: int, rows: int):
         if name.endswith("history"):
             table.columns[i].style = "green" if name.startswith("req") else "yellow"
     for row in shown:
-        cells = [row.api, fmt_rate(row.rate), fmt_count(row.requests), fmt_ms(row.p50_ms), fmt_ms(row.p99_ms)]
+        cells = [wire_text(row.api), fmt_rate(row.rate), fmt_count(row.requests), fmt_ms(row.p50_ms), fmt_ms(row.p99_ms)]
         if wide:
             cells += [fmt_ms(row.max_ms), fmt_bytes(row.bytes)]
         cells.append(Text(fmt_count(row.errors), style="bold red") if row.errors else "0")
@@ -213,7 +214,7 @@ def _panel(title: str, headers: list[tuple[str, bool]], rows: list[list], width:
     table = _table(title, width=width)
     table.show_header = show_header
     for i, (name, right) in enumerate(headers):
-        _col(table, name, right=right, ratio=1 if i == 0 else None)
+        _col(table, name, right=right, ratio=None if right else 1)  # text columns share the width
     for row in rows[:limit]:
         table.add_row(*row)
     return table
@@ -222,14 +223,16 @@ def _panel(title: str, headers: list[tuple[str, bool]], rows: list[list], width:
 def _panels(snap: Snapshot, width: int) -> list[tuple[str, list, list]]:
     """(title, headers, rows) of every panel with something to show, most important first."""
     wide = width >= 60
-    errors = [[name, Text(fmt_count(n), style="red")] for name, n in snap.errors]
-    clients = [[label, fmt_bytes(n)] for label, n in snap.clients]
-    topics = [[label, fmt_bytes(n)] for label, n in snap.topics]
-    lag = [[f"{r.topic}[{r.partition}]", fmt_count(r.lag)] + ([fmt_count(r.lag_max)] if wide else [])
+    # Every name from the wire as an escaped Text (a str cell would be read as rich markup).
+    errors = [[wire_text(name), Text(fmt_count(n), style="red")] for name, n in snap.errors]
+    clients = [[wire_text(label), fmt_bytes(n)] for label, n in snap.clients]
+    topics = [[wire_text(label), fmt_bytes(n)] for label, n in snap.topics]
+    lag = [[wire_text(f"{r.topic}[{r.partition}]"), fmt_count(r.lag)] + ([fmt_count(r.lag_max)] if wide else [])
            for r in snap.lag]
-    share = [[r.group, fmt_count(r.acquired), Text(fmt_count(r.redelivered), style="yellow" if r.redelivered else "")]
+    share = [[wire_text(r.group), fmt_count(r.acquired),
+              Text(fmt_count(r.redelivered), style="yellow" if r.redelivered else "")]
              + ([fmt_count(r.acknowledged)] if wide else []) for r in snap.share]
-    slow = [[s.api, fmt_ms(s.latency_ms), s.client_id or s.client] for s in snap.slowest]
+    slow = [[wire_text(s.api), fmt_ms(s.latency_ms), wire_text(s.client_id or s.client)] for s in snap.slowest]
     findings, groups = findings_panel_rows(snap, wide)
     panels = [
         ("findings", [("finding", False)], findings),

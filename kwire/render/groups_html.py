@@ -5,14 +5,16 @@ of the stats document (its `findings` and `groups` keys) to HTML strings: a find
 when, who, and the exchanges that prove it), and per group a timeline chart (one row per member, a
 bar per generation it was in, a red mark where a member vanished without leaving, a dashed line at
 each generation's start) followed by its members. Inline SVG only, no scripts; every string from the
-capture is HTML-escaped. Styles come from the page (kwire.render.html_report's CSS) plus the few
+capture is escaped (kwire.render.html_charts.esc); tables sit in the page's `.tw` boxes, names in
+`td.n` cells, as kwire.render.html_tables lays them out. Styles come from the page (kwire.render.html_report's CSS) plus the few
 classes defined here.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-from html import escape
+
+from kwire.render.html_charts import esc as escape
 
 CSS = """
 .sev { font-weight:650; text-transform:uppercase; font-size:11.5px; letter-spacing:.4px; }
@@ -53,9 +55,9 @@ def findings_section(doc: dict) -> str:
                     f'<td class="w">{escape(f["summary"])}</td><td class="ev">{_evidence(f["evidence"])}</td></tr>')
     return (f'<style>{CSS}</style><section><h2>Findings ({len(findings)})</h2><p class="note">Named diagnoses, '
             'most severe first, each with the exchanges that prove it (find them with <code>kwire inspect</code> by '
-            'client, broker and correlation id).</p><table><tr><th class="l">severity</th><th class="l">finding</th>'
-            '<th class="l">when (UTC)</th><th class="l">what</th><th class="l">evidence</th></tr>'
-            + "".join(rows) + "</table></section>")
+            'client, broker and correlation id).</p><div class="tw"><table><tr><th class="l">severity</th>'
+            '<th class="l">finding</th><th class="l">when (UTC)</th><th class="l">what</th><th class="l">evidence</th>'
+            '</tr>' + "".join(rows) + "</table></div></section>")
 
 
 def _members_rows(group: dict) -> list[tuple[str, str, list]]:
@@ -114,16 +116,16 @@ def groups_section(doc: dict) -> str:
     panels = []
     for group_id, g in sorted(groups.items(), key=lambda kv: (-len(kv[1]["generations"]), kv[0]))[:MAX_GROUPS]:
         members = "".join(
-            f'<tr><td class="l">{escape(m)}</td><td class="l">{escape(v["client_id"] or "-")}</td>'
-            f'<td class="l">{escape(v["client"] or "-")}</td><td>{_utc(v["first_seen"])}</td>'
+            f'<tr><td class="n">{escape(m)}</td><td class="n">{escape(v["client_id"] or "-")}</td>'
+            f'<td class="n">{escape(v["client"] or "-")}</td><td>{_utc(v["first_seen"])}</td>'
             f'<td>{_utc(v["last_seen"])}</td><td class="l{" err" if v["left"] == "expired" else ""}">'
             f'{escape(v["left"] or "")}</td></tr>' for m, v in sorted(g["members"].items())[:MAX_ROWS])
         panels.append(
             f'<div class="panel"><h3>{escape(group_id)}</h3><div class="meta">{escape(g["protocol"] or "?")} protocol · '
             f'coordinator {escape(g["coordinator"] or "-")} · {len(g["generations"])} generations · '
             f'{g["rebalance_in_progress"]} REBALANCE_IN_PROGRESS answers</div>{timeline_chart(g, start, end)}'
-            f'<table><tr><th class="l">member id</th><th class="l">client id</th><th class="l">client</th>'
-            f'<th>first seen</th><th>last seen</th><th class="l">left</th></tr>{members}</table></div>')
+            f'<div class="tw"><table><tr><th class="l">member id</th><th class="l">client id</th><th class="l">client</th>'
+            f'<th>first seen</th><th>last seen</th><th class="l">left</th></tr>{members}</table></div></div>')
     return ('<section><h2>Consumer groups</h2><p class="note">Generations (classic generation ids, KIP-848 and '
             'share member epochs) over time: a bar per member per generation it was in; red: a member that '
             'vanished without leaving.</p>' + "".join(panels) + "</section>")

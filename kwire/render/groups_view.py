@@ -2,7 +2,8 @@
 
 Pure functions of the stats document (kwire.analytics: its `findings` and `groups` keys) or of a
 kwire.live.snapshot.Snapshot, to rich renderables or rows; nothing is computed here that the
-document does not hold. `stats` shows the findings first (what went wrong, when, who: the summary
+document does not hold. Every string from the wire reaches rich as an escaped Text
+(kwire.render.safe). `stats` shows the findings first (what went wrong, when, who: the summary
 line of each names the group, member, client, broker, topic and partition), then, after the api
 tables, one table of groups and one of their members.
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
+from kwire.render.safe import wire_text
 from kwire.render.stats_view import utc
 
 SEVERITY_STYLE = {"critical": "bold red", "warning": "yellow", "info": "dim"}
@@ -29,13 +31,13 @@ def _when(finding: dict) -> str:
     return text
 
 
-def _evidence(finding: dict) -> str:
+def _evidence(finding: dict) -> Text:
     items = finding.get("evidence") or []
     if not items:
-        return "-"
+        return Text("-")
     first = items[0]
     more = f" +{len(items) - 1}" if len(items) > 1 else ""
-    return f"{first['api']} corr {first['correlation_id']} {first['client']}→{first['broker']}{more}"
+    return wire_text(f"{first['api']} corr {first['correlation_id']} {first['client']}→{first['broker']}{more}")
 
 
 def findings_view(doc: dict) -> list:
@@ -56,7 +58,7 @@ def findings_view(doc: dict) -> list:
     for f in findings[:MAX_FINDINGS]:
         style = SEVERITY_STYLE.get(f["severity"], "")
         table.add_row(Text(f["severity"], style=style), Text(f["kind"], style="bold"), _when(f),
-                      Text(f["summary"], style="dim" if f["severity"] == "info" else ""), _evidence(f))
+                      wire_text(f["summary"], style="dim" if f["severity"] == "info" else ""), _evidence(f))
     if len(findings) > MAX_FINDINGS:
         table.caption = f"{len(findings) - MAX_FINDINGS} more findings in --json"
     return [table, Text("")]
@@ -77,7 +79,7 @@ def groups_table(doc: dict) -> Table | None:
         latest = gens[-1] if gens else None
         left = sum(1 for m in g["members"].values() if m["left"] == "leave")
         expired = sum(1 for m in g["members"].values() if m["left"] == "expired")
-        table.add_row(group_id, g["protocol"] or "-", g["coordinator"] or "-", f"{len(gens):,}",
+        table.add_row(wire_text(group_id), g["protocol"] or "-", g["coordinator"] or "-", f"{len(gens):,}",
                       str(latest["generation"]) if latest else "-", utc(latest["start"])[11:-4] if latest else "-",
                       str(len(latest["members"])) if latest else "0", str(left),
                       Text(str(expired), style="bold red" if expired else ""), str(g["rebalance_in_progress"]),
@@ -85,8 +87,8 @@ def groups_table(doc: dict) -> Table | None:
     return table
 
 
-def _assignment(assignment: dict) -> str:
-    return " ".join(f"{topic}[{','.join(map(str, parts))}]" for topic, parts in assignment.items()) or "-"
+def _assignment(assignment: dict) -> Text:
+    return wire_text(" ".join(f"{topic}[{','.join(map(str, parts))}]" for topic, parts in assignment.items()) or "-")
 
 
 def members_table(doc: dict) -> Table | None:
@@ -104,9 +106,10 @@ def members_table(doc: dict) -> Table | None:
         table.add_column(name, no_wrap=name != "assignment (latest)", max_width=40, overflow="ellipsis")
     for group_id, member_id, m, assignment in rows[:MAX_MEMBERS]:
         left = m["left"] or ""
-        table.add_row(group_id, member_id, m["client_id"] or "-", m["client"] or "-", utc(m["first_seen"])[11:-4],
+        table.add_row(wire_text(group_id), wire_text(member_id), wire_text(m["client_id"] or "-"), m["client"] or "-",
+                      utc(m["first_seen"])[11:-4],
                       utc(m["last_seen"])[11:-4], Text(left, style="bold red" if left == "expired" else ""),
-                      _assignment(assignment) if assignment is not None else "-")
+                      _assignment(assignment) if assignment is not None else Text("-"))
     if len(rows) > MAX_MEMBERS:
         table.caption = f"{len(rows) - MAX_MEMBERS} more members in --json"
     return table
@@ -114,7 +117,7 @@ def members_table(doc: dict) -> Table | None:
 
 def findings_panel_rows(snap, wide: bool) -> tuple[list[list], list[list]]:
     """Rows of the dashboard's "findings" and "consumer groups" panels."""
-    findings = [[Text(f"{f.kind}: {f.summary}", style=SEVERITY_STYLE.get(f.severity, ""))] for f in snap.findings]
-    groups = [[g.group, "-" if g.generation is None else str(g.generation), str(g.members)]
+    findings = [[wire_text(f"{f.kind}: {f.summary}", style=SEVERITY_STYLE.get(f.severity, ""))] for f in snap.findings]
+    groups = [[wire_text(g.group), "-" if g.generation is None else str(g.generation), str(g.members)]
               + ([Text(str(g.expired), style="bold red" if g.expired else "")] if wide else []) for g in snap.groups]
     return findings, groups

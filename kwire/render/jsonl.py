@@ -18,7 +18,9 @@ try:
 except ImportError:  # pragma: no cover - optional speed-up
     orjson = None
 
+from kwire.kafka.error_codes import error_name
 from kwire.model import Exchange
+from kwire.query import error_codes
 from kwire.render.values import SECRET_APIS, json_default, plain_body
 
 _ENCODERS: dict[str, json.JSONEncoder] = {}
@@ -55,6 +57,7 @@ def _record(ex: Exchange, request, response) -> dict:
         "correlation_id": ex.correlation_id,
         "client_id": ex.client_id,
         "status": ex.status,
+        "errors": [error_name(code) for code in error_codes(ex.response)] if ex.response else [],
         "latency_ms": round(latency, 6) if latency is not None else None,
         "request_size": ex.request_size,
         "response_size": ex.response_size,
@@ -74,7 +77,8 @@ def _record(ex: Exchange, request, response) -> dict:
 
 
 def exchange_record(ex: Exchange, *, records: str = "summary", show_secrets: bool = False) -> dict:
-    return _record(ex, plain_body(ex.request, records, show_secrets), plain_body(ex.response, records, show_secrets))
+    return _record(ex, plain_body(ex.request, records, show_secrets, ex.api_key),
+                   plain_body(ex.response, records, show_secrets, ex.api_key))
 
 
 def exchange_json(ex: Exchange, *, records: str = "summary", show_secrets: bool = False) -> str:

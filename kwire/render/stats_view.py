@@ -3,17 +3,18 @@
 Pure functions from the document of kwire.analytics (Aggregator.document()) to rich renderables;
 nothing is computed here that the document does not hold, so what the tables show is what
 `--json` prints. Latencies are in ms, sizes in binary units; error names are Kafka's; rows are
-ordered by what an operator looks for first (most traffic, slowest, most lag).
+ordered by what an operator looks for first (most traffic, slowest, most lag). Names from the wire
+(client ids, topics, groups) are escaped Text (kwire.render.safe), never rich markup.
 """
 
 from __future__ import annotations
-
-import datetime as _dt
 
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from kwire.render.safe import wire_text
+from kwire.render.times import utc_text
 from kwire.render.units import human_bytes
 
 MAX_ROWS = 30
@@ -36,14 +37,15 @@ def rate(value: float | None) -> str:
 def utc(ts: float | None) -> str:
     if ts is None:
         return "-"
-    return _dt.datetime.fromtimestamp(ts, tz=_dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + " UTC"
+    text = utc_text(ts, "%Y-%m-%d %H:%M:%S.%f")
+    return text if text.startswith("@") else text[:-3] + " UTC"
 
 
 def error_text(errors: dict[str, int], limit: int = 3) -> Text:
     if not errors:
         return Text("")
     items = sorted(errors.items(), key=lambda kv: (-kv[1], kv[0]))
-    text = Text(", ".join(f"{name} ×{n}" for name, n in items[:limit]), style="red")
+    text = wire_text(", ".join(f"{name} ×{n}" for name, n in items[:limit]), style="red")
     if len(items) > limit:
         text.append(f" +{len(items) - limit} more", style="dim red")
     return text
@@ -128,14 +130,14 @@ def api_table(doc: dict) -> Table:
             (version, vfig), = versions.items()
             rows.append(([_api_label(api, version)], vfig))
             continue
-        rows.append(([Text(f"{api} (all)", style="bold")], fig))
+        rows.append(([wire_text(f"{api} (all)", style="bold")], fig))
         for version, vfig in sorted(versions.items(), key=lambda kv: _version_key(kv[0])):
             rows.append(([Text("  ").append_text(_api_label(api, version, style=""))], vfig))
     return _figure_table("By api and version", ["api"], rows)
 
 
 def _api_label(api: str, version: str, style: str = "bold") -> Text:
-    text = Text(api, style=style)
+    text = wire_text(api, style=style)
     if version.isdigit():
         text.append(f" v{version}", style="dim")
     return text
@@ -146,7 +148,7 @@ def _version_key(version: str):
 
 
 def group_table(title: str, column: str, groups: dict) -> Table:
-    rows = [([key], fig) for key, fig in sorted(groups.items(), key=lambda kv: (-kv[1]["exchanges"], kv[0]))]
+    rows = [([wire_text(key)], fig) for key, fig in sorted(groups.items(), key=lambda kv: (-kv[1]["exchanges"], kv[0]))]
     return _figure_table(title, [column], rows)
 
 
@@ -171,7 +173,7 @@ def partition_table(doc: dict) -> Table | None:
     for topic, partition, p in rows[:MAX_ROWS]:
         lag_max = p["lag_max"]
         style = "bold red" if lag_max and lag_max >= 10000 else "yellow" if lag_max else ""
-        cells = [topic, partition, f"{p['fetches']:,}", human_bytes(p["fetch_bytes"]), f"{p['fetch_records']:,}",
+        cells = [wire_text(topic), wire_text(partition), f"{p['fetches']:,}", human_bytes(p["fetch_bytes"]), f"{p['fetch_records']:,}",
                  "-" if p["lag_last"] is None else f"{p['lag_last']:,}",
                  Text("-" if lag_max is None else f"{lag_max:,}", style=style),
                  human_bytes(p["produce_bytes"]), f"{p['produce_records']:,}"]
@@ -198,7 +200,7 @@ def share_table(doc: dict) -> Table | None:
     for group, g in sorted(groups.items()):
         acks = ", ".join(f"{name} {n:,}" for name, n in g["acknowledgements"].items() if n)
         red = g["redelivered"]
-        table.add_row(group, f"{g['share_fetches']:,}", f"{g['share_acknowledges']:,}", f"{g['records']:,}",
+        table.add_row(wire_text(group), f"{g['share_fetches']:,}", f"{g['share_acknowledges']:,}", f"{g['records']:,}",
                       f"{g['acquired']:,}", Text(f"{red:,}", style="yellow" if red else ""), acks or "-")
     return table
 
@@ -213,9 +215,11 @@ def exchange_list(title: str, items: list[dict]) -> Table | None:
         table.add_column(name, justify=justify, no_wrap=name != "errors")
     for e in items:
         api = f"{e['api']} v{e['api_version']}" if e["api"] is not None else "?"
-        table.add_row(utc(e["ts"])[11:-4], e["client"], e["broker"], api, str(e["correlation_id"]),
-                      e["client_id"] if e["client_id"] is not None else "-", ms(e["latency_ms"]),
-                      Text(", ".join(e["errors"]), style="red"))
+        when = utc(e["ts"])
+        table.add_row(when if when.startswith("@") else when[11:-4], wire_text(e["client"]), wire_text(e["broker"]),
+                      wire_text(api), str(e["correlation_id"]),
+                      wire_text(e["client_id"]) if e["client_id"] is not None else "-", ms(e["latency_ms"]),
+                      wire_text(", ".join(e["errors"]), style="red"))
     return table
 
 

@@ -9,7 +9,9 @@ Secrets: the fields in SECRET_FIELDS (SaslAuthenticate AuthBytes, delegation-tok
 credential Salt / SaltedPassword) are redacted unless show_secrets is set: AuthBytes become
 `sasl_view(bytes)`, the SASL message's structure with its secret parts left out (user names and
 mechanism-level structure shown; passwords, proofs, signatures, nonces and tokens never), other
-secret fields {"redacted": n_bytes}. SECRET_APIS names the apis whose bodies can hold such fields:
+secret fields {"redacted": n_bytes}. In the bodies of SECRET_APIS the unknown tagged fields (kept as
+hex by the decoders: a newer client's field kwire cannot name may hold anything) become
+{"redacted": n_bytes} too. SECRET_APIS names the apis whose bodies can hold such fields:
 `json_default(records)` (the JSON encoder's hook for non-JSON values) never sees field names, so
 renderers walk those bodies with plain_body and hand every other body to the encoder as it is.
 """
@@ -49,10 +51,31 @@ def plain_value(value, records: str = "summary", show_secrets: bool = False, key
     return value
 
 
-def plain_body(body: dict | None, records: str = "summary", show_secrets: bool = False) -> dict | None:
+def plain_body(body: dict | None, records: str = "summary", show_secrets: bool = False,
+               api_key: int | None = None) -> dict | None:
+    """`body` made plain; secrets redacted unless show_secrets. `api_key` None (not known) is treated
+    as an api that can carry secrets."""
     if body is None:
         return None
-    return plain_value(body, records, show_secrets)
+    plain = plain_value(body, records, show_secrets)
+    if not show_secrets and (api_key is None or api_key in SECRET_APIS):
+        _redact_unknown_tags(plain)
+    return plain
+
+
+UNKNOWN_TAGS = "_unknown_tagged_fields"
+
+
+def _redact_unknown_tags(node) -> None:
+    if type(node) is dict:
+        for key, value in node.items():
+            if key == UNKNOWN_TAGS and type(value) is dict:
+                node[key] = {tag: {"redacted": len(raw) // 2 if type(raw) is str else 0} for tag, raw in value.items()}
+            else:
+                _redact_unknown_tags(value)
+    elif type(node) is list:
+        for item in node:
+            _redact_unknown_tags(item)
 
 
 def json_default(records: str = "summary"):

@@ -16,7 +16,7 @@ from kwire.pipeline import Pipeline, RunSummary
 from kwire.spark.extract import REPORT_FLOW, file_records
 
 
-def partition_members(records, group: str, port_hints) -> list[tuple]:
+def partition_members(records, group: str, port_hints, keys=None) -> list[tuple]:
     """The members of `group` seen in one sorted shuffle partition (one Pipeline per connection)."""
     found: set[tuple] = set()
     flow = pipeline = None
@@ -27,17 +27,17 @@ def partition_members(records, group: str, port_hints) -> list[tuple]:
             if pipeline is not None:
                 found |= members_of(pipeline.finish(), group)
             flow = key[1]
-            pipeline = Pipeline(port_hints=port_hints, summary=RunSummary(), offload=_undecoded)
+            pipeline = Pipeline(port_hints=port_hints, summary=RunSummary(), offload=_undecoded, keys=keys)
         found |= members_of(pipeline.feed(Packet(key[2], value[0], value[1], value[2])), group)
     if pipeline is not None:
         found |= members_of(pipeline.finish(), group)
     return sorted(found, key=str)
 
 
-def group_members(spark, paths: list[str], group: str, partitions: int, port_hints=()) -> set[tuple]:
+def group_members(spark, paths: list[str], group: str, partitions: int, port_hints=(), keys=None) -> set[tuple]:
     sc = spark.sparkContext
     files = sc.parallelize(list(enumerate(paths)), max(len(paths), 1))
     packets = files.flatMap(lambda item: file_records(item[0], item[1], partitions))
     ordered = packets.repartitionAndSortWithinPartitions(partitions, partitionFunc=lambda key: key[0])
-    found = ordered.mapPartitions(lambda records: partition_members(records, group, tuple(port_hints)))
+    found = ordered.mapPartitions(lambda records: partition_members(records, group, tuple(port_hints), keys))
     return {tuple(member) for member in found.collect()}

@@ -86,7 +86,7 @@ def _resolve_group(spark, paths: list[str], options: DecodeOptions, n: int) -> D
         return options
     from kwire.spark.group_members import group_members
 
-    members = group_members(spark, paths, group, n, options.port_hints)
+    members = group_members(spark, paths, group, n, options.port_hints, options.keylog)
     return replace(options, keep=with_members(options.keep, members))
 
 
@@ -118,4 +118,5 @@ def run_summary(result: PartitionResult) -> RunSummary:
     s.exchanges, s.paired, s.no_response = result.exchanges, result.paired, result.no_response
     s.no_request, s.decode_errors = result.no_request, result.decode_errors
     s.tcp, s.kafka = dict(result.tcp), dict(result.kafka)
+    s.tls = result.aggregator.tls
     return s

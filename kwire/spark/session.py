@@ -5,7 +5,11 @@
   spark-submit configured is used as is, master included, and sys.stderr is separated again from
   stdout (see `separate_stderr`);
 - otherwise a session is created with `master` (default "local[*]"), no web UI, Spark's console
-  progress bar off (kwire draws its own), and Spark's own logging cut down to errors.
+  progress bar off (kwire draws its own), and Spark's own logging cut down to errors. Unless
+  `verbose`, the JVM's stderr (the launcher's warnings, log4j, executors' messages) goes to
+  `jvm_log_path()` instead of the user's terminal: the JVM inherits that file as its stderr when it
+  starts, and kwire's own stderr is put back at once. A JVM that does not start is a KwireError
+  that names the log.
 
 `ship_kwire(spark)` adds a zip of the kwire package to the session (SparkContext.addPyFile) when the
 master is not local, so executors on other machines import the same kwire. Its dependencies
@@ -18,6 +22,9 @@ import os
 import sys
 import tempfile
 import zipfile
+from contextlib import contextmanager
+
+from kwire.errors import KwireError
 
 LOG4J = """rootLogger.level = warn
 rootLogger.appenderRef.stderr.ref = console
@@ -61,26 +68,69 @@ def separate_stderr() -> None:
         pass
 
 
-def get_session(master: str | None = None, app_name: str = "kwire spark"):
+def jvm_log_path() -> str:
+    return os.path.join(tempfile.gettempdir(), f"kwire-spark-{os.getuid()}.log")
+
+
+@contextmanager
+def _stderr_into(path: str | None):
+    """File descriptor 2 pointed at `path` (None: left alone) for what starts meanwhile."""
+    if path is None:
+        yield
+        return
+    sys.stderr.flush()
+    saved = os.dup(2)
+    target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.dup2(target, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(target)
+
+
+def _tail(path: str, lines: int = 3) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = [line.strip() for line in f.read()[-4000:].splitlines() if line.strip()]
+    except OSError:
+        return ""
+    return " | ".join(text[-lines:])
+
+
+def get_session(master: str | None = None, app_name: str = "kwire spark", *, verbose: bool = True):
     from pyspark.sql import SparkSession
 
     if under_spark_submit():
         separate_stderr()
         spark = SparkSession.builder.appName(app_name).getOrCreate()
     else:
-        master = master or "local[*]"
-        if master.startswith("local"):
-            os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-        java_opts = f"-Dlog4j2.configurationFile=file:{_log4j_file()}"
-        spark = (SparkSession.builder.master(master).appName(app_name)
-                 .config("spark.ui.enabled", "false")
-                 .config("spark.ui.showConsoleProgress", "false")
-                 .config("spark.driver.extraJavaOptions", java_opts)
-                 .config("spark.executor.extraJavaOptions", java_opts)
-                 .getOrCreate())
+        log = None if verbose else jvm_log_path()
+        try:
+            with _stderr_into(log):
+                spark = _new_session(SparkSession, master, app_name)
+        except Exception as exc:  # noqa: BLE001 - no JVM: PySparkRuntimeError, Py4JError, OSError...
+            first = (str(exc).splitlines() or [""])[0]
+            last = _tail(log) if log else ""
+            raise KwireError(f"Spark did not start: {type(exc).__name__}: {first}" + (f" ({last})" if last else "")
+                             + (f"; Spark's messages are in {log}" if log else "")) from None
     spark.sparkContext.setLogLevel("ERROR")
     ship_kwire(spark)
     return spark
+
+
+def _new_session(SparkSession, master: str | None, app_name: str):
+    master = master or "local[*]"
+    if master.startswith("local"):
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    java_opts = f"-Dlog4j2.configurationFile=file:{_log4j_file()}"
+    return (SparkSession.builder.master(master).appName(app_name)
+            .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
+            .config("spark.driver.extraJavaOptions", java_opts)
+            .config("spark.executor.extraJavaOptions", java_opts)
+            .getOrCreate())
 
 
 def ship_kwire(spark) -> None:

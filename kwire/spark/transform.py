@@ -23,6 +23,7 @@ from kwire.capture.packet import Packet
 from kwire.pipeline import Pipeline, RunSummary
 from kwire.query import ExchangeFilter
 from kwire.spark.extract import REPORT_FLOW, FileReport
+from kwire.tls import KeyLog
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,7 @@ class DecodeOptions:
     port_hints: tuple[int, ...] = ()
     keep: ExchangeFilter = ExchangeFilter()
     rows: bool = False  # also yield fact rows (for --out)
+    keylog: KeyLog | None = field(default=None, repr=False)  # TLS secrets, shipped with the job (never logged)
 
 
 @dataclass
@@ -62,6 +64,7 @@ class PartitionResult:
         self.no_response += summary.no_response
         self.no_request += summary.no_request
         self.decode_errors += summary.decode_errors
+        self.aggregator.tls.merge(summary.tls)
         for mine, theirs in ((self.tcp, summary.tcp), (self.kafka, summary.kafka)):
             for key, value in theirs.items():
                 mine[key] = mine.get(key, 0) + value
@@ -108,7 +111,7 @@ def decode_partition(index: int, records, options: DecodeOptions):
             if pipeline is not None:
                 yield from emit(finish(pipeline))
             flow = packet_flow
-            pipeline = Pipeline(port_hints=options.port_hints, summary=RunSummary())
+            pipeline = Pipeline(port_hints=options.port_hints, summary=RunSummary(), keys=options.keylog)
         yield from emit(pipeline.feed(Packet(key[2], value[0], value[1], value[2])))
     if pipeline is not None:
         yield from emit(finish(pipeline))

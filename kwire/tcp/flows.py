@@ -1,12 +1,15 @@
-"""The flow table: TCP segments in capture order -> StreamData / StreamGap / StreamClosed events.
+"""The flow table: TCP segments in capture order -> each connection's StreamConsumer.
 
-`FlowTable` is sans-IO: `feed(segment)` returns the events that segment caused, `flush(ts_ns)` ends
-the capture (remaining holes become gaps, every open connection gets StreamClosed(reason="end")),
-`counters()` reports what it saw. Each direction is a `kwire.tcp.reassembly.HalfStream`.
+`FlowTable(open_stream)` is sans-IO: `feed(segment)` hands what that segment made deliverable to the
+consumers (the contract of kwire.tcp.stream; `open_stream(conn)` makes a connection's consumer when
+its first byte, gap or close comes), `flush(ts_ns)` ends the capture (remaining holes become gaps,
+every open connection closes with reason "end"), `counters()` reports what it saw. Each direction is
+a `kwire.tcp.reassembly.HalfStream`.
 
 Connections and roles:
-- A connection is keyed by the canonical `FlowKey` (lower (ip, port) endpoint first); the hot path
-  looks halves up by the segment's own (src ip, src port, dst ip, dst port) tuple.
+- A connection is keyed by the canonical `FlowKey` (lower (ip, port) endpoint first); segments look
+  their direction up by their own (src ip, src port, dst ip, dst port) tuple, and IPv4 directions
+  also by the header bytes that hold it (`by_header`, kwire.net.layout.header_key) for kwire.fused.
 - A SYN (without ACK) opens a connection with `a` = its sender and initiator 0. A SYN-ACK seen first
   (the SYN was missed) also opens one with initiator 0: the receiver of the SYN-ACK is the client, so
   it becomes `a`, and the SYN-ACK's ACK number tells where a's bytes start.
@@ -21,60 +24,21 @@ Connections and roles:
 - Idle connections (no segment either way for `idle_timeout_ns` of capture time) are evicted with
   reason "idle". The table is swept at most once per `sweep_interval_ns` of capture time (default
   idle_timeout / 8), so eviction happens between idle_timeout and idle_timeout + sweep interval.
-  When `max_connections` are open, a new connection first triggers a sweep, then evicts the least
-  recently active connection.
+- When `max_connections` are open, a new connection evicts the least recently active eighth of
+  the table at once (reason "idle"): one scan per max_connections / 8 new connections, so a flood of
+  connections costs amortised O(log n) each, not a scan of the table each.
 - Connection.counters is filled (sum of both directions' HALF_COUNTERS) when the connection closes.
 """
 
 from __future__ import annotations
 
-from struct import Struct
-from typing import Iterable, Iterator, NamedTuple
+import heapq
+from typing import NamedTuple
 
-from kwire.capture.packet import NOT_TAKEN, TAKEN, TAKEN_EVENTS, TAKEN_QUIETLY, Packet, RecordLayout
-from kwire.net.decode import DecodeCounters, decode_segment
+from kwire.net.layout import SLOW_FLAGS, header_key
 from kwire.net.segment import ACK, FIN, RST, SYN, Segment
-from kwire.tcp.events import Connection, StreamClosed, StreamData, StreamEvent
 from kwire.tcp.reassembly import ACK_GRACE_SEGMENTS, HALF, HALF_COUNTERS, MASK, HalfStream
-
-_SLOW_FLAGS = SYN | FIN | RST
-_PORTS = Struct("!HH")
-# Of an Ethernet frame: type, IPv4 version/IHL, total length, fragment field, protocol (bytes 12..23),
-# addresses and ports as they are (26..37, the key of _v4), TCP sequence, acknowledgement, data
-# offset and flags (38..47).
-_ETH_IPV4_TCP = Struct("!12xHB1xH2xH1xB2x12sIIBB").unpack_from
-# The same for take_pcap_run: type, version/IHL and TOS as one number (bytes 12..15), total length,
-# fragment field, protocol (20..23, TTL skipped), then as above.
-_ETH_IPV4_TCP_RUN = Struct("!12xIH2xHxB2x12sIIBB").unpack_from
-_SLOW_BY_FLAGS = tuple(bool(f & _SLOW_FLAGS) for f in range(256))  # SYN, FIN or RST among TCP flags
-# Where the TCP payload starts in an Ethernet frame, by the TCP data offset byte (a data offset
-# under 5 words is damage: past any buffer, so no payload fits).
-_TCP_DATA = tuple(34 + ((d >> 4) << 2) if d >= 0x50 else 1 << 29 for d in range(256))
-
-
-def _v4_key(t: tuple) -> bytes:
-    """What bytes 26..38 of an Ethernet frame hold for this (src ip, port, dst ip, port)."""
-    return t[0] + t[2] + _PORTS.pack(t[1], t[3])
-
-
-def _run_release(h: HalfStream, nxt0: int, held0: int, nxt: int, want: int, acks: int,
-                 layout: RecordLayout, buf, last: int, last_ack: int) -> int:
-    """Write back what FlowTable.take_pcap_run did for `h`, which had nxt0 and held0 pieces when the
-    run came to it, and for its peer, which sent `acks` pure ACKs meanwhile (last, last_ack: where
-    the last record of each starts). Returns the number of records taken."""
-    segments = len(h.held) - held0
-    if segments:
-        h.nxt = nxt & MASK
-        h.demand[h.direction] = want
-        h.segments += segments
-        h.bytes += (nxt - nxt0) & MASK
-        h.last_ts = h.held_ts = layout.ts_at(buf, last)
-    if acks:
-        peer = h.peer
-        peer.segments += acks
-        peer.last_ts = layout.ts_at(buf, last_ack)
-    return segments + acks
-
+from kwire.tcp.stream import Connection, StreamFactory
 
 # Table-wide counters, next to the sums of HALF_COUNTERS.
 TABLE_COUNTERS = (
@@ -85,6 +49,7 @@ TABLE_COUNTERS = (
     "untracked_segments",  # pure ACK / FIN / RST on a 4-tuple with no connection
     "late_segments",       # segments on a recently closed 4-tuple (ignored)
 )
+ROOM_FRACTION = 8  # a full table evicts 1/8 of its connections at once
 
 
 class FlowKey(NamedTuple):
@@ -118,12 +83,17 @@ class _Flow:
         return h0.last_ts if h0.last_ts > h1.last_ts else h1.last_ts
 
 
+def _no_stream(conn: Connection):
+    raise TypeError("FlowTable was given no open_stream factory")
+
+
 class FlowTable:
     """All TCP connections of a capture; see the module docstring for the rules."""
 
-    def __init__(self, *, max_buffer_per_direction: int = 1 << 20,
+    def __init__(self, open_stream: StreamFactory = _no_stream, *, max_buffer_per_direction: int = 1 << 20,
                  idle_timeout_ns: int = 300_000_000_000, max_connections: int = 100_000,
                  linger_ns: int = 30_000_000_000, sweep_interval_ns: int | None = None):
+        self.open_stream = open_stream
         self.max_buffer = max_buffer_per_direction
         self.idle_timeout_ns = idle_timeout_ns
         self.max_connections = max_connections
@@ -131,189 +101,29 @@ class FlowTable:
         self.sweep_interval_ns = (max(idle_timeout_ns // 8, 1) if sweep_interval_ns is None
                                   else sweep_interval_ns)
         self._halves: dict[tuple, HalfStream] = {}  # (src ip, port, dst ip, port) -> sender's half
-        self._v4: dict[bytes, HalfStream] = {}  # IPv4 halves by their header bytes 26..38 (take_ethernet)
-        self.taken: list[StreamEvent] = []  # events of the last packet take_ethernet answered TAKEN_EVENTS for
+        self.by_header: dict[bytes, HalfStream] = {}  # IPv4 halves by kwire.net.layout.header_key
         self._flows: dict[int, _Flow] = {}          # connection id -> flow, in opening order
         self._closed: dict[FlowKey, int] = {}       # recently closed 4-tuples -> close time
-        self._next_sweep = -(1 << 63)  # the first segment sweeps (and sets the real time)
+        self.next_sweep = -(1 << 63)  # the first segment sweeps (and sets the real time)
         self._next_id = 1
         self._retired = dict.fromkeys(HALF_COUNTERS, 0)  # counters of closed connections
         self._table = dict.fromkeys(TABLE_COUNTERS, 0)
 
     # -- feeding --------------------------------------------------------------------------------
 
-    def feed(self, seg: Segment) -> list[StreamEvent]:
-        """Events caused by one segment (fed in capture order)."""
+    def feed(self, seg: Segment) -> None:
+        """One segment, fed in capture order."""
         ts = seg.ts_ns
+        if ts >= self.next_sweep:
+            self.sweep(ts)
         h = self._halves.get((seg.src_ip, seg.src_port, seg.dst_ip, seg.dst_port))
-        if h is None or seg.flags & _SLOW_FLAGS or seg.truncated or ts >= self._next_sweep:
-            out: list[StreamEvent] = []
-            if ts >= self._next_sweep:
-                self._sweep(ts, out)
-                h = self._halves.get((seg.src_ip, seg.src_port, seg.dst_ip, seg.dst_port))
-            if h is None or seg.flags & _SLOW_FLAGS or seg.truncated:
-                self._feed_slow(seg, h, out)
-                return out
-            out += self._established(h, ts, seg.payload, seg.seq, seg.ack, seg.flags)
-            return out
-        return self._established(h, ts, seg.payload, seg.seq, seg.ack, seg.flags)
+        if h is None or seg.flags & SLOW_FLAGS or seg.truncated:
+            self._feed_slow(seg, h)
+        else:
+            self.established(h, ts, seg.payload, seg.seq, seg.ack, seg.flags)
 
-    def feed_packet(self, packet: Packet, counters: DecodeCounters | None = None) -> list[StreamEvent]:
-        """`feed(decode_segment(packet, counters))` in one step (packets the net layer rejects cause
-        no event). The common packet (untagged Ethernet, IPv4 without options, whole TCP segment
-        without SYN/FIN/RST on an established direction) goes through take_ethernet and never
-        becomes a Segment."""
-        if packet.linktype == 1:
-            data = packet.data
-            taken = self.take_ethernet(packet.ts_ns, data, 0, len(data))
-            if taken:
-                if taken == TAKEN_EVENTS:
-                    events = self.taken
-                    self.taken = []
-                    return events
-                return []
-        seg = decode_segment(packet, counters)
-        if seg is None:
-            return []
-        return self.feed(seg)
-
-    def take_ethernet(self, ts: int, buf, start: int, stop: int) -> int:
-        """Take a whole Ethernet frame buf[start:stop] in place when it is an IPv4 segment of an
-        established direction without SYN/FIN/RST: exactly what feed_packet would do with it,
-        without making a Packet. Returns NOT_TAKEN (nothing was touched: feed the packet the
-        normal way), TAKEN (done, no event), TAKEN_QUIETLY (done: only held, see below) or
-        TAKEN_EVENTS (done; its events wait in `self.taken` for the caller to collect before the
-        next packet, and the connection's sink, when it took the payload, has something to say:
-        Connection.sink). Capture readers call this first, so the commonest packets cost one parse and
-        one slice: an in-order segment inside a frame the consumer waits for (Connection.demand)
-        is only held, and the records after it are offered to take_pcap_run."""
-        if stop - start < 54:
-            return NOT_TAKEN
-        etype, vihl, total, frag, proto, key, seq, ack, doff, flags = _ETH_IPV4_TCP(buf, start)
-        if (etype != 0x0800 or vihl != 0x45 or proto != 6 or frag & 0x3FFF or flags & _SLOW_FLAGS
-                or ts >= self._next_sweep):
-            return NOT_TAKEN
-        h = self._v4.get(key)
-        if h is None:
-            return NOT_TAKEN
-        p = start + 34 + ((doff >> 4) << 2)
-        end = start + 14 + total
-        if not start + 54 <= p <= end <= stop:
-            return NOT_TAKEN
-        n = end - p
-        if n and seq == h.nxt and h.clean:
-            peer = h.peer
-            if ((ack == peer.nxt or not flags & ACK) and h.ack_hole is None and peer.ack_hole is None
-                    and not h.close_due):
-                if h.demand[h.direction] > n:
-                    # Inside a frame the consumer waits for, acknowledging what the peer sent: hold it.
-                    # (h.tail is the last held piece while pieces are held: reassembly reads it there.)
-                    h.held.append(buf[p:end])
-                    h.last_ts = h.held_ts = ts
-                    h.segments += 1
-                    h.bytes += n
-                    h.nxt = (seq + n) & MASK
-                    h.demand[h.direction] -= n
-                    return TAKEN_QUIETLY
-                sink = h.conn.sink
-                if sink is not None and not h.held:
-                    # Plain in-order bytes causing no other event: straight to the consumer.
-                    h.last_ts = ts
-                    h.segments += 1
-                    h.bytes += n
-                    h.nxt = (seq + n) & MASK
-                    h.demand[h.direction] = 0
-                    h.tail = payload = buf[p:end]
-                    if sink(h.direction, ts, payload):
-                        self.taken = []
-                        return TAKEN_EVENTS
-                    return TAKEN
-        events = self._established(h, ts, buf[p:end], seq, ack, flags)
-        if events:
-            self.taken = events
-            return TAKEN_EVENTS
-        return TAKEN
-
-    def take_pcap_run(self, buf, pos: int, end: int, layout: RecordLayout) -> tuple[int, int]:
-        """take_ethernet's hold (TAKEN_QUIETLY) for the classic pcap records from buf[pos:end] on,
-        one after the other in one loop, until a record is not whole in the buffer, is cut or
-        damaged, or would not be held (kwire.capture.packet.TakeRun). The reader offers this the
-        records after a packet take_ethernet held: in a bulk transfer that is nearly every packet.
-        The receiver's pure ACKs in between, acknowledging no more than was sent, are taken too.
-
-        While the records belong to one direction, its state lives in locals: holding a piece
-        changes only held, nxt, demand, the counters and the times, and such an ACK only the
-        other direction's counter and time; nothing else of either direction can change in
-        between, so the other conditions are checked once per switch of direction, and the state
-        is written back at the switch and at the end (segments and bytes from how far held and
-        nxt moved, the times from the last records)."""
-        unpack_lengths, hsize, max_caplen = layout.unpack_lengths, layout.header_size, layout.max_caplen
-        v4 = self._v4
-        slow_flags = _SLOW_BY_FLAGS
-        tcp_data = _TCP_DATA
-        next_sweep = self._next_sweep
-        sweep_second = next_sweep // 1_000_000_000  # records of earlier seconds come before it
-        last_start = end - hsize - 54  # a record starting later cannot hold a whole TCP header
-        taken = 0
-        h = None
-        current = reverse = None  # keys of h and of its peer
-        nxt = nxt0 = held0 = want = peer_nxt = acks = 0
-        last = last_ack = 0  # where h's last held record and its peer's last ACK start
-        append = None
-        while pos <= last_start:
-            sec, caplen, wirelen = unpack_lengths(buf, pos)
-            start = pos + hsize
-            stop = start + caplen
-            if caplen != wirelen or stop > end or caplen > max_caplen:
-                break
-            ipv4, total, frag, proto, key, seq, ack, doff, flags = _ETH_IPV4_TCP_RUN(buf, start)
-            if (not 0x08004500 <= ipv4 <= 0x080045FF or proto != 6 or (frag and frag != 0x4000)
-                    or slow_flags[flags]):
-                break
-            p = start + tcp_data[doff]
-            if key != current:
-                if (key == reverse and p == start + 14 + total <= stop and (nxt - ack) & MASK < HALF
-                        and (sec < sweep_second or layout.ts_at(buf, pos) < next_sweep)):
-                    # the receiver acknowledging what it got (or less): counted, nothing else
-                    acks += 1
-                    last_ack = pos
-                    pos = stop
-                    continue
-                if h is not None:
-                    taken += _run_release(h, nxt0, held0, nxt, want, acks, layout, buf, last, last_ack)
-                    h = None
-                found = v4.get(key)
-                # (close_due is set on both directions at once)
-                if (found is None or not found.clean or found.ack_hole is not None or found.close_due
-                        or found.peer.ack_hole is not None):
-                    break
-                h = found
-                current = key
-                reverse = key[4:8] + key[:4] + key[10:] + key[8:10]
-                nxt = nxt0 = h.nxt
-                want = h.demand[h.direction]
-                peer_nxt = h.peer.nxt
-                held0 = len(h.held)
-                append = h.held.append
-                acks = 0
-            n = stop - p  # (only when the frame ends with the IP packet: no Ethernet padding or trailer)
-            if not (0 < n < want and total == caplen - 14 and seq == nxt
-                    and (ack == peer_nxt or not flags & ACK)):
-                break
-            if sec >= sweep_second and layout.ts_at(buf, pos) >= next_sweep:
-                break
-            append(buf[p:stop])
-            nxt = seq + n  # past 2**32 the next segment's number differs: the run stops there
-            want -= n
-            last = pos
-            pos = stop
-        if h is not None:
-            taken += _run_release(h, nxt0, held0, nxt, want, acks, layout, buf, last, last_ack)
-        return pos, taken
-
-    def _established(self, h: HalfStream, ts: int, payload, seq: int, ack: int, flags: int) -> list[StreamEvent]:
-        """The fast path: a segment of an established direction, no SYN/FIN/RST, whole payload."""
-        out: list[StreamEvent] = []
+    def established(self, h: HalfStream, ts: int, payload, seq: int, ack: int, flags: int) -> None:
+        """A segment of an established direction `h`, without SYN/FIN/RST, its payload whole."""
         h.last_ts = ts
         h.segments += 1
         if payload:
@@ -322,77 +132,76 @@ class FlowTable:
             if seq == h.nxt and h.clean:
                 h.nxt = (seq + n) & MASK
                 h.tail = payload
-                if h.demand[h.direction] or h.held:
-                    h.hold(payload, ts, out)
-                else:
-                    out.append(StreamData(h.conn, h.direction, ts, payload))
+                h.hold(payload, ts)
             else:
-                h.receive(seq, payload, ts, out)
+                h.receive(seq, payload, ts)
         peer = h.peer
         if flags & ACK:
             pn = peer.nxt
             if ack != pn and pn is not None and 0 < ((ack - pn) & MASK) < HALF:
-                peer.ack_passed(ack, ts, out)
+                peer.ack_passed(ack)
         if h.ack_hole is not None:
-            h.check_ack(ts, out)
+            h.check_ack(ts)
         if peer.ack_hole is not None:
-            peer.check_ack(ts, out)
+            peer.check_ack(ts)
         if h.close_due:
-            self._check_close(h, ts, out)
-        return out
+            self._check_close(h, ts)
 
-    def _feed_slow(self, seg: Segment, h: HalfStream | None, out: list) -> None:
+    def _feed_slow(self, seg: Segment, h: HalfStream | None) -> None:
         flags = seg.flags
         ts = seg.ts_ns
         if h is None:
-            h = self._open(seg, out)
+            h = self._open(seg)
             if h is None:
                 return
         elif flags & SYN and not flags & RST:
-            h = self._syn_on_open(seg, h, out)
+            h = self._syn_on_open(seg, h)
         h.last_ts = ts
         h.segments += 1
         payload = seg.payload
         n = len(payload)
         h.bytes += n
         if flags & RST:
-            self._close(self._flows[h.conn.id], ts, "rst", out)
+            self._close(self._flows[h.conn.id], ts, "rst")
             return
-        seq = seg.seq
-        if flags & SYN:
-            seq = (seq + 1) & MASK
+        seq = (seg.seq + 1) & MASK if flags & SYN else seg.seq
         if n:
-            h.receive(seq, payload, ts, out, seg.truncated)
+            h.receive(seq, payload, ts, seg.truncated)
         elif seg.truncated:
             h.truncated_segments += 1
         if flags & FIN:
-            h.fin((seq + n) & MASK, ts, out)
+            h.fin((seq + n) & MASK)
         if flags & ACK:
             p = h.peer
             pn = p.nxt
             if pn is not None and 0 < ((seg.ack - pn) & MASK) < HALF:
-                p.ack_passed(seg.ack, ts, out)
+                p.ack_passed(seg.ack)
         for half in (h, h.peer):
-            if half is not None and half.ack_hole is not None:
-                half.check_ack(ts, out)
+            if half.ack_hole is not None:
+                half.check_ack(ts)
+        self._after_fin(h, ts)
+
+    def _after_fin(self, h: HalfStream, ts: int) -> None:
         if h.close_due:
-            self._check_close(h, ts, out)
+            self._check_close(h, ts)
         elif h.fin_at is not None and h.peer.fin_at is not None:
             if h.fin_reached() and h.peer.fin_reached():
-                self._close(self._flows[h.conn.id], ts, "fin", out)
+                self._close(self._flows[h.conn.id], ts, "fin")
             else:
                 # FIN both ways but bytes before a FIN are missing: they may still be captured a
                 # little later (capture order is not wire order). Close once they are in, or after
                 # ACK_GRACE_SEGMENTS more segments.
                 h.close_due = h.peer.close_due = h.segments + h.peer.segments + ACK_GRACE_SEGMENTS
 
-    def _check_close(self, h: HalfStream, ts: int, out: list) -> None:
+    def _check_close(self, h: HalfStream, ts: int) -> None:
         if (h.fin_reached() and h.peer.fin_reached()) or h.segments + h.peer.segments >= h.close_due:
             flow = self._flows.get(h.conn.id)
             if flow is not None:
-                self._close(flow, ts, "fin", out)
+                self._close(flow, ts, "fin")
 
-    def _open(self, seg: Segment, out: list) -> HalfStream | None:
+    # -- opening --------------------------------------------------------------------------------
+
+    def _open(self, seg: Segment) -> HalfStream | None:
         """A segment on an unknown 4-tuple: open a connection, or ignore it. Returns its half."""
         flags = seg.flags
         key, _ = flow_key(seg.src_ip, seg.src_port, seg.dst_ip, seg.dst_port)
@@ -413,7 +222,7 @@ class FlowTable:
         else:
             a, b, initiator, direction = src, dst, (0 if flags & SYN else None), 0
         if len(self._flows) >= self.max_connections:
-            self._make_room(seg.ts_ns, out)
+            self._make_room(seg.ts_ns)
         flow = self._new_flow(key, a, b, initiator, seg.ts_ns)
         h = flow.halves[direction]
         if flags & SYN:
@@ -425,8 +234,8 @@ class FlowTable:
     def _new_flow(self, key: FlowKey, a, b, initiator, ts: int) -> _Flow:
         conn = Connection(self._next_id, a, b, initiator, ts)
         self._next_id += 1
-        h0 = HalfStream(conn, 0, self.max_buffer, ts)
-        h1 = HalfStream(conn, 1, self.max_buffer, ts)
+        h0 = HalfStream(conn, 0, self.max_buffer, ts, self.open_stream)
+        h1 = HalfStream(conn, 1, self.max_buffer, ts, self.open_stream)
         h0.peer = h1
         h1.peer = h0
         fwd = (a[0], a[1], b[0], b[1])
@@ -436,12 +245,12 @@ class FlowTable:
         self._halves[fwd] = h0
         self._halves[rev] = h1
         if len(a[0]) == 4 and len(b[0]) == 4:
-            self._v4[_v4_key(fwd)] = h0
-            self._v4[_v4_key(rev)] = h1
+            self.by_header[header_key(*fwd)] = h0
+            self.by_header[header_key(*rev)] = h1
         self._table["connections"] += 1
         return flow
 
-    def _syn_on_open(self, seg: Segment, h: HalfStream, out: list) -> HalfStream:
+    def _syn_on_open(self, seg: Segment, h: HalfStream) -> HalfStream:
         """A SYN on a 4-tuple with a live connection: a copy, the missing half of the handshake,
         or the 4-tuple reused by a new connection."""
         seq = seg.seq
@@ -456,43 +265,43 @@ class FlowTable:
             if seg.flags & ACK and p.nxt is None:
                 p.begin(seg.ack)
             return h
-        flow = self._flows[h.conn.id]
-        self._close(flow, seg.ts_ns, "reused", out)
-        return self._open(seg, out)
+        self._close(self._flows[h.conn.id], seg.ts_ns, "reused")
+        return self._open(seg)
 
     # -- closing --------------------------------------------------------------------------------
 
-    def _close(self, flow: _Flow, ts: int, reason: str, out: list) -> None:
+    def _close(self, flow: _Flow, ts: int, reason: str) -> None:
         conn = flow.conn
         h0, h1 = flow.halves
-        h0.finish(ts, out)
-        h1.finish(ts, out)
+        h0.finish(ts)
+        h1.finish(ts)
         totals = self._retired
         counters = conn.counters
         for name in HALF_COUNTERS:
             v = getattr(h0, name) + getattr(h1, name)
             counters[name] = v
             totals[name] += v
-        out.append(StreamClosed(conn, ts, reason))
         del self._flows[conn.id]
         fwd, rev = flow.tuples
         self._halves.pop(fwd, None)
         self._halves.pop(rev, None)  # the same tuple when a socket talks to itself
         if len(fwd[0]) == 4 and len(fwd[2]) == 4:
-            self._v4.pop(_v4_key(fwd), None)
-            self._v4.pop(_v4_key(rev), None)
+            self.by_header.pop(header_key(*fwd), None)
+            self.by_header.pop(header_key(*rev), None)
         self._table["closed_" + reason] += 1
         if reason == "fin" or reason == "rst":
             self._closed[flow.key] = ts
+        if h0.stream is not None:
+            h0.stream.close(ts, reason)
 
-    def _sweep(self, ts: int, out: list) -> None:
-        """Evict idle connections and forget old closed 4-tuples."""
-        self._next_sweep = ts + self.sweep_interval_ns
+    def sweep(self, ts: int) -> None:
+        """Evict idle connections and forget old closed 4-tuples (due every sweep_interval_ns)."""
+        self.next_sweep = ts + self.sweep_interval_ns
         limit = ts - self.idle_timeout_ns
         idle = [flow for flow in self._flows.values() if flow.last_ts() <= limit]
         for flow in idle:
             self._table["evictions"] += 1
-            self._close(flow, ts, "idle", out)
+            self._close(flow, ts, "idle")
         closed = self._closed
         limit = ts - self.linger_ns
         while closed:
@@ -503,29 +312,19 @@ class FlowTable:
         while len(closed) > self.max_connections:
             del closed[next(iter(closed))]
 
-    def _make_room(self, ts: int, out: list) -> None:
-        self._sweep(ts, out)
-        if self._flows and len(self._flows) >= self.max_connections:
-            oldest = min(self._flows.values(), key=_Flow.last_ts)
+    def _make_room(self, ts: int) -> None:
+        """The table is full: evict its least recently active eighth (see the module docstring)."""
+        count = max(1, len(self._flows) // ROOM_FRACTION)
+        for flow in heapq.nsmallest(count, self._flows.values(), key=_Flow.last_ts):
             self._table["evictions"] += 1
-            self._close(oldest, ts, "idle", out)
+            self._close(flow, ts, "idle")
 
-    def flush(self, ts_ns: int) -> list[StreamEvent]:
-        """End of capture: remaining holes become gaps, buffered bytes are delivered, and every
-        open connection gets StreamClosed(reason="end"). The table is empty afterwards."""
-        out: list[StreamEvent] = []
+    def flush(self, ts_ns: int) -> None:
+        """End of capture: remaining holes become gaps, buffered bytes are handed over, and every
+        open connection closes with reason "end". The table is empty afterwards."""
         for flow in list(self._flows.values()):
-            self._close(flow, ts_ns, "end", out)
+            self._close(flow, ts_ns, "end")
         self._closed.clear()
-        return out
-
-    def run(self, segments: Iterable[Segment]) -> Iterator[StreamEvent]:
-        """Feed every segment, then flush at the last capture time seen."""
-        last = 0
-        for seg in segments:
-            last = seg.ts_ns
-            yield from self.feed(seg)
-        yield from self.flush(last)
 
     # -- reporting ------------------------------------------------------------------------------
 

@@ -1,9 +1,11 @@
 """One direction of a TCP connection: bytes in sequence order, holes reported as gaps.
 
-`HalfStream` owns the expected sequence number, the bounded out-of-order buffer and the per-direction
-counters. It is sans-IO: methods take sequence numbers, payloads and capture times and append
-StreamData / StreamGap events to a list the caller passes in. `kwire.tcp.flows.FlowTable` drives two
-of them per connection (and inlines the in-order case for speed).
+`HalfStream` owns the expected sequence number, the bounded out-of-order buffer, the bytes held for
+the consumer and the per-direction counters. It is sans-IO: methods take sequence numbers, payloads
+and capture times, and hand what is deliverable to the connection's StreamConsumer (the contract of
+kwire.tcp.stream): data() for ordered bytes, gap() for bytes never captured. `kwire.tcp.flows.FlowTable`
+drives two of them per connection; the consumer is opened (by the table's factory) when the first
+byte or gap of either direction is handed over.
 
 Guarantees and the one way each ambiguity is resolved:
 - Sequence numbers are compared modulo 2^32 (`signed_delta`); SYN and FIN each consume one number.
@@ -18,17 +20,18 @@ Guarantees and the one way each ambiguity is resolved:
   bytes after it are delivered) when the peer acknowledges past it (`ack_passed`), when the buffer
   goes over its limit (one `buffer_limit_hits` per overflowing segment), right away after a segment
   cut by the snap length, and when the connection ends (`finish`).
-- Every delivered run is one StreamData whose ts_ns is the time of the segment (or ACK, or close)
+- Every delivered run is one data() call whose ts_ns is the time of the segment (or ACK, or close)
   that made it deliverable.
-- In-order bytes the consumer said it cannot use yet (Connection.demand) wait in `held` and go out
-  as one StreamData once the demand is met, or before anything else this direction delivers.
+- In-order bytes the consumer said it cannot use yet (the count its last data() call returned, kept
+  in `want`) wait in `held` and go out as one data() call, a tuple of the pieces, once that many are
+  in, or before anything else this direction hands over (a gap, the close).
 """
 
 from __future__ import annotations
 
 from bisect import bisect_right
 
-from kwire.tcp.events import Connection, StreamData, StreamGap
+from kwire.tcp.stream import Connection, StreamConsumer, StreamFactory
 
 MASK = 0xFFFFFFFF
 ACK_GRACE_SEGMENTS = 32  # segments an acknowledged-but-unseen hole waits before it is declared lost
@@ -70,14 +73,16 @@ class HalfStream:
     """Reassembly state of one direction of one connection."""
 
     __slots__ = (
-        "conn", "direction", "peer", "limit",
+        "conn", "direction", "peer", "limit", "open_stream", "stream",
         "nxt", "start", "syn_seq", "fin_at", "clean", "tail", "lost_at", "last_ts", "ack_hole", "ack_due", "close_due",
-        "base", "starts", "chunks", "buffered", "demand", "held", "held_ts",
+        "base", "starts", "chunks", "buffered", "want", "held", "held_ts",
     ) + HALF_COUNTERS
 
-    def __init__(self, conn: Connection, direction: int, limit: int, ts_ns: int):
+    def __init__(self, conn: Connection, direction: int, limit: int, ts_ns: int, open_stream: StreamFactory):
         self.conn = conn
         self.direction = direction
+        self.open_stream = open_stream  # the table's factory, called once per connection (consumer())
+        self.stream: StreamConsumer | None = None  # the connection's consumer, shared with the peer
         self.peer: HalfStream | None = None
         self.limit = limit
         self.nxt: int | None = None      # next expected sequence number; None until started
@@ -95,8 +100,8 @@ class HalfStream:
         self.starts: list[int] = []      # buffered runs: offsets from base, sorted, non-overlapping
         self.chunks: list[bytes] = []
         self.buffered = 0
-        self.demand = conn.demand        # the consumer's hint (shared with the other direction)
-        self.held: list = []             # in-order payloads held back for that hint
+        self.want = 0                    # bytes the consumer needs before it can use this direction's bytes
+        self.held: list = []             # in-order payloads held back meanwhile
         self.held_ts = ts_ns
         for name in HALF_COUNTERS:
             setattr(self, name, 0)
@@ -115,7 +120,14 @@ class HalfStream:
 
     # -- data -----------------------------------------------------------------------------------
 
-    def receive(self, seq: int, payload, ts: int, out: list, truncated: bool = False) -> None:
+    def consumer(self) -> StreamConsumer:
+        """The connection's consumer, opened by the table's factory the first time it is needed."""
+        stream = self.stream
+        if stream is None:
+            stream = self.stream = self.peer.stream = self.open_stream(self.conn)
+        return stream
+
+    def receive(self, seq: int, payload, ts: int, truncated: bool = False) -> None:
         """A payload starting at sequence number `seq`."""
         if self.nxt is None:
             self.begin(seq)
@@ -142,25 +154,25 @@ class HalfStream:
             rel = 0
         if rel == 0 and not self.starts:
             self.lost_at = None
-            self._deliver(payload, ts, out)
+            self._deliver(payload, ts)
         else:
             if rel > 0:
                 self.out_of_order_segments += 1
             self._insert(rel, payload)
-            self._drain(ts, out)
+            self._drain(ts)
         if self.starts and self.lost_at == self.nxt:  # an earlier cut segment's tail
-            self._skip_hole(ts, out)
+            self._skip_hole(ts)
         if truncated:
             end = (nxt + rel + n) & MASK  # where the captured bytes stop
             if signed_delta(end, self.nxt) >= 0:
                 self.lost_at = end
                 if self.starts and end == self.nxt:
-                    self._skip_hole(ts, out)
+                    self._skip_hole(ts)
         if self.starts:
             if self.buffered > self.limit:
                 self.buffer_limit_hits += 1
                 while self.buffered > self.limit:
-                    self._skip_hole(ts, out)
+                    self._skip_hole(ts)
         self.clean = not self.starts and self.fin_at is None
 
     def _old(self, rel: int, data) -> None:
@@ -190,53 +202,60 @@ class HalfStream:
             self.conflicting_bytes += count_differences(
                 tail[lt + lo:lt + hi], data[lo - rel:hi - rel])
 
-    def hold(self, payload, ts: int, out: list) -> None:
-        """In-order `payload` (nxt already moved past it) on the fast path: deliver it, or hold it
-        back while the consumer's demand for this direction is not met."""
-        d = self.direction
-        want = self.demand[d]
+    def hold(self, payload, ts: int) -> None:
+        """In-order `payload` (nxt already moved past it) on the fast path: hand it over, or hold it
+        back while the consumer still wants more of this direction than has come."""
+        want = self.want
         n = len(payload)
         if want > n:
-            self.demand[d] = want - n
+            self.want = want - n
             self.held.append(payload)
             self.held_ts = ts
             return
-        self.demand[d] = 0
         if self.held:
             self.held.append(payload)
             payload = self._take_held()
-        out.append(StreamData(self.conn, d, ts, payload))
+        self.want = self.consumer().data(self.direction, ts, payload)
 
     def _take_held(self):
-        """The held pieces as one delivery (a tuple of them for a consumer that set
-        Connection.pieces, else joined), and none held any more."""
+        """The held pieces as one delivery (one piece, or a tuple of them), and none held any more."""
         held = self.held
         self.held = []
-        if len(held) == 1:
-            return held[0]
-        return tuple(held) if self.conn.pieces else b"".join(held)
+        return held[0] if len(held) == 1 else tuple(held)
 
-    def flush_held(self, out: list) -> None:
-        """Deliver the bytes held back for the consumer's demand (before any other event)."""
+    def flush_held(self) -> None:
+        """Hand over the bytes held back for the consumer (before anything else of this direction)."""
         if self.held:
             self.tail = self.held[-1]
             data = self._take_held()
-            self.demand[self.direction] = 0
-            out.append(StreamData(self.conn, self.direction, self.held_ts, data))
+            self.want = self.consumer().data(self.direction, self.held_ts, data)
 
-    def _deliver(self, data, ts: int, out: list) -> None:
+    def held_run(self, pieces: int, nxt: int, want: int, ts: int) -> None:
+        """`pieces` more in-order payloads were appended to `held` by a fused loop that moved this
+        direction to `nxt` and left the consumer wanting `want` more bytes (kwire.fused)."""
+        self.bytes += (nxt - self.nxt) & MASK
+        self.nxt = nxt & MASK
+        self.want = want
+        self.segments += pieces
+        self.last_ts = self.held_ts = ts
+
+    def _deliver(self, data, ts: int) -> None:
         if self.held:
-            self.flush_held(out)
-        self.demand[self.direction] = 0
+            self.flush_held()
         self.nxt = (self.nxt + len(data)) & MASK
         self.tail = data
-        out.append(StreamData(self.conn, self.direction, ts, data))
+        self.want = self.consumer().data(self.direction, ts, data)
         if self.nxt == self.fin_at:
             self._consume_fin()
 
     def fin_reached(self) -> bool:
         """Every byte up to and including this direction's FIN is in."""
         return self.fin_at is not None and self.nxt == ((self.fin_at + 1) & MASK)
+
+    def counted(self, segments: int, ts: int) -> None:
+        """`segments` more segments without payload (pure ACKs) were seen, the last at `ts`."""
+        self.segments += segments
+        self.last_ts = ts
 
     def _consume_fin(self) -> None:
         self.nxt = (self.fin_at + 1) & MASK
@@ -292,7 +311,7 @@ class HalfStream:
         self.retransmitted_bytes += len(later)
         self.conflicting_bytes += count_differences(first, later)
 
-    def _drain(self, ts: int, out: list) -> None:
+    def _drain(self, ts: int) -> None:
         """Deliver the buffered runs that now start at nxt, as one StreamData."""
         starts = self.starts
         if not starts:
@@ -310,30 +329,31 @@ class HalfStream:
         del starts[:k]
         del chunks[:k]
         self.buffered -= len(data)
-        self._deliver(data, ts, out)
+        self._deliver(data, ts)
 
     # -- holes ----------------------------------------------------------------------------------
 
-    def _gap(self, size: int, ts: int, out: list) -> None:
+    def _gap(self, size: int, ts: int) -> None:
         if self.held:
-            self.flush_held(out)
+            self.flush_held()
         self.gaps += 1
         self.gap_bytes += size
-        out.append(StreamGap(self.conn, self.direction, ts, size))
+        self.want = 0
+        self.consumer().gap(self.direction, ts, size)
         self.nxt = (self.nxt + size) & MASK
         self.tail = b""
         self.lost_at = None
         if self.nxt == self.fin_at:
             self._consume_fin()
         else:
-            self._drain(ts, out)
+            self._drain(ts)
 
-    def _skip_hole(self, ts: int, out: list) -> None:
+    def _skip_hole(self, ts: int) -> None:
         """Declare the hole before the first buffered run lost and deliver what follows it."""
         pos = (self.nxt - self.base) & MASK
         size = self.starts[0] - pos
         if size > 0:
-            self._gap(size, ts, out)
+            self._gap(size, ts)
             return
         # Buffered bytes at or behind nxt: only a FIN that contradicts them moves nxt like that.
         while self.starts and self.starts[0] < pos:
@@ -347,9 +367,9 @@ class HalfStream:
                 del self.starts[0]
                 del self.chunks[0]
                 self.buffered -= len(chunk)
-        self._drain(ts, out)
+        self._drain(ts)
 
-    def ack_passed(self, ack: int, ts: int, out: list) -> None:
+    def ack_passed(self, ack: int) -> None:
         """The peer acknowledged up to `ack`, past nxt. The bytes before it that we lack were received
         by the peer, but a capture may still show them a little later (capture order is not wire
         order: several queues, reordering): wait ACK_GRACE_SEGMENTS more segments of the connection
@@ -360,7 +380,7 @@ class HalfStream:
         elif signed_delta(ack, self.ack_hole) > 0:
             self.ack_hole = ack
 
-    def check_ack(self, ts: int, out: list, force: bool = False) -> None:
+    def check_ack(self, ts: int, force: bool = False) -> None:
         """Declare the acknowledged hole lost once its grace has run out (or when forced)."""
         target = self.ack_hole
         if target is None:
@@ -370,9 +390,9 @@ class HalfStream:
             return
         if force or self.segments + self.peer.segments >= self.ack_due:
             self.ack_hole = None
-            self._declare_acked(target, ts, out)
+            self._declare_acked(target, ts)
 
-    def _declare_acked(self, ack: int, ts: int, out: list) -> None:
+    def _declare_acked(self, ack: int, ts: int) -> None:
         """Every byte before `ack` that we lack is lost."""
         target = ack
         if self.fin_at is not None and signed_delta(target, self.fin_at) > 0:
@@ -384,15 +404,15 @@ class HalfStream:
             if self.starts:
                 first = self.starts[0] - ((self.nxt - self.base) & MASK)
                 if first < d:
-                    self._gap(first, ts, out)
+                    self._gap(first, ts)
                     continue
-            self._gap(d, ts, out)
+            self._gap(d, ts)
             break
         if self.nxt == self.fin_at:
             self._consume_fin()
         self.clean = not self.starts and self.fin_at is None
 
-    def fin(self, seq: int, ts: int, out: list) -> None:
+    def fin(self, seq: int) -> None:
         """This direction's FIN at sequence number `seq` (after its payload, if any)."""
         if self.fin_at is not None:
             return  # a retransmitted FIN
@@ -419,17 +439,17 @@ class HalfStream:
         # A FIN behind nxt (its sequence number was already covered by a gap declared on an ACK
         # that acknowledged it) still marks the direction finished; later bytes are dropped.
 
-    def finish(self, ts: int, out: list) -> None:
+    def finish(self, ts: int) -> None:
         """The connection ends: declare every remaining hole, deliver every buffered byte."""
         if self.held:
-            self.flush_held(out)
-        self.check_ack(ts, out, force=True)
+            self.flush_held()
+        self.check_ack(ts, force=True)
         while self.starts:
-            self._skip_hole(ts, out)
+            self._skip_hole(ts)
         if self.fin_at is not None and self.nxt is not None:
             d = signed_delta(self.fin_at, self.nxt)
             if d > 0:  # the FIN tells us exactly how many bytes we never saw
-                self._gap(d, ts, out)
+                self._gap(d, ts)
         self.clean = False
 
     def counters(self) -> dict[str, int]:

@@ -2,8 +2,9 @@
 
 TCP reassembles both directions of each connection and hands what it has, in capture order, to that
 connection's StreamConsumer, made for it by the factory the FlowTable was given
-(`open_stream(conn) -> StreamConsumer`) when the connection's first byte, gap or close comes. A
-consumer that is itself a stream (TLS) wraps another consumer and speaks the same interface to it.
+(`open_stream(conn) -> StreamConsumer`) when the connection's first byte or gap comes (a connection
+that never carries a byte, as in a SYN flood or a port scan, never gets one). A consumer that is
+itself a stream (TLS) wraps another consumer and speaks the same interface to it.
 
     consumer.data(direction, ts_ns, data) -> int
         In-order bytes of `direction` (0: from conn.a to conn.b, 1: the reverse), captured at ts_ns

@@ -75,7 +75,7 @@ def test_share_fetch_rows_count_acks_and_acquisitions():
 
 
 def test_topic_names_skip_zero_uuid():
-    ex = _ex(api_key=3, api="Metadata", response={"Topics": [
+    ex = _ex(api_key=3, api="Metadata", api_version=12, response={"Topics": [
         {"TopicId": "AAAAAAAAAAAAAAAAAAAAAA", "Name": "old"}, {"TopicId": "abc", "Name": "t"}, {"Name": "n"}]})
     assert topic_names(ex) == [("abc", "t")]
 

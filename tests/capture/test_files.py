@@ -8,6 +8,7 @@ import io
 import pytest
 
 from kwire.capture.files import open_capture, read_captures
+from kwire.capture.source import CHUNK
 from kwire.capture.source import CHUNK, _Gunzip
 from kwire.capture.stats import CaptureStats
 from kwire.errors import CaptureError
@@ -245,13 +246,19 @@ def test_single_file_read_captures(tmp_path):
 
 
 def test_stats_current_when_reader_closed_early(tmp_path):
-    a = pcap_file(tmp_path, "a", [T0 + i for i in range(50)])
+    """Readers count what they read, a chunk at a time: a reader closed early has counted the chunks
+    it read, no more and no less."""
+    path = tmp_path / "big.pcap"
+    path.write_bytes(b.pcap([(T0 + i, bytes(1000)) for i in range(3000)]))  # ~3 MB: several chunks
     stats = CaptureStats()
-    with open_capture(a, stats) as r:
+    with open_capture(path, stats) as r:
         for i, _ in enumerate(r):
             if i == 9:
                 break
-    assert stats.packets == 10
+    per_record = 16 + 1000
+    assert 10 <= stats.packets < 3000
+    assert stats.packets == CHUNK // per_record  # the whole records of the first 1 MiB read
+    assert stats.captured_bytes == stats.wire_bytes == 1000 * stats.packets
 
 
 def test_reader_closes_file(tmp_path):

@@ -71,3 +71,32 @@ def test_spark_submit(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     assert json.loads(done.stdout) == json.loads(_stats_json())
     assert done.stdout == _stats_json()
+
+
+def test_selection_options_as_stats_and_the_jvm_kept_quiet(tmp_path):
+    """--topic, --partition, --host, --since run on the executors as in `kwire stats` (Produce names its
+    topic on the wire; a topic id is named only by a Metadata answer on its own connection in spark, see
+    README); the JVM's own warnings stay in its log unless --verbose."""
+    parts = rotate(WHOLE, tmp_path, 30)
+    options = ["--json", "--api", "Produce,Metadata", "--topic", "kwire-multi-broker-none-3", "--partition", "1",
+               "--host", "127.0.0.0/8", "--since", "1s"]
+    stats = CliRunner().invoke(cli, ["stats", *options, str(WHOLE)], catch_exceptions=False)
+    # A process of its own: the JVM writes to file descriptor 2, which only a subprocess's pipe sees.
+    spark = subprocess.run([sys.executable, "-m", "kwire", "spark", "--master", "local[2]", *options,
+                            *map(str, parts)], capture_output=True, text=True, timeout=600,
+                           env=dict(os.environ, SPARK_LOCAL_IP="127.0.0.1"))
+    assert spark.returncode == 0, spark.stderr[-2000:]
+    assert spark.stdout == stats.stdout
+    assert json.loads(spark.stdout)["totals"]["exchanges"] >= 1
+    assert spark.stderr.splitlines() == [stats.stderr.splitlines()[-1]]  # kwire's closing line, nothing else
+
+
+def test_spark_checks_paths_before_starting_the_jvm(tmp_path):
+    code = ("import sys; from click.testing import CliRunner; from kwire.cli.main import cli; "
+            "r = CliRunner().invoke(cli, ['spark', sys.argv[1]]); "
+            "print(r.exit_code, 'pyspark' in sys.modules, 'py4j' in sys.modules); print(r.output, end='')")
+    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path / "nonexistent.pcap")], capture_output=True,
+                          text=True, timeout=60)
+    status, output = proc.stdout.split("\n", 1)
+    assert status == "1 False False"
+    assert output.strip().splitlines() == [f"kwire: error: {tmp_path / 'nonexistent.pcap'}: no such file"]

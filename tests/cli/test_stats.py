@@ -89,3 +89,14 @@ def test_bad_capture_is_one_error_line(tmp_path):
     assert result.stderr.startswith("kwire: error:") and "Traceback" not in result.stderr
     result = _run("stats", str(tmp_path / "missing.pcap"))
     assert result.exit_code == 1 and "Traceback" not in result.stderr
+
+
+def test_html_names_the_captures_and_the_filters(tmp_path):
+    target = tmp_path / "report.html"
+    result = _run("stats", "--html", str(target), "--api", "Produce", "--since", "1s", QUICK)
+    assert result.exit_code == 0
+    page = target.read_text()
+    assert QUICK in page and "--api Produce --since 1s" in page
+    assert "exchanges matched" in result.stderr
+    page = html_report(Aggregator().document())
+    assert "none: every exchange" in page

@@ -7,12 +7,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kwire.codec.compiler import decoder_for, decoder_source
-from kwire.codec.schema import F, response
+from kwire.codec.schema import F, message
 from kwire.codec.values import RawRecords
 from kwire.errors import DecodeError
 from tests.codec.test_records_encoder import uvarint
 
-SCHEMA = response(1, "TestResponse", "0-13", "12+", [
+SCHEMA = message(1, "response", "TestResponse", "0-13", "12+", [
     F("ThrottleTimeMs", "int32", "1+"),
     F("SessionId", "int32", "7+"),
     F("Responses", "[]TopicResponse", "0+", fields=[
@@ -86,7 +86,7 @@ def test_unknown_version_is_a_decode_error():
         decoder_for(SCHEMA, 14)
 
 
-NULLABLE = response(68, "NullableStructResponse", "0", "0+", [
+NULLABLE = message(68, "response", "NullableStructResponse", "0", "0+", [
     F("Assignment", "Assignment", "0+", nullable="0+", fields=[F("Epoch", "int32", "0+")]),
 ])
 

@@ -4,7 +4,7 @@ For every (api, version, request/response) that both kwire (kwire.codec.schemas)
 hypothesis builds random kio entities, kio serialises them (kio.serial.entity_writer), kwire's
 compiled decoder decodes the bytes, and every field kio has must equal kwire's value, with the whole
 body consumed. Values are compared in kwire's representation:
-- uuid: Kafka's base64 text (kwire.codec.primitives.kafka_uuid); kio's None is the zero uuid.
+- uuid: Kafka's base64 text (kwire.kafka.primitives.kafka_uuid); kio's None is the zero uuid.
 - records / bytes: the raw bytes.
 - timedelta fields: milliseconds. datetime fields: epoch milliseconds, kio's None is -1.
 - error codes: the int16.
@@ -46,7 +46,7 @@ from hypothesis import strategies as st  # noqa: E402
 from kio.serial import entity_writer  # noqa: E402
 
 from kwire.codec.compiler import decoder_for  # noqa: E402
-from kwire.codec.primitives import kafka_uuid  # noqa: E402
+from kwire.kafka.primitives import kafka_uuid  # noqa: E402
 from kwire.codec.schema import Field  # noqa: E402
 from kwire.codec.schemas import all_schemas  # noqa: E402
 from kwire.kafka.apis import APIS  # noqa: E402

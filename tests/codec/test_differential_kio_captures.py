@@ -16,14 +16,12 @@ pytest.importorskip("kio.schema")
 
 from kio.serial import entity_reader  # noqa: E402
 
-from kwire.capture.files import read_captures  # noqa: E402
 from kwire.codec.compiler import decoder_for  # noqa: E402
 from kwire.codec.schemas import all_schemas  # noqa: E402
 from kwire.kafka.apis import APIS  # noqa: E402
 from kwire.kafka.headers import parse_response_header  # noqa: E402
-from kwire.kafka.pairing import PAIRED, KafkaTracker  # noqa: E402
-from kwire.net.decode import decode_segment  # noqa: E402
-from kwire.tcp.flows import FlowTable  # noqa: E402
+from kwire.kafka.pairing import PAIRED  # noqa: E402
+from kwire.pipeline import analyze_files  # noqa: E402
 from tests.codec.test_differential_kio import _kio_entity, _kio_versions, compare, snake  # noqa: E402
 
 CAPTURES = Path(__file__).resolve().parents[2] / "captures"
@@ -31,19 +29,8 @@ CASES = sorted(p for p in CAPTURES.glob("*.pcap*") if not p.name.endswith(".log"
 
 
 def raw_exchanges(path: Path):
-    flows = FlowTable()
-    tracker = KafkaTracker()
-    last = 0
-    for packet in read_captures([str(path)]):
-        last = packet.ts_ns
-        segment = decode_segment(packet)
-        if segment is None:
-            continue
-        for event in flows.feed(segment):
-            yield from tracker.on_event(event)
-    for event in flows.flush(last):
-        yield from tracker.on_event(event)
-    yield from tracker.finish()
+    """The capture's paired frames, undecoded (every RawExchange offloaded from the pipeline)."""
+    return analyze_files([str(path)], decode=False, offload=lambda raw: True)
 
 
 def bodies(path: Path):

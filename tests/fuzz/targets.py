@@ -35,14 +35,14 @@ from kwire.codec.records import decode_records, summarize_records
 from kwire.codec.schema import Field, MessageSchema
 from kwire.codec.schemas import all_schemas
 from kwire.errors import CaptureError, DecodeError
-from kwire.kafka.framing import KEEP_TAIL, Framer
+from kwire.kafka.framing import Framer
 from kwire.kafka.headers import parse_request_header, parse_response_header, plausible_request
-from kwire.kafka.resync import find_request_start, find_response_start
+from kwire.kafka.resync import KEEP_TAIL, find_response_start
 from kwire.net.segment import Segment
 from kwire.render.jsonl import exchange_json
 from kwire.render.values import plain_body
-from kwire.tcp.flows import FlowTable
 from tests.codec.test_records_encoder import uvarint
+from tests.kafka.frames import find_request_start, finder
 
 MAX_FRAME = 1 << 16
 SCHEMAS: list[tuple[MessageSchema, int]] = sorted(
@@ -62,15 +62,15 @@ def framing(data: bytes) -> None:
         return
     synced = bool(data[0] & 1)
     step = 1 + data[1] % 97
-    framer = Framer(lambda buf: find_request_start(buf, MAX_FRAME), synced=synced, max_frame=MAX_FRAME)
+    framer = Framer(finder(lambda buf: find_request_start(buf, MAX_FRAME)), synced=synced, max_frame=MAX_FRAME)
     stream = data[2:]
     got = 0
     for i in range(0, len(stream), step):
         for frame in framer.feed(stream[i:i + step]):
             got += len(frame) + 4
-        assert framer.pending_bytes() <= MAX_FRAME + 4 + step
+        assert len(framer.buf) <= MAX_FRAME + 4 + step
         if not framer.synced:
-            assert framer.pending_bytes() <= max(KEEP_TAIL, step) + 4
+            assert len(framer.buf) <= max(KEEP_TAIL, step) + 4
         if i % 7 == 3:
             framer.gap()
     assert got <= len(stream)
@@ -273,18 +273,21 @@ def _streams(events) -> dict:
     for event in events:
         key = (event.conn.id, getattr(event, "direction", None))
         if hasattr(event, "data"):
-            out[key] = out.get(key, b"") + bytes(event.data)
+            data = event.data
+            out[key] = out.get(key, b"") + (b"".join(data) if type(data) is tuple else bytes(data))
         elif hasattr(event, "size"):
             out[key] = out.get(key, b"") + b"<gap %d>" % event.size
     return out
 
 
 def reassembly(data: bytes) -> None:
-    """Segments into two flow tables, one given changing consumer demands (Connection.demand), one
-    not: no exception, bounded buffers, and the demands never change what is delivered."""
+    """Segments into two flow tables, one whose consumers ask TCP to hold bytes back (changing
+    wants), one not: no exception, bounded buffers, and the wants never change what is delivered."""
+    from tests.tcp.build import EventTable
+
     limit = 256
-    plain = FlowTable(max_buffer_per_direction=limit, idle_timeout_ns=500, max_connections=2, linger_ns=100)
-    hinted = FlowTable(max_buffer_per_direction=limit, idle_timeout_ns=500, max_connections=2, linger_ns=100)
+    plain = EventTable(max_buffer_per_direction=limit, idle_timeout_ns=500, max_connections=2, linger_ns=100)
+    hinted = EventTable(max_buffer_per_direction=limit, idle_timeout_ns=500, max_connections=2, linger_ns=100)
     a: list = []
     b: list = []
     for i, seg in enumerate(segments(data)):
@@ -293,7 +296,7 @@ def reassembly(data: bytes) -> None:
         if i % 3 == 2:
             want = (data[i % len(data)] * 3) if i % 2 else 0
             for flow in hinted._flows.values():
-                flow.conn.demand[i % 2] = want  # the consumer's hint, any value, any time
+                hinted.want(flow.conn, i % 2, want)  # the consumer's answer, any value, any time
         for table in (plain, hinted):
             for flow in table._flows.values():
                 for h in flow.halves:

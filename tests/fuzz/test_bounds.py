@@ -19,6 +19,7 @@ from kwire.capture.source import MAX_RECORD
 from kwire.codec.records import decode_records
 from kwire.errors import CaptureError, DecodeError
 from kwire.kafka.framing import Framer
+from tests.kafka.frames import finder
 from tests.capture import builders as b
 from tests.codec.test_records_encoder import GZIP, NONE, v2_batch
 from tests.fuzz import targets
@@ -146,10 +147,10 @@ def test_pcapng_block_claiming_gigabytes_is_refused():
 
 
 def test_framer_holds_only_what_arrived_of_a_huge_frame():
-    framer = Framer(lambda buf: -1, synced=True, max_frame=1 << 30)
+    framer = Framer(finder(lambda buf: -1), synced=True, max_frame=1 << 30)
 
     def run():
         framer.feed(struct.pack(">i", (1 << 30) - 1) + b"\x00" * 1000)
 
     assert peak(run) < 64 << 10
-    assert framer.pending_bytes() == 1004 and framer.need == 4 + ((1 << 30) - 1) - 1004
+    assert len(framer.buf) == 1004 and framer.need == 4 + ((1 << 30) - 1) - 1004

@@ -22,3 +22,64 @@ def request_frame(api_key: int, version: int, corr: int, client_id: str | None =
 def response_frame(corr: int, body: bytes = b"", flexible: bool = False) -> bytes:
     payload = struct.pack(">i", corr) + (b"\x00" if flexible else b"") + body
     return struct.pack(">i", len(payload)) + payload
+
+
+class Tracker:
+    """A KafkaLayer and the streams it opens, fed events the way TCP hands bytes over
+    (kwire.tcp.recorder's event types): on_event returns what that event made the layer emit."""
+
+    def __init__(self, port_hints: frozenset = frozenset()):
+        from kwire.kafka.connection import KafkaLayer
+
+        self.emitted: list = []
+        self.layer = KafkaLayer(self.emitted.append, port_hints=port_hints)
+        self.streams: dict = {}
+
+    def on_event(self, event) -> list:
+        from kwire.tcp.recorder import StreamClosed, StreamData, StreamGap
+
+        conn = event.conn
+        stream = self.streams.get(conn.id)
+        if stream is None:
+            stream = self.streams[conn.id] = self.layer.open(conn)
+        if isinstance(event, StreamData):
+            stream.data(event.direction, event.ts_ns, event.data)
+        elif isinstance(event, StreamGap):
+            stream.gap(event.direction, event.ts_ns, event.size)
+        elif isinstance(event, StreamClosed):
+            stream.close(event.ts_ns, event.reason)
+            del self.streams[conn.id]
+        out = self.emitted[:]
+        self.emitted.clear()
+        return out
+
+    def finish(self) -> list:
+        """Every connection still open closes (as TCP's flush does)."""
+        from kwire.tcp.recorder import StreamClosed
+
+        out = []
+        for stream in list(self.streams.values()):
+            out += self.on_event(StreamClosed(stream.conn, 0, "end"))
+        return out
+
+    @property
+    def closed_counters(self) -> dict:
+        return self.layer.counters.closed
+
+
+def find_request_start(buf, max_frame: int, client_id: bytes | None = None) -> int:
+    """The next request start in `buf` searched at once (kwire.kafka.resync.scan_requests)."""
+    from kwire.kafka.resync import scan_requests
+
+    return scan_requests(buf, {}, max_frame, client_id, True)[0]
+
+
+def finder(find):
+    """A Framer's find_start from a function that returns just an offset (or -1): keeps a short tail
+    while nothing is found, as kwire's own finders do."""
+    from kwire.kafka.resync import KEEP_TAIL
+
+    def find_start(buf, scan):
+        start = find(buf)
+        return (start, 0) if start >= 0 else (-1, max(0, len(buf) - KEEP_TAIL))
+    return find_start

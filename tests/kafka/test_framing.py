@@ -3,8 +3,7 @@
 import random
 
 from kwire.kafka.framing import Framer
-from kwire.kafka.resync import find_request_start
-from tests.kafka.frames import request_frame
+from tests.kafka.frames import find_request_start, finder, request_frame
 
 FRAMES = [request_frame(1, 4, i, "c", bytes(range(i % 50))) for i in range(20)]
 STREAM = b"".join(FRAMES)
@@ -15,7 +14,7 @@ def find_request(buf):
 
 
 def run(chunks, synced=True):
-    framer = Framer(find_request, synced=synced, max_frame=1 << 20)
+    framer = Framer(finder(find_request), synced=synced, max_frame=1 << 20)
     out = []
     for chunk in chunks:
         out += [bytes(f) for f in framer.feed(chunk)]
@@ -25,7 +24,7 @@ def run(chunks, synced=True):
 def test_whole():
     frames, framer = run([STREAM])
     assert frames == [f[4:] for f in FRAMES]
-    assert framer.pending_bytes() == 0
+    assert len(framer.buf) == 0
 
 
 def test_byte_by_byte():
@@ -45,7 +44,7 @@ def test_random_cuts():
 def test_trailing_partial_frame_is_held_not_emitted():
     frames, framer = run([STREAM + FRAMES[0][:7]])
     assert len(frames) == len(FRAMES)
-    assert framer.pending_bytes() == 7
+    assert len(framer.buf) == 7
 
 
 def test_mid_stream_start_resyncs_on_next_request():
@@ -56,7 +55,7 @@ def test_mid_stream_start_resyncs_on_next_request():
 
 
 def test_gap_then_resync():
-    framer = Framer(find_request, synced=True, max_frame=1 << 20)
+    framer = Framer(finder(find_request), synced=True, max_frame=1 << 20)
     first = [bytes(f) for f in framer.feed(STREAM[:len(FRAMES[0]) + 10])]
     framer.gap()
     rest_start = sum(len(f) for f in FRAMES[:3]) - 3
@@ -70,11 +69,11 @@ def test_absurd_length_desyncs_instead_of_buffering():
     frames, framer = run([garbage + STREAM])
     assert frames == [f[4:] for f in FRAMES]
     assert framer.absurd_lengths >= 1
-    assert framer.pending_bytes() == 0
+    assert len(framer.buf) == 0
 
 
 def test_unsynced_direction_keeps_only_a_short_tail():
-    framer = Framer(lambda buf: -1, synced=False, max_frame=1 << 20)
+    framer = Framer(finder(lambda buf: -1), synced=False, max_frame=1 << 20)
     for _ in range(100):
         framer.feed(b"\x01" * 10000)
-    assert framer.pending_bytes() <= 64
+    assert len(framer.buf) <= 64

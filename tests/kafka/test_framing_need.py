@@ -3,15 +3,14 @@
 import random
 
 from kwire.kafka.framing import Framer
-from kwire.kafka.resync import find_request_start
-from tests.kafka.frames import request_frame
+from tests.kafka.frames import find_request_start, finder, request_frame
 
 FRAMES = [request_frame(1, 4, i, "c", bytes(range(256)) * (i % 7)) for i in range(30)]
 STREAM = b"".join(FRAMES)
 
 
 def test_need_counts_down_to_the_frame_end():
-    framer = Framer(lambda b: find_request_start(b, 1 << 20), synced=True, max_frame=1 << 20)
+    framer = Framer(finder(lambda b: find_request_start(b, 1 << 20)), synced=True, max_frame=1 << 20)
     frame = FRAMES[5]
     assert framer.feed(frame[:3]) == [] and framer.need == 0  # length not read yet
     assert framer.feed(frame[3:10]) == [] and framer.need == len(frame) - 10
@@ -24,7 +23,7 @@ def test_need_counts_down_to_the_frame_end():
 def test_random_cuts_frames_and_need_agree_with_a_plain_reading():
     rng = random.Random(3)
     for _ in range(100):
-        framer = Framer(lambda b: find_request_start(b, 1 << 20), synced=True, max_frame=1 << 20)
+        framer = Framer(finder(lambda b: find_request_start(b, 1 << 20)), synced=True, max_frame=1 << 20)
         pos = 0
         got = []
         while pos < len(STREAM):
@@ -36,12 +35,12 @@ def test_random_cuts_frames_and_need_agree_with_a_plain_reading():
             if framer.need:
                 assert done + len(FRAMES[len(got)]) == min(pos, len(STREAM)) + framer.need
         assert got == [f[4:] for f in FRAMES]
-        assert framer.need == 0 and framer.pending_bytes() == 0
+        assert framer.need == 0 and len(framer.buf) == 0
 
 
 def test_gap_resync_and_restart_clear_need():
     for reset in (Framer.gap, Framer.resync, lambda f: f.restart(b"")):
-        framer = Framer(lambda b: find_request_start(b, 1 << 20), synced=True, max_frame=1 << 20)
+        framer = Framer(finder(lambda b: find_request_start(b, 1 << 20)), synced=True, max_frame=1 << 20)
         framer.feed(FRAMES[3][:10])
         assert framer.need
         reset(framer)
@@ -53,8 +52,8 @@ def test_pieces_frame_like_their_joined_bytes():
     same bytes joined, whether the pieces end inside, at, or past the frame in progress."""
     rng = random.Random(9)
     for _ in range(200):
-        a = Framer(lambda b: find_request_start(b, 1 << 20), synced=True, max_frame=1 << 20)
-        b = Framer(lambda b: find_request_start(b, 1 << 20), synced=True, max_frame=1 << 20)
+        a = Framer(finder(lambda b: find_request_start(b, 1 << 20)), synced=True, max_frame=1 << 20)
+        b = Framer(finder(lambda b: find_request_start(b, 1 << 20)), synced=True, max_frame=1 << 20)
         pos = 0
         got_a, got_b = [], []
         while pos < len(STREAM):
@@ -64,6 +63,6 @@ def test_pieces_frame_like_their_joined_bytes():
             pieces = tuple(chunk[i:j] for i, j in zip([0] + cuts, cuts + [len(chunk)]))
             got_a += [bytes(f) for f in a.feed(chunk)]
             got_b += [bytes(f) for f in b.feed(pieces)]
-            assert (a.need, a.pending_bytes()) == (b.need, b.pending_bytes())
+            assert (a.need, len(a.buf)) == (b.need, len(b.buf))
             pos += size
         assert got_a == got_b == [f[4:] for f in FRAMES]

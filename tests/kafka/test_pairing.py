@@ -1,8 +1,9 @@
 """Pairing by (connection, correlation id), roles, confirmation, mid-stream joins and gaps."""
 
-from kwire.kafka.pairing import NO_REQUEST, NO_RESPONSE, PAIRED, KafkaTracker
-from kwire.tcp.events import Connection, StreamClosed, StreamData, StreamGap
-from tests.kafka.frames import request_frame, response_frame
+from kwire.kafka.pairing import NO_REQUEST, NO_RESPONSE, PAIRED
+from kwire.tcp.recorder import StreamClosed, StreamData, StreamGap
+from kwire.tcp.stream import Connection
+from tests.kafka.frames import Tracker, request_frame, response_frame
 
 CLIENT = (b"\x0a\x00\x00\x01", 50000)
 BROKER = (b"\x0a\x00\x00\x02", 19093)
@@ -20,7 +21,7 @@ def feed(tracker, c, chunks):
 
 
 def test_pairs_by_correlation_id_not_order():
-    t = KafkaTracker()
+    t = Tracker()
     c = conn()
     out = feed(t, c, [
         (0, 1, request_frame(3, 1, 10) + request_frame(3, 1, 11)),
@@ -32,7 +33,7 @@ def test_pairs_by_correlation_id_not_order():
 
 
 def test_unanswered_and_unrequested():
-    t = KafkaTracker()
+    t = Tracker()
     c = conn()
     out = feed(t, c, [(0, 1, request_frame(3, 1, 1)), (1, 2, response_frame(1)),
                       (0, 3, request_frame(3, 1, 2)), (1, 4, response_frame(99, b"xyz"))])
@@ -43,7 +44,7 @@ def test_unanswered_and_unrequested():
 
 
 def test_response_captured_before_its_request_is_paired():
-    t = KafkaTracker()
+    t = Tracker()
     c = conn()
     out = feed(t, c, [(0, 1, request_frame(3, 1, 1)), (1, 2, response_frame(1)),
                       (1, 5, response_frame(2, b"r")), (0, 3, request_frame(3, 1, 2))])
@@ -52,7 +53,7 @@ def test_response_captured_before_its_request_is_paired():
 
 
 def test_unclaimed_responses_become_no_request_after_a_grace():
-    t = KafkaTracker()
+    t = Tracker()
     c = conn()
     out = feed(t, c, [(0, 1, request_frame(3, 1, 1)), (1, 2, response_frame(1)), (1, 3, response_frame(50))])
     for i in range(2, 40):
@@ -61,7 +62,7 @@ def test_unclaimed_responses_become_no_request_after_a_grace():
 
 
 def test_not_kafka_is_never_reported():
-    t = KafkaTracker()
+    t = Tracker()
     c = conn()
     out = feed(t, c, [(0, 1, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"), (1, 2, b"HTTP/1.1 200 OK\r\n\r\nhello")])
     out += t.on_event(StreamClosed(c, 3, "fin"))
@@ -70,7 +71,7 @@ def test_not_kafka_is_never_reported():
 
 def test_mid_stream_join_finds_roles_and_resyncs():
     # Capture starts inside a response (broker direction) and inside a request (client direction).
-    t = KafkaTracker()
+    t = Tracker()
     c = Connection(1, BROKER, CLIENT, None, 0)  # first segment seen came from the broker: a = broker
     older_response = response_frame(7, b"z" * 100)
     r8, r9 = request_frame(1, 4, 8, "rdkafka", b"q" * 30), request_frame(1, 4, 9, "rdkafka", b"q" * 30)
@@ -84,7 +85,7 @@ def test_mid_stream_join_finds_roles_and_resyncs():
 
 
 def test_gap_then_resync_on_pending_response():
-    t = KafkaTracker()
+    t = Tracker()
     c = conn()
     out = feed(t, c, [(0, 1, request_frame(1, 4, 1) + request_frame(1, 4, 2))])
     big = response_frame(1, b"x" * 5000)
@@ -99,7 +100,7 @@ def test_gap_then_resync_on_pending_response():
 
 
 def test_duplicate_correlation_id_reports_the_first_unanswered():
-    t = KafkaTracker()
+    t = Tracker()
     c = conn()
     out = feed(t, c, [(0, 1, request_frame(3, 1, 5)), (1, 2, response_frame(5)),
                       (0, 3, request_frame(3, 1, 6) + request_frame(3, 1, 6)), (1, 4, response_frame(6))])
@@ -110,14 +111,14 @@ def test_duplicate_correlation_id_reports_the_first_unanswered():
 
 
 def test_port_hint_without_handshake_sets_roles():
-    t = KafkaTracker(port_hints=frozenset({19093}))
+    t = Tracker(port_hints=frozenset({19093}))
     c = Connection(1, BROKER, CLIENT, None, 0)
     out = feed(t, c, [(1, 1, request_frame(18, 0, 1)), (0, 2, response_frame(1, b"\x00\x00"))])
     assert [(x.status, x.client_direction) for x in out] == [(PAIRED, 1)]
 
 
 def test_byte_by_byte_delivery_pairs_the_same():
-    t = KafkaTracker()
+    t = Tracker()
     c = conn()
     stream0 = request_frame(3, 1, 1) + request_frame(3, 1, 2)
     stream1 = response_frame(1, b"a") + response_frame(2, b"b")
@@ -132,13 +133,43 @@ def test_byte_by_byte_delivery_pairs_the_same():
 def test_undecided_connection_holds_bounded_bytes_on_non_kafka_traffic():
     # No handshake, bytes that never frame as Kafka: what is held stays small, whatever the volume
     # (an unsynced buffer rescanned per segment made this quadratic once).
-    from kwire.kafka.framing import KEEP_TAIL
-    from kwire.kafka.pairing import UNDECIDED_RAW
+    from kwire.kafka.resync import KEEP_TAIL
+    from kwire.kafka.connection import IGNORED
+    from kwire.kafka.roles import UNDECIDED_RAW
 
-    t = KafkaTracker()
+    t = Tracker()
     c = Connection(1, CLIENT, BROKER, None, 0)
     for i in range(2000):
         assert t.on_event(StreamData(c, i % 2, i, b"A" * 100 + bytes(i % 7))) == []
-    state = t.connections[c.id]
-    assert all(f.pending_bytes() <= KEEP_TAIL for f in state.framers)
-    assert state.ignored or all(len(r) <= UNDECIDED_RAW + 200 for r in state.raw)
+    state = t.streams[c.id]
+    assert all(len(f.buf) <= KEEP_TAIL for f in state.framers)
+    assert state.state == IGNORED or all(len(r) <= UNDECIDED_RAW + 200 for r in state.roles.raw)
+
+
+def test_a_hinted_connection_counts_as_kafka():
+    """A --port hint starts a connection confirmed; it is still counted as a Kafka connection (the
+    live dashboard showed 0 Kafka connections with --port)."""
+    t = Tracker(port_hints=frozenset({19093}))
+    c = conn()
+    feed(t, c, [(0, 1, request_frame(3, 1, 1)), (1, 2, response_frame(1))])
+    assert t.layer.counters.kafka_connections == 1
+
+
+def test_states_follow_the_evidence():
+    from kwire.kafka.connection import CANDIDATE, CONFIRMED, IGNORED, ROLES_UNKNOWN
+
+    t = Tracker()
+    c = conn()
+    feed(t, c, [(0, 1, request_frame(3, 1, 1))])
+    assert t.streams[c.id].state == CANDIDATE  # a request, not answered yet
+    feed(t, c, [(1, 2, response_frame(1))])
+    assert t.streams[c.id].state == CONFIRMED
+    mid = Connection(2, CLIENT, BROKER, None, 0)
+    feed(t, mid, [(0, 1, request_frame(3, 1, 7, "rdkafka"))])
+    assert t.streams[mid.id].state == ROLES_UNKNOWN
+    feed(t, mid, [(1, 2, response_frame(7, b"ok"))])
+    assert t.streams[mid.id].state == CONFIRMED and t.streams[mid.id].client_dir == 0
+    http = Connection(3, CLIENT, BROKER, 0, 0)  # a handshake was seen: roles known, Kafka not yet
+    for i in range(300):
+        feed(t, http, [(i % 2, i, b"GET / HTTP/1.1\r\n" * 300)])
+    assert t.streams[http.id].state == IGNORED  # over a MiB scanned, nothing Kafka-like

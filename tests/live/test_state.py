@@ -10,6 +10,7 @@ from kwire.analytics import Aggregator, exchange_row, partition_rows, topic_name
 from kwire.capture.files import read_captures
 from kwire.live.state import DashboardState
 from kwire.live.window import NS, Window
+from kwire.kafka.connection import CONFIRMED
 from kwire.pipeline import Pipeline, analyze_files
 
 MIXED = str(Path(__file__).parent / "data" / "mixed.pcap")
@@ -118,7 +119,7 @@ def test_in_flight_counts_pending_requests_until_the_end(stats_document):
         exchanges = pipeline.feed(packet)
         if exchanges:
             state.add_exchanges(exchanges)
-    pending = sum(len(c.pending) for c in pipeline.kafka.connections.values() if c.confirmed)
+    pending = sum(len(s.pairing.pending) for s in pipeline.kafka.streams.values() if s.state == CONFIRMED)
     snap = state.snapshot(packets[-1].ts_ns, pipeline, {})
     assert snap.in_flight == pending > 0
     assert snap.oldest_in_flight_ms is not None and snap.oldest_in_flight_ms >= 0

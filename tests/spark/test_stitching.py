@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 
 from kwire.analytics import Aggregator
-from kwire.pipeline import analyze_files
+from kwire.pipeline import RunSummary, analyze_files
 from kwire.spark.job import run_job
 from kwire.spark.transform import DecodeOptions
 from kwire.query import ExchangeFilter
+from kwire.tls import KeyLog
 from tests.spark.rotate import rotate
 
 ROOT = Path(__file__).parents[2]
@@ -19,13 +20,16 @@ CAPTURES = ROOT / "captures"
 QUICK = ROOT / "tests" / "analytics" / "data" / "quick.pcap"
 
 
-def stats_document(paths, keep=None) -> dict:
+def stats_document(paths, keep=None, keys=None) -> dict:
+    """What `kwire stats --json` prints for these files."""
     agg = Aggregator()
-    for ex in analyze_files([str(p) for p in paths]):
+    summary = RunSummary()
+    for ex in analyze_files([str(p) for p in paths], summary=summary, keys=keys):
         if keep is None or keep(ex):
             agg.add_exchange(ex)
         else:
             agg.learn_names(ex)
+    agg.tls.merge(summary.tls)
     return agg.document()
 
 
@@ -75,3 +79,16 @@ def test_filters_run_on_the_executors(spark, tmp_path):
     result = run_job(spark, [str(p) for p in parts], DecodeOptions(keep=keep), partitions=2)
     assert set(result.document["apis"]) == {"Fetch", "Produce"}
     assert_same(result.document, stats_document([whole], keep))
+
+
+def test_tls_captures_are_decrypted_on_the_executors(spark, tmp_path):
+    whole = _real("tls/py-tls13-chacha20.pcap")
+    keys = KeyLog()
+    keys.add_text(Path(str(whole) + ".keys").read_text())
+    parts = rotate(whole, tmp_path, 25)
+    expected = stats_document([whole], keys=keys)
+    assert expected["tls"]["decrypted"] >= 3
+    result = run_job(spark, [str(p) for p in parts], DecodeOptions(keylog=keys), partitions=2)
+    assert_same(result.document, expected)
+    without = run_job(spark, [str(p) for p in parts], partitions=2)
+    assert without.document["tls"]["decrypted"] == 0 and without.document["tls"]["connections"] >= 3

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from kwire.net.segment import ACK, FIN, RST, SYN
-from kwire.tcp.events import StreamClosed, StreamData
-from kwire.tcp.flows import FlowKey, FlowTable, flow_key
+from kwire.tcp.recorder import StreamClosed, StreamData
+from kwire.tcp.flows import FlowKey, flow_key
 from kwire.tcp.reassembly import ACK_GRACE_SEGMENTS
 
-from tests.tcp.build import CLIENT, SERVER, c2s, closes, data_of, feed_all, pieces, s2c, seg
+from tests.tcp.build import EventTable, CLIENT, SERVER, c2s, closes, data_of, feed_all, pieces, s2c, seg
 
 ISN = 1000
 SISN = 50000
@@ -31,7 +31,7 @@ def test_flow_key_is_canonical():
 
 
 def test_both_directions_share_one_connection():
-    t = FlowTable()
+    t = EventTable()
     ev = feed_all(t, handshake() + [c2s(ISN + 1, b"q", ack=SISN + 1), s2c(SISN + 1, b"r", ack=ISN + 2)])
     assert ev[0].conn is ev[1].conn and len(t) == 1
     assert (ev[0].direction, ev[1].direction) == (0, 1)
@@ -39,7 +39,7 @@ def test_both_directions_share_one_connection():
 
 
 def test_fin_both_ways_closes_and_forgets():
-    t = FlowTable()
+    t = EventTable()
     ev = feed_all(t, handshake() + [
         c2s(ISN + 1, b"bye", ack=SISN + 1, ts=1),
         c2s(ISN + 4, ack=SISN + 1, flags=FIN | ACK, ts=2),
@@ -59,7 +59,7 @@ def test_fin_both_ways_closes_and_forgets():
 
 
 def test_fin_declares_holes_it_knows_about():
-    t = FlowTable()
+    t = EventTable()
     ev = feed_all(t, handshake() + [
         c2s(ISN + 1, b"ab"),
         c2s(ISN + 11, flags=FIN | ACK),             # 8 bytes were never seen
@@ -72,7 +72,7 @@ def test_fin_declares_holes_it_knows_about():
 
 
 def test_fin_both_ways_waits_for_late_bytes_before_closing():
-    t = FlowTable()
+    t = EventTable()
     ev = feed_all(t, handshake() + [
         c2s(ISN + 1, b"ab"),
         c2s(ISN + 5, flags=FIN | ACK),
@@ -85,7 +85,7 @@ def test_fin_both_ways_waits_for_late_bytes_before_closing():
 
 
 def test_rst_closes_and_flushes_buffer():
-    t = FlowTable()
+    t = EventTable()
     ev = feed_all(t, handshake() + [
         c2s(ISN + 1, b"aa"),
         c2s(ISN + 5, b"cc"),
@@ -98,14 +98,14 @@ def test_rst_closes_and_flushes_buffer():
 
 
 def test_rst_on_unknown_tuple_opens_nothing():
-    t = FlowTable()
+    t = EventTable()
     assert t.feed(c2s(5, b"x", flags=RST)) == []
     assert t.feed(c2s(5, flags=FIN | ACK)) == []
     assert len(t) == 0 and t.counters()["untracked_segments"] == 2
 
 
 def test_new_syn_on_live_tuple_reuses_it():
-    t = FlowTable()
+    t = EventTable()
     ev = feed_all(t, [c2s(100, b"old stream", ts=1), c2s(ISN, flags=SYN, ts=2), c2s(ISN + 1, b"new", ts=3)])
     assert closes(ev) == [(1, "reused")]
     new = [e for e in ev if isinstance(e, StreamData) and e.conn.id == 2]
@@ -113,7 +113,7 @@ def test_new_syn_on_live_tuple_reuses_it():
 
 
 def test_idle_connection_evicted_with_gaps_flushed():
-    t = FlowTable(idle_timeout_ns=1000, sweep_interval_ns=100)
+    t = EventTable(idle_timeout_ns=1000, sweep_interval_ns=100)
     other_c = (b"\x0a\x00\x00\x03", 40001)
     ev = feed_all(t, handshake(ts=0) + [
         c2s(ISN + 1, b"aa", ts=10),
@@ -137,7 +137,7 @@ def test_idle_connection_evicted_with_gaps_flushed():
 
 
 def test_idle_is_judged_on_both_directions():
-    t = FlowTable(idle_timeout_ns=1000, sweep_interval_ns=1)
+    t = EventTable(idle_timeout_ns=1000, sweep_interval_ns=1)
     ev = feed_all(t, handshake(ts=0) + [
         c2s(ISN + 1, b"a", ts=10),
         s2c(SISN + 1, ack=ISN + 2, ts=900),   # the server side is alive
@@ -147,7 +147,7 @@ def test_idle_is_judged_on_both_directions():
 
 
 def test_max_connections_evicts_least_recently_active():
-    t = FlowTable(max_connections=2)
+    t = EventTable(max_connections=2)
     clients = [(bytes([10, 0, 1, i]), 1000 + i) for i in range(3)]
     feed_all(t, [seg(clients[0], SERVER, 1, payload=b"a", ts=1),
                  seg(clients[1], SERVER, 1, payload=b"b", ts=2),
@@ -159,7 +159,7 @@ def test_max_connections_evicts_least_recently_active():
 
 
 def test_flush_closes_everything_with_remaining_holes():
-    t = FlowTable()
+    t = EventTable()
     ev = feed_all(t, handshake() + [
         c2s(ISN + 1, b"aa"),
         c2s(ISN + 5, b"cc"),
@@ -175,13 +175,13 @@ def test_flush_closes_everything_with_remaining_holes():
 
 
 def test_run_feeds_and_flushes():
-    t = FlowTable()
+    t = EventTable()
     ev = list(t.run(handshake() + [c2s(ISN + 1, b"x", ts=5)]))
     assert data_of(ev, 0) == b"x" and isinstance(ev[-1], StreamClosed) and ev[-1].ts_ns == 5
 
 
 def test_counters_sum_open_and_closed_connections():
-    t = FlowTable()
+    t = EventTable()
     feed_all(t, handshake() + [c2s(ISN + 1, b"abc"), c2s(ISN + 1, b"abc"), c2s(ISN + 4, b"d", flags=RST)])
     feed_all(t, [seg((b"\x0a\x00\x00\x09", 1), SERVER, 1, payload=b"xy")])
     c = t.counters()
@@ -195,7 +195,7 @@ def test_counters_sum_open_and_closed_connections():
 def test_ipv6_endpoints():
     a = (bytes(15) + b"\x01", 40000)
     b = (bytes(15) + b"\x02", 9092)
-    t = FlowTable()
+    t = EventTable()
     ev = feed_all(t, [seg(a, b, 7, flags=SYN), seg(b, a, 9, ack=8, flags=SYN | ACK),
                       seg(a, b, 8, payload=b"v6", ack=10)])
     assert ev[0].conn.a == a and ev[0].data == b"v6"

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from kwire.net.segment import ACK, FIN, SYN
-from kwire.tcp.events import StreamData, StreamGap
-from kwire.tcp.flows import FlowTable
+from kwire.tcp.recorder import StreamData, StreamGap
+
 from kwire.tcp.reassembly import ACK_GRACE_SEGMENTS, count_differences, signed_delta
 
-from tests.tcp.build import c2s, data_of, feed_all, pieces, s2c
+from tests.tcp.build import EventTable, c2s, data_of, feed_all, pieces, s2c
 
 ISN = 1000
 SISN = 50000
@@ -40,7 +40,7 @@ def test_count_differences():
 
 
 def test_in_order_each_segment_delivered_at_once():
-    t = FlowTable()
+    t = EventTable()
     ev = feed_all(t, handshake() + [
         c2s(ISN + 1, b"hello", ts=10),
         s2c(SISN + 1, b"hi", ack=ISN + 6, ts=11),
@@ -55,7 +55,7 @@ def test_in_order_each_segment_delivered_at_once():
 
 
 def test_reordered_delivered_when_hole_fills_with_its_time():
-    t = FlowTable()
+    t = EventTable()
     ev = feed_all(t, handshake() + [
         c2s(ISN + 6, b"world", ts=10),
         c2s(ISN + 11, b"!", ts=11),
@@ -66,7 +66,7 @@ def test_reordered_delivered_when_hole_fills_with_its_time():
 
 
 def test_duplicates_delivered_once():
-    t = FlowTable()
+    t = EventTable()
     s = c2s(ISN + 1, b"hello", ts=10)
     later = c2s(ISN + 6, b"world", ts=11)
     ev = feed_all(t, handshake() + [later, later, s, s, later])
@@ -76,7 +76,7 @@ def test_duplicates_delivered_once():
 
 
 def test_overlap_first_copy_wins_and_conflicts_counted():
-    t = FlowTable()
+    t = EventTable()
     ev = feed_all(t, handshake() + [
         c2s(ISN + 5, b"EFGH"),          # buffered first copy of bytes 4..7
         c2s(ISN + 3, b"cdXXgHij"),      # overlaps it: 'XXg' differs from 'EFG', 'H' agrees
@@ -88,7 +88,7 @@ def test_overlap_first_copy_wins_and_conflicts_counted():
 
 
 def test_overlap_spanning_several_buffered_runs():
-    t = FlowTable()
+    t = EventTable()
     ev = feed_all(t, handshake() + [
         c2s(ISN + 3, b"CD"),
         c2s(ISN + 7, b"GH"),
@@ -102,7 +102,7 @@ def test_overlap_spanning_several_buffered_runs():
 
 
 def test_retransmission_of_delivered_bytes_compared_with_last_run():
-    t = FlowTable()
+    t = EventTable()
     ev = feed_all(t, handshake() + [
         c2s(ISN + 1, b"hello"),
         c2s(ISN + 3, b"LLOwor"),  # 'llo' already delivered (differs), 'wor' new
@@ -116,7 +116,7 @@ def test_retransmission_of_delivered_bytes_compared_with_last_run():
 
 @pytest.mark.parametrize("isn", [0xFFFFFFFF - 3, 0xFFFFFFFF, 0xFFFFFFFE])
 def test_wraparound_in_order_and_reordered(isn):
-    t = FlowTable()
+    t = EventTable()
     base = isn + 1
     ev = feed_all(t, handshake(isn=isn) + [
         c2s(base, b"0123"),
@@ -131,7 +131,7 @@ def test_wraparound_in_order_and_reordered(isn):
 
 
 def test_wraparound_gap_by_ack():
-    t = FlowTable()
+    t = EventTable()
     isn = 0xFFFFFFF0
     ev = feed_all(t, handshake(isn=isn) + [
         c2s(isn + 1, b"x" * 10),
@@ -142,7 +142,7 @@ def test_wraparound_gap_by_ack():
 
 
 def test_gap_by_ack_then_buffered_data_follows():
-    t = FlowTable()
+    t = EventTable()
     ev = feed_all(t, handshake() + [
         c2s(ISN + 1, b"aaaa", ts=1),
         c2s(ISN + 9, b"cccc", ts=2),         # bytes 4..7 were never captured
@@ -160,7 +160,7 @@ def test_gap_by_ack_then_buffered_data_follows():
 
 def test_ack_seen_before_the_data_it_acknowledges_is_no_gap():
     # Capture order is not wire order: the server's ACK may be captured before the data it acks.
-    t = FlowTable()
+    t = EventTable()
     ev = feed_all(t, handshake() + [
         c2s(ISN + 1, b"aaaa", ts=1),
         s2c(SISN + 1, ack=ISN + 13, ts=2),
@@ -172,7 +172,7 @@ def test_ack_seen_before_the_data_it_acknowledges_is_no_gap():
 
 
 def test_gap_by_ack_with_nothing_buffered_and_several_holes():
-    t = FlowTable()
+    t = EventTable()
     ev = feed_all(t, handshake() + [
         c2s(ISN + 1, b"a"),
         c2s(ISN + 3, b"c"),
@@ -187,7 +187,7 @@ def test_gap_by_ack_with_nothing_buffered_and_several_holes():
 
 
 def test_gap_by_buffer_limit():
-    t = FlowTable(max_buffer_per_direction=8)
+    t = EventTable(max_buffer_per_direction=8)
     ev = feed_all(t, handshake() + [
         c2s(ISN + 1, b"aa"),
         c2s(ISN + 5, b"cccc"),   # 4 buffered
@@ -202,7 +202,7 @@ def test_gap_by_buffer_limit():
 
 
 def test_buffer_limit_gives_up_only_as_many_holes_as_needed():
-    t = FlowTable(max_buffer_per_direction=4)
+    t = EventTable(max_buffer_per_direction=4)
     ev = feed_all(t, handshake() + [
         c2s(ISN + 3, b"cc"),
         c2s(ISN + 7, b"ee"),
@@ -214,7 +214,7 @@ def test_buffer_limit_gives_up_only_as_many_holes_as_needed():
 
 
 def test_handshake_not_seen_first_segment_sender_is_a():
-    t = FlowTable()
+    t = EventTable()
     ev = feed_all(t, [
         s2c(7000, b"response", ack=123, ts=5),
         c2s(123, b"request", ack=7008, ts=6),
@@ -227,14 +227,14 @@ def test_handshake_not_seen_first_segment_sender_is_a():
 
 
 def test_pure_ack_on_unknown_tuple_opens_nothing():
-    t = FlowTable()
+    t = EventTable()
     assert t.feed(c2s(5, ack=9)) == []
     assert len(t) == 0 and t.counters()["untracked_segments"] == 1
     assert t.counters()["segments"] == 1
 
 
 def test_mid_stream_pure_ack_does_not_start_direction():
-    t = FlowTable()
+    t = EventTable()
     ev = feed_all(t, [
         s2c(7000, b"x", ack=500),
         c2s(499, ack=7001),           # a keepalive: one below the real sequence number
@@ -244,7 +244,7 @@ def test_mid_stream_pure_ack_does_not_start_direction():
 
 
 def test_synack_only_receiver_is_client():
-    t = FlowTable()
+    t = EventTable()
     ev = feed_all(t, [
         s2c(SISN, ack=ISN + 1, flags=SYN | ACK, ts=1),
         c2s(ISN + 5, b"efgh", ack=SISN + 1, ts=2),   # bytes 0..3 of the client are missing
@@ -261,20 +261,20 @@ def test_synack_only_receiver_is_client():
 
 
 def test_syn_retransmitted_is_ignored():
-    t = FlowTable()
+    t = EventTable()
     ev = feed_all(t, handshake() + [c2s(ISN, flags=SYN), c2s(ISN + 1, b"x")])
     assert data_of(ev, 0) == b"x" and t.counters()["connections"] == 1
 
 
 def test_syn_with_payload():
-    t = FlowTable()
+    t = EventTable()
     ev = feed_all(t, [c2s(ISN, b"fast", flags=SYN), s2c(SISN, ack=ISN + 5, flags=SYN | ACK),
                       c2s(ISN + 5, b"open", ack=SISN + 1)])
     assert data_of(ev, 0) == b"fastopen" and t.counters()["gaps"] == 0
 
 
 def test_pre_start_segment_dropped_and_counted():
-    t = FlowTable()
+    t = EventTable()
     ev = feed_all(t, [
         c2s(1000, b"BBBB"),      # first seen: the direction starts at 1000
         c2s(996, b"AAAA"),       # arrived late, wholly before the start
@@ -287,7 +287,7 @@ def test_pre_start_segment_dropped_and_counted():
 
 
 def test_truncated_payload_tail_is_a_gap():
-    t = FlowTable()
+    t = EventTable()
     ev = feed_all(t, handshake() + [
         c2s(ISN + 1, b"x" * 100, truncated=True, ts=1),    # 1000 bytes on the wire
         c2s(ISN + 1001, b"y" * 100, truncated=True, ts=2),
@@ -300,7 +300,7 @@ def test_truncated_payload_tail_is_a_gap():
 
 
 def test_fin_before_last_data_waits_for_it():
-    t = FlowTable()
+    t = EventTable()
     ev = feed_all(t, handshake() + [
         c2s(ISN + 1, b"ab"),
         c2s(ISN + 5, flags=FIN | ACK),   # FIN after bytes 2..3, which come late
@@ -313,13 +313,13 @@ def test_fin_before_last_data_waits_for_it():
 
 
 def test_data_past_fin_is_dropped():
-    t = FlowTable()
+    t = EventTable()
     ev = feed_all(t, handshake() + [c2s(ISN + 1, b"ab", flags=FIN | ACK), c2s(ISN + 4, b"zz")])
     assert data_of(ev, 0) == b"ab"
 
 
 def test_ack_of_the_fin_does_not_count_the_fin_as_a_missing_byte():
-    t = FlowTable()
+    t = EventTable()
     ev = feed_all(t, handshake() + [
         c2s(ISN + 1, b"ab"),
         c2s(ISN + 7, flags=FIN | ACK),     # 4 bytes missing before the FIN
@@ -331,7 +331,7 @@ def test_ack_of_the_fin_does_not_count_the_fin_as_a_missing_byte():
 
 def test_one_byte_segments_in_reverse_order():
     stream = bytes(range(256)) * 4
-    t = FlowTable()
+    t = EventTable()
     segs = [c2s(ISN + 1 + i, stream[i:i + 1], ts=i) for i in range(len(stream))]
     ev = feed_all(t, handshake() + segs[::-1])
     assert [e.data for e in ev] == [stream]  # one run, delivered by the first byte's arrival

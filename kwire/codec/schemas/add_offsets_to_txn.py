@@ -10,16 +10,16 @@ Versions (request / response):
 
 from __future__ import annotations
 
-from kwire.codec.schema import F, request, response
+from kwire.codec.schema import GROUP_ID, PRODUCER_ID, TRANSACTIONAL_ID, F, request, response
 
-REQUEST = request(25, "AddOffsetsToTxnRequest", "0-4", "3+", [
-    F("TransactionalId", "string", "0+"),
-    F("ProducerId", "int64", "0+"),
+REQUEST = request(25, [
+    F("TransactionalId", "string", "0+", entity=TRANSACTIONAL_ID),
+    F("ProducerId", "int64", "0+", entity=PRODUCER_ID),
     F("ProducerEpoch", "int16", "0+"),
-    F("GroupId", "string", "0+"),
+    F("GroupId", "string", "0+", entity=GROUP_ID),
 ])
 
-RESPONSE = response(25, "AddOffsetsToTxnResponse", "0-4", "3+", [
+RESPONSE = response(25, [
     F("ThrottleTimeMs", "int32", "0+"),
     F("ErrorCode", "int16", "0+"),
 ])

@@ -16,11 +16,11 @@ Versions (request / response):
 
 from __future__ import annotations
 
-from kwire.codec.schema import F, request, response
+from kwire.codec.schema import PRODUCER_ID, TOPIC_NAME, TRANSACTIONAL_ID, F, request, response
 
 # Kafka's common struct AddPartitionsToTxnTopic (request).
 ADD_PARTITIONS_TO_TXN_TOPIC = [
-    F("Name", "string", "0+"),
+    F("Name", "string", "0+", entity=TOPIC_NAME),
     F("Partitions", "[]int32", "0+"),
 ]
 
@@ -30,30 +30,30 @@ ADD_PARTITIONS_TO_TXN_PARTITION_RESULT = [
     F("PartitionErrorCode", "int16", "0+"),
 ]
 ADD_PARTITIONS_TO_TXN_TOPIC_RESULT = [
-    F("Name", "string", "0+"),
+    F("Name", "string", "0+", entity=TOPIC_NAME),
     F("ResultsByPartition", "[]AddPartitionsToTxnPartitionResult", "0+",
       fields=ADD_PARTITIONS_TO_TXN_PARTITION_RESULT),
 ]
 
-REQUEST = request(24, "AddPartitionsToTxnRequest", "0-5", "3+", [
+REQUEST = request(24, [
     F("Transactions", "[]AddPartitionsToTxnTransaction", "4+", fields=[
-        F("TransactionalId", "string", "4+"),
-        F("ProducerId", "int64", "4+"),
+        F("TransactionalId", "string", "4+", entity=TRANSACTIONAL_ID),
+        F("ProducerId", "int64", "4+", entity=PRODUCER_ID),
         F("ProducerEpoch", "int16", "4+"),
         F("VerifyOnly", "bool", "4+"),
         F("Topics", "[]AddPartitionsToTxnTopic", "4+", fields=ADD_PARTITIONS_TO_TXN_TOPIC),
     ]),
-    F("V3AndBelowTransactionalId", "string", "0-3"),
-    F("V3AndBelowProducerId", "int64", "0-3"),
+    F("V3AndBelowTransactionalId", "string", "0-3", entity=TRANSACTIONAL_ID),
+    F("V3AndBelowProducerId", "int64", "0-3", entity=PRODUCER_ID),
     F("V3AndBelowProducerEpoch", "int16", "0-3"),
     F("V3AndBelowTopics", "[]AddPartitionsToTxnTopic", "0-3", fields=ADD_PARTITIONS_TO_TXN_TOPIC),
 ])
 
-RESPONSE = response(24, "AddPartitionsToTxnResponse", "0-5", "3+", [
+RESPONSE = response(24, [
     F("ThrottleTimeMs", "int32", "0+"),
     F("ErrorCode", "int16", "4+"),
     F("ResultsByTransaction", "[]AddPartitionsToTxnResult", "4+", fields=[
-        F("TransactionalId", "string", "4+"),
+        F("TransactionalId", "string", "4+", entity=TRANSACTIONAL_ID),
         F("TopicResults", "[]AddPartitionsToTxnTopicResult", "4+", fields=ADD_PARTITIONS_TO_TXN_TOPIC_RESULT),
     ]),
     F("ResultsByTopicV3AndBelow", "[]AddPartitionsToTxnTopicResult", "0-3", fields=ADD_PARTITIONS_TO_TXN_TOPIC_RESULT),

@@ -12,12 +12,12 @@ always v0, and a broker that does not support the request's version answers with
 
 from kwire.codec.schema import F, request, response
 
-REQUEST = request(18, "ApiVersionsRequest", "0-4", "3+", [
+REQUEST = request(18, [
     F("ClientSoftwareName", "string", "3+"),
     F("ClientSoftwareVersion", "string", "3+"),
 ])
 
-RESPONSE = response(18, "ApiVersionsResponse", "0-4", "3+", [
+RESPONSE = response(18, [
     F("ErrorCode", "int16", "0+"),
     F("ApiKeys", "[]ApiVersion", "0+", fields=[
         F("ApiKey", "int16", "0+"),

@@ -8,29 +8,29 @@ Versions (request / response), all flexible:
 
 from __future__ import annotations
 
-from kwire.codec.schema import F, request, response
+from kwire.codec.schema import GROUP_ID, TOPIC_ID, TOPIC_NAME, F, request, response
 
 # Kafka's common structs TopicPartitions and Assignment (response).
 TOPIC_PARTITIONS = [
-    F("TopicId", "uuid", "0+"),
-    F("TopicName", "string", "0+"),
+    F("TopicId", "uuid", "0+", entity=TOPIC_ID),
+    F("TopicName", "string", "0+", entity=TOPIC_NAME),
     F("Partitions", "[]int32", "0+"),
 ]
 ASSIGNMENT = [
     F("TopicPartitions", "[]TopicPartitions", "0+", fields=TOPIC_PARTITIONS),
 ]
 
-REQUEST = request(69, "ConsumerGroupDescribeRequest", "0-1", "0+", [
-    F("GroupIds", "[]string", "0+"),
+REQUEST = request(69, [
+    F("GroupIds", "[]string", "0+", entity=GROUP_ID),
     F("IncludeAuthorizedOperations", "bool", "0+"),
 ])
 
-RESPONSE = response(69, "ConsumerGroupDescribeResponse", "0-1", "0+", [
+RESPONSE = response(69, [
     F("ThrottleTimeMs", "int32", "0+"),
     F("Groups", "[]DescribedGroup", "0+", fields=[
         F("ErrorCode", "int16", "0+"),
         F("ErrorMessage", "string", "0+", nullable="0+"),
-        F("GroupId", "string", "0+"),
+        F("GroupId", "string", "0+", entity=GROUP_ID),
         F("GroupState", "string", "0+"),
         F("GroupEpoch", "int32", "0+"),
         F("AssignmentEpoch", "int32", "0+"),
@@ -42,7 +42,7 @@ RESPONSE = response(69, "ConsumerGroupDescribeResponse", "0-1", "0+", [
             F("MemberEpoch", "int32", "0+"),
             F("ClientId", "string", "0+"),
             F("ClientHost", "string", "0+"),
-            F("SubscribedTopicNames", "[]string", "0+"),
+            F("SubscribedTopicNames", "[]string", "0+", entity=TOPIC_NAME),
             F("SubscribedTopicRegex", "string", "0+", nullable="0+"),
             F("Assignment", "Assignment", "0+", fields=ASSIGNMENT),
             F("TargetAssignment", "Assignment", "0+", fields=ASSIGNMENT),

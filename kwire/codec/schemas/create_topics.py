@@ -17,16 +17,17 @@ Secret-bearing fields: none on the wire: brokers send a null Value for configs m
 
 from __future__ import annotations
 
-from kwire.codec.schema import F, request, response
+from kwire.codec.enums import CONFIG_SOURCE
+from kwire.codec.schema import BROKER_ID, TOPIC_ID, TOPIC_NAME, F, request, response
 
-REQUEST = request(19, "CreateTopicsRequest", "0-7", "5+", [
+REQUEST = request(19, [
     F("Topics", "[]CreatableTopic", "0+", fields=[
-        F("Name", "string", "0+"),
+        F("Name", "string", "0+", entity=TOPIC_NAME),
         F("NumPartitions", "int32", "0+"),
         F("ReplicationFactor", "int16", "0+"),
         F("Assignments", "[]CreatableReplicaAssignment", "0+", fields=[
             F("PartitionIndex", "int32", "0+"),
-            F("BrokerIds", "[]int32", "0+"),
+            F("BrokerIds", "[]int32", "0+", entity=BROKER_ID),
         ]),
         F("Configs", "[]CreatableTopicConfig", "0+", fields=[
             F("Name", "string", "0+"),
@@ -37,11 +38,11 @@ REQUEST = request(19, "CreateTopicsRequest", "0-7", "5+", [
     F("validateOnly", "bool", "1+"),
 ])
 
-RESPONSE = response(19, "CreateTopicsResponse", "0-7", "5+", [
+RESPONSE = response(19, [
     F("ThrottleTimeMs", "int32", "2+"),
     F("Topics", "[]CreatableTopicResult", "0+", fields=[
-        F("Name", "string", "0+"),
-        F("TopicId", "uuid", "7+"),
+        F("Name", "string", "0+", entity=TOPIC_NAME),
+        F("TopicId", "uuid", "7+", entity=TOPIC_ID),
         F("ErrorCode", "int16", "0+"),
         F("ErrorMessage", "string", "1+", nullable="0+"),
         F("TopicConfigErrorCode", "int16", "5+", tag=0, tagged="5+"),
@@ -51,7 +52,7 @@ RESPONSE = response(19, "CreateTopicsResponse", "0-7", "5+", [
             F("Name", "string", "5+"),
             F("Value", "string", "5+", nullable="5+"),
             F("ReadOnly", "bool", "5+"),
-            F("ConfigSource", "int8", "5+"),
+            F("ConfigSource", "int8", "5+", enum=CONFIG_SOURCE),
             F("IsSensitive", "bool", "5+"),
         ]),
     ]),

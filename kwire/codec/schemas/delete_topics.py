@@ -13,22 +13,22 @@ Versions (request / response):
 
 from __future__ import annotations
 
-from kwire.codec.schema import F, request, response
+from kwire.codec.schema import TOPIC_ID, TOPIC_NAME, F, request, response
 
-REQUEST = request(20, "DeleteTopicsRequest", "0-6", "4+", [
+REQUEST = request(20, [
     F("Topics", "[]DeleteTopicState", "6+", fields=[
-        F("Name", "string", "6+", nullable="6+"),
-        F("TopicId", "uuid", "6+"),
+        F("Name", "string", "6+", nullable="6+", entity=TOPIC_NAME),
+        F("TopicId", "uuid", "6+", entity=TOPIC_ID),
     ]),
-    F("TopicNames", "[]string", "0-5"),
+    F("TopicNames", "[]string", "0-5", entity=TOPIC_NAME),
     F("TimeoutMs", "int32", "0+"),
 ])
 
-RESPONSE = response(20, "DeleteTopicsResponse", "0-6", "4+", [
+RESPONSE = response(20, [
     F("ThrottleTimeMs", "int32", "1+"),
     F("Responses", "[]DeletableTopicResult", "0+", fields=[
-        F("Name", "string", "0+", nullable="6+"),
-        F("TopicId", "uuid", "6+"),
+        F("Name", "string", "0+", nullable="6+", entity=TOPIC_NAME),
+        F("TopicId", "uuid", "6+", entity=TOPIC_ID),
         F("ErrorCode", "int16", "0+"),
         F("ErrorMessage", "string", "5+", nullable="5+"),
     ]),

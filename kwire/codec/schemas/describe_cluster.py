@@ -10,23 +10,24 @@ Versions (request / response), all flexible:
 
 from __future__ import annotations
 
-from kwire.codec.schema import F, request, response
+from kwire.codec.enums import ENDPOINT_TYPE
+from kwire.codec.schema import BROKER_ID, F, request, response
 
-REQUEST = request(60, "DescribeClusterRequest", "0-2", "0+", [
+REQUEST = request(60, [
     F("IncludeClusterAuthorizedOperations", "bool", "0+"),
-    F("EndpointType", "int8", "1+"),
+    F("EndpointType", "int8", "1+", enum=ENDPOINT_TYPE),
     F("IncludeFencedBrokers", "bool", "2+"),
 ])
 
-RESPONSE = response(60, "DescribeClusterResponse", "0-2", "0+", [
+RESPONSE = response(60, [
     F("ThrottleTimeMs", "int32", "0+"),
     F("ErrorCode", "int16", "0+"),
     F("ErrorMessage", "string", "0+", nullable="0+"),
-    F("EndpointType", "int8", "1+"),
+    F("EndpointType", "int8", "1+", enum=ENDPOINT_TYPE),
     F("ClusterId", "string", "0+"),
-    F("ControllerId", "int32", "0+"),
+    F("ControllerId", "int32", "0+", entity=BROKER_ID),
     F("Brokers", "[]DescribeClusterBroker", "0+", fields=[
-        F("BrokerId", "int32", "0+"),
+        F("BrokerId", "int32", "0+", entity=BROKER_ID),
         F("Host", "string", "0+"),
         F("Port", "int32", "0+"),
         F("Rack", "string", "0+", nullable="0+"),

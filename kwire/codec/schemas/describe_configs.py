@@ -14,11 +14,12 @@ IsSensitive.
 
 from __future__ import annotations
 
+from kwire.codec.enums import CONFIG_RESOURCE_TYPE, CONFIG_SOURCE, CONFIG_TYPE
 from kwire.codec.schema import F, request, response
 
-REQUEST = request(32, "DescribeConfigsRequest", "0-4", "4+", [
+REQUEST = request(32, [
     F("Resources", "[]DescribeConfigsResource", "0+", fields=[
-        F("ResourceType", "int8", "0+"),
+        F("ResourceType", "int8", "0+", enum=CONFIG_RESOURCE_TYPE),
         F("ResourceName", "string", "0+"),
         F("ConfigurationKeys", "[]string", "0+", nullable="0+"),
     ]),
@@ -26,26 +27,26 @@ REQUEST = request(32, "DescribeConfigsRequest", "0-4", "4+", [
     F("IncludeDocumentation", "bool", "3+"),
 ])
 
-RESPONSE = response(32, "DescribeConfigsResponse", "0-4", "4+", [
+RESPONSE = response(32, [
     F("ThrottleTimeMs", "int32", "0+"),
     F("Results", "[]DescribeConfigsResult", "0+", fields=[
         F("ErrorCode", "int16", "0+"),
         F("ErrorMessage", "string", "0+", nullable="0+"),
-        F("ResourceType", "int8", "0+"),
+        F("ResourceType", "int8", "0+", enum=CONFIG_RESOURCE_TYPE),
         F("ResourceName", "string", "0+"),
         F("Configs", "[]DescribeConfigsResourceResult", "0+", fields=[
             F("Name", "string", "0+"),
             F("Value", "string", "0+", nullable="0+"),
             F("ReadOnly", "bool", "0+"),
             F("IsDefault", "bool", "0"),
-            F("ConfigSource", "int8", "1+"),
+            F("ConfigSource", "int8", "1+", enum=CONFIG_SOURCE),
             F("IsSensitive", "bool", "0+"),
             F("Synonyms", "[]DescribeConfigsSynonym", "1+", fields=[
                 F("Name", "string", "1+"),
                 F("Value", "string", "1+", nullable="0+"),
-                F("Source", "int8", "1+"),
+                F("Source", "int8", "1+", enum=CONFIG_SOURCE),
             ]),
-            F("ConfigType", "int8", "3+"),
+            F("ConfigType", "int8", "3+", enum=CONFIG_TYPE),
             F("Documentation", "string", "3+", nullable="0+"),
         ]),
     ]),

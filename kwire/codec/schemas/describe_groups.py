@@ -12,19 +12,19 @@ Versions (request / response):
 
 from __future__ import annotations
 
-from kwire.codec.schema import F, request, response
+from kwire.codec.schema import GROUP_ID, F, request, response
 
-REQUEST = request(15, "DescribeGroupsRequest", "0-6", "5+", [
-    F("Groups", "[]string", "0+"),
+REQUEST = request(15, [
+    F("Groups", "[]string", "0+", entity=GROUP_ID),
     F("IncludeAuthorizedOperations", "bool", "3+"),
 ])
 
-RESPONSE = response(15, "DescribeGroupsResponse", "0-6", "5+", [
+RESPONSE = response(15, [
     F("ThrottleTimeMs", "int32", "1+"),
     F("Groups", "[]DescribedGroup", "0+", fields=[
         F("ErrorCode", "int16", "0+"),
         F("ErrorMessage", "string", "6+", nullable="6+"),
-        F("GroupId", "string", "0+"),
+        F("GroupId", "string", "0+", entity=GROUP_ID),
         F("GroupState", "string", "0+"),
         F("ProtocolType", "string", "0+"),
         F("ProtocolData", "string", "0+"),

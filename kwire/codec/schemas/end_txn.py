@@ -11,18 +11,18 @@ Versions (request / response):
 
 from __future__ import annotations
 
-from kwire.codec.schema import F, request, response
+from kwire.codec.schema import PRODUCER_ID, TRANSACTIONAL_ID, F, request, response
 
-REQUEST = request(26, "EndTxnRequest", "0-5", "3+", [
-    F("TransactionalId", "string", "0+"),
-    F("ProducerId", "int64", "0+"),
+REQUEST = request(26, [
+    F("TransactionalId", "string", "0+", entity=TRANSACTIONAL_ID),
+    F("ProducerId", "int64", "0+", entity=PRODUCER_ID),
     F("ProducerEpoch", "int16", "0+"),
     F("Committed", "bool", "0+"),
 ])
 
-RESPONSE = response(26, "EndTxnResponse", "0-5", "3+", [
+RESPONSE = response(26, [
     F("ThrottleTimeMs", "int32", "0+"),
     F("ErrorCode", "int16", "0+"),
-    F("ProducerId", "int64", "5+"),
+    F("ProducerId", "int64", "5+", entity=PRODUCER_ID),
     F("ProducerEpoch", "int16", "5+"),
 ])

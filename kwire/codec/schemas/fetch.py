@@ -22,24 +22,25 @@ Versions 0-18; flexible from v12. Kafka 4.0 dropped v0-v3, which old clients sti
 - v18: adds the follower's HighWatermark (tagged, KIP-1166); same response.
 """
 
-from kwire.codec.schema import F, request, response
+from kwire.codec.enums import ISOLATION_LEVEL
+from kwire.codec.schema import BROKER_ID, PRODUCER_ID, TOPIC_ID, TOPIC_NAME, F, request, response
 
-REQUEST = request(1, "FetchRequest", "0-18", "12+", [
+REQUEST = request(1, [
     F("ClusterId", "string", "12+", nullable="12+", tag=0),
-    F("ReplicaId", "int32", "0-14"),
+    F("ReplicaId", "int32", "0-14", entity=BROKER_ID),
     F("ReplicaState", "ReplicaState", "15+", tag=1, fields=[
-        F("ReplicaId", "int32", "15+"),
+        F("ReplicaId", "int32", "15+", entity=BROKER_ID),
         F("ReplicaEpoch", "int64", "15+"),
     ]),
     F("MaxWaitMs", "int32", "0+"),
     F("MinBytes", "int32", "0+"),
     F("MaxBytes", "int32", "3+"),
-    F("IsolationLevel", "int8", "4+"),
+    F("IsolationLevel", "int8", "4+", enum=ISOLATION_LEVEL),
     F("SessionId", "int32", "7+"),
     F("SessionEpoch", "int32", "7+"),
     F("Topics", "[]FetchTopic", "0+", fields=[
-        F("Topic", "string", "0-12"),
-        F("TopicId", "uuid", "13+"),
+        F("Topic", "string", "0-12", entity=TOPIC_NAME),
+        F("TopicId", "uuid", "13+", entity=TOPIC_ID),
         F("Partitions", "[]FetchPartition", "0+", fields=[
             F("Partition", "int32", "0+"),
             F("CurrentLeaderEpoch", "int32", "9+"),
@@ -52,20 +53,20 @@ REQUEST = request(1, "FetchRequest", "0-18", "12+", [
         ]),
     ]),
     F("ForgottenTopicsData", "[]ForgottenTopic", "7+", fields=[
-        F("Topic", "string", "7-12"),
-        F("TopicId", "uuid", "13+"),
+        F("Topic", "string", "7-12", entity=TOPIC_NAME),
+        F("TopicId", "uuid", "13+", entity=TOPIC_ID),
         F("Partitions", "[]int32", "7+"),
     ]),
     F("RackId", "string", "11+"),
 ])
 
-RESPONSE = response(1, "FetchResponse", "0-18", "12+", [
+RESPONSE = response(1, [
     F("ThrottleTimeMs", "int32", "1+"),
     F("ErrorCode", "int16", "7+"),
     F("SessionId", "int32", "7+"),
     F("Responses", "[]FetchableTopicResponse", "0+", fields=[
-        F("Topic", "string", "0-12"),
-        F("TopicId", "uuid", "13+"),
+        F("Topic", "string", "0-12", entity=TOPIC_NAME),
+        F("TopicId", "uuid", "13+", entity=TOPIC_ID),
         F("Partitions", "[]PartitionData", "0+", fields=[
             F("PartitionIndex", "int32", "0+"),
             F("ErrorCode", "int16", "0+"),
@@ -77,7 +78,7 @@ RESPONSE = response(1, "FetchResponse", "0-18", "12+", [
                 F("EndOffset", "int64", "12+"),
             ]),
             F("CurrentLeader", "LeaderIdAndEpoch", "12+", tag=1, fields=[
-                F("LeaderId", "int32", "12+"),
+                F("LeaderId", "int32", "12+", entity=BROKER_ID),
                 F("LeaderEpoch", "int32", "12+"),
             ]),
             F("SnapshotId", "SnapshotId", "12+", tag=2, fields=[
@@ -85,15 +86,15 @@ RESPONSE = response(1, "FetchResponse", "0-18", "12+", [
                 F("Epoch", "int32", "0+"),
             ]),
             F("AbortedTransactions", "[]AbortedTransaction", "4+", nullable="4+", fields=[
-                F("ProducerId", "int64", "4+"),
+                F("ProducerId", "int64", "4+", entity=PRODUCER_ID),
                 F("FirstOffset", "int64", "4+"),
             ]),
-            F("PreferredReadReplica", "int32", "11+"),
+            F("PreferredReadReplica", "int32", "11+", entity=BROKER_ID),
             F("Records", "records", "0+", nullable="0+"),
         ]),
     ]),
     F("NodeEndpoints", "[]NodeEndpoint", "16+", tag=0, fields=[
-        F("NodeId", "int32", "16+"),
+        F("NodeId", "int32", "16+", entity=BROKER_ID),
         F("Host", "string", "16+"),
         F("Port", "int32", "16+"),
         F("Rack", "string", "16+", nullable="16+"),

@@ -12,24 +12,25 @@ Versions (request / response):
 
 from __future__ import annotations
 
-from kwire.codec.schema import F, request, response
+from kwire.codec.enums import COORDINATOR_TYPE
+from kwire.codec.schema import BROKER_ID, F, request, response
 
-REQUEST = request(10, "FindCoordinatorRequest", "0-6", "3+", [
+REQUEST = request(10, [
     F("Key", "string", "0-3"),
-    F("KeyType", "int8", "1+"),
+    F("KeyType", "int8", "1+", enum=COORDINATOR_TYPE),
     F("CoordinatorKeys", "[]string", "4+"),
 ])
 
-RESPONSE = response(10, "FindCoordinatorResponse", "0-6", "3+", [
+RESPONSE = response(10, [
     F("ThrottleTimeMs", "int32", "1+"),
     F("ErrorCode", "int16", "0-3"),
     F("ErrorMessage", "string", "1-3", nullable="1-3"),
-    F("NodeId", "int32", "0-3"),
+    F("NodeId", "int32", "0-3", entity=BROKER_ID),
     F("Host", "string", "0-3"),
     F("Port", "int32", "0-3"),
     F("Coordinators", "[]Coordinator", "4+", fields=[
         F("Key", "string", "4+"),
-        F("NodeId", "int32", "4+"),
+        F("NodeId", "int32", "4+", entity=BROKER_ID),
         F("Host", "string", "4+"),
         F("Port", "int32", "4+"),
         F("ErrorCode", "int16", "4+"),

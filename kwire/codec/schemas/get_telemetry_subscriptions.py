@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from kwire.codec.schema import F, request, response
 
-REQUEST = request(71, "GetTelemetrySubscriptionsRequest", "0", "0+", [
+REQUEST = request(71, [
     F("ClientInstanceId", "uuid", "0+"),
 ])
 
-RESPONSE = response(71, "GetTelemetrySubscriptionsResponse", "0", "0+", [
+RESPONSE = response(71, [
     F("ThrottleTimeMs", "int32", "0+"),
     F("ErrorCode", "int16", "0+"),
     F("ClientInstanceId", "uuid", "0+"),

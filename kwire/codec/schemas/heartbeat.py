@@ -10,16 +10,16 @@ Versions (request / response):
 
 from __future__ import annotations
 
-from kwire.codec.schema import F, request, response
+from kwire.codec.schema import GROUP_ID, F, request, response
 
-REQUEST = request(12, "HeartbeatRequest", "0-4", "4+", [
-    F("GroupId", "string", "0+"),
+REQUEST = request(12, [
+    F("GroupId", "string", "0+", entity=GROUP_ID),
     F("GenerationId", "int32", "0+"),
     F("MemberId", "string", "0+"),
     F("GroupInstanceId", "string", "3+", nullable="3+"),
 ])
 
-RESPONSE = response(12, "HeartbeatResponse", "0-4", "4+", [
+RESPONSE = response(12, [
     F("ThrottleTimeMs", "int32", "1+"),
     F("ErrorCode", "int16", "0+"),
 ])

@@ -13,22 +13,22 @@ Versions (request / response):
 
 from __future__ import annotations
 
-from kwire.codec.schema import F, request, response
+from kwire.codec.schema import PRODUCER_ID, TRANSACTIONAL_ID, F, request, response
 
-REQUEST = request(22, "InitProducerIdRequest", "0-6", "2+", [
-    F("TransactionalId", "string", "0+", nullable="0+"),
+REQUEST = request(22, [
+    F("TransactionalId", "string", "0+", nullable="0+", entity=TRANSACTIONAL_ID),
     F("TransactionTimeoutMs", "int32", "0+"),
-    F("ProducerId", "int64", "3+"),
+    F("ProducerId", "int64", "3+", entity=PRODUCER_ID),
     F("ProducerEpoch", "int16", "3+"),
     F("Enable2Pc", "bool", "6+"),
     F("KeepPreparedTxn", "bool", "6+"),
 ])
 
-RESPONSE = response(22, "InitProducerIdResponse", "0-6", "2+", [
+RESPONSE = response(22, [
     F("ThrottleTimeMs", "int32", "0+"),
     F("ErrorCode", "int16", "0+"),
-    F("ProducerId", "int64", "0+"),
+    F("ProducerId", "int64", "0+", entity=PRODUCER_ID),
     F("ProducerEpoch", "int16", "0+"),
-    F("OngoingTxnProducerId", "int64", "6+"),
+    F("OngoingTxnProducerId", "int64", "6+", entity=PRODUCER_ID),
     F("OngoingTxnProducerEpoch", "int16", "6+"),
 ])

@@ -16,10 +16,10 @@ Versions (request / response):
 
 from __future__ import annotations
 
-from kwire.codec.schema import F, request, response
+from kwire.codec.schema import GROUP_ID, F, request, response
 
-REQUEST = request(11, "JoinGroupRequest", "0-9", "6+", [
-    F("GroupId", "string", "0+"),
+REQUEST = request(11, [
+    F("GroupId", "string", "0+", entity=GROUP_ID),
     F("SessionTimeoutMs", "int32", "0+"),
     F("RebalanceTimeoutMs", "int32", "1+"),
     F("MemberId", "string", "0+"),
@@ -32,7 +32,7 @@ REQUEST = request(11, "JoinGroupRequest", "0-9", "6+", [
     F("Reason", "string", "8+", nullable="8+"),
 ])
 
-RESPONSE = response(11, "JoinGroupResponse", "0-9", "6+", [
+RESPONSE = response(11, [
     F("ThrottleTimeMs", "int32", "2+"),
     F("ErrorCode", "int16", "0+"),
     F("GenerationId", "int32", "0+"),

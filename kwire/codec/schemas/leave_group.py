@@ -11,10 +11,10 @@ Versions (request / response):
 
 from __future__ import annotations
 
-from kwire.codec.schema import F, request, response
+from kwire.codec.schema import GROUP_ID, F, request, response
 
-REQUEST = request(13, "LeaveGroupRequest", "0-5", "4+", [
-    F("GroupId", "string", "0+"),
+REQUEST = request(13, [
+    F("GroupId", "string", "0+", entity=GROUP_ID),
     F("MemberId", "string", "0-2"),
     F("Members", "[]MemberIdentity", "3+", fields=[
         F("MemberId", "string", "3+"),
@@ -23,7 +23,7 @@ REQUEST = request(13, "LeaveGroupRequest", "0-5", "4+", [
     ]),
 ])
 
-RESPONSE = response(13, "LeaveGroupResponse", "0-5", "4+", [
+RESPONSE = response(13, [
     F("ThrottleTimeMs", "int32", "1+"),
     F("ErrorCode", "int16", "0+"),
     F("Members", "[]MemberResponse", "3+", fields=[

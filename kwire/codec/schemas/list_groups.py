@@ -11,18 +11,18 @@ Versions (request / response):
 
 from __future__ import annotations
 
-from kwire.codec.schema import F, request, response
+from kwire.codec.schema import GROUP_ID, F, request, response
 
-REQUEST = request(16, "ListGroupsRequest", "0-5", "3+", [
+REQUEST = request(16, [
     F("StatesFilter", "[]string", "4+"),
     F("TypesFilter", "[]string", "5+"),
 ])
 
-RESPONSE = response(16, "ListGroupsResponse", "0-5", "3+", [
+RESPONSE = response(16, [
     F("ThrottleTimeMs", "int32", "1+"),
     F("ErrorCode", "int16", "0+"),
     F("Groups", "[]ListedGroup", "0+", fields=[
-        F("GroupId", "string", "0+"),
+        F("GroupId", "string", "0+", entity=GROUP_ID),
         F("ProtocolType", "string", "0+"),
         F("GroupState", "string", "4+"),
         F("GroupType", "string", "5+"),

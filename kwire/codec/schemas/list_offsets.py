@@ -15,13 +15,14 @@ Versions 0-11; flexible from v6. Kafka 4.0 dropped v0, which old clients still s
 - v11: listing by earliest pending upload offset (KIP-1023); same fields.
 """
 
-from kwire.codec.schema import F, request, response
+from kwire.codec.enums import ISOLATION_LEVEL
+from kwire.codec.schema import BROKER_ID, TOPIC_NAME, F, request, response
 
-REQUEST = request(2, "ListOffsetsRequest", "0-11", "6+", [
-    F("ReplicaId", "int32", "0+"),
-    F("IsolationLevel", "int8", "2+"),
+REQUEST = request(2, [
+    F("ReplicaId", "int32", "0+", entity=BROKER_ID),
+    F("IsolationLevel", "int8", "2+", enum=ISOLATION_LEVEL),
     F("Topics", "[]ListOffsetsTopic", "0+", fields=[
-        F("Name", "string", "0+"),
+        F("Name", "string", "0+", entity=TOPIC_NAME),
         F("Partitions", "[]ListOffsetsPartition", "0+", fields=[
             F("PartitionIndex", "int32", "0+"),
             F("CurrentLeaderEpoch", "int32", "4+"),
@@ -32,10 +33,10 @@ REQUEST = request(2, "ListOffsetsRequest", "0-11", "6+", [
     F("TimeoutMs", "int32", "10+"),
 ])
 
-RESPONSE = response(2, "ListOffsetsResponse", "0-11", "6+", [
+RESPONSE = response(2, [
     F("ThrottleTimeMs", "int32", "2+"),
     F("Topics", "[]ListOffsetsTopicResponse", "0+", fields=[
-        F("Name", "string", "0+"),
+        F("Name", "string", "0+", entity=TOPIC_NAME),
         F("Partitions", "[]ListOffsetsPartitionResponse", "0+", fields=[
             F("PartitionIndex", "int32", "0+"),
             F("ErrorCode", "int16", "0+"),

@@ -17,41 +17,41 @@ Versions 0-13; flexible from v9.
 - v13: the response adds a top-level ErrorCode (REBOOTSTRAP_REQUIRED, KIP-1102).
 """
 
-from kwire.codec.schema import F, request, response
+from kwire.codec.schema import BROKER_ID, TOPIC_ID, TOPIC_NAME, F, request, response
 
-REQUEST = request(3, "MetadataRequest", "0-13", "9+", [
+REQUEST = request(3, [
     F("Topics", "[]MetadataRequestTopic", "0+", nullable="1+", fields=[
-        F("TopicId", "uuid", "10+"),
-        F("Name", "string", "0+", nullable="10+"),
+        F("TopicId", "uuid", "10+", entity=TOPIC_ID),
+        F("Name", "string", "0+", nullable="10+", entity=TOPIC_NAME),
     ]),
     F("AllowAutoTopicCreation", "bool", "4+"),
     F("IncludeClusterAuthorizedOperations", "bool", "8-10"),
     F("IncludeTopicAuthorizedOperations", "bool", "8+"),
 ])
 
-RESPONSE = response(3, "MetadataResponse", "0-13", "9+", [
+RESPONSE = response(3, [
     F("ThrottleTimeMs", "int32", "3+"),
     F("Brokers", "[]MetadataResponseBroker", "0+", fields=[
-        F("NodeId", "int32", "0+"),
+        F("NodeId", "int32", "0+", entity=BROKER_ID),
         F("Host", "string", "0+"),
         F("Port", "int32", "0+"),
         F("Rack", "string", "1+", nullable="1+"),
     ]),
     F("ClusterId", "string", "2+", nullable="2+"),
-    F("ControllerId", "int32", "1+"),
+    F("ControllerId", "int32", "1+", entity=BROKER_ID),
     F("Topics", "[]MetadataResponseTopic", "0+", fields=[
         F("ErrorCode", "int16", "0+"),
-        F("Name", "string", "0+", nullable="12+"),
-        F("TopicId", "uuid", "10+"),
+        F("Name", "string", "0+", nullable="12+", entity=TOPIC_NAME),
+        F("TopicId", "uuid", "10+", entity=TOPIC_ID),
         F("IsInternal", "bool", "1+"),
         F("Partitions", "[]MetadataResponsePartition", "0+", fields=[
             F("ErrorCode", "int16", "0+"),
             F("PartitionIndex", "int32", "0+"),
-            F("LeaderId", "int32", "0+"),
+            F("LeaderId", "int32", "0+", entity=BROKER_ID),
             F("LeaderEpoch", "int32", "7+"),
-            F("ReplicaNodes", "[]int32", "0+"),
-            F("IsrNodes", "[]int32", "0+"),
-            F("OfflineReplicas", "[]int32", "5+"),
+            F("ReplicaNodes", "[]int32", "0+", entity=BROKER_ID),
+            F("IsrNodes", "[]int32", "0+", entity=BROKER_ID),
+            F("OfflineReplicas", "[]int32", "5+", entity=BROKER_ID),
         ]),
         F("TopicAuthorizedOperations", "int32", "8+"),
     ]),

@@ -14,17 +14,17 @@ Versions 0-10; flexible from v8. Kafka 4.0 dropped v0-v1, which old clients stil
 - v10: topic ids replace topic names (KIP-848).
 """
 
-from kwire.codec.schema import F, request, response
+from kwire.codec.schema import GROUP_ID, TOPIC_ID, TOPIC_NAME, F, request, response
 
-REQUEST = request(8, "OffsetCommitRequest", "0-10", "8+", [
-    F("GroupId", "string", "0+"),
+REQUEST = request(8, [
+    F("GroupId", "string", "0+", entity=GROUP_ID),
     F("GenerationIdOrMemberEpoch", "int32", "1+"),
     F("MemberId", "string", "1+"),
     F("GroupInstanceId", "string", "7+", nullable="7+"),
     F("RetentionTimeMs", "int64", "2-4"),
     F("Topics", "[]OffsetCommitRequestTopic", "0+", fields=[
-        F("Name", "string", "0-9"),
-        F("TopicId", "uuid", "10+"),
+        F("Name", "string", "0-9", entity=TOPIC_NAME),
+        F("TopicId", "uuid", "10+", entity=TOPIC_ID),
         F("Partitions", "[]OffsetCommitRequestPartition", "0+", fields=[
             F("PartitionIndex", "int32", "0+"),
             F("CommittedOffset", "int64", "0+"),
@@ -35,11 +35,11 @@ REQUEST = request(8, "OffsetCommitRequest", "0-10", "8+", [
     ]),
 ])
 
-RESPONSE = response(8, "OffsetCommitResponse", "0-10", "8+", [
+RESPONSE = response(8, [
     F("ThrottleTimeMs", "int32", "3+"),
     F("Topics", "[]OffsetCommitResponseTopic", "0+", fields=[
-        F("Name", "string", "0-9"),
-        F("TopicId", "uuid", "10+"),
+        F("Name", "string", "0-9", entity=TOPIC_NAME),
+        F("TopicId", "uuid", "10+", entity=TOPIC_ID),
         F("Partitions", "[]OffsetCommitResponsePartition", "0+", fields=[
             F("PartitionIndex", "int32", "0+"),
             F("ErrorCode", "int16", "0+"),

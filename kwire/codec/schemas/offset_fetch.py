@@ -14,31 +14,31 @@ Versions 0-10; flexible from v6. Two shapes: one group with Topics up to v7, man
 - v10: topic ids replace topic names in Groups (KIP-848).
 """
 
-from kwire.codec.schema import F, request, response
+from kwire.codec.schema import GROUP_ID, TOPIC_ID, TOPIC_NAME, F, request, response
 
-REQUEST = request(9, "OffsetFetchRequest", "0-10", "6+", [
-    F("GroupId", "string", "0-7"),
+REQUEST = request(9, [
+    F("GroupId", "string", "0-7", entity=GROUP_ID),
     F("Topics", "[]OffsetFetchRequestTopic", "0-7", nullable="2-7", fields=[
-        F("Name", "string", "0-7"),
+        F("Name", "string", "0-7", entity=TOPIC_NAME),
         F("PartitionIndexes", "[]int32", "0-7"),
     ]),
     F("Groups", "[]OffsetFetchRequestGroup", "8+", fields=[
-        F("GroupId", "string", "8+"),
+        F("GroupId", "string", "8+", entity=GROUP_ID),
         F("MemberId", "string", "9+", nullable="9+"),
         F("MemberEpoch", "int32", "9+"),
         F("Topics", "[]OffsetFetchRequestTopics", "8+", nullable="8+", fields=[
-            F("Name", "string", "8-9"),
-            F("TopicId", "uuid", "10+"),
+            F("Name", "string", "8-9", entity=TOPIC_NAME),
+            F("TopicId", "uuid", "10+", entity=TOPIC_ID),
             F("PartitionIndexes", "[]int32", "8+"),
         ]),
     ]),
     F("RequireStable", "bool", "7+"),
 ])
 
-RESPONSE = response(9, "OffsetFetchResponse", "0-10", "6+", [
+RESPONSE = response(9, [
     F("ThrottleTimeMs", "int32", "3+"),
     F("Topics", "[]OffsetFetchResponseTopic", "0-7", fields=[
-        F("Name", "string", "0-7"),
+        F("Name", "string", "0-7", entity=TOPIC_NAME),
         F("Partitions", "[]OffsetFetchResponsePartition", "0-7", fields=[
             F("PartitionIndex", "int32", "0-7"),
             F("CommittedOffset", "int64", "0-7"),
@@ -49,10 +49,10 @@ RESPONSE = response(9, "OffsetFetchResponse", "0-10", "6+", [
     ]),
     F("ErrorCode", "int16", "2-7"),
     F("Groups", "[]OffsetFetchResponseGroup", "8+", fields=[
-        F("GroupId", "string", "8+"),
+        F("GroupId", "string", "8+", entity=GROUP_ID),
         F("Topics", "[]OffsetFetchResponseTopics", "8+", fields=[
-            F("Name", "string", "8-9"),
-            F("TopicId", "uuid", "10+"),
+            F("Name", "string", "8-9", entity=TOPIC_NAME),
+            F("TopicId", "uuid", "10+", entity=TOPIC_ID),
             F("Partitions", "[]OffsetFetchResponsePartitions", "8+", fields=[
                 F("PartitionIndex", "int32", "8+"),
                 F("CommittedOffset", "int64", "8+"),

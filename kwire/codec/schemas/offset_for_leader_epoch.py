@@ -11,12 +11,12 @@ Versions (request / response):
 
 from __future__ import annotations
 
-from kwire.codec.schema import F, request, response
+from kwire.codec.schema import BROKER_ID, TOPIC_NAME, F, request, response
 
-REQUEST = request(23, "OffsetForLeaderEpochRequest", "0-4", "4+", [
-    F("ReplicaId", "int32", "3+"),
+REQUEST = request(23, [
+    F("ReplicaId", "int32", "3+", entity=BROKER_ID),
     F("Topics", "[]OffsetForLeaderTopic", "0+", fields=[
-        F("Topic", "string", "0+"),
+        F("Topic", "string", "0+", entity=TOPIC_NAME),
         F("Partitions", "[]OffsetForLeaderPartition", "0+", fields=[
             F("Partition", "int32", "0+"),
             F("CurrentLeaderEpoch", "int32", "2+"),
@@ -25,10 +25,10 @@ REQUEST = request(23, "OffsetForLeaderEpochRequest", "0-4", "4+", [
     ]),
 ])
 
-RESPONSE = response(23, "OffsetForLeaderEpochResponse", "0-4", "4+", [
+RESPONSE = response(23, [
     F("ThrottleTimeMs", "int32", "2+"),
     F("Topics", "[]OffsetForLeaderTopicResult", "0+", fields=[
-        F("Topic", "string", "0+"),
+        F("Topic", "string", "0+", entity=TOPIC_NAME),
         F("Partitions", "[]EpochEndOffset", "0+", fields=[
             F("ErrorCode", "int16", "0+"),
             F("Partition", "int32", "0+"),

@@ -17,15 +17,16 @@ Versions 0-13; flexible from v9. Kafka 4.0 dropped v0-v2, which old clients stil
 - v13: topic ids replace topic names (KIP-516).
 """
 
-from kwire.codec.schema import F, request, response
+from kwire.codec.enums import ACKS
+from kwire.codec.schema import BROKER_ID, TOPIC_ID, TOPIC_NAME, TRANSACTIONAL_ID, F, request, response
 
-REQUEST = request(0, "ProduceRequest", "0-13", "9+", [
-    F("TransactionalId", "string", "3+", nullable="3+"),
-    F("Acks", "int16", "0+"),
+REQUEST = request(0, [
+    F("TransactionalId", "string", "3+", nullable="3+", entity=TRANSACTIONAL_ID),
+    F("Acks", "int16", "0+", enum=ACKS),
     F("TimeoutMs", "int32", "0+"),
     F("TopicData", "[]TopicProduceData", "0+", fields=[
-        F("Name", "string", "0-12"),
-        F("TopicId", "uuid", "13+"),
+        F("Name", "string", "0-12", entity=TOPIC_NAME),
+        F("TopicId", "uuid", "13+", entity=TOPIC_ID),
         F("PartitionData", "[]PartitionProduceData", "0+", fields=[
             F("Index", "int32", "0+"),
             F("Records", "records", "0+", nullable="0+"),
@@ -33,10 +34,10 @@ REQUEST = request(0, "ProduceRequest", "0-13", "9+", [
     ]),
 ])
 
-RESPONSE = response(0, "ProduceResponse", "0-13", "9+", [
+RESPONSE = response(0, [
     F("Responses", "[]TopicProduceResponse", "0+", fields=[
-        F("Name", "string", "0-12"),
-        F("TopicId", "uuid", "13+"),
+        F("Name", "string", "0-12", entity=TOPIC_NAME),
+        F("TopicId", "uuid", "13+", entity=TOPIC_ID),
         F("PartitionResponses", "[]PartitionProduceResponse", "0+", fields=[
             F("Index", "int32", "0+"),
             F("ErrorCode", "int16", "0+"),
@@ -49,14 +50,14 @@ RESPONSE = response(0, "ProduceResponse", "0-13", "9+", [
             ]),
             F("ErrorMessage", "string", "8+", nullable="8+"),
             F("CurrentLeader", "LeaderIdAndEpoch", "10+", tag=0, fields=[
-                F("LeaderId", "int32", "10+"),
+                F("LeaderId", "int32", "10+", entity=BROKER_ID),
                 F("LeaderEpoch", "int32", "10+"),
             ]),
         ]),
     ]),
     F("ThrottleTimeMs", "int32", "1+"),
     F("NodeEndpoints", "[]NodeEndpoint", "10+", tag=0, fields=[
-        F("NodeId", "int32", "10+"),
+        F("NodeId", "int32", "10+", entity=BROKER_ID),
         F("Host", "string", "10+"),
         F("Port", "int32", "10+"),
         F("Rack", "string", "10+", nullable="10+"),

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from kwire.codec.schema import F, request, response
 
-REQUEST = request(72, "PushTelemetryRequest", "0", "0+", [
+REQUEST = request(72, [
     F("ClientInstanceId", "uuid", "0+"),
     F("SubscriptionId", "int32", "0+"),
     F("Terminating", "bool", "0+"),
@@ -19,7 +19,7 @@ REQUEST = request(72, "PushTelemetryRequest", "0", "0+", [
     F("Metrics", "bytes", "0+"),
 ])
 
-RESPONSE = response(72, "PushTelemetryResponse", "0", "0+", [
+RESPONSE = response(72, [
     F("ThrottleTimeMs", "int32", "0+"),
     F("ErrorCode", "int16", "0+"),
 ])

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from kwire.codec.schema import F, request, response
 
-REQUEST = request(36, "SaslAuthenticateRequest", "0-2", "2+", [
+REQUEST = request(36, [
     F("AuthBytes", "bytes", "0+"),
 ])
 
-RESPONSE = response(36, "SaslAuthenticateResponse", "0-2", "2+", [
+RESPONSE = response(36, [
     F("ErrorCode", "int16", "0+"),
     F("ErrorMessage", "string", "0+", nullable="0+"),
     F("AuthBytes", "bytes", "0+"),

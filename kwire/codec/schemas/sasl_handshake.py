@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from kwire.codec.schema import F, request, response
 
-REQUEST = request(17, "SaslHandshakeRequest", "0-1", "none", [
+REQUEST = request(17, [
     F("Mechanism", "string", "0+"),
 ])
 
-RESPONSE = response(17, "SaslHandshakeResponse", "0-1", "none", [
+RESPONSE = response(17, [
     F("ErrorCode", "int16", "0+"),
     F("Mechanisms", "[]string", "0+"),
 ])

@@ -8,23 +8,23 @@ Versions (request / response), all flexible:
 
 from __future__ import annotations
 
-from kwire.codec.schema import F, request, response
+from kwire.codec.schema import GROUP_ID, TOPIC_ID, TOPIC_NAME, F, request, response
 
 # Kafka's common struct TopicPartitions (response).
 TOPIC_PARTITIONS = [
-    F("TopicId", "uuid", "0+"),
+    F("TopicId", "uuid", "0+", entity=TOPIC_ID),
     F("Partitions", "[]int32", "0+"),
 ]
 
-REQUEST = request(76, "ShareGroupHeartbeatRequest", "0-1", "0+", [
-    F("GroupId", "string", "0+"),
+REQUEST = request(76, [
+    F("GroupId", "string", "0+", entity=GROUP_ID),
     F("MemberId", "string", "0+"),
     F("MemberEpoch", "int32", "0+"),
     F("RackId", "string", "0+", nullable="0+"),
-    F("SubscribedTopicNames", "[]string", "0+", nullable="0+"),
+    F("SubscribedTopicNames", "[]string", "0+", nullable="0+", entity=TOPIC_NAME),
 ])
 
-RESPONSE = response(76, "ShareGroupHeartbeatResponse", "0-1", "0+", [
+RESPONSE = response(76, [
     F("ThrottleTimeMs", "int32", "0+"),
     F("ErrorCode", "int16", "0+"),
     F("ErrorMessage", "string", "0+", nullable="0+"),

@@ -11,10 +11,10 @@ Versions (request / response):
 
 from __future__ import annotations
 
-from kwire.codec.schema import F, request, response
+from kwire.codec.schema import GROUP_ID, F, request, response
 
-REQUEST = request(14, "SyncGroupRequest", "0-5", "4+", [
-    F("GroupId", "string", "0+"),
+REQUEST = request(14, [
+    F("GroupId", "string", "0+", entity=GROUP_ID),
     F("GenerationId", "int32", "0+"),
     F("MemberId", "string", "0+"),
     F("GroupInstanceId", "string", "3+", nullable="3+"),
@@ -26,7 +26,7 @@ REQUEST = request(14, "SyncGroupRequest", "0-5", "4+", [
     ]),
 ])
 
-RESPONSE = response(14, "SyncGroupResponse", "0-5", "4+", [
+RESPONSE = response(14, [
     F("ThrottleTimeMs", "int32", "1+"),
     F("ErrorCode", "int16", "0+"),
     F("ProtocolType", "string", "5+", nullable="5+"),

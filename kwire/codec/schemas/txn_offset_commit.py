@@ -13,18 +13,18 @@ Versions (request / response):
 
 from __future__ import annotations
 
-from kwire.codec.schema import F, request, response
+from kwire.codec.schema import GROUP_ID, PRODUCER_ID, TOPIC_NAME, TRANSACTIONAL_ID, F, request, response
 
-REQUEST = request(28, "TxnOffsetCommitRequest", "0-5", "3+", [
-    F("TransactionalId", "string", "0+"),
-    F("GroupId", "string", "0+"),
-    F("ProducerId", "int64", "0+"),
+REQUEST = request(28, [
+    F("TransactionalId", "string", "0+", entity=TRANSACTIONAL_ID),
+    F("GroupId", "string", "0+", entity=GROUP_ID),
+    F("ProducerId", "int64", "0+", entity=PRODUCER_ID),
     F("ProducerEpoch", "int16", "0+"),
     F("GenerationId", "int32", "3+"),
     F("MemberId", "string", "3+"),
     F("GroupInstanceId", "string", "3+", nullable="3+"),
     F("Topics", "[]TxnOffsetCommitRequestTopic", "0+", fields=[
-        F("Name", "string", "0+"),
+        F("Name", "string", "0+", entity=TOPIC_NAME),
         F("Partitions", "[]TxnOffsetCommitRequestPartition", "0+", fields=[
             F("PartitionIndex", "int32", "0+"),
             F("CommittedOffset", "int64", "0+"),
@@ -34,10 +34,10 @@ REQUEST = request(28, "TxnOffsetCommitRequest", "0-5", "3+", [
     ]),
 ])
 
-RESPONSE = response(28, "TxnOffsetCommitResponse", "0-5", "3+", [
+RESPONSE = response(28, [
     F("ThrottleTimeMs", "int32", "0+"),
     F("Topics", "[]TxnOffsetCommitResponseTopic", "0+", fields=[
-        F("Name", "string", "0+"),
+        F("Name", "string", "0+", entity=TOPIC_NAME),
         F("Partitions", "[]TxnOffsetCommitResponsePartition", "0+", fields=[
             F("PartitionIndex", "int32", "0+"),
             F("ErrorCode", "int16", "0+"),

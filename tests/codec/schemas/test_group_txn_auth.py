@@ -205,7 +205,7 @@ def _compiler():
 
 
 def _kafka_uuid_text(raw: bytes) -> str:
-    from kwire.codec.primitives import kafka_uuid
+    from kwire.kafka.primitives import kafka_uuid
     return kafka_uuid(raw)
 
 

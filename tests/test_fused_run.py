@@ -1,5 +1,5 @@
-"""FlowTable.take_pcap_run: a run of classic pcap records held in one loop gives exactly what the
-packet-by-packet path gives (events, counters, state, capture statistics), whatever the records
+"""kwire.fused.RecordFeed.run: a run of classic pcap records held in one loop gives exactly what the
+record-by-record path gives (events, counters, state, capture statistics), whatever the records
 are: bulk transfers with interleaved ACKs, two connections taking turns, holes, retransmissions,
 cut and damaged records, sweeps falling inside a run, chunk boundaries inside a run."""
 
@@ -12,15 +12,16 @@ import struct
 import pytest
 
 import kwire.capture.source as source
-from kwire.capture.packet import TAKEN_QUIETLY, RecordLayout
+from kwire.capture.packet import Packet, RecordLayout
 from kwire.capture.pcap import PcapReader
 from kwire.capture.source import open_source
 from kwire.capture.stats import CaptureStats
+from kwire.fused import RecordFeed
 from kwire.net.decode import DecodeCounters, decode_segment
 from kwire.net.segment import ACK, FIN, PSH, RST
 from kwire.tcp.flows import FlowTable
 
-from tests.tcp.test_demand import ISN, SISN, describe, ether_ipv4_tcp
+from tests.test_fused import ISN, SISN, ScriptedConsumers, describe, ether_ipv4_tcp
 
 DEMANDS = (0, 1, 40, 700, 5000, 5000, 100_000, 100_000)
 OTHER_CLIENT = (b"\x0a\x00\x00\x03", 40001)
@@ -136,51 +137,43 @@ def bulk_records(rng: random.Random, n: int) -> list:
     return out
 
 
-class Consumer:
-    """Sets demand the way a framer would, but from the event count: both paths set the same
-    demands after the same packets."""
+class NoRuns(RecordFeed):
+    __slots__ = ()
 
-    def __init__(self, rng_seed: int):
-        self.rng = random.Random(rng_seed)
-        self.events: list = []
-
-    def take(self, events) -> None:
-        for e in events:
-            self.events.append(e)
-            conn = getattr(e, "conn", None)
-            if conn is not None and hasattr(e, "direction"):
-                conn.demand[e.direction] = self.rng.choice(DEMANDS)
+    def run(self, buf, pos, end, layout):
+        return pos, 0
 
 
 def reference(records, seed: int) -> tuple:
-    table = FlowTable(idle_timeout_ns=3_000_000_000)
+    consumers = ScriptedConsumers(seed, DEMANDS)
+    table = FlowTable(consumers, idle_timeout_ns=3_000_000_000)
     counters = DecodeCounters()
-    consumer = Consumer(seed)
-    from kwire.capture.packet import Packet
-
     for ts, frame, wire in records:
         seg = decode_segment(Packet(ts, 1, frame, wire), counters)
         if seg is not None:
-            consumer.take(table.feed(seg))
-    consumer.take(table.flush(records[-1][0] + 1))
-    return describe(consumer.events), table.counters(), counters
+            table.feed(seg)
+    table.flush(records[-1][0] + 1)
+    return describe(consumers.events), table.counters(), counters
 
 
 def through_reader(data: bytes, seed: int, run: bool) -> tuple:
-    table = FlowTable(idle_timeout_ns=3_000_000_000)
+    consumers = ScriptedConsumers(seed, DEMANDS)
+    table = FlowTable(consumers, idle_timeout_ns=3_000_000_000)
     counters = DecodeCounters()
-    consumer = Consumer(seed)
     stats = CaptureStats()
     reader = PcapReader(open_source(io.BytesIO(data)), stats)
-    last = 0
-    for packet in reader.packets(table.take_ethernet, table.take_pcap_run if run else None):
-        if packet is None:
-            consumer.take(table.taken)
-        else:
-            last = packet.ts_ns
-            consumer.take(table.feed_packet(packet, counters))
-    consumer.take(table.flush(max(last, table.latest_ts()) + 1))
-    return describe(consumer.events), table.counters(), counters, stats
+    last = [0]
+
+    def plain(packet):
+        last[0] = packet.ts_ns
+        seg = decode_segment(packet, counters)
+        if seg is not None:
+            table.feed(seg)
+
+    for _ in reader.feed((RecordFeed if run else NoRuns)(table, plain)):
+        pass
+    table.flush(max(last[0], table.latest_ts()) + 1)
+    return describe(consumers.events), table.counters(), counters, stats
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -202,20 +195,12 @@ def test_runs_give_what_packet_by_packet_gives(seed, chunk, monkeypatch):
 
 
 def test_a_run_takes_a_bulk_transfer_and_stops_where_it_must():
-    """The run holds in-order pieces of a demanded frame and counts the receiver's ACKs in between;
-    it stops at an ACK of more than was sent, and at a record not whole in the buffer."""
-    from kwire.capture.packet import Packet
-
-    table = FlowTable()
-    for ts, f in ((1, ether_ipv4_tcp(CLIENT, SERVER, ISN, 0, 0x02, b"")),
-                  (2, ether_ipv4_tcp(SERVER, CLIENT, SISN, ISN + 1, 0x12, b"")),
-                  (3, ether_ipv4_tcp(CLIENT, SERVER, ISN + 1, SISN + 1, ACK, b""))):
-        table.feed_packet(Packet(ts, 1, f, len(f)))
-    conn = table._flows[1].conn
-    conn.demand[1] = 10_000
-    records = [(10 + i, ether_ipv4_tcp(SERVER, CLIENT, SISN + 1 + 100 * i, ISN + 1, ACK, b"r" * 100))
+    """The run holds in-order pieces of a frame the consumer wants and counts the receiver's ACKs in
+    between; it stops at an ACK of more than was sent, and at a record not whole in the buffer."""
+    table, feed = opened_table(want=10_000)
+    records = [(10 + i, ether_ipv4_tcp(SERVER, CLIENT, SISN + 2 + 100 * i, ISN + 1, ACK, b"r" * 100))
                for i in range(6)]
-    records.insert(3, (13, ether_ipv4_tcp(CLIENT, SERVER, ISN + 1, SISN + 301, ACK, b"")))  # all sent so far
+    records.insert(3, (13, ether_ipv4_tcp(CLIENT, SERVER, ISN + 1, SISN + 302, ACK, b"")))  # all sent so far
     beyond = ether_ipv4_tcp(CLIENT, SERVER, ISN + 1, SISN + 1000, ACK, b"")  # more than was sent
     records.insert(6, (16, beyond))
     data = pcap_bytes([(ts * 1000, f, len(f)) for ts, f in records])[24:]
@@ -224,39 +209,51 @@ def test_a_run_takes_a_bulk_transfer_and_stops_where_it_must():
     server, client = table._flows[1].halves[1], table._flows[1].halves[0]
     segments, client_segments = server.segments, client.segments
     first = records[0][1]
-    assert table.take_ethernet(10_000, data, 16, 16 + len(first)) == TAKEN_QUIETLY
-    pos, k = table.take_pcap_run(data, 16 + len(first), len(data), layout)
+    assert feed.record(10_000, 1, data, 16, 16 + len(first), len(first)) is True  # held
+    pos, k = feed.run(data, 16 + len(first), len(data), layout)
     assert k == 5  # data, data, the ACK, data, data
-    assert server.segments == segments + 5 and server.bytes == 500 and conn.demand[1] == 10_000 - 500
+    assert server.segments == segments + 5 and server.bytes == 500 + 1 and server.want == 10_000 - 500
     assert server.last_ts == server.held_ts == 14_000
     assert client.segments == client_segments + 1 and client.last_ts == 13_000
     assert data[pos + 16:pos + 16 + len(beyond)] == beyond
     # the end of the buffer: a record not whole in it is left for the reader
-    table.feed_packet(Packet(16_000, 1, beyond, len(beyond)))
+    feed.record(16_000, 1, beyond, 0, len(beyond), len(beyond))
     after = pos + 16 + len(beyond)
-    assert table.take_pcap_run(data, after, len(data) - 1, layout) == (after, 0)
+    assert feed.run(data, after, len(data) - 1, layout) == (after, 0)
 
 
 def test_a_run_stops_at_an_ack_that_is_due_to_sweep():
     """The table sweeps for idle connections before the first packet at or past its next sweep
     time, ACK or data: the run leaves that packet to the reader."""
-    from kwire.capture.packet import Packet
-
-    table = FlowTable()
-    for ts, f in ((1, ether_ipv4_tcp(CLIENT, SERVER, ISN, 0, 0x02, b"")),
-                  (2, ether_ipv4_tcp(SERVER, CLIENT, SISN, ISN + 1, 0x12, b"")),
-                  (3, ether_ipv4_tcp(CLIENT, SERVER, ISN + 1, SISN + 1, ACK, b""))):
-        table.feed_packet(Packet(ts, 1, f, len(f)))
-    table._flows[1].conn.demand[1] = 10_000
-    records = [(10, ether_ipv4_tcp(SERVER, CLIENT, SISN + 1, ISN + 1, ACK, b"r" * 100)),
-               (11, ether_ipv4_tcp(SERVER, CLIENT, SISN + 101, ISN + 1, ACK, b"r" * 100)),
-               (2_000_000, ether_ipv4_tcp(CLIENT, SERVER, ISN + 1, SISN + 201, ACK, b"")),
-               (2_000_001, ether_ipv4_tcp(SERVER, CLIENT, SISN + 201, ISN + 1, ACK, b"r" * 100))]
+    table, feed = opened_table(want=10_000)
+    records = [(10, ether_ipv4_tcp(SERVER, CLIENT, SISN + 2, ISN + 1, ACK, b"r" * 100)),
+               (11, ether_ipv4_tcp(SERVER, CLIENT, SISN + 102, ISN + 1, ACK, b"r" * 100)),
+               (2_000_000, ether_ipv4_tcp(CLIENT, SERVER, ISN + 1, SISN + 202, ACK, b"")),
+               (2_000_001, ether_ipv4_tcp(SERVER, CLIENT, SISN + 202, ISN + 1, ACK, b"r" * 100))]
     data = pcap_bytes([(ts * 1000, f, len(f)) for ts, f in records])[24:]
     layout = RecordLayout(struct.Struct("<IIII").unpack_from, struct.Struct("<I4xII").unpack_from, 16, 1000,
                           1 << 20)
-    table._next_sweep = 2_000_000_000  # the ACK's time
-    assert table.take_ethernet(10_000, data, 16, 16 + len(records[0][1])) == TAKEN_QUIETLY
-    pos, k = table.take_pcap_run(data, 16 + len(records[0][1]), len(data), layout)
+    table.next_sweep = 2_000_000_000  # the ACK's time
+    assert feed.record(10_000, 1, data, 16, 16 + len(records[0][1]), len(records[0][1])) is True
+    pos, k = feed.run(data, 16 + len(records[0][1]), len(data), layout)
     assert k == 1
     assert data[pos + 16:pos + 16 + len(records[2][1])] == records[2][1]
+
+
+def opened_table(want: int):
+    """A table with one open connection whose consumer, handed the broker's first byte, answered
+    `want`; and a RecordFeed over it."""
+    from kwire.tcp.recorder import StreamRecorder
+
+    recorder = StreamRecorder()
+    table = FlowTable(recorder)
+    feed = RecordFeed(table, lambda p: table.feed(seg) if (seg := decode_segment(p)) is not None else None)
+    for ts, f in ((1, ether_ipv4_tcp(CLIENT, SERVER, ISN, 0, 0x02, b"")),
+                  (2, ether_ipv4_tcp(SERVER, CLIENT, SISN, ISN + 1, 0x12, b"")),
+                  (3, ether_ipv4_tcp(CLIENT, SERVER, ISN + 1, SISN + 1, ACK, b""))):
+        feed.record(ts, 1, f, 0, len(f), len(f))
+    recorder.wants[1] = [0, want]
+    first = ether_ipv4_tcp(SERVER, CLIENT, SISN + 1, ISN + 1, ACK, b"h")
+    feed.record(4, 1, first, 0, len(first), len(first))
+    assert table._flows[1].halves[1].want == want
+    return table, feed

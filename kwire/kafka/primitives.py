@@ -71,10 +71,3 @@ def read_varlong(buf, pos: int) -> tuple[int, int]:
 def kafka_uuid(raw: bytes) -> str:
     """Kafka's text form of a Uuid: URL-safe base64 of the 16 bytes, no padding (as kafka-topics shows)."""
     return base64.urlsafe_b64encode(bytes(raw)).rstrip(b"=").decode("ascii")
-
-
-def decode_text(raw, pos: int) -> str:
-    try:
-        return bytes(raw).decode("utf-8")
-    except UnicodeDecodeError:
-        raise DecodeError("string is not valid UTF-8", pos) from None

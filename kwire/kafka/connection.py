@@ -1,0 +1,293 @@
+"""One TCP connection read as Kafka: a StreamConsumer (kwire.tcp.stream) whose states are explicit.
+
+`KafkaLayer.open(conn)` makes a `KafkaStream` for each connection TCP opens (it is the FlowTable's
+factory, or the inner factory of a stream layer below Kafka such as TLS); the RawExchanges a stream
+completes go to the `emit` the layer was given, in order. A stream is in one of four states, and data()
+hands the bytes to the reader of the state it is in (`reader`: h11's per-state readers):
+
+    ROLES_UNKNOWN  no handshake was captured: both directions are framed and kept (kwire.kafka.roles)
+                   until one side's requests are seen answered by the other.
+                   -> CANDIDATE (its early frames replayed), or IGNORED (no decision in 64 frames).
+    CANDIDATE      roles known (from the SYN, or decided), not yet seen to be Kafka: exchanges are
+                   held (at most MAX_HELD) and dropped if it never confirms.
+                   -> CONFIRMED when a response answers a pending correlation id (or a request claims
+                   an early response, or CONFIRM_CHAINED_REQUESTS requests frame in a row after a
+                   captured SYN: acks=0 producers get no answers); its held exchanges go out first.
+                   -> IGNORED after GIVE_UP_BYTES scanned in vain, or MAX_HELD exchanges held.
+    CONFIRMED      Kafka: exchanges go out as they complete; data() tells TCP how many bytes the
+                   frame in progress still needs, so a big frame is handed over whole, once.
+    IGNORED        not Kafka: nothing more is looked at.
+
+A `--port` hint starts a connection CONFIRMED (the hinted port is the broker's). Mid-stream and after
+gaps the framers resynchronise (kwire.kafka.resync): the request side on the next plausible request
+header, the response side on the next length whose correlation id is pending.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from kwire.kafka.apis import APIS
+from kwire.kafka.framing import Framer
+from kwire.kafka.headers import parse_request_header
+from kwire.kafka.pairing import Pairing, RawExchange
+from kwire.kafka.resync import KEEP_TAIL, find_response_start, scan_requests
+from kwire.kafka.roles import RoleDetector
+from kwire.tcp.stream import Connection
+
+DEFAULT_MAX_FRAME = 256 * 1024 * 1024  # Kafka's own socket.request.max.bytes default is 100 MiB
+MAX_HELD = 256  # exchanges held while a connection is not yet confirmed as Kafka
+CONFIRM_CHAINED_REQUESTS = 3
+GIVE_UP_BYTES = 1 << 20  # unconfirmed connection: bytes scanned in vain before it is ignored
+
+ROLES_UNKNOWN, CANDIDATE, CONFIRMED, IGNORED = "roles_unknown", "candidate", "confirmed", "ignored"
+COUNTERS = ("frames", "unparsed_frames", "duplicate_correlation_ids", "pending_overflow", "gaps")
+
+Emit = Callable[[RawExchange], None]
+
+
+class KafkaCounters:
+    """What the Kafka layer counted over a run: connections seen to be Kafka, and the per-connection
+    counters of COUNTERS summed as connections close (`closed`)."""
+
+    __slots__ = ("kafka_connections", "closed")
+
+    def __init__(self) -> None:
+        self.kafka_connections = 0
+        self.closed = dict.fromkeys(COUNTERS, 0)
+
+
+class KafkaStream:
+    """The Kafka reader of one connection; see the module docstring for its states."""
+
+    __slots__ = ("conn", "layer", "emit", "counters", "state", "reader", "client_dir", "framers", "pairing", "roles",
+                 "held", "chained", "scanned", "max_frame", "client_id", "frames", "unparsed_frames", "gaps")
+
+    def __init__(self, conn: Connection, layer: KafkaLayer, *, hinted_client: int | None):
+        self.conn = conn
+        self.layer = layer
+        self.emit = layer.emit
+        self.counters = layer.counters
+        self.max_frame = max_frame = layer.max_frame
+        synced = conn.initiator is not None
+        self.framers = (Framer(lambda buf, scan: self._find_start(0, buf, scan), synced=synced, max_frame=max_frame),
+                        Framer(lambda buf, scan: self._find_start(1, buf, scan), synced=synced, max_frame=max_frame))
+        self.client_id: bytes | None = None  # the client id every request of this connection carries
+        self.held: list[RawExchange] = []
+        self.chained = self.scanned = 0
+        self.frames = self.unparsed_frames = self.gaps = 0
+        self.client_dir: int | None = None
+        self.pairing: Pairing | None = None
+        self.roles: RoleDetector | None = None
+        if hinted_client is not None:
+            self._roles_known(0 if conn.initiator == 0 else hinted_client)
+            self._enter(CONFIRMED)
+        elif conn.initiator == 0:
+            self._roles_known(0)
+            self._enter(CANDIDATE)
+        else:
+            self.roles = RoleDetector(max_frame)
+            self._enter(ROLES_UNKNOWN)
+
+    # -- states
+
+    def data(self, direction: int, ts_ns: int, data) -> int:
+        """StreamConsumer.data: the current state's reader takes the bytes."""
+        return self.reader(direction, ts_ns, data)
+
+    def _enter(self, state: str) -> None:
+        self.state = state
+        self.reader = {ROLES_UNKNOWN: self._data_roles_unknown, CANDIDATE: self._data_candidate,
+                     CONFIRMED: self._data_confirmed, IGNORED: self._data_ignored}[state]
+        if state == CONFIRMED:
+            self.counters.kafka_connections += 1
+            held, self.held = self.held, []
+            for raw in held:
+                self.emit(raw)
+        elif state == IGNORED:
+            self.held = []
+            self.roles = None
+
+    def _roles_known(self, client_dir: int) -> None:
+        self.client_dir = client_dir
+        self.pairing = Pairing(self.conn, client_dir)
+
+    def _confirm(self) -> None:
+        if self.state != CONFIRMED:
+            self._enter(CONFIRMED)
+
+    def _out(self, raw: RawExchange) -> None:
+        """An exchange completed: out at once when confirmed, else held."""
+        if self.state == CONFIRMED:
+            self.emit(raw)
+        else:
+            self.held.append(raw)
+
+    # -- the per-state readers
+
+    def _data_confirmed(self, direction: int, ts_ns: int, data) -> int:
+        framer = self.framers[direction]
+        frames = framer.feed(data)
+        if frames:
+            self.frames += len(frames)
+            self._dispatch(direction, ts_ns, frames)
+        return framer.need
+
+    def _data_candidate(self, direction: int, ts_ns: int, data) -> int:
+        if type(data) is tuple:
+            data = b"".join(data)
+        frames = self.framers[direction].feed(data)
+        self.frames += len(frames)
+        self.scanned += len(data)
+        self._dispatch(direction, ts_ns, frames)
+        self._judge()
+        return 0
+
+    def _data_roles_unknown(self, direction: int, ts_ns: int, data) -> int:
+        if type(data) is tuple:
+            data = b"".join(data)
+        frames = self.framers[direction].feed(data)
+        self.frames += len(frames)
+        self.scanned += len(data)
+        roles = self.roles
+        decided = roles.add(direction, ts_ns, data, frames)
+        if decided is None:
+            if roles.gave_up:
+                self._enter(IGNORED)
+            return 0
+        self._roles_known(decided)
+        self._enter(CANDIDATE)
+        self._replay(roles, ts_ns)
+        if self.state == CANDIDATE:
+            self._judge()
+        return 0
+
+    def _data_ignored(self, direction: int, ts_ns: int, data) -> int:
+        return 0
+
+    def _replay(self, roles: RoleDetector, ts_ns: int) -> None:
+        """Roles just decided: the early frames as requests and responses, in the order they came."""
+        self.roles = None
+        for d, ts, body in roles.early:
+            self._dispatch(d, ts, (body,), expire=False)
+        if roles.rescan:
+            responder = 1 - self.client_dir
+            self.framers[responder].restart(roles.raw[responder])
+            self._dispatch(responder, ts_ns, self.framers[responder].feed(b""), expire=False)
+        if self.pairing.orphans:
+            self.pairing.expire_orphans(self.frames, self._out)
+
+    def _judge(self) -> None:
+        """A candidate that has shown nothing Kafka-like for long enough is not Kafka."""
+        if self.state != CANDIDATE:
+            return
+        if self.scanned > GIVE_UP_BYTES and not self.held and not self.pairing.pending:
+            self._enter(IGNORED)
+        elif len(self.held) > MAX_HELD:
+            self._enter(IGNORED)
+
+    # -- frames of a connection whose roles are known
+
+    def _dispatch(self, direction: int, ts_ns: int, frames, expire: bool = True) -> None:
+        # Confirmed: exchanges go straight out (a candidate confirmed meanwhile goes on through _out)
+        out = self.emit if self.state == CONFIRMED else self._out
+        pairing = self.pairing
+        if direction == self.client_dir:
+            for body in frames:
+                self._request(body, ts_ns, out)
+        else:
+            for body in frames:
+                if len(body) < 4:
+                    self.unparsed_frames += 1
+                elif pairing.response(body, ts_ns, self.frames, out):
+                    self._confirm()
+        if expire and pairing.orphans:
+            pairing.expire_orphans(self.frames, out)
+
+    def _request(self, body, ts_ns: int, out) -> None:
+        try:
+            header = parse_request_header(body)
+        except Exception:  # noqa: BLE001 - any malformation: resync from here
+            header = None
+        if header is None or header.api_key not in APIS:
+            self.unparsed_frames += 1
+            self.chained = 0
+            self.framers[self.client_dir].resync()
+            return
+        self.chained += 1
+        if self.client_id is None and header.client_id is not None:
+            self.client_id = header.client_id.encode("utf-8", "replace")
+        if (self.state == CANDIDATE and self.chained >= CONFIRM_CHAINED_REQUESTS
+                and self.conn.initiator is not None):
+            self._confirm()
+        if self.pairing.request(header, body, ts_ns, out):
+            self._confirm()
+
+    def _find_start(self, direction: int, buf, scan: dict) -> tuple[int, int]:
+        """Where the next frame of `direction` starts in `buf` (the framers' resync callback)."""
+        if self.client_dir is None:
+            # Roles unknown: only a request start confirmed by its own frame will do.
+            return scan_requests(buf, scan, self.max_frame, None, trust_open=False)
+        if self.client_dir == direction:
+            return scan_requests(buf, scan, self.max_frame, self.client_id, trust_open=True)
+        start = find_response_start(buf, self.max_frame, self.pairing.pending)
+        if start >= 0:
+            return start, 0
+        return -1, max(0, len(buf) - KEEP_TAIL)
+
+    # -- the rest of the contract
+
+    def gap(self, direction: int, ts_ns: int, size: int) -> None:
+        self.gaps += 1
+        self.framers[direction].gap()
+
+    def close(self, ts_ns: int, reason: str) -> None:
+        """The connection ended: every pending request is unanswered (reported once confirmed)."""
+        closed = self.counters.closed
+        closed["frames"] += self.frames
+        closed["unparsed_frames"] += self.unparsed_frames
+        closed["gaps"] += self.gaps
+        pairing = self.pairing
+        if pairing is not None:
+            closed["duplicate_correlation_ids"] += pairing.duplicate_correlation_ids
+            closed["pending_overflow"] += pairing.pending_overflow
+            if self.state == CONFIRMED:
+                pairing.close(self.frames, self._out)
+        self._enter(IGNORED)
+        self.layer.streams.pop(self.conn.id, None)
+
+
+class KafkaLayer:
+    """Makes the KafkaStream of each connection (`open`, a kwire.tcp.stream.StreamFactory), knows the
+    open ones (`streams`, by connection id) and keeps the run's KafkaCounters. `port_hints`: broker
+    ports, whose connections start CONFIRMED."""
+
+    def __init__(self, emit: Emit, *, port_hints: frozenset[int] = frozenset(),
+                 max_frame: int = DEFAULT_MAX_FRAME):
+        self.emit = emit
+        self.port_hints = port_hints
+        self.max_frame = max_frame
+        self.counters = KafkaCounters()
+        self.streams: dict[int, KafkaStream] = {}
+
+    def open(self, conn: Connection) -> KafkaStream:
+        hints = self.port_hints
+        hinted = None
+        if hints and (conn.a[1] in hints or conn.b[1] in hints):
+            hinted = 1 if conn.a[1] in hints else 0  # the hinted port is the broker's
+        stream = self.streams[conn.id] = KafkaStream(conn, self, hinted_client=hinted)
+        return stream
+
+    def in_flight(self) -> tuple[int, int | None]:
+        """(requests waiting for a response, the oldest one's capture time) over confirmed connections."""
+        count = 0
+        oldest = None
+        for stream in self.streams.values():
+            pending = stream.pairing.pending if stream.state == CONFIRMED else None
+            if not pending:
+                continue
+            count += len(pending)
+            first = min(request.ts_ns for request in pending.values())
+            if oldest is None or first < oldest:
+                oldest = first
+        return count, oldest

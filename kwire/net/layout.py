@@ -1,0 +1,46 @@
+"""Where the fields of the commonest packet lie: untagged Ethernet, IPv4 without options, TCP.
+
+One definition of that header layout, for every path that reads it straight from a capture's buffer:
+kwire.net.decode's fast path and kwire.fused's loops. Each unpacker reads the fields its caller
+checks, in one struct call (offsets: Ethernet type at 12, IPv4 at 14, TCP at 34):
+
+- ETH_IPV4_TCP: type, version/IHL, total length, fragment field, protocol, source and destination
+  address, source and destination port, sequence and acknowledgement number, data offset byte, flags.
+- ETH_IPV4_TCP_KEYED: the same, with addresses and ports as one 12-byte key (bytes 26..38 as they
+  are, `header_key`): a TCP direction is looked up by it without building a tuple.
+- ETH_IPV4_TCP_RUN: type, version/IHL and TOS as one number (0x080045xx for what the fast paths
+  take), then as KEYED without the addresses split.
+
+TCP_PAYLOAD_AT[data offset byte] is where the TCP payload starts in such a frame (a data offset under
+5 words is damage: past any buffer). SLOW_BY_FLAGS[flags] tells SYN, FIN or RST among the flags.
+"""
+
+from __future__ import annotations
+
+from struct import Struct
+
+from kwire.net.segment import FIN, RST, SYN
+
+ETH_IPV4_TCP = Struct("!12xHB1xH2xH1xB2x4s4sHHIIBB").unpack_from
+ETH_IPV4_TCP_KEYED = Struct("!12xHB1xH2xH1xB2x12sIIBB").unpack_from
+ETH_IPV4_TCP_RUN = Struct("!12xIH2xHxB2x12sIIBB").unpack_from
+MIN_FRAME = 54  # Ethernet 14 + IPv4 20 + TCP 20
+IPV4_NO_OPTIONS = 0x45
+ETHERTYPE_IPV4 = 0x0800
+IPPROTO_TCP = 6
+
+SLOW_FLAGS = SYN | FIN | RST
+SLOW_BY_FLAGS = tuple(bool(f & SLOW_FLAGS) for f in range(256))
+TCP_PAYLOAD_AT = tuple(34 + ((d >> 4) << 2) if d >= 0x50 else 1 << 29 for d in range(256))
+
+_PORTS = Struct("!HH")
+
+
+def header_key(src_ip: bytes, src_port: int, dst_ip: bytes, dst_port: int) -> bytes:
+    """What bytes 26..38 of an Ethernet+IPv4 frame hold for this (src ip, port, dst ip, port)."""
+    return src_ip + dst_ip + _PORTS.pack(src_port, dst_port)
+
+
+def reverse_key(key: bytes) -> bytes:
+    """The header key of the other direction."""
+    return key[4:8] + key[:4] + key[10:] + key[8:10]

@@ -1,0 +1,163 @@
+"""Is this TCP connection TLS? Decided from its first bytes, then out of the way.
+
+`TlsDetector(open_inner, keys, report)` is a StreamFactory (kwire.tcp.stream) to give the TCP layer
+in place of the inner (Kafka) factory. Each connection gets a `Sniffer` that looks at the first
+bytes and becomes one of two things:
+- TLS: a kwire.tls.stream.TlsStream wrapping the inner consumer;
+- not TLS: the inner consumer itself. The sniffer binds the chosen consumer's data, gap and close
+  methods onto itself, so every later call from TCP goes straight to them (one attribute lookup,
+  no wrapper frame), and the bytes seen while deciding are handed over exactly as received, with
+  their times, in their order.
+
+How it decides (states UNDECIDED -> TLS | NOT_TLS):
+- connection opened in the capture (Connection.initiator known): the first 5 bytes of whichever
+  side speaks first are a plausible record header (content type 20-23, version 0x0300-0x0304, a
+  length TLS allows) or they are not; TLS clients speak first with a ClientHello.
+- mid-stream (no SYN seen) or after a gap: a chain of two plausible record headers (kwire.tls.records)
+  in one direction's bytes, or one segment that is exactly whole records, says TLS; a segment that
+  is exactly one Kafka-like frame (a 4-byte length equal to the rest), or DECIDE_BYTES bytes of one
+  direction without a chain, says not TLS. A close before that decides on what there is.
+Mid-stream TLS is reported (TlsStream with "handshake not captured"), not decrypted.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from kwire.tcp.stream import Connection, StreamConsumer, StreamFactory
+from kwire.tls.keylog import KeySource
+from kwire.tls.records import CANDIDATE_HEADER, HEADER, MAX_RECORD, header_length
+from kwire.tls.stream import Report, TlsStream
+
+DECIDE_BYTES = 2 * (MAX_RECORD + 2 * HEADER)  # one direction's bytes that settle a mid-stream guess
+_I32 = struct.Struct(">i").unpack_from
+UNDECIDED, TLS, NOT_TLS = "undecided", "tls", "not_tls"
+
+
+def whole_records(buf) -> bool:
+    """buf is one or more whole plausible records with one version, nothing else."""
+    pos, n = 0, len(buf)
+    while n - pos >= HEADER:
+        length = header_length(buf, pos)
+        if length < 0 or (pos and buf[pos + 1:pos + 3] != buf[1:3]):
+            return False
+        pos += HEADER + length
+    return pos == n and n > 0
+
+
+def chained_records(buf) -> bool:
+    """Two plausible record headers in a row somewhere in buf (one record apart, same version)."""
+    n = len(buf)
+    for match in CANDIDATE_HEADER.finditer(buf):
+        i = match.start()
+        length = header_length(buf, i) if n - i >= HEADER else -1
+        nxt = i + HEADER + length
+        if length > 0 and nxt + HEADER <= n and header_length(buf, nxt) > 0 \
+                and buf[nxt + 1:nxt + 3] == buf[i + 1:i + 3]:
+            return True
+    return False
+
+
+class Sniffer:
+    """One connection while undecided; see the module docstring."""
+
+    def __init__(self, conn: Connection, detector: "TlsDetector"):
+        self.conn = conn
+        self.detector = detector
+        self.verdict = UNDECIDED
+        self.target: StreamConsumer | None = None
+        self.seen: list[tuple] = []  # ("data"|"gap", direction, ts_ns, data or size), in order
+        self.buffered = [bytearray(), bytearray()]  # each direction's bytes since its start or last gap
+        self.started = [conn.initiator is not None, conn.initiator is not None]  # at the stream's start
+
+    # After the decision the chosen consumer's methods are bound on the instance and shadow these;
+    # a caller that kept a bound method of the class from before still reaches the target.
+
+    def data(self, direction: int, ts_ns: int, data) -> int:
+        if self.target is not None:
+            return self.target.data(direction, ts_ns, data)
+        if type(data) is tuple:
+            data = b"".join(data)
+        self.seen.append(("data", direction, ts_ns, data))
+        buf = self.buffered[direction]
+        buf += data
+        verdict = self._judge(direction, data)
+        if verdict is UNDECIDED:
+            return 0
+        return self._become(verdict, direction)
+
+    def gap(self, direction: int, ts_ns: int, size: int) -> None:
+        if self.target is not None:
+            return self.target.gap(direction, ts_ns, size)
+        self.seen.append(("gap", direction, ts_ns, size))
+        self.buffered[direction].clear()
+        self.started[direction] = False
+
+    def close(self, ts_ns: int, reason: str) -> None:
+        if self.target is not None:
+            return self.target.close(ts_ns, reason)
+        verdict = NOT_TLS
+        for buf in self.buffered:
+            if len(buf) >= HEADER and header_length(buf, 0) > 0:
+                verdict = TLS
+        if self.seen:
+            self._become(verdict, -1)
+            self.target.close(ts_ns, reason)
+        # nothing was ever seen: no consumer is made for a connection without bytes
+
+    def _judge(self, direction: int, data) -> str:
+        buf = self.buffered[direction]
+        if self.started[direction]:
+            if len(buf) < HEADER:
+                return UNDECIDED
+            return TLS if header_length(buf, 0) > 0 else NOT_TLS
+        if whole_records(data) or chained_records(buf):
+            return TLS
+        if len(data) >= 4 and _I32(data, 0)[0] == len(data) - 4:
+            return NOT_TLS
+        if len(buf) > DECIDE_BYTES:
+            return NOT_TLS
+        return UNDECIDED
+
+    def _become(self, verdict: str, direction: int) -> int:
+        """Make the consumer, bind its methods here, replay what was seen; the need of `direction`."""
+        self.verdict = verdict
+        detector = self.detector
+        if verdict is TLS:
+            detector.tls_connections += 1
+            target = TlsStream(self.conn, detector.open_inner, detector.keys, detector.report,
+                               key_wait_bytes=detector.key_wait_bytes)
+        else:
+            detector.plain_connections += 1
+            target = detector.open_inner(self.conn)
+        self.target = target
+        self.data = target.data
+        self.gap = target.gap
+        self.close = target.close
+        need = 0
+        seen, self.seen, self.buffered = self.seen, [], None
+        for kind, d, ts, value in seen:
+            if kind == "data":
+                result = target.data(d, ts, value)
+                if d == direction:
+                    need = result
+            else:
+                target.gap(d, ts, value)
+        return need
+
+
+class TlsDetector:
+    """A StreamFactory: TLS connections get a TlsStream around the inner consumer, others the inner
+    consumer itself (see the module docstring). Counts both kinds."""
+
+    def __init__(self, open_inner: StreamFactory, keys: KeySource | None = None, report: Report | None = None,
+                 *, key_wait_bytes: int = 0):
+        self.open_inner = open_inner
+        self.keys = keys
+        self.report = report
+        self.key_wait_bytes = key_wait_bytes
+        self.tls_connections = 0
+        self.plain_connections = 0
+
+    def __call__(self, conn: Connection) -> Sniffer:
+        return Sniffer(conn, self)

@@ -1,0 +1,163 @@
+"""What one TLS connection showed and what it hid: `TlsInfo`, and its record problems as data.
+
+A TlsStream fills one TlsInfo per connection and hands it to its owner at close (the `report`
+callable, or `TlsStream.info`). It says what the handshake named (server name, ALPN, version,
+cipher suite, resumption), how many bytes and records went each way, how many were decrypted or
+failed, and, when something could not be decrypted, why (`reason`, one of the REASON_* texts or
+"unsupported cipher suite X" / "unsupported TLS version X"). Problems on single records
+(`RecordProblem`, a kind from PROBLEM_KINDS plus a detail) are kept up to MAX_PROBLEMS. Nothing
+here ever holds key material.
+
+`tls_row(conn, info)` is what summaries and statistics keep of one connection (plain values), and
+`TlsNotes` keeps many: how many connections, how many decrypted, and the rows of the first
+MAX_LISTED by (ts, client, server), a choice with a total tie-break, so notes taken in several
+places (worker processes, Spark partitions) merge to exactly the whole, in any order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from kwire.errors import DecodeError
+from kwire.net.segment import format_endpoint
+from kwire.tcp.stream import Connection
+
+# Kinds of record problems.
+AUTH_FAILED = "auth_failed"  # AEAD tag or MAC did not verify at any sequence number tried
+BAD_RECORD_HEADER = "bad_record_header"  # not a plausible record header where one must start
+RECORD_OVERFLOW = "record_overflow"  # a length over what TLS allows: an error, never an allocation
+BAD_HANDSHAKE = "bad_handshake"  # a handshake message that does not parse
+LOST_BYTES = "lost_bytes"  # a TCP gap: records lost, the stream resynchronised after it
+UNDECRYPTED = "undecrypted"  # a record kwire could not even try (0-RTT data, renegotiation)
+PROBLEM_KINDS = (AUTH_FAILED, BAD_RECORD_HEADER, RECORD_OVERFLOW, BAD_HANDSHAKE, LOST_BYTES, UNDECRYPTED)
+
+# Why a connection (or its rest) was not decrypted.
+REASON_NO_KEYLOG = "no key log given"
+REASON_NO_KEY = "no key log entry for this client random"
+REASON_NO_HANDSHAKE = "handshake not captured"
+REASON_NO_CLIENT_HELLO = "no handshake: the client sent no ClientHello"  # the connection's start was seen
+REASON_AUTH_FAILED = "authentication failed"
+REASON_NO_SERVER_HELLO = "ServerHello not captured"
+REASON_RENEGOTIATION = "renegotiation not supported"
+REASON_EARLY_DATA = "0-RTT early data not decrypted"
+
+MAX_PROBLEMS = 32
+
+
+class TlsDecodeError(DecodeError):
+    """A TLS record or handshake message that does not decode; `kind` is one of PROBLEM_KINDS.
+    Its text names the kind and what was wrong, never a key, secret or plaintext byte."""
+
+    def __init__(self, kind: str, message: str, offset: int | None = None):
+        super().__init__(message, offset)
+        self.kind = kind
+
+
+@dataclass(slots=True)
+class RecordProblem:
+    kind: str  # one of PROBLEM_KINDS
+    direction: int
+    ts_ns: int
+    detail: str  # what happened, for a person (no key material, no plaintext)
+
+
+@dataclass(slots=True)
+class TlsInfo:
+    """One TLS connection as seen; filled while the stream runs, complete at close."""
+
+    state: str = "unknown"
+    client_direction: int | None = None
+    version: str | None = None  # "TLS 1.3"
+    cipher_suite: str | None = None  # IANA name, or hex when unknown
+    server_name: str | None = None
+    alpn_offered: list[str] = field(default_factory=list)
+    alpn: str | None = None  # the protocol the server chose
+    resumed: bool = False
+    resumption: str | None = None  # "session_id", "session_ticket" or "psk" when resumed
+    extended_master_secret: bool = False
+    encrypt_then_mac: bool = False
+    hello_retry: bool = False
+    ciphertext_bytes: list[int] = field(default_factory=lambda: [0, 0])  # per direction, headers included
+    plaintext_bytes: list[int] = field(default_factory=lambda: [0, 0])  # application data handed on
+    records: list[int] = field(default_factory=lambda: [0, 0])  # whole records seen per direction
+    records_decrypted: int = 0
+    records_failed: int = 0  # authentication failures
+    records_undecrypted: int = 0  # encrypted records not tried (no keys, unsupported, not captured)
+    key_updates: int = 0
+    gaps: int = 0
+    reason: str | None = None  # why (part of) the connection was not decrypted
+    problems: list[RecordProblem] = field(default_factory=list)
+    problems_dropped: int = 0
+
+    def problem(self, kind: str, direction: int, ts_ns: int, detail: str) -> None:
+        if len(self.problems) < MAX_PROBLEMS:
+            self.problems.append(RecordProblem(kind, direction, ts_ns, detail))
+        else:
+            self.problems_dropped += 1
+
+    def not_decrypted(self, reason: str) -> None:
+        """Say why; the first reason stands (later ones follow from it)."""
+        if self.reason is None:
+            self.reason = reason
+
+    @property
+    def decrypted(self) -> bool:
+        """Every encrypted record seen was decrypted (and there was at least one)."""
+        return self.records_decrypted > 0 and not self.records_failed and not self.records_undecrypted
+
+    def as_dict(self) -> dict:
+        """Plain values for JSON (lists, ints, strings)."""
+        return asdict(self)
+
+
+def tls_row(conn: Connection, info: TlsInfo) -> dict:
+    """{ts, client, server, server_name, version, cipher_suite, alpn, resumed, decrypted, reason,
+    bytes_to_server, bytes_to_client, records_decrypted, records_failed} of one TLS connection."""
+    client, server = (conn.b, conn.a) if info.client_direction == 1 else (conn.a, conn.b)
+    to_server = 1 if info.client_direction == 1 else 0
+    return {"ts": round(conn.first_ts_ns / 1e9, 9), "client": format_endpoint(*client),
+            "server": format_endpoint(*server), "server_name": info.server_name, "version": info.version,
+            "cipher_suite": info.cipher_suite, "alpn": info.alpn, "resumed": info.resumed,
+            "decrypted": info.decrypted, "reason": None if info.decrypted else (info.reason or REASON_NOTHING),
+            "bytes_to_server": info.ciphertext_bytes[to_server],
+            "bytes_to_client": info.ciphertext_bytes[1 - to_server],
+            "records_decrypted": info.records_decrypted, "records_failed": info.records_failed}
+
+
+REASON_NOTHING = "no encrypted record captured"
+MAX_LISTED = 1000
+
+
+def _order(row: dict) -> tuple:
+    return (row["ts"], row["client"], row["server"])
+
+
+class TlsNotes:
+    """Counts of TLS connections and the rows of the first MAX_LISTED (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.connections = 0
+        self.decrypted = 0
+        self.rows: list[dict] = []
+
+    def add(self, row: dict) -> None:
+        self.connections += 1
+        self.decrypted += 1 if row["decrypted"] else 0
+        self.rows.append(row)
+        if len(self.rows) > 2 * MAX_LISTED:
+            self._trim()
+
+    def merge(self, other: TlsNotes) -> None:
+        self.connections += other.connections
+        self.decrypted += other.decrypted
+        self.rows += other.rows
+        self._trim()
+
+    def _trim(self) -> None:
+        self.rows.sort(key=_order)
+        del self.rows[MAX_LISTED:]
+
+    def document(self) -> dict:
+        self._trim()
+        return {"connections": self.connections, "decrypted": self.decrypted,
+                "not_decrypted": self.connections - self.decrypted, "list": list(self.rows)}

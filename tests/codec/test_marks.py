@@ -1,0 +1,85 @@
+"""kwire.codec.marks and the marks of every schema.
+
+The marks are checked against Kafka's naming conventions, which the marks themselves do not use:
+a field named TopicId holds a topic id, GroupId a group id, ProducerId a producer id, and so on;
+"Name" holds a topic name exactly when its struct is a topic struct (Kafka names those structs
+...Topic..., and a topic's config struct ...TopicConfig...). A field marked against the convention,
+or left unmarked where the convention says it holds an entity, fails here.
+"""
+
+from __future__ import annotations
+
+from kwire.codec.marks import TOPICS, entity_tree, enum_tree, message_tree, pair_tree, values, walk
+from kwire.codec.schema import (BROKER_ID, GROUP_ID, PRODUCER_ID, TOPIC_ID, TOPIC_NAME, TRANSACTIONAL_ID,
+                                F, message)
+from kwire.codec.schemas import all_schemas
+
+BY_NAME = {
+    "TopicId": TOPIC_ID, "Topic": TOPIC_NAME, "TopicName": TOPIC_NAME, "TopicNames": TOPIC_NAME,
+    "SubscribedTopicNames": TOPIC_NAME,
+    "GroupId": GROUP_ID, "GroupIds": GROUP_ID,
+    "ProducerId": PRODUCER_ID, "V3AndBelowProducerId": PRODUCER_ID, "OngoingTxnProducerId": PRODUCER_ID,
+    "TransactionalId": TRANSACTIONAL_ID, "V3AndBelowTransactionalId": TRANSACTIONAL_ID,
+    "NodeId": BROKER_ID, "LeaderId": BROKER_ID, "ReplicaId": BROKER_ID, "BrokerId": BROKER_ID,
+    "BrokerIds": BROKER_ID, "ControllerId": BROKER_ID, "PreferredReadReplica": BROKER_ID,
+    "ReplicaNodes": BROKER_ID, "IsrNodes": BROKER_ID, "OfflineReplicas": BROKER_ID,
+}
+
+
+def _fields(fields, parent_type: str):
+    for f in fields:
+        yield f, parent_type
+        if f.fields is not None:
+            yield from _fields(f.fields, f.element_type)
+
+
+def _expected(f, parent_type: str, top_level_of: str):
+    if f.name == "Name" and f.type == "string":
+        return TOPIC_NAME if "Topic" in parent_type and "Config" not in parent_type else None
+    if f.name == "Groups" and f.type == "[]string":  # DescribeGroups' request: group ids
+        return GROUP_ID
+    return BY_NAME.get(f.name)
+
+
+def test_every_entity_field_is_marked_and_nothing_else():
+    wrong = []
+    for schema in all_schemas().values():
+        for f, parent in _fields(schema.fields, schema.name):
+            want = _expected(f, parent, schema.name)
+            if f.entity != want:
+                wrong.append(f"{schema.name} {parent}.{f.name}: marked {f.entity}, expected {want}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_enum_marks_have_integer_fields_and_known_names():
+    found = {}
+    for schema in all_schemas().values():
+        for f, parent in _fields(schema.fields, schema.name):
+            if f.enum is not None:
+                found[f.name] = dict(f.enum)
+    assert found["IsolationLevel"] == {0: "READ_UNCOMMITTED", 1: "READ_COMMITTED"}
+    assert found["AcknowledgeTypes"][1] == "ACCEPT" and found["Acks"][-1] == "ALL"
+    assert {"KeyType", "ResourceType", "ConfigSource", "ShareAcquireMode", "EndpointType"} <= set(found)
+
+
+def test_trees_follow_versions_and_walks_find_values():
+    fetch = all_schemas()[(1, "response")]
+    v12 = entity_tree(fetch, 12, TOPICS)
+    v13 = entity_tree(fetch, 13, TOPICS)
+    assert [k for k, _, _ in v12[0][2]] == ["Topic"] and [k for k, _, _ in v13[0][2]] == ["TopicId"]
+    body = {"Responses": [{"TopicId": "a", "Partitions": []}, {"TopicId": "b", "Partitions": []}]}
+    assert list(values(body, v13)) == ["a", "b"]
+    assert [key for _, key, _ in walk({"Responses": None}, v13)] == []
+    assert message_tree(1, "response", 99, TOPICS) == () and message_tree(1, "response", None, TOPICS) == ()
+    assert pair_tree(fetch, 13) == ()
+    assert enum_tree(all_schemas()[(1, "request")], 3) == ()  # IsolationLevel came in v4
+    assert [k for k, _, _ in enum_tree(all_schemas()[(1, "request")], 4)] == ["IsolationLevel"]
+
+
+def test_arrays_of_marked_values_are_walked_element_by_element():
+    schema = message(-1, "data", "T", "0", "none", [
+        F("Groups", "[]string", "0", entity=GROUP_ID),
+        F("Inner", "Inner", "0", fields=[F("GroupId", "string", "0", entity=GROUP_ID)]),
+    ])
+    tree = entity_tree(schema, 0, frozenset({GROUP_ID}))
+    assert list(values({"Groups": ["a", "b"], "Inner": {"GroupId": "c"}}, tree)) == ["a", "b", "c"]
