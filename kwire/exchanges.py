@@ -16,7 +16,9 @@ from functools import partial
 from typing import NamedTuple
 
 from kwire.codec.compiler import decoder_for
+from kwire.codec.consumer_protocol import EMBEDDED_API_KEYS, decode_embedded
 from kwire.codec.schemas import schema_for
+from kwire.codec.version_refusal import decode_mock_refusal
 from kwire.errors import DecodeError
 from kwire.kafka.apis import API_VERSIONS_KEY, api_name
 from kwire.kafka.headers import parse_response_header
@@ -139,6 +141,8 @@ def build_from_parts(parts: ExchangeParts, *, decode: bool = True) -> Exchange:
         ex.response_size = resp_size
         if req_body is not None and decode:
             _decode_response(ex, resp_body)
+    if decode and api_key in EMBEDDED_API_KEYS:
+        decode_embedded(ex)
     return ex
 
 
@@ -158,10 +162,17 @@ def _decode_response(ex: Exchange, body) -> None:
             ex.response, error, ex.response_trailing = decode_body(
                 ex.api_key, "response", 0, body, header.header_size)
             if error:
-                # Not the v0 body Kafka specifies (librdkafka's mock cluster writes a hybrid): keep
-                # the error code, which is all a client reads from this answer, and say so.
-                ex.response = {"ErrorCode": code}
-                ex.response_error = f"UNSUPPORTED_VERSION answer is not the v0 body Kafka specifies ({error})"
+                ex.response, ex.response_error, ex.response_trailing = _refusal(body, header.header_size, error)
             return
     ex.response, ex.response_error, ex.response_trailing = decode_body(
         ex.api_key, "response", ex.api_version, body, header.header_size)
+
+
+def _refusal(body, pos: int, v0_error: str) -> tuple[dict, str | None, int]:
+    """An UNSUPPORTED_VERSION answer that is not the v0 body: librdkafka's mock cluster layout
+    (kwire.codec.version_refusal), else the error code alone, which is all a client reads of it."""
+    try:
+        return decode_mock_refusal(body, pos), None, 0
+    except DecodeError:
+        return ({"ErrorCode": UNSUPPORTED_VERSION},
+                f"UNSUPPORTED_VERSION answer is not the v0 body Kafka specifies ({v0_error})", 0)

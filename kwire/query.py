@@ -3,7 +3,8 @@
 A filter is a predicate over a decoded Exchange. Topic matching looks at the fields the schemas mark as
 holding a topic name or a topic id (kwire.codec.marks), and at the names kwire.enrich gave topic ids.
 "Errors" means: a non-zero ErrorCode anywhere in the response, a decode error, or an exchange that is
-not paired.
+not paired; an ApiVersions answered UNSUPPORTED_VERSION is version negotiation, not an error
+(kwire.codec.version_refusal).
 
 The selection filters sit beside them as small predicates: `--host` (`parse_host`, an address, a
 network or an address with its port, matched against the client and the broker), `--since` /
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from kwire.codec.marks import TOPICS, message_tree, walk
+from kwire.codec.version_refusal import is_version_refusal
 from kwire.enrich import ZERO_UUID, topic_label
 from kwire.kafka.apis import API_BY_NAME
 from kwire.model import PAIRED, Exchange
@@ -81,7 +83,8 @@ def topics_of(ex: Exchange) -> set[str]:
 def has_error(ex: Exchange) -> bool:
     if ex.status != PAIRED or ex.request_error or ex.response_error:
         return True
-    return bool(ex.response and error_codes(ex.response))
+    codes = error_codes(ex.response) if ex.response else []
+    return bool(codes) and not is_version_refusal(ex.api_key, codes)  # version negotiation is no failure
 
 
 # ---- selection: partitions, hosts, times ----------------------------------------------------------

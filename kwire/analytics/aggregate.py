@@ -26,8 +26,10 @@ Definitions beyond those of kwire.analytics.facts:
 
 from __future__ import annotations
 
+from kwire.analytics.analysis import Analysis
 from kwire.analytics.distribution import add_value, bucket_bounds, histogram, merge_into, percentiles
 from kwire.analytics.facts import ACK_COLUMNS, ACK_TYPES, exchange_row, partition_rows, topic_names
+from kwire.analytics.observe import observations
 from kwire.analytics.series import NS, Series
 from kwire.model import NO_REQUEST, NO_RESPONSE, PAIRED, Exchange
 from kwire.tls.info import TlsNotes
@@ -53,13 +55,15 @@ class Figures:
     """Counts of one group of exchanges (one api version, client id, broker, or all)."""
 
     __slots__ = ("exchanges", "paired", "no_response", "no_request", "request_bytes", "response_bytes",
-                 "failed", "decode_errors", "errors", "latency")
+                 "failed", "decode_errors", "errors", "latency", "negotiations", "waits")
 
     def __init__(self) -> None:
         self.exchanges = self.paired = self.no_response = self.no_request = 0
         self.request_bytes = self.response_bytes = self.failed = self.decode_errors = 0
+        self.negotiations = 0
         self.errors: dict[str, int] = {}
-        self.latency: dict[int, int] = {}
+        self.latency: dict[int, int] = {}  # served exchanges
+        self.waits: dict[int, int] = {}  # long polls answered empty at their MaxWaitMs
 
     def add(self, row: dict) -> None:
         self.exchanges += 1
@@ -79,20 +83,24 @@ class Figures:
         errors = self.errors
         for name in row["error_codes"]:
             errors[name] = errors.get(name, 0) + 1
+        if row.get("negotiation"):
+            self.negotiations += 1
         latency = row["latency_ns"]
         if latency is not None:
-            add_value(self.latency, latency)
+            add_value(self.waits if row.get("wait") else self.latency, latency)
 
     def merge(self, other: Figures) -> None:
         for name in ("exchanges", "paired", "no_response", "no_request", "request_bytes", "response_bytes",
-                     "failed", "decode_errors"):
+                     "failed", "decode_errors", "negotiations"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         for name, n in other.errors.items():
             self.errors[name] = self.errors.get(name, 0) + n
         merge_into(self.latency, other.latency)
+        merge_into(self.waits, other.waits)
 
     def document(self, span_s: float | None) -> dict:
         count, ps, top = percentiles(self.latency)
+        waits, wait_ps, wait_top = percentiles(self.waits, (50,))
         return {
             "exchanges": self.exchanges,
             "paired": self.paired,
@@ -106,6 +114,8 @@ class Figures:
             "errors": dict(self.errors),
             "latency_ms": {"count": count, "p50": _ms(ps.get(50)), "p90": _ms(ps.get(90)),
                            "p99": _ms(ps.get(99)), "max": _ms(top)},
+            "waits": {"count": waits, "p50_ms": _ms(wait_ps.get(50)), "max_ms": _ms(wait_top)},
+            "negotiations": self.negotiations,
         }
 
 
@@ -241,14 +251,15 @@ class Aggregator:
         self.slowest: list[tuple[tuple, dict]] = []
         self.unanswered_first: list[tuple[tuple, dict]] = []
         self.timeline = Series(_TIMELINE_OPS)
+        self.analysis = Analysis()  # groups and findings (kwire.analytics.analysis)
         self.tls = TlsNotes()  # TLS connections, from the runs' summaries (kwire.pipeline)
 
     # -- feeding --------------------------------------------------------------------------------
 
     def add_exchange(self, ex: Exchange) -> None:
-        self.add(exchange_row(ex), partition_rows(ex), topic_names(ex))
+        self.add(exchange_row(ex), partition_rows(ex), topic_names(ex), observations(ex))
 
-    def add(self, row: dict, partitions=(), names=()) -> None:
+    def add(self, row: dict, partitions=(), names=(), observed=()) -> None:
         ts = row["ts_ns"]
         end = max(ts, row["response_ts_ns"] or 0)
         if self.first_ns is None or ts < self.first_ns:
@@ -266,7 +277,7 @@ class Aggregator:
         self._figures(self.by_client_id, client_id).add(row)
         self._figures(self.by_broker, row["broker"]).add(row)
         self.timeline.add(ts, (1, 1 if row["failed"] else 0, row["request_bytes"] or 0, row["response_bytes"] or 0))
-        if row["latency_ns"] is not None:
+        if row["latency_ns"] is not None and not row.get("wait"):
             self._keep(self.slowest, _slow_key(row), row, SLOWEST)
         if row["status"] == NO_RESPONSE:
             self._keep(self.unanswered_first, _tie(row), row, FIRST)
@@ -279,6 +290,7 @@ class Aggregator:
             self.add_partition(part)
         for tid, name in names:
             self.add_name(tid, name)
+        self.analysis.add(row, observed)
 
     def add_partition(self, part: dict) -> None:
         key = (part["topic"], part["partition"])
@@ -344,6 +356,7 @@ class Aggregator:
         self.unanswered_first = sorted(self.unanswered_first + other.unanswered_first,
                                        key=lambda item: item[0])[:FIRST]
         self.timeline.merge(other.timeline)
+        self.analysis.merge(other.analysis)
         self.tls.merge(other.tls)
         return self
 
@@ -385,6 +398,8 @@ class Aggregator:
             },
             "slowest": [brief for _, brief in self.slowest],
             "timeline": self._timeline_document(width, first, count),
+            "groups": self.analysis.groups_document(self.names),
+            "findings": self.analysis.findings(self.names, self.first_ns, self.last_ns),
             "tls": self.tls.document(),
         }
 

@@ -14,6 +14,9 @@ Definitions (the statistics inherit them):
 - latency_ns: response time minus request time, integer nanoseconds, paired exchanges only.
 - error_codes: the Kafka name of every non-zero ErrorCode anywhere in the response (one entry per
   occurrence, sorted); `failed` is kwire.query.has_error (not paired, a decode error, or an error code).
+  An ApiVersions answered UNSUPPORTED_VERSION is version negotiation (kwire.analytics.exchange_kinds):
+  `negotiation` true, no error code, not failed.
+- wait: a Fetch or ShareFetch answered empty at about its MaxWaitMs (kwire.analytics.exchange_kinds).
 - records: the RecordCount of every whole (not cut), non-control batch of a records field; a legacy
   compressed wrapper is not opened and counts 0. bytes: the size of the records field.
 - lag: exchange.extra["lag"] as kwire.enrich computes it (HighWatermark minus the FetchOffset asked).
@@ -24,6 +27,7 @@ Definitions (the statistics inherit them):
 
 from __future__ import annotations
 
+from kwire.analytics.exchange_kinds import is_negotiation, is_wait
 from kwire.codec.marks import message_tree, values
 from kwire.codec.records import summarize_records
 from kwire.codec.schema import GROUP_ID
@@ -42,7 +46,8 @@ PARTITION_COLUMNS = ("ts_ns", "api", "group_id", "topic", "partition", "bytes", 
                      "high_watermark", "lag", "acquired", "redelivered") + ACK_COLUMNS
 EXCHANGE_COLUMNS = ("ts_ns", "request_ts_ns", "response_ts_ns", "client", "broker", "client_id", "api_key",
                     "api", "api_version", "correlation_id", "status", "latency_ns", "request_bytes",
-                    "response_bytes", "error_codes", "failed", "request_error", "response_error", "group_id")
+                    "response_bytes", "error_codes", "failed", "request_error", "response_error", "group_id",
+                    "wait", "negotiation")
 
 
 def exchange_row(ex: Exchange) -> dict:
@@ -51,6 +56,9 @@ def exchange_row(ex: Exchange) -> dict:
     if status == PAIRED and ex.request_ts_ns is not None and ex.response_ts_ns is not None:
         latency = ex.response_ts_ns - ex.request_ts_ns
     found = error_codes(ex.response)
+    negotiation = bool(found) and is_negotiation(ex, found)
+    if negotiation:
+        found = []
     codes = sorted(error_name(c) for c in found)
     # kwire.query.has_error: not paired, a decode error, or an error code
     failed = status != PAIRED or bool(ex.request_error or ex.response_error) or bool(found)
@@ -74,6 +82,8 @@ def exchange_row(ex: Exchange) -> dict:
         "request_error": ex.request_error,
         "response_error": ex.response_error,
         "group_id": group_id(ex),
+        "wait": is_wait(ex),
+        "negotiation": negotiation,
     }
 
 

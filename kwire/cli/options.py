@@ -58,6 +58,9 @@ def filter_options(*, topic: bool = True, times: bool = True, port: bool = True)
         options.append(click.option("--topic", "topics", multiple=True, metavar="NAME_OR_ID",
                                     help="Only exchanges naming this topic (name or id); repeatable."))
     options += [
+        click.option("--group", "group", default=None, metavar="GROUP",
+                     help="Only this consumer group's exchanges: its coordinator traffic, and the fetches and "
+                          "commits of its members (kwire.group_filter)."),
         click.option("--partition", "partition", multiple=True, type=click.IntRange(min=0), metavar="N",
                      help="Only exchanges touching partition N (of the --topic topics, when given); repeatable."),
         click.option("--host", "hosts", multiple=True, metavar="ADDR",
@@ -84,13 +87,14 @@ def filter_options(*, topic: bool = True, times: bool = True, port: bool = True)
     # click's parameter name -> Selection's field (spark has a --partitions option of its own)
     names = {"apis": "apis", "client_ids": "client_ids", "topics": "topics", "partition": "partitions",
              "hosts": "hosts", "since": "since", "until": "until", "errors_only": "errors_only",
-             "min_latency": "min_latency"}
+             "min_latency": "min_latency", "group": "group"}
 
     def decorate(command):
         @functools.wraps(command)
         def run(*args, **kwargs):
+            # --group on spark: the Spark job reads the group's members (kwire.spark.group_members)
             kwargs["selection"] = Selection(**{field: kwargs.pop(name) for name, field in names.items()
-                                               if name in kwargs})
+                                               if name in kwargs}, group_members_later="archives" in kwargs)
             return command(*args, **kwargs)
 
         for option in reversed(options):

@@ -1,8 +1,10 @@
 """The exchange filters as the user typed them: parsed, described, and turned into a kwire.query filter.
 
 `Selection` holds the values of the filter options (`--api`, `--client-id`, `--topic`, `--host`,
-`--partition`, `--since`, `--until`, `--errors`, `--min-latency`); `selection.exchange_filter(paths)`
-makes the ExchangeFilter, `selection.describe()` says them back (`--api Fetch --since 10s`) for the
+`--partition`, `--since`, `--until`, `--errors`, `--min-latency`, `--group`);
+`selection.exchange_filter(paths)` makes the ExchangeFilter (with --group, kwire.group_filter's filter
+beside it: members read from `paths` first, learnt as traffic comes without paths, or left to the
+Spark job for `kwire spark`), `selection.describe()` says them back (`--api Fetch --since 10s`) for the
 closing summary, the "matched nothing" warning and the HTML report.
 
 Times (`--since`, `--until`), resolved to epoch nanoseconds here so the filter stays a plain predicate:
@@ -121,12 +123,14 @@ class Selection:
     until: When | None = None
     errors_only: bool = False
     min_latency: float | None = None
+    group: str | None = None
+    group_members_later: bool = False  # kwire spark: a Spark job reads the group's members
     _start: list = field(default_factory=list, repr=False)  # the capture start, once looked up
 
     @property
     def active(self) -> bool:
         return bool(self.apis or self.client_ids or self.topics or self.hosts or self.partitions or self.since
-                    or self.until or self.errors_only or self.min_latency is not None)
+                    or self.until or self.errors_only or self.min_latency is not None or self.group)
 
     def _api_keys(self) -> frozenset[int]:
         keys = set()
@@ -155,13 +159,25 @@ class Selection:
             self._start.append(capture_start(paths) if paths else None)
         return resolve(when, self._start[0] if self._start else None)
 
-    def exchange_filter(self, paths=()) -> ExchangeFilter:
-        """The ExchangeFilter; relative times are resolved against the first packet of `paths`."""
-        return ExchangeFilter(api_keys=self._api_keys(), client_ids=frozenset(self.client_ids),
+    def exchange_filter(self, paths=()):
+        """The ExchangeFilter; relative times are resolved against the first packet of `paths`. With
+        --group, an AllOf of it and the group's filter (kwire.group_filter)."""
+        keep = ExchangeFilter(api_keys=self._api_keys(), client_ids=frozenset(self.client_ids),
                               topics=frozenset(self.topics), errors_only=self.errors_only,
                               min_latency_ms=self.min_latency, hosts=self._hosts(),
                               partitions=frozenset(self.partitions), since_ns=self._time(self.since, paths),
                               until_ns=self._time(self.until, paths))
+        if not self.group:
+            return keep
+        from kwire.group_filter import AllOf, GroupFilter, group_members
+
+        if self.group_members_later:
+            group = GroupFilter(self.group, resolved=False)
+        elif paths:
+            group = group_members(list(paths), self.group)
+        else:
+            group = GroupFilter(self.group, learn=True)
+        return AllOf(keep, group)
 
     def describe(self) -> str:
         """The filters as options, in a fixed order: "--api Fetch --topic orders --since 10s"."""
@@ -169,6 +185,8 @@ class Selection:
         for option, values in (("--api", self.apis), ("--client-id", self.client_ids), ("--topic", self.topics),
                                ("--host", self.hosts), ("--partition", self.partitions)):
             words += [f"{option} {_quote(str(v))}" for v in values]
+        if self.group:
+            words.append(f"--group {_quote(self.group)}")
         for option, when in (("--since", self.since), ("--until", self.until)):
             if when is not None:
                 words.append(f"{option} {_quote(when.text)}")

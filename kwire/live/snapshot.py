@@ -51,6 +51,25 @@ class ShareRow:
 
 
 @dataclass(slots=True)
+class FindingRow:
+    severity: str                 # "critical", "warning", "info"
+    kind: str                     # kwire.analytics.findings kinds
+    summary: str
+    start: float | None           # epoch seconds
+
+
+@dataclass(slots=True)
+class GroupRow:
+    group: str
+    protocol: str                 # "classic", "consumer", "share"
+    generation: int | None        # the latest generation (or member epoch)
+    members: int                  # in it
+    generations: int              # seen since the start
+    expired: int                  # members that vanished without leaving
+    since: float | None           # when the latest generation started (epoch seconds)
+
+
+@dataclass(slots=True)
 class Health:
     packets: int = 0
     bytes: int = 0
@@ -87,6 +106,8 @@ class Snapshot:
     unanswered: int = 0                # requests that never got a response
     orphans: int = 0                   # responses with no request seen
     slowest: list[SlowExchange] = field(default_factory=list)         # over the window, slowest first
+    findings: list[FindingRow] = field(default_factory=list)          # since the start, most severe first
+    groups: list[GroupRow] = field(default_factory=list)              # consumer groups seen
     health: Health = field(default_factory=Health)
     notes: list[str] = field(default_factory=list)                    # "replay finished", errors, hints
     finished: bool = False

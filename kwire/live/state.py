@@ -20,6 +20,8 @@ from collections import deque
 
 from kwire.analytics import exchange_row, partition_rows, topic_names
 from kwire.analytics.aggregate import Aggregator, Figures
+from kwire.analytics.observe import observations
+from kwire.live.analysis_rows import analysis_rows
 from kwire.live.snapshot import ApiRow, Health, LagRow, ShareRow, SlowExchange, Snapshot
 from kwire.live.window import NS, Window, per_api
 
@@ -41,6 +43,8 @@ class DashboardState:
         self.first_packet_ns: int | None = None
         self.last_packet_ns: int | None = None
         self._packet_seconds: deque[list[int]] = deque()  # [second, packets] for the last window
+        self._analysis_key = None  # (second, exchanges) the findings and groups rows were made at
+        self._analysis_rows: tuple[list, list] = ([], [])
 
     # -- feeding
 
@@ -53,7 +57,7 @@ class DashboardState:
             exchanges = kept
         for ex in exchanges:
             row = exchange_row(ex)
-            window.add(row, partition_rows(ex), topic_names(ex))
+            window.add(row, partition_rows(ex), topic_names(ex), observations(ex))
             if self.first_ns is None or row["ts_ns"] < self.first_ns:
                 self.first_ns = row["ts_ns"]
         self.exchanges += len(exchanges)
@@ -93,12 +97,27 @@ class DashboardState:
         slowest = sorted((item for part in recent for item in part.slowest), key=lambda item: item[0])
         snap.slowest = [_slow(brief) for _, brief in slowest[:SLOWEST]]
         snap.health = self._health(now_ns, pipeline, health or {}, parts)
+        snap.findings, snap.groups = self._analysis(now_s, parts)
         if pipeline is not None:
             snap.in_flight, oldest = pipeline.kafka.in_flight()
             if oldest is not None:
                 snap.oldest_in_flight_ms = max(0.0, (now_ns - oldest) / 1e6)
         snap.notes = self._notes(snap, health or {})
         return snap
+
+    def _analysis(self, now_s: int, parts: list[Aggregator]) -> tuple[list, list]:
+        """Findings and groups rows, made again at most once per second of capture time."""
+        key = (now_s, self.exchanges)
+        if key != self._analysis_key and (self._analysis_key is None or now_s != self._analysis_key[0]
+                                          or self.finished):
+            names: dict[str, str] = {}
+            for agg in parts:
+                for tid, name in agg.names.items():
+                    if tid not in names or name < names[tid]:
+                        names[tid] = name
+            self._analysis_rows = analysis_rows(parts, names)
+            self._analysis_key = key
+        return self._analysis_rows
 
     def _span(self, now_ns: int) -> float:
         start = (now_ns // NS - self.window.seconds + 1) * NS

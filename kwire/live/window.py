@@ -79,8 +79,8 @@ class Window:
         self.past: deque[tuple[int, dict]] = deque()  # (second, per-api summary) of retired seconds
         self.newest = None                   # the latest second anything completed in
 
-    def add(self, row: dict, partitions=(), names=()) -> None:
-        """One exchange's facts (kwire.analytics.facts rows)."""
+    def add(self, row: dict, partitions=(), names=(), observed=()) -> None:
+        """One exchange's facts (kwire.analytics.facts rows, kwire.analytics.observe observations)."""
         done = row["response_ts_ns"] or row["ts_ns"]
         second = done // NS
         newest = self.newest
@@ -93,7 +93,7 @@ class Window:
         bucket = self.live.get(second)
         if bucket is None:
             bucket = self.live[second] = _Second()
-        bucket.agg.add(row, partitions, names)
+        bucket.agg.add(row, partitions, names, observed)
         bucket.adds += 1
 
     def advance(self, now_second: int) -> None:

@@ -6,8 +6,9 @@ same input draws the same screen. It never draws more than `height` lines or wid
 
 Layout, top to bottom: a title line; notes (replay finished, no Kafka seen yet, capture problems);
 the table of requests per API (rate, p50/p99 latency, errors, and a sparkline of requests/s when
-there is room); a grid of small panels (errors by code, requests in flight, top clients and topics
-by bytes, consumer lag, share-group acquisitions, slowest exchanges), as many columns as the width
+there is room); a grid of small panels (findings, consumer groups, errors by code, requests in
+flight, top clients and topics by bytes, consumer lag, share-group acquisitions, slowest
+exchanges), as many columns as the width
 allows (two at 80 columns) and as many rows as the height leaves; a capture-health line at the
 bottom. At 80x24 every panel gets a few rows; wider and taller screens get more rows, more
 columns (p99 history, max latency, bytes) and longer sparklines.
@@ -21,6 +22,7 @@ from rich.table import Table
 from rich.text import Text
 
 from kwire.live.snapshot import Snapshot
+from kwire.render.groups_view import findings_panel_rows
 from kwire.render.safe import term_safe, wire_text
 from kwire.render.times import local_clock
 from kwire.render.units import human_bytes as fmt_bytes
@@ -231,7 +233,11 @@ def _panels(snap: Snapshot, width: int) -> list[tuple[str, list, list]]:
               Text(fmt_count(r.redelivered), style="yellow" if r.redelivered else "")]
              + ([fmt_count(r.acknowledged)] if wide else []) for r in snap.share]
     slow = [[wire_text(s.api), fmt_ms(s.latency_ms), wire_text(s.client_id or s.client)] for s in snap.slowest]
+    findings, groups = findings_panel_rows(snap, wide)
     panels = [
+        ("findings", [("finding", False)], findings),
+        ("consumer groups", [("group", False), ("gen", True), ("members", True)]
+         + ([("expired", True)] if wide else []), groups),
         ("errors by code", [("code", False), ("count", True)], errors),
         ("consumer lag (Fetch)", [("partition", False), ("lag", True)] + ([("max", True)] if wide else []), lag),
         ("share groups", [("group", False), ("acquired", True), ("redeliv", True)]

@@ -165,14 +165,18 @@ def _lag_section(doc: dict) -> str:
 
 def html_report(doc: dict, *, sources=(), filters: str = "") -> str:
     """The page for the summary `doc` of the capture files `sources`, filtered by `filters` (as options)."""
+    from kwire.render.groups_html import findings_section, groups_section
+
     unanswered = doc["unanswered"]
     body = [
         _header(doc, sources, filters),
         "<main>",
         _kpis(doc),
+        findings_section(doc),
         _timeline_section(doc),
         _histogram_section(doc),
         _lag_section(doc),
+        groups_section(doc),
         figure_table("By api and version", "api", doc, "apis"),
         figure_table("By client id", "client id", doc, "client_ids"),
         figure_table("By broker", "broker", doc, "brokers"),

@@ -60,6 +60,7 @@ def run_job(spark, paths: list[str], options: DecodeOptions = DecodeOptions(), *
     if out is not None and not options.rows:
         options = replace(options, rows=True)
     n = partitions or default_partitions(spark, len(paths))
+    options = _resolve_group(spark, paths, options, n)
     files = sc.parallelize(list(enumerate(paths)), max(len(paths), 1))
     packets = files.flatMap(lambda item: file_records(item[0], item[1], n))
     ordered = packets.repartitionAndSortWithinPartitions(n, partitionFunc=_partition_of)
@@ -74,6 +75,19 @@ def run_job(spark, paths: list[str], options: DecodeOptions = DecodeOptions(), *
         finally:
             decoded.unpersist()
     return JobResult(result.aggregator.document(), run_summary(result), result.files)
+
+
+def _resolve_group(spark, paths: list[str], options: DecodeOptions, n: int) -> DecodeOptions:
+    """--group: the members of the group read by a first job (kwire.spark.group_members)."""
+    from kwire.group_filter import unresolved_group, with_members
+
+    group = unresolved_group(options.keep)
+    if group is None:
+        return options
+    from kwire.spark.group_members import group_members
+
+    members = group_members(spark, paths, group, n, options.port_hints, options.keylog)
+    return replace(options, keep=with_members(options.keep, members))
 
 
 def write_tables(spark, decoded, out: str) -> None:

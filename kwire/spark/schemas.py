@@ -35,6 +35,8 @@ EXCHANGE_SCHEMA = StructType([
     StructField("request_error", StringType(), True),
     StructField("response_error", StringType(), True),
     StructField("group_id", StringType(), True),
+    StructField("wait", BooleanType(), False),
+    StructField("negotiation", BooleanType(), False),
 ])
 
 PARTITION_SCHEMA = StructType([

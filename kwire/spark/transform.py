@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from kwire.analytics import Aggregator
 from kwire.analytics.facts import exchange_row, partition_rows, topic_names
+from kwire.analytics.observe import observations
 from kwire.capture.packet import Packet
 from kwire.pipeline import Pipeline, RunSummary
 from kwire.query import ExchangeFilter
@@ -85,7 +86,7 @@ def decode_partition(index: int, records, options: DecodeOptions):
                 agg.learn_names(ex)
                 continue
             row, parts, names = exchange_row(ex), partition_rows(ex), topic_names(ex)
-            agg.add(row, parts, names)
+            agg.add(row, parts, names, observations(ex))
             if rows:
                 yield ("x", row)
                 for part in parts:

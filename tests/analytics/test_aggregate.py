@@ -38,7 +38,10 @@ def test_quick_capture_figures():
     assert totals["latency_ms"]["max"] == 3001.216  # the consumer's JoinGroup waits out the rebalance
     assert doc["slowest"][0]["api"] == "JoinGroup"
     assert doc["apis"]["Produce"]["exchanges"] == 4
-    assert doc["apis"]["ApiVersions"]["versions"]["3"]["errors"] == {"UNSUPPORTED_VERSION": 7}
+    # ApiVersions v3 refused and retried lower: version negotiation, not an error (exchange_kinds)
+    assert doc["apis"]["ApiVersions"]["versions"]["3"]["errors"] == {}
+    assert doc["apis"]["ApiVersions"]["versions"]["3"]["negotiations"] == 7
+    assert doc["apis"]["ApiVersions"]["versions"]["3"]["failed"] == 0
     t1 = doc["partitions"]["t1"]
     assert sum(p["produce_records"] for p in t1.values()) == 50
     assert sum(p["fetch_records"] for p in t1.values()) == 50

@@ -1,0 +1,55 @@
+"""The group and finding analysis the Aggregator carries: one mergeable state, two documents.
+
+`Analysis.add(row, observations)` takes an exchange's row (kwire.analytics.facts) and its
+observations (kwire.analytics.observe) and routes them to the three states:
+kwire.analytics.groups (groups), kwire.analytics.traffic (connections, errors, latency over time)
+and kwire.analytics.delivery (batches, transactions, share deliveries). `merge` merges all three
+exactly; `groups_document(names)` and `findings(names, first_ns, last_ns)` are computed from the
+merged state when the stats document is made, so `kwire stats`, `kwire stats --jobs` and
+`kwire spark` give the same groups and findings.
+"""
+
+from __future__ import annotations
+
+from kwire.analytics.delivery import DeliveryState
+from kwire.analytics.groups import GroupsState
+from kwire.analytics.traffic import TrafficState
+
+_TRAFFIC_TAGS = frozenset({"sw", "th", "pv", "rj"})
+_DELIVERY_TAGS = frozenset({"pb", "tx", "ap", "et", "st", "sa", "sk"})
+
+
+class Analysis:
+    __slots__ = ("groups", "traffic", "delivery")
+
+    def __init__(self) -> None:
+        self.groups = GroupsState()
+        self.traffic = TrafficState()
+        self.delivery = DeliveryState()
+
+    def add(self, row: dict, observations=()) -> None:
+        acks0 = False
+        for ob in observations:
+            tag = ob[0]
+            if tag in _DELIVERY_TAGS:
+                self.delivery.add(ob)
+            elif tag in _TRAFFIC_TAGS:
+                self.traffic.add(ob, row)
+            elif tag == "a0":
+                acks0 = True
+            else:
+                self.groups.add(ob)
+        self.traffic.add_row(row, acks0)
+
+    def merge(self, other: Analysis) -> None:
+        self.groups.merge(other.groups)
+        self.traffic.merge(other.traffic)
+        self.delivery.merge(other.delivery)
+
+    def groups_document(self, names: dict[str, str]) -> dict:
+        return self.groups.document(names)
+
+    def findings(self, names: dict[str, str], first_ns: int | None, last_ns: int | None) -> list[dict]:
+        from kwire.analytics.findings import findings
+
+        return findings(self, names, first_ns, last_ns)

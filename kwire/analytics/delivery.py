@@ -1,0 +1,215 @@
+"""What the findings need of the records themselves: batches sent twice, transactions, share deliveries.
+
+`DeliveryState` keeps, mergeably (kwire.analytics.mergeable):
+- batches: per Produce batch (producer id, epoch and base sequence; or the batch CRC when the
+  producer is not idempotent), how many times it was sent, how many of those sends failed (error
+  or no answer), and its first MAX_SENDS sends. At most MAX_BATCHES batches are kept: those with
+  the smallest stable hash, so a retried batch is always found when the capture holds fewer
+  batches than that, and found in a fixed sample of them beyond;
+- transactions: per (topic, partition, producer id) the first and last transactional batch and
+  AddPartitionsToTxn; per producer id the moments of its EndTxn (MAX_PRODUCERS producer ids);
+- stalls: per (topic, partition, LastStableOffset held) the read_committed fetches that stopped at
+  that offset while the HighWatermark was above it: first and last time, count, client ids, the
+  first and last MAX_EVIDENCE fetches (MAX_STALLS held offsets per partition, the smallest);
+- share deliveries: per (group, topic, partition) acknowledgement totals and, for the
+  MAX_OFFSETS smallest offsets, each offset's deliveries, highest DeliveryCount and
+  acknowledgements by type, with the first MAX_EVIDENCE ShareFetch answers that redelivered.
+"""
+
+from __future__ import annotations
+
+from kwire.analytics.mergeable import Instants, Kept, first_ns, keep_smallest, last_ns, stable_hash
+
+MAX_BATCHES = 16384
+MAX_SENDS = 4
+MAX_PRODUCERS = 4096
+MAX_STALLS = 256
+MAX_OFFSETS = 4096
+MAX_EVIDENCE = 10
+MAX_IDS = 20
+ACK_NAMES = {0: "gap", 1: "accept", 2: "release", 3: "reject", 4: "renew"}
+
+
+class Batch:
+    __slots__ = ("sends", "failed", "evidence")
+
+    def __init__(self) -> None:
+        self.sends = self.failed = 0
+        self.evidence = Kept(MAX_SENDS)
+
+    def merge(self, other: Batch) -> None:
+        self.sends += other.sends
+        self.failed += other.failed
+        self.evidence.merge(other.evidence)
+
+
+class Stall:
+    __slots__ = ("count", "first_ns", "last_ns", "high_watermark", "client_ids", "head", "tail")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.first_ns = self.last_ns = None
+        self.high_watermark = 0
+        self.client_ids: set = set()
+        self.head = Kept(MAX_EVIDENCE)  # the first fetches
+        self.tail = Kept(MAX_EVIDENCE)  # the last ones (keys negated)
+
+    def add(self, ts: int, hw: int, client_id, ev: tuple) -> None:
+        self.count += 1
+        self.first_ns, self.last_ns = first_ns(self.first_ns, ts), last_ns(self.last_ns, ts)
+        self.high_watermark = max(self.high_watermark, hw)
+        self._ids({client_id})
+        self.head.add(ev[:4], ev)
+        self.tail.add((-ev[0],) + ev[1:4], ev)
+
+    def _ids(self, ids: set) -> None:
+        self.client_ids |= ids
+        if len(self.client_ids) > MAX_IDS:
+            self.client_ids = set(sorted(self.client_ids, key=str)[:MAX_IDS])
+
+    def merge(self, other: Stall) -> None:
+        self.count += other.count
+        self.first_ns, self.last_ns = first_ns(self.first_ns, other.first_ns), last_ns(self.last_ns, other.last_ns)
+        self.high_watermark = max(self.high_watermark, other.high_watermark)
+        self._ids(other.client_ids)
+        self.head.merge(other.head)
+        self.tail.merge(other.tail)
+
+
+class ShareLog:
+    __slots__ = ("acks", "offsets", "evidence", "first_ns", "last_ns")
+
+    def __init__(self) -> None:
+        self.acks: dict[str, int] = {}
+        self.offsets: dict[int, list[int]] = {}  # offset -> [deliveries, max DeliveryCount, accept, release, reject]
+        self.evidence = Kept(MAX_EVIDENCE)
+        self.first_ns = self.last_ns = None
+
+    def offset(self, offset: int) -> list[int] | None:
+        have = self.offsets.get(offset)
+        if have is None:
+            have = self.offsets[offset] = [0, 0, 0, 0, 0]
+            if len(self.offsets) > MAX_OFFSETS:
+                keep_smallest(self.offsets, MAX_OFFSETS)
+                return self.offsets.get(offset)
+        return have
+
+    def merge(self, other: ShareLog) -> None:
+        for name, n in other.acks.items():
+            self.acks[name] = self.acks.get(name, 0) + n
+        for offset, cells in other.offsets.items():
+            have = self.offset(offset)
+            if have is not None:
+                have[0] += cells[0]
+                have[1] = max(have[1], cells[1])
+                for i in (2, 3, 4):
+                    have[i] += cells[i]
+        self.evidence.merge(other.evidence)
+        self.first_ns, self.last_ns = first_ns(self.first_ns, other.first_ns), last_ns(self.last_ns, other.last_ns)
+
+
+def _merge(mine: dict, theirs: dict, make, limit: int | None = None) -> None:
+    for key, value in theirs.items():
+        have = mine.get(key)
+        if have is None:
+            have = mine[key] = make()
+        have.merge(value)
+    if limit is not None:
+        keep_smallest(mine, limit)
+
+
+class Span:
+    """First and last time of something (a list keeps it small and picklable)."""
+
+    __slots__ = ("first_ns", "last_ns")
+
+    def __init__(self) -> None:
+        self.first_ns = self.last_ns = None
+
+    def add(self, ts: int) -> None:
+        self.first_ns, self.last_ns = first_ns(self.first_ns, ts), last_ns(self.last_ns, ts)
+
+    def merge(self, other: Span) -> None:
+        self.first_ns, self.last_ns = first_ns(self.first_ns, other.first_ns), last_ns(self.last_ns, other.last_ns)
+
+
+class DeliveryState:
+    def __init__(self) -> None:
+        self.batches: dict[tuple, Batch] = {}  # (hash, topic, partition, key) -> Batch
+        self.txn_batches: dict[tuple, Span] = {}  # (topic, partition, producer id)
+        self.txn_adds: dict[tuple, Span] = {}
+        self.end_txns: dict[int, Instants] = {}
+        self.stalls: dict[tuple, Stall] = {}  # (topic, partition, lso)
+        self.share: dict[tuple, ShareLog] = {}  # (group, topic, partition)
+
+    def add(self, ob: tuple) -> None:
+        tag = ob[0]
+        if tag == "pb":
+            _, topic, partition, key, ev, bad = ob
+            full = (stable_hash(topic, partition, key), topic, partition, key)
+            batch = self.batches.get(full)
+            if batch is None:
+                batch = self.batches[full] = Batch()
+                if len(self.batches) > MAX_BATCHES:
+                    keep_smallest(self.batches, MAX_BATCHES)
+                    batch = self.batches.get(full)
+                    if batch is None:
+                        return
+            batch.sends += 1
+            batch.failed += 1 if bad else 0
+            batch.evidence.add(ev[:4], ev)
+        elif tag in ("tx", "ap"):
+            table = self.txn_batches if tag == "tx" else self.txn_adds
+            table.setdefault((ob[1], ob[2], ob[3]), Span()).add(ob[4])
+        elif tag == "et":
+            self.end_txns.setdefault(ob[1], Instants(256)).add(ob[2])
+        elif tag == "st":
+            _, topic, partition, ts, lso, hw, client_id, ev = ob
+            self.stalls.setdefault((topic, partition, lso), Stall()).add(ts, hw, client_id, ev)
+        elif tag == "sa":
+            self._acquired(ob)
+        elif tag == "sk":
+            self._acknowledged(ob)
+
+    def _share(self, group, topic, partition) -> ShareLog:
+        return self.share.setdefault((group or "", topic, partition), ShareLog())
+
+    def _acquired(self, ob: tuple) -> None:
+        _, group, topic, partition, first, last, delivery, ev = ob
+        log = self._share(group, topic, partition)
+        log.first_ns, log.last_ns = first_ns(log.first_ns, ev[0]), last_ns(log.last_ns, ev[0])
+        if delivery and delivery > 1:
+            log.evidence.add(ev[:4], ev)
+        for offset in range(first, min(last, first + MAX_OFFSETS) + 1):
+            cells = log.offset(offset)
+            if cells is not None:
+                cells[0] += 1
+                cells[1] = max(cells[1], delivery or 0)
+
+    def _acknowledged(self, ob: tuple) -> None:
+        _, group, topic, partition, first, last, types = ob
+        log = self._share(group, topic, partition)
+        if first is None or last is None or not types:
+            return
+        pairs = [(first + i, t) for i, t in enumerate(types)] if len(types) > 1 else \
+            [(o, types[0]) for o in range(first, min(last, first + MAX_OFFSETS) + 1)]
+        for offset, kind in pairs:
+            name = ACK_NAMES.get(kind)
+            if name is None:
+                continue
+            log.acks[name] = log.acks.get(name, 0) + 1
+            column = {"accept": 2, "release": 3, "reject": 4}.get(name)
+            if column is not None:
+                cells = log.offset(offset)
+                if cells is not None:
+                    cells[column] += 1
+
+    def merge(self, other: DeliveryState) -> None:
+        _merge(self.batches, other.batches, Batch, MAX_BATCHES)
+        _merge(self.txn_batches, other.txn_batches, Span)
+        _merge(self.txn_adds, other.txn_adds, Span)
+        for pid, moments in other.end_txns.items():
+            self.end_txns.setdefault(pid, Instants(256)).merge(moments)
+        keep_smallest(self.end_txns, MAX_PRODUCERS)
+        _merge(self.stalls, other.stalls, Stall)
+        _merge(self.share, other.share, ShareLog)

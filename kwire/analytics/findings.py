@@ -1,0 +1,58 @@
+"""Findings: named diagnoses of what went wrong, each with the exchanges that prove it.
+
+`findings(analysis, names, first_ns, last_ns)` is the `findings` key of the stats document: a list
+of dicts, most severe first (then by start time, kind and summary), each
+
+    {kind, severity, summary, start, end, evidence: [{ts, client, broker, api, correlation_id}], ...}
+
+with the keys of its kind (docs/groups.md lists them). `severity` is "critical", "warning" or
+"info"; `start` and `end` are epoch seconds; `evidence` names exchanges to look up in
+`kwire inspect` (a connection is its two endpoints, `client` and `broker`: kwire's connection
+numbers are per run and differ between `kwire stats` and `kwire spark`). The finders live in
+kwire.analytics.findings_groups (member_expired, join_stuck, rebalance_storm),
+kwire.analytics.findings_traffic (slow_broker, error_burst, throttled, unanswered, client_hangup,
+protocol_violation) and kwire.analytics.findings_delivery (transaction_stall, produce_retry,
+share_redelivery). Every finder is a pure function of the merged state.
+"""
+
+from __future__ import annotations
+
+SEVERITIES = ("critical", "warning", "info")
+MAX_FINDINGS = 200
+MAX_SHOWN_EVIDENCE = 10
+
+
+def seconds(ns: int | None) -> float | None:
+    return None if ns is None else round(ns / 1e9, 6)
+
+
+def evidence_items(items) -> list[dict]:
+    """Evidence tuples (ts_ns, client, broker, correlation id, api) as documented dicts, in time
+    order, without repeats, at most MAX_SHOWN_EVIDENCE."""
+    out, seen = [], set()
+    for ts, client, broker, corr, api in sorted(e for e in items if e is not None):
+        if (ts, client, broker, corr) in seen:
+            continue
+        seen.add((ts, client, broker, corr))
+        out.append({"ts": seconds(ts), "client": client, "broker": broker, "api": api, "correlation_id": corr})
+        if len(out) == MAX_SHOWN_EVIDENCE:
+            break
+    return out
+
+
+def finding(kind: str, severity: str, summary: str, start_ns, end_ns, evidence, /, **keys) -> dict:
+    out = {"kind": kind, "severity": severity, "summary": summary, "start": seconds(start_ns),
+           "end": seconds(end_ns), "evidence": evidence_items(evidence)}
+    out.update(keys)
+    return out
+
+
+def findings(analysis, names: dict[str, str], first_ns: int | None, last_ns: int | None) -> list[dict]:
+    from kwire.analytics import findings_delivery, findings_groups, findings_traffic
+
+    out: list[dict] = []
+    for module in (findings_delivery, findings_groups, findings_traffic):
+        out += module.find(analysis, names, first_ns, last_ns)
+    out.sort(key=lambda f: (SEVERITIES.index(f["severity"]), f["start"] if f["start"] is not None else 0,
+                            f["kind"], f["summary"]))
+    return out[:MAX_FINDINGS]

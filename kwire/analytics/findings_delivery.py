@@ -1,0 +1,119 @@
+"""Findings about records: transaction_stall, produce_retry, share_redelivery.
+
+- transaction_stall {topic, partition, producer_id, stalled_s, client_ids, last_stable_offset,
+  high_watermark}: read_committed consumers fetched at the LastStableOffset while it stayed at one
+  value below the HighWatermark for at least STALL_MIN_S: an open transaction held them. start and
+  end: the first and last such fetch. producer_id: the producer whose transactional batches (or
+  AddPartitionsToTxn) for that partition came last before the stall began, when the capture has
+  them, else null.
+- produce_retry {topic, partition, producer_id, attempts, batches}: Produce batches sent more than
+  once (same producer id, epoch and base sequence, or the same CRC); attempts: the most sends of one
+  batch.
+- share_redelivery {group_id, topic, partition, redelivered: {offset: delivery_count}, archived,
+  released, rejected, lock_expired}: records of a share group delivered more than once.
+  released / rejected: acknowledgements of that type; lock_expired: deliveries that ended with no
+  acknowledgement (the acquisition lock ran out); archived: records never accepted whose every
+  delivery ended (rejected, or released or expired with no delivery after it).
+"""
+
+from __future__ import annotations
+
+from kwire.analytics.delivery import Batch, ShareLog, Stall
+from kwire.analytics.findings import finding
+
+NS = 1_000_000_000
+STALL_MIN_S = 2.0
+MAX_REDELIVERED = 100
+
+
+def by_name(table: dict, names: dict, at: int, make, drop: int | None = None) -> dict:
+    """`table` re-keyed with the topic at position `at` of its keys named (a topic seen under its id
+    on one connection and its name on another counts once), entries that meet merged into new ones;
+    `drop`: a key position to leave out."""
+    out: dict = {}
+    for key, value in table.items():
+        named = tuple(names.get(k, k) if i == at else k for i, k in enumerate(key) if i != drop)
+        have = out.get(named)
+        if have is None:
+            have = out[named] = make()
+        have.merge(value)
+    return out
+
+
+def _stall_producer(delivery, topic, partition, start: int, names: dict) -> int | None:
+    best = None
+    for table in (delivery.txn_batches, delivery.txn_adds):
+        for (t, p, pid), span in table.items():
+            if (names.get(t, t), p) != (topic, partition) or span.first_ns is None or span.first_ns > start + NS:
+                continue
+            candidate = (span.first_ns, pid)
+            if best is None or candidate > best:
+                best = candidate
+    return best[1] if best else None
+
+
+def _stalls(delivery, names: dict) -> list[dict]:
+    out = []
+    stalls = by_name(delivery.stalls, names, 0, Stall)
+    for (name, partition, lso), stall in sorted(stalls.items(), key=lambda kv: (str(kv[0][0]), kv[0][1:])):
+        held = (stall.last_ns - stall.first_ns) / NS
+        if held < STALL_MIN_S:
+            continue
+        pid = _stall_producer(delivery, name, partition, stall.first_ns, names)
+        ids = sorted(stall.client_ids, key=str)
+        summary = (f"read_committed consumers ({', '.join(map(str, ids))}) of {name}[{partition}] were held at "
+                   f"offset {lso} for {held:.1f} s behind an open transaction"
+                   + (f" of producer id {pid}" if pid is not None else "")
+                   + f" (high watermark {stall.high_watermark})")
+        out.append(finding("transaction_stall", "warning", summary, stall.first_ns, stall.last_ns,
+                           stall.head.values()[:5] + stall.tail.values()[:5], topic=name, partition=partition,
+                           producer_id=pid, stalled_s=round(held, 3), client_ids=ids, last_stable_offset=lso,
+                           high_watermark=stall.high_watermark))
+    return out
+
+
+def _retries(delivery, names: dict) -> list[dict]:
+    groups: dict[tuple, list] = {}
+    for (topic, partition, key), batch in by_name(delivery.batches, names, 1, Batch, drop=0).items():
+        if batch.sends >= 2:
+            pid = key[1] if key[0] == "pid" else None
+            groups.setdefault((topic, partition, pid), []).append(batch)
+    out = []
+    for (topic, partition, pid), batches in sorted(groups.items(), key=lambda kv: str(kv[0])):
+        attempts = max(b.sends for b in batches)
+        evidence = [ev for b in batches for ev in b.evidence.values()]
+        times = [ev[0] for ev in evidence]
+        name = topic
+        summary = (f"{len(batches)} batches for {name}[{partition}] sent again"
+                   + (f" by producer id {pid}" if pid is not None else "") + f", up to {attempts} times each")
+        out.append(finding("produce_retry", "warning", summary, min(times), max(times), evidence, topic=name,
+                           partition=partition, producer_id=pid, attempts=attempts, batches=len(batches)))
+    return out
+
+
+def _share(delivery, names: dict) -> list[dict]:
+    out = []
+    for (group, topic, partition), log in sorted(by_name(delivery.share, names, 1, ShareLog).items(),
+                                                 key=lambda kv: str(kv[0])):
+        redelivered = {o: c[1] for o, c in sorted(log.offsets.items()) if c[1] > 1}
+        expired = sum(max(0, c[0] - (c[2] + c[3] + c[4])) for c in log.offsets.values())
+        archived = sum(1 for c in log.offsets.values() if not c[2] and (c[4] or c[1] >= 2))
+        released, rejected = log.acks.get("release", 0), log.acks.get("reject", 0)
+        if not redelivered and not rejected and not expired:
+            continue
+        name = names.get(topic, topic)
+        summary = (f"share group {group}: {len(redelivered)} records of {name}[{partition}] delivered again "
+                   f"(up to {max(redelivered.values(), default=1)} times); {released} released, {rejected} rejected, "
+                   f"{expired} lock expiries, {archived} archived")
+        severity = "warning" if expired or archived else "info"
+        shown = dict(list(redelivered.items())[:MAX_REDELIVERED])
+        out.append(finding("share_redelivery", severity, summary, log.first_ns, log.last_ns, log.evidence.values(),
+                           group_id=group, topic=name, partition=partition,
+                           redelivered={str(o): c for o, c in shown.items()}, archived=archived,
+                           released=released, rejected=rejected, lock_expired=expired))
+    return out
+
+
+def find(analysis, names: dict, first_ns, last_ns) -> list[dict]:
+    delivery = analysis.delivery
+    return _stalls(delivery, names) + _retries(delivery, names) + _share(delivery, names)

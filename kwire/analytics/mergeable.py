@@ -1,0 +1,237 @@
+"""Small containers whose contents merge to exactly the whole, in any order, within a fixed size.
+
+The group and finding analysis (kwire.analytics.groups, kwire.analytics.findings) keeps its state
+in these, so that Aggregators built over any split of the traffic (`kwire stats --jobs`, the
+partitions of `kwire spark`, the seconds of `kwire live`) merge to the state of one Aggregator fed
+everything. Each cap is stated where it is used; a capped container keeps a choice that does not
+depend on the split:
+
+- `keep_smallest(table, limit)`: a dict keeps the `limit` smallest keys. Keys are immutable facts
+  (a member id, a generation, an offset), so a key kept in the whole is kept in every part that saw
+  it, and its value there is complete.
+- `Kept`: the `limit` smallest items by a total order (the first evidence by time, ties broken by
+  client, broker and correlation id).
+- `Instants`: a set of moments at a resolution that doubles (from 100 ms) whenever more than
+  `limit` distinct ones would be kept: the resolution it ends at is the smallest at which all the
+  moments it has seen fit, however they came.
+- `TimeHistograms`: per time bucket, a log-scale histogram of latencies (8 buckets per doubling,
+  about 9 % wide), with Series' self-coarsening resolution (kwire.analytics.series).
+- `stable_hash`: a hash that is the same in every process (Python's hash() of str is not).
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+
+DECI_NS = 100_000_000  # Instants' finest resolution: 100 ms
+NS = 1_000_000_000
+
+
+def stable_hash(*parts) -> int:
+    return zlib.crc32(repr(parts).encode("utf-8", "replace"))
+
+
+def keep_smallest(table: dict, limit: int) -> None:
+    """Drop every key of `table` but the `limit` smallest (in place)."""
+    if len(table) > limit:
+        for key in sorted(table)[limit:]:
+            del table[key]
+
+
+def first_ns(a: int | None, b: int | None) -> int | None:
+    return b if a is None else a if b is None else min(a, b)
+
+
+def last_ns(a: int | None, b: int | None) -> int | None:
+    return b if a is None else a if b is None else max(a, b)
+
+
+def choose(a, b):
+    """A choice with a total tie-break: the smaller of two values, None losing to anything."""
+    return b if a is None else a if b is None else min(a, b)
+
+
+class Kept:
+    """The `limit` smallest (key, value) items; keys must be totally ordered and unique per item."""
+
+    __slots__ = ("limit", "items")
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.items: list[tuple] = []
+
+    def add(self, key: tuple, value) -> None:
+        items = self.items
+        if len(items) >= self.limit and key >= items[-1][0]:
+            return
+        items.append((key, value))
+        items.sort(key=lambda item: item[0])
+        del items[self.limit:]
+
+    def merge(self, other: Kept) -> None:
+        seen = {key for key, _ in self.items}
+        self.items = sorted(self.items + [item for item in other.items if item[0] not in seen],
+                            key=lambda item: item[0])[:self.limit]
+
+    def values(self) -> list:
+        return [value for _, value in self.items]
+
+
+class Instants:
+    """Moments (ns) kept as a set of buckets of 100 ms x 2^k; at most `limit` buckets."""
+
+    __slots__ = ("limit", "shift", "buckets")
+
+    def __init__(self, limit: int = 512):
+        self.limit = limit
+        self.shift = 0  # bucket width: DECI_NS << shift
+        self.buckets: set[int] = set()
+
+    def add(self, ts_ns: int) -> None:
+        self.buckets.add((ts_ns // DECI_NS) >> self.shift)
+        if len(self.buckets) > self.limit:
+            self._coarsen(self.shift + 1)
+
+    def _coarsen(self, shift: int) -> None:
+        while True:
+            step = shift - self.shift
+            self.buckets = {b >> step for b in self.buckets}
+            self.shift = shift
+            if len(self.buckets) <= self.limit:
+                return
+            shift += 1
+
+    def merge(self, other: Instants) -> None:
+        if other.shift > self.shift:
+            self._coarsen(other.shift)
+        step = self.shift - other.shift
+        self.buckets |= {b >> step for b in other.buckets}
+        if len(self.buckets) > self.limit:
+            self._coarsen(self.shift + 1)
+
+    @property
+    def width_ns(self) -> int:
+        return DECI_NS << self.shift
+
+    def any_between(self, lo_ns: int, hi_ns: int) -> bool:
+        """Is a moment kept in (lo, hi]? Buckets that straddle `lo` do not count (a moment in them may
+        lie before it); so the answer errs towards no when the resolution is coarse."""
+        width = self.width_ns
+        first = lo_ns // width + 1
+        last = hi_ns // width
+        return any(b in self.buckets for b in range(first, last + 1)) if last - first < 64 else \
+            any(first <= b <= last for b in self.buckets)
+
+    def sorted_ns(self) -> list[int]:
+        """The kept buckets' start times, ascending."""
+        width = self.width_ns
+        return [b * width for b in sorted(self.buckets)]
+
+
+# ---- latency histograms over time ----------------------------------------------------------------
+
+_PER_DOUBLING = 8
+
+
+def latency_bucket(ns: int) -> int:
+    """Histogram bucket of a latency: 0 for up to 1 us, then 8 per doubling."""
+    if ns <= 1000:
+        return 0
+    return max(1, math.ceil(_PER_DOUBLING * math.log2(ns / 1000)))
+
+
+def bucket_upper_ms(k: int) -> float:
+    return round(1000 * 2 ** (k / _PER_DOUBLING) / 1e6, 6)
+
+
+def histogram_percentile(hist: dict[int, int], p: int) -> int | None:
+    """The bucket of the p-th percentile (nearest rank) of a histogram, None when empty."""
+    n = sum(hist.values())
+    if not n:
+        return None
+    rank = max(1, -(-p * n // 100))
+    seen = 0
+    for k in sorted(hist):
+        seen += hist[k]
+        if seen >= rank:
+            return k
+    return None  # pragma: no cover
+
+
+def merge_counts(into: dict, other: dict) -> None:
+    for key, n in other.items():
+        into[key] = into.get(key, 0) + n
+
+
+class TimeHistograms:
+    """Per time bucket (`resolution` seconds, a power of two): a latency histogram, counts per label
+    (api names) and the slowest item (latency, evidence). At most `limit` buckets; the resolution
+    doubles to fit."""
+
+    __slots__ = ("limit", "resolution", "buckets")
+
+    def __init__(self, limit: int = 1024):
+        self.limit = limit
+        self.resolution = 1
+        self.buckets: dict[int, list] = {}
+
+    def add(self, ts_ns: int, latency_ns: int, label: str, evidence: tuple | None = None) -> None:
+        k = ts_ns // NS // self.resolution
+        cell = self.buckets.get(k)
+        if cell is None:
+            cell = self.buckets[k] = [{}, {}, None]
+        hist, labels = cell[0], cell[1]
+        b = latency_bucket(latency_ns)
+        hist[b] = hist.get(b, 0) + 1
+        labels[label] = labels.get(label, 0) + 1
+        slowest = (latency_ns, evidence)
+        if cell[2] is None or _slower(slowest, cell[2]):
+            cell[2] = slowest
+        if len(self.buckets) > self.limit:
+            self._coarsen(self.resolution * 2)
+
+    def _coarsen(self, resolution: int) -> None:
+        while True:
+            factor = resolution // self.resolution
+            old, self.buckets = self.buckets, {}
+            self.resolution = resolution
+            for k, cell in old.items():
+                _fold(self.buckets, k // factor, cell)
+            if len(self.buckets) <= self.limit:
+                return
+            resolution *= 2
+
+    def merge(self, other: TimeHistograms) -> None:
+        if other.resolution > self.resolution:
+            self._coarsen(other.resolution)
+        factor = self.resolution // other.resolution
+        for k, cell in other.buckets.items():
+            _fold(self.buckets, k // factor, cell)
+        if len(self.buckets) > self.limit:
+            self._coarsen(self.resolution * 2)
+
+    def rebinned(self, width: int) -> dict[int, list]:
+        """Buckets of `width` seconds (a multiple of the resolution): {index: [histogram, labels,
+        slowest]}."""
+        factor = max(1, width // self.resolution)
+        out: dict[int, list] = {}
+        for k, cell in self.buckets.items():
+            _fold(out, k // factor, cell)
+        return out
+
+
+def _slower(a: tuple, b: tuple) -> bool:
+    """Is item a the slower (ties: the earlier evidence)?"""
+    return (-a[0], a[1] or ()) < (-b[0], b[1] or ())
+
+
+def _fold(table: dict, k: int, cell: list) -> None:
+    have = table.get(k)
+    if have is None:
+        table[k] = [{**cell[0]}, {**cell[1]}, cell[2]]
+        return
+    merge_counts(have[0], cell[0])
+    merge_counts(have[1], cell[1])
+    if cell[2] is not None and (have[2] is None or _slower(cell[2], have[2])):
+        have[2] = cell[2]

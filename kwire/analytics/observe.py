@@ -1,0 +1,217 @@
+"""What one Exchange tells the group and finding analysis, as flat tuples of plain values.
+
+`observations(ex)` returns a list of tuples, each starting with a tag. Like the rows of
+kwire.analytics.facts they are pure functions of the exchange, picklable, and fed to the
+Aggregator (`add(row, partitions, names, observations)`), where kwire.analytics.analysis keeps
+them. Group apis are read by kwire.analytics.observe_groups; this module reads the rest:
+
+    ("sw", client, broker, software)              ApiVersions: ClientSoftwareName/Version ("name/version")
+    ("pb", topic, partition, key, evidence, bad)  a Produce batch; key: ("pid", producer id, epoch, base
+                                                  sequence) or ("crc", crc, -1, -1) when not idempotent; bad:
+                                                  its partition was answered with an error or not at all
+    ("tx", topic, partition, producer_id, ts)     a transactional Produce batch
+    ("ap", topic, partition, producer_id, ts)     AddPartitionsToTxn (v0-v3)
+    ("et", producer_id, ts, committed)            EndTxn
+    ("st", topic, partition, ts, lso, hw, client_id, evidence)
+                                                  a read_committed Fetch stopped at the LastStableOffset
+                                                  while the HighWatermark is above it
+    ("sa", group, topic, partition, first, last, delivery_count, evidence)   ShareFetch acquisitions
+    ("sk", group, topic, partition, first, last, types)                      acknowledgements the
+                                                                             broker took (no error)
+    ("th", client_id, broker, throttle_ms, evidence)                         ThrottleTimeMs > 0
+    ("pv", side, kind, api, version, client, broker, evidence)               trailing bytes, malformed body
+    ("a0",)                                       a Produce with Acks 0 (no answer expected)
+
+An evidence is (ts_ns, client, broker, correlation_id, api): it names an exchange for `kwire inspect`.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from kwire.enrich import topic_label
+from kwire.analytics.observe_groups import GROUP_APIS, group_observations
+from kwire.codec.values import RawRecords
+from kwire.model import PAIRED, Exchange
+
+_V2_HEAD = struct.Struct(">qiibIhiqqqhii")  # baseOffset .. recordCount (61 bytes)
+_LEGACY_CRC = struct.Struct(">qiI")
+
+
+def evidence(ex: Exchange) -> tuple:
+    return (ex.ts_ns, ex.client, ex.broker, ex.correlation_id, ex.api)
+
+
+def observations(ex: Exchange) -> list[tuple]:
+    api = ex.api
+    out: list[tuple] = []
+    if api in GROUP_APIS:
+        group_observations(ex, out)
+    reader = _READERS.get(api)
+    if reader is not None:
+        reader(ex, out)
+    response = ex.response
+    if response:
+        throttle = response.get("ThrottleTimeMs")
+        if type(throttle) is int and throttle > 0:
+            out.append(("th", ex.client_id, ex.broker, throttle, evidence(ex)))
+    if ex.request_trailing or ex.response_trailing or ex.request_error or ex.response_error:
+        _violations(ex, out)
+    return out
+
+
+def _violations(ex: Exchange, out: list) -> None:
+    for side, trailing, error in (("client", ex.request_trailing, ex.request_error),
+                                  ("broker", ex.response_trailing, ex.response_error)):
+        kind = "malformed" if error else "trailing_bytes" if trailing else None
+        if kind:
+            out.append(("pv", side, kind, ex.api, ex.api_version, ex.client, ex.broker, evidence(ex)))
+
+
+def _software(ex: Exchange, out: list) -> None:
+    request = ex.request
+    if request and request.get("ClientSoftwareName"):
+        name = f"{request.get('ClientSoftwareName')}/{request.get('ClientSoftwareVersion') or '?'}"
+        out.append(("sw", ex.client, ex.broker, name))
+
+
+def batch_keys(data) -> list[tuple]:
+    """(key, producer id, is transactional) of every batch header in a records field."""
+    keys = []
+    view = memoryview(data)
+    pos, end = 0, len(view)
+    while pos + 17 <= end:
+        size = struct.unpack_from(">i", view, pos + 8)[0]
+        magic = view[pos + 16]
+        if size < 0 or pos + 12 + size > end:
+            break
+        if magic >= 2 and pos + 61 <= end:
+            (_, _, _, _, crc, attributes, _, _, _, pid, epoch, sequence, _) = _V2_HEAD.unpack_from(view, pos)
+            if attributes & 0x20:  # control batch: commit or abort markers, written by brokers
+                pass
+            elif pid >= 0 and sequence >= 0:
+                keys.append((("pid", pid, epoch, sequence), pid, bool(attributes & 0x10)))
+            else:
+                keys.append((("crc", crc, -1, -1), pid, bool(attributes & 0x10)))
+        elif magic < 2:
+            keys.append((("crc", _LEGACY_CRC.unpack_from(view, pos)[2], -1, -1), -1, False))
+        pos += 12 + size
+    return keys
+
+
+def _produce(ex: Exchange, out: list) -> None:
+    request = ex.request
+    if not request:
+        return
+    if request.get("Acks") == 0:
+        out.append(("a0",))
+    failed = _produce_failures(ex)
+    for topic in request.get("TopicData") or ():
+        label = topic_label(topic)
+        for part in topic.get("PartitionData") or ():
+            records = part.get("Records")
+            data = records.data if isinstance(records, RawRecords) else records
+            if not data:
+                continue
+            index = part.get("Index")
+            bad = failed is True or (failed is not None and (label, index) in failed)
+            for key, pid, transactional in batch_keys(data):
+                out.append(("pb", label, index, key, evidence(ex), bad))
+                if transactional and pid >= 0:
+                    out.append(("tx", label, index, pid, ex.ts_ns))
+
+
+def _produce_failures(ex: Exchange):
+    """True when the Produce was not answered (acks=0 aside); else the set of (topic, partition)
+    answered with an error code."""
+    if ex.status != PAIRED:
+        return True if ex.request and ex.request.get("Acks") != 0 else set()
+    failed = set()
+    for topic in (ex.response or {}).get("Responses") or ():
+        label = topic_label(topic)
+        for part in topic.get("PartitionResponses") or ():
+            if part.get("ErrorCode"):
+                failed.add((label, part.get("Index")))
+    return failed
+
+
+def _fetch(ex: Exchange, out: list) -> None:
+    fetch = ex.extra.get("fetch")
+    if not fetch or fetch.get("isolation_level") != "read_committed":
+        return
+    for row in ex.extra.get("lag") or ():
+        lso = row.get("last_stable_offset")
+        if lso is not None and lso < row["high_watermark"] and row["fetch_offset"] >= lso:
+            out.append(("st", row["topic"], row["partition"], ex.ts_ns, lso, row["high_watermark"], ex.client_id,
+                        evidence(ex)))
+
+
+def _add_partitions(ex: Exchange, out: list) -> None:
+    request = ex.request
+    if not request:
+        return
+    pid = request.get("V3AndBelowProducerId")
+    if pid is not None:
+        for topic in request.get("V3AndBelowTopics") or ():
+            for partition in topic.get("Partitions") or ():
+                out.append(("ap", topic.get("Name"), partition, pid, ex.ts_ns))
+    for txn in request.get("Transactions") or ():
+        for topic in txn.get("Topics") or ():
+            for partition in topic.get("Partitions") or ():
+                out.append(("ap", topic.get("Name"), partition, txn.get("ProducerId"), ex.ts_ns))
+
+
+def _end_txn(ex: Exchange, out: list) -> None:
+    request = ex.request
+    if request and request.get("ProducerId") is not None:
+        out.append(("et", request["ProducerId"], ex.ts_ns, bool(request.get("Committed"))))
+
+
+def _ack_refused(ex: Exchange) -> set | None:
+    """(topic, partition) whose acknowledgements the broker refused (an error code for them), or None
+    when the request was not answered (none of them counts)."""
+    if ex.status != PAIRED or not ex.response:
+        return None
+    field = "AcknowledgeErrorCode" if ex.api == "ShareFetch" else "ErrorCode"
+    refused = set()
+    for topic in ex.response.get("Responses") or ():
+        for part in topic.get("Partitions") or ():
+            if part.get(field):
+                refused.add((topic_label(topic), part.get("PartitionIndex")))
+    if ex.response.get("ErrorCode"):
+        refused = {(topic_label(t), p.get("PartitionIndex")) for t in ex.request.get("Topics") or ()
+                   for p in t.get("Partitions") or ()}
+    return refused
+
+
+def _share(ex: Exchange, out: list) -> None:
+    request = ex.request or {}
+    group = request.get("GroupId")
+    refused = _ack_refused(ex)
+    for topic in request.get("Topics") or ():
+        label = topic_label(topic)
+        for part in topic.get("Partitions") or ():
+            if refused is None or (label, part.get("PartitionIndex")) in refused:
+                continue
+            for batch in part.get("AcknowledgementBatches") or ():
+                out.append(("sk", group, label, part.get("PartitionIndex"), batch.get("FirstOffset"),
+                            batch.get("LastOffset"), tuple(batch.get("AcknowledgeTypes") or ())))
+    if ex.api != "ShareFetch" or not ex.response:
+        return
+    for topic in ex.response.get("Responses") or ():
+        label = topic_label(topic)
+        for part in topic.get("Partitions") or ():
+            for batch in part.get("AcquiredRecords") or ():
+                out.append(("sa", group, label, part.get("PartitionIndex"), batch.get("FirstOffset"),
+                            batch.get("LastOffset"), batch.get("DeliveryCount"), evidence(ex)))
+
+
+_READERS = {
+    "ApiVersions": _software,
+    "Produce": _produce,
+    "Fetch": _fetch,
+    "AddPartitionsToTxn": _add_partitions,
+    "EndTxn": _end_txn,
+    "ShareFetch": _share,
+    "ShareAcknowledge": _share,
+}

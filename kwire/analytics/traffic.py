@@ -1,0 +1,248 @@
+"""What the findings need of the traffic at large: connections, errors, reactions, latency over time.
+
+`TrafficState` is fed one exchange row (kwire.analytics.facts) and its observations at a time
+(`add_row`, `add`) and merges exactly (kwire.analytics.mergeable). It keeps:
+
+- connections: per (client, broker) endpoint pair, its first and last times, exchanges, the last
+  exchange, the latest request that was answered, the client id and the client software its
+  ApiVersions request named (MAX_CONNECTIONS pairs, the smallest kept);
+- errors: per (api, error name) a count, the client ids (MAX_IDS), the first MAX_EVIDENCE
+  exchanges, and per client (host, client id) the moments they came (Instants);
+- activity: per client (host, client id) and api, the moments it sent a request of that api, for
+  the apis that say what a client did after an error (every api but the steady ones: Fetch,
+  ShareFetch, Produce, Heartbeat, ConsumerGroupHeartbeat, ShareGroupHeartbeat; their rejoins
+  count as JoinGroup);
+- unanswered: the first MAX_UNANSWERED requests never answered (acks=0 Produce aside);
+- latency: per broker, histograms over time of the requests that are not long polls (Fetch,
+  ShareFetch, JoinGroup and SyncGroup wait by design);
+- throttles and protocol violations as observed.
+"""
+
+from __future__ import annotations
+
+from kwire.analytics.mergeable import Instants, Kept, TimeHistograms, choose, first_ns, keep_smallest, last_ns
+from kwire.model import NO_RESPONSE, PAIRED
+
+MAX_CONNECTIONS = 65536
+MAX_CLIENTS = 1024
+MAX_IDS = 20
+MAX_EVIDENCE = 10
+MAX_UNANSWERED = 4096
+MAX_VIOLATION_CONNECTIONS = 64
+STEADY_APIS = frozenset({"Fetch", "ShareFetch", "Produce", "Heartbeat", "ConsumerGroupHeartbeat",
+                         "ShareGroupHeartbeat"})
+LONG_POLLS = frozenset({"Fetch", "ShareFetch", "JoinGroup", "SyncGroup"})
+
+
+def host_of(endpoint: str) -> str:
+    return endpoint.rsplit(":", 1)[0]
+
+
+def evidence_of(row: dict) -> tuple:
+    return (row["ts_ns"], row["client"], row["broker"], row["correlation_id"], row["api"])
+
+
+class Connection:
+    __slots__ = ("first_ns", "last_ns", "exchanges", "last", "answered_ns", "client_id", "software")
+
+    def __init__(self) -> None:
+        self.first_ns = self.last_ns = self.answered_ns = None
+        self.exchanges = 0
+        self.last = None  # (end ns, ts ns, correlation id, api, status) of the latest exchange
+        self.client_id = self.software = None
+
+    def merge(self, other: Connection) -> None:
+        self.first_ns = first_ns(self.first_ns, other.first_ns)
+        self.last_ns = last_ns(self.last_ns, other.last_ns)
+        self.answered_ns = last_ns(self.answered_ns, other.answered_ns)
+        self.exchanges += other.exchanges
+        if other.last is not None and (self.last is None or other.last > self.last):
+            self.last = other.last
+        self.client_id = choose(self.client_id, other.client_id)
+        self.software = choose(self.software, other.software)
+
+
+class ErrorLog:
+    __slots__ = ("count", "first_ns", "last_ns", "client_ids", "evidence", "moments")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.first_ns = self.last_ns = None
+        self.client_ids: set = set()
+        self.evidence = Kept(MAX_EVIDENCE)
+        self.moments: dict[tuple, Instants] = {}  # (host, client id) -> when
+
+    def merge(self, other: ErrorLog) -> None:
+        self.count += other.count
+        self.first_ns = first_ns(self.first_ns, other.first_ns)
+        self.last_ns = last_ns(self.last_ns, other.last_ns)
+        self.client_ids = set(sorted(self.client_ids | other.client_ids, key=str)[:MAX_IDS])
+        self.evidence.merge(other.evidence)
+        for who, moments in other.moments.items():
+            self.moments.setdefault(who, Instants()).merge(moments)
+        keep_smallest(self.moments, MAX_CLIENTS)
+
+
+class Tally:
+    """A count, a total, first and last times and the first evidence (throttles, violations)."""
+
+    __slots__ = ("count", "total", "first_ns", "last_ns", "evidence", "connections")
+
+    def __init__(self) -> None:
+        self.count = self.total = 0
+        self.first_ns = self.last_ns = None
+        self.evidence = Kept(MAX_EVIDENCE)
+        self.connections: set = set()
+
+    def add(self, amount: int, ev: tuple, connection=None) -> None:
+        self.count += 1
+        self.total += amount
+        self.first_ns, self.last_ns = first_ns(self.first_ns, ev[0]), last_ns(self.last_ns, ev[0])
+        self.evidence.add(ev[:4], ev)
+        if connection is not None:
+            self.connections.add(connection)
+            self._cap()
+
+    def _cap(self) -> None:
+        if len(self.connections) > MAX_VIOLATION_CONNECTIONS:
+            self.connections = set(sorted(self.connections)[:MAX_VIOLATION_CONNECTIONS])
+
+    def merge(self, other: Tally) -> None:
+        self.count += other.count
+        self.total += other.total
+        self.first_ns, self.last_ns = first_ns(self.first_ns, other.first_ns), last_ns(self.last_ns, other.last_ns)
+        self.evidence.merge(other.evidence)
+        self.connections |= other.connections
+        self._cap()
+
+
+def _merge_tables(mine: dict, theirs: dict, make) -> None:
+    for key, value in theirs.items():
+        have = mine.get(key)
+        if have is None:
+            have = mine[key] = make()
+        have.merge(value)
+
+
+class TrafficState:
+    def __init__(self) -> None:
+        self.connections: dict[tuple, Connection] = {}
+        self.errors: dict[tuple, ErrorLog] = {}
+        self.activity: dict[tuple, dict[str, Instants]] = {}
+        self.unanswered = Kept(MAX_UNANSWERED)
+        self.latency: dict[str, TimeHistograms] = {}
+        self.throttles: dict[tuple, Tally] = {}
+        self.violations: dict[tuple, Tally] = {}
+
+    # -- feeding
+
+    def add_row(self, row: dict, acks0: bool = False) -> None:
+        client, broker, api, ts = row["client"], row["broker"], row["api"], row["ts_ns"]
+        who = (host_of(client), row["client_id"] or "")
+        conn = self._connection((client, broker))
+        if conn is not None:
+            end = max(ts, row["response_ts_ns"] or 0)
+            conn.first_ns, conn.last_ns = first_ns(conn.first_ns, ts), last_ns(conn.last_ns, end)
+            conn.exchanges += 1
+            last = (end, ts, row["correlation_id"], api, row["status"])
+            if conn.last is None or last > conn.last:
+                conn.last = last
+            if row["status"] == PAIRED:
+                conn.answered_ns = last_ns(conn.answered_ns, ts)
+            conn.client_id = choose(conn.client_id, row["client_id"])
+        if api is None:
+            return
+        if api not in STEADY_APIS:
+            self.note_activity(who, api, ts)
+        for name in row["error_codes"]:
+            self._error((api, name), row, who)
+        if row["status"] == NO_RESPONSE and not acks0:
+            ev = evidence_of(row)
+            self.unanswered.add(ev[:4], (ev, row["client_id"]))
+        if row["latency_ns"] is not None and api not in LONG_POLLS:
+            series = self.latency.get(broker)
+            if series is None:
+                series = self.latency[broker] = TimeHistograms()
+            series.add(ts, row["latency_ns"], api, evidence_of(row))
+
+    def note_activity(self, who: tuple, api: str, ts: int) -> None:
+        apis = self.activity.get(who)
+        if apis is None:
+            apis = self.activity[who] = {}
+            if len(self.activity) > MAX_CLIENTS:
+                keep_smallest(self.activity, MAX_CLIENTS)
+                apis = self.activity.get(who)
+                if apis is None:
+                    return
+        moments = apis.get(api)
+        if moments is None:
+            moments = apis[api] = Instants()
+        moments.add(ts)
+
+    def _connection(self, key: tuple) -> Connection | None:
+        conn = self.connections.get(key)
+        if conn is None:
+            conn = self.connections[key] = Connection()
+            if len(self.connections) > MAX_CONNECTIONS:
+                keep_smallest(self.connections, MAX_CONNECTIONS)
+                conn = self.connections.get(key)
+        return conn
+
+    def _error(self, key: tuple, row: dict, who: tuple) -> None:
+        log = self.errors.get(key)
+        if log is None:
+            log = self.errors[key] = ErrorLog()
+        ts = row["ts_ns"]
+        log.count += 1
+        log.first_ns, log.last_ns = first_ns(log.first_ns, ts), last_ns(log.last_ns, ts)
+        log.client_ids.add(row["client_id"])
+        if len(log.client_ids) > MAX_IDS:
+            log.client_ids = set(sorted(log.client_ids, key=str)[:MAX_IDS])
+        ev = evidence_of(row)
+        log.evidence.add(ev[:4], ev)
+        log.moments.setdefault(who, Instants()).add(ts)
+        if len(log.moments) > MAX_CLIENTS:
+            keep_smallest(log.moments, MAX_CLIENTS)
+
+    def add(self, ob: tuple, row: dict) -> None:
+        tag = ob[0]
+        if tag == "sw":
+            conn = self._connection((ob[1], ob[2]))
+            if conn is not None:
+                conn.software = choose(conn.software, ob[3])
+        elif tag == "th":
+            self.throttles.setdefault((ob[1], ob[2]), Tally()).add(ob[3], ob[4])
+        elif tag == "pv":
+            _, side, kind, api, version, client, broker, ev = ob
+            self.violations.setdefault((side, kind, api, version), Tally()).add(1, ev, (client, broker))
+        elif tag == "rj":
+            self.note_activity((host_of(row["client"]), row["client_id"] or ""), "JoinGroup", row["ts_ns"])
+
+    # -- merging
+
+    def merge(self, other: TrafficState) -> None:
+        _merge_tables(self.connections, other.connections, Connection)
+        keep_smallest(self.connections, MAX_CONNECTIONS)
+        _merge_tables(self.errors, other.errors, ErrorLog)
+        for who, apis in other.activity.items():
+            mine = self.activity.setdefault(who, {})
+            for api, moments in apis.items():
+                mine.setdefault(api, Instants()).merge(moments)
+        keep_smallest(self.activity, MAX_CLIENTS)
+        self.unanswered.merge(other.unanswered)
+        _merge_tables(self.latency, other.latency, TimeHistograms)
+        _merge_tables(self.throttles, other.throttles, Tally)
+        _merge_tables(self.violations, other.violations, Tally)
+
+    # -- reading
+
+    def next_moment(self, who: tuple, api: str, after_ns: int) -> int | None:
+        """The start of the first kept moment after `after_ns` this client sent `api`, or None."""
+        moments = self.activity.get(who, {}).get(api)
+        if moments is None:
+            return None
+        return next((t for t in moments.sorted_ns() if t > after_ns), None)
+
+    def did(self, who: tuple, api: str, after_ns: int, within_ns: int) -> bool:
+        moments = self.activity.get(who, {}).get(api)
+        return moments is not None and moments.any_between(after_ns, after_ns + within_ns)

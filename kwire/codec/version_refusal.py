@@ -1,0 +1,54 @@
+"""The ApiVersions answer that refuses a version: the bodies brokers write for it.
+
+A client opens with the newest ApiVersions it speaks; a broker that does not know that version
+answers ErrorCode 35 (UNSUPPORTED_VERSION) with the api versions it supports for ApiVersions, and the
+client retries with a lower version on the same connection. That is version negotiation, not a
+failure (kwire.analytics counts it as such). Kafka writes this answer as the v0 body whatever the
+version asked. librdkafka's mock cluster (2.x) writes a layout of its own for requests of v3 and up:
+
+    ErrorCode int16, ApiKeys count int8 (the count itself, not count + 1),
+    ApiKeys[] (ApiKey int16, MinVersion int16, MaxVersion int16; no tagged fields),
+    ThrottleTimeMs int32, and no tagged-field section.
+
+`decode_mock_refusal(body, pos)` reads that layout exactly (every byte, nothing left), returning
+the fields under Kafka's names plus "_layout": "librdkafka-mock", or raising DecodeError.
+`is_version_refusal(api_key, codes)`: is an answer with these error codes this refusal (ApiVersions,
+UNSUPPORTED_VERSION and nothing else)? kwire.query.has_error and kwire.analytics leave it out of
+errors and failures.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from kwire.errors import DecodeError
+
+MOCK_LAYOUT = "librdkafka-mock"
+API_VERSIONS = 18
+UNSUPPORTED_VERSION = 35
+_HEAD = struct.Struct(">hb")
+_ENTRY = struct.Struct(">hhh")
+_THROTTLE = struct.Struct(">i")
+
+
+def decode_mock_refusal(body, pos: int) -> dict:
+    left = len(body) - pos
+    if left < _HEAD.size:
+        raise DecodeError(f"ApiVersions refusal: need {_HEAD.size} bytes, {left} left", pos)
+    code, count = _HEAD.unpack_from(body, pos)
+    want = _HEAD.size + max(count, 0) * _ENTRY.size + _THROTTLE.size
+    if count < 0 or left != want:
+        raise DecodeError(f"ApiVersions refusal: {left} bytes do not hold {count} api keys and a throttle time",
+                          pos)
+    pos += _HEAD.size
+    keys = []
+    for _ in range(count):
+        api_key, low, high = _ENTRY.unpack_from(body, pos)
+        keys.append({"ApiKey": api_key, "MinVersion": low, "MaxVersion": high})
+        pos += _ENTRY.size
+    throttle = _THROTTLE.unpack_from(body, pos)[0]
+    return {"ErrorCode": code, "ApiKeys": keys, "ThrottleTimeMs": throttle, "_layout": MOCK_LAYOUT}
+
+
+def is_version_refusal(api_key: int | None, codes: list[int]) -> bool:
+    return api_key == API_VERSIONS and len(codes) == 1 and codes[0] == UNSUPPORTED_VERSION

@@ -1,0 +1,123 @@
+"""Findings and consumer groups on the terminal: for `kwire stats` and the `kwire live` panels.
+
+Pure functions of the stats document (kwire.analytics: its `findings` and `groups` keys) or of a
+kwire.live.snapshot.Snapshot, to rich renderables or rows; nothing is computed here that the
+document does not hold. Every string from the wire reaches rich as an escaped Text
+(kwire.render.safe). `stats` shows the findings first (what went wrong, when, who: the summary
+line of each names the group, member, client, broker, topic and partition), then, after the api
+tables, one table of groups and one of their members.
+"""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+
+from kwire.render.safe import wire_text
+from kwire.render.stats_view import utc
+
+SEVERITY_STYLE = {"critical": "bold red", "warning": "yellow", "info": "dim"}
+MAX_FINDINGS = 30
+MAX_MEMBERS = 30
+
+
+def _when(finding: dict) -> str:
+    start, end = finding.get("start"), finding.get("end")
+    if start is None:
+        return "-"
+    text = utc(start)[11:-4]
+    if end is not None and end > start:
+        text += f" +{end - start:,.1f} s"
+    return text
+
+
+def _evidence(finding: dict) -> Text:
+    items = finding.get("evidence") or []
+    if not items:
+        return Text("-")
+    first = items[0]
+    more = f" +{len(items) - 1}" if len(items) > 1 else ""
+    return wire_text(f"{first['api']} corr {first['correlation_id']} {first['client']}→{first['broker']}{more}")
+
+
+def findings_view(doc: dict) -> list:
+    """The findings table (or one line saying there are none), then a blank line."""
+    findings = doc.get("findings")
+    if findings is None:
+        return []
+    if not findings:
+        return [Text("No findings: none of the problems kwire diagnoses shows in this traffic.", style="green"),
+                Text("")]
+    table = Table(title=f"Findings ({len(findings)}, most severe first)", title_justify="left", title_style="bold",
+                  header_style="bold cyan", show_edge=False, pad_edge=False)
+    table.add_column("severity", no_wrap=True)
+    table.add_column("finding", no_wrap=True)
+    table.add_column("when (UTC)", no_wrap=True)
+    table.add_column("what", overflow="fold", ratio=3, min_width=30)
+    table.add_column("evidence (kwire inspect)", overflow="fold", ratio=1, min_width=20)
+    for f in findings[:MAX_FINDINGS]:
+        style = SEVERITY_STYLE.get(f["severity"], "")
+        table.add_row(Text(f["severity"], style=style), Text(f["kind"], style="bold"), _when(f),
+                      wire_text(f["summary"], style="dim" if f["severity"] == "info" else ""), _evidence(f))
+    if len(findings) > MAX_FINDINGS:
+        table.caption = f"{len(findings) - MAX_FINDINGS} more findings in --json"
+    return [table, Text("")]
+
+
+def groups_table(doc: dict) -> Table | None:
+    groups = doc.get("groups") or {}
+    if not groups:
+        return None
+    table = Table(title="Consumer groups", title_justify="left", title_style="bold", header_style="bold cyan",
+                  show_edge=False, pad_edge=False)
+    for name, right in (("group", False), ("protocol", False), ("coordinator", False), ("generations", True),
+                        ("latest", True), ("since", False), ("members", True), ("left", True), ("expired", True),
+                        ("rebalancing answers", True), ("committed partitions", True)):
+        table.add_column(name, justify="right" if right else "left", no_wrap=True)
+    for group_id, g in sorted(groups.items()):
+        gens = g["generations"]
+        latest = gens[-1] if gens else None
+        left = sum(1 for m in g["members"].values() if m["left"] == "leave")
+        expired = sum(1 for m in g["members"].values() if m["left"] == "expired")
+        table.add_row(wire_text(group_id), g["protocol"] or "-", g["coordinator"] or "-", f"{len(gens):,}",
+                      str(latest["generation"]) if latest else "-", utc(latest["start"])[11:-4] if latest else "-",
+                      str(len(latest["members"])) if latest else "0", str(left),
+                      Text(str(expired), style="bold red" if expired else ""), str(g["rebalance_in_progress"]),
+                      str(sum(len(parts) for parts in g["commits"].values())))
+    return table
+
+
+def _assignment(assignment: dict) -> Text:
+    return wire_text(" ".join(f"{topic}[{','.join(map(str, parts))}]" for topic, parts in assignment.items()) or "-")
+
+
+def members_table(doc: dict) -> Table | None:
+    groups = doc.get("groups") or {}
+    rows = []
+    for group_id, g in sorted(groups.items()):
+        latest = {m["member_id"]: m["assignment"] for m in (g["generations"][-1]["members"] if g["generations"] else [])}
+        for member_id, m in sorted(g["members"].items(), key=lambda kv: (kv[1]["first_seen"] or 0, kv[0])):
+            rows.append((group_id, member_id, m, latest.get(member_id)))
+    if not rows:
+        return None
+    table = Table(title="Group members", title_justify="left", title_style="bold", header_style="bold cyan",
+                  show_edge=False, pad_edge=False)
+    for name in ("group", "member id", "client id", "client", "first seen", "last seen", "left", "assignment (latest)"):
+        table.add_column(name, no_wrap=name != "assignment (latest)", max_width=40, overflow="ellipsis")
+    for group_id, member_id, m, assignment in rows[:MAX_MEMBERS]:
+        left = m["left"] or ""
+        table.add_row(wire_text(group_id), wire_text(member_id), wire_text(m["client_id"] or "-"), m["client"] or "-",
+                      utc(m["first_seen"])[11:-4],
+                      utc(m["last_seen"])[11:-4], Text(left, style="bold red" if left == "expired" else ""),
+                      _assignment(assignment) if assignment is not None else Text("-"))
+    if len(rows) > MAX_MEMBERS:
+        table.caption = f"{len(rows) - MAX_MEMBERS} more members in --json"
+    return table
+
+
+def findings_panel_rows(snap, wide: bool) -> tuple[list[list], list[list]]:
+    """Rows of the dashboard's "findings" and "consumer groups" panels."""
+    findings = [[wire_text(f"{f.kind}: {f.summary}", style=SEVERITY_STYLE.get(f.severity, ""))] for f in snap.findings]
+    groups = [[wire_text(g.group), "-" if g.generation is None else str(g.generation), str(g.members)]
+              + ([Text(str(g.expired), style="bold red" if g.expired else "")] if wide else []) for g in snap.groups]
+    return findings, groups

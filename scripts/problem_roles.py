@@ -1,0 +1,172 @@
+"""Client processes of the problem recordings: each a real confluent-kafka client with its own truth.
+
+Run as `python scripts/problem_roles.py ROLE SPEC_JSON` by scripts/record_problems.py (inside the
+recording's namespace), stderr going to the recording's truth log (librdkafka's debug output), and
+their callbacks appended to the recording's truth file (problem_kit.Truth):
+
+- consumer: a group member (group.protocol classic or consumer). Logs "assigned" / "revoked" /
+  "lost" with the partitions and its member id, "consumed" counts, "closed". SIGTERM closes it
+  (LeaveGroup); SIGKILL kills it where it stands (its member expires).
+- flapping: joins the group, waits for its assignment, stays `stay_s`, closes; `times` times.
+- share: a ShareConsumer in explicit acknowledgement mode that acknowledges each record by a rule
+  on its offset (ACCEPT, RELEASE, REJECT, or "slow": it works on the record longer than the
+  acquisition lock, so the lock expires before its ACCEPT), and logs every delivery with its
+  delivery count.
+- txn-reader: a read_committed consumer of one assigned partition (no group), logging each record.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import time
+
+from problem_kit import Truth
+
+_stop = False
+
+
+def _on_term(signum, frame) -> None:
+    global _stop
+    _stop = True
+
+
+def _partitions(parts) -> list[list]:
+    return sorted([p.topic, p.partition] for p in parts)
+
+
+def consumer_role(spec: dict, truth: Truth) -> None:
+    from confluent_kafka import Consumer
+
+    conf = {"bootstrap.servers": spec["bootstrap"], "group.id": spec["group"], "client.id": spec["client_id"],
+            "auto.offset.reset": "earliest", "debug": spec.get("debug", "protocol,cgrp"),
+            "enable.auto.commit": True, "auto.commit.interval.ms": 1000}
+    conf.update(spec.get("conf", {}))
+    consumer = Consumer(conf)
+
+    def assigned(c, parts):
+        truth("assigned", partitions=_partitions(parts), member_id=c.memberid())
+
+    def revoked(c, parts):
+        truth("revoked", partitions=_partitions(parts), member_id=c.memberid())
+
+    def lost(c, parts):
+        truth("lost", partitions=_partitions(parts), member_id=c.memberid())
+
+    consumer.subscribe(spec["topics"], on_assign=assigned, on_revoke=revoked, on_lost=lost)
+    truth("started", group=spec["group"], protocol=conf.get("group.protocol", "classic"))
+    end = time.monotonic() + spec.get("run_s", 3600)
+    count = 0
+    while not _stop and time.monotonic() < end:
+        msg = consumer.poll(0.2)
+        if msg is not None and not msg.error():
+            count += 1
+            if count % 50 == 0:
+                truth("consumed", count=count, member_id=consumer.memberid())
+    member = consumer.memberid()
+    consumer.close()
+    truth("closed", consumed=count, member_id=member)
+
+
+def flapping_role(spec: dict, truth: Truth) -> None:
+    from confluent_kafka import Consumer
+
+    for round_ in range(spec["times"]):
+        if _stop:
+            break
+        conf = {"bootstrap.servers": spec["bootstrap"], "group.id": spec["group"], "client.id": spec["client_id"],
+                "auto.offset.reset": "earliest", "debug": spec.get("debug", "protocol,cgrp")}
+        conf.update(spec.get("conf", {}))
+        consumer = Consumer(conf)
+        got = []
+        consumer.subscribe(spec["topics"], on_assign=lambda c, parts: got.append(_partitions(parts)))
+        truth("joining", round=round_)
+        deadline = time.monotonic() + 30
+        while not got and time.monotonic() < deadline and not _stop:
+            consumer.poll(0.2)
+        truth("assigned", round=round_, partitions=got[0] if got else None, member_id=consumer.memberid())
+        stay = time.monotonic() + spec.get("stay_s", 1.0)
+        while time.monotonic() < stay:
+            consumer.poll(0.2)
+        member = consumer.memberid()
+        consumer.close()
+        truth("closed", round=round_, member_id=member)
+        time.sleep(spec.get("pause_s", 0.5))
+
+
+_ACKS = {"accept": "ACCEPT", "release": "RELEASE", "reject": "REJECT"}
+
+
+def share_rule(rules: dict, offset: int, delivery: int) -> str:
+    """What the share consumer does with a record: rules map "offset % modulus" to [action, up to
+    which delivery] ("slow": accepted after the lock ran out); anything else is accepted."""
+    action, until = rules.get(str(offset % rules["modulus"]), ("accept", 0))
+    return action if delivery <= until else "accept"
+
+
+def share_role(spec: dict, truth: Truth) -> None:
+    import confluent_kafka
+
+    consumer = confluent_kafka.ShareConsumer({
+        "bootstrap.servers": spec["bootstrap"], "group.id": spec["group"], "client.id": spec["client_id"],
+        "share.acknowledgement.mode": "explicit", "debug": spec.get("debug", "protocol")})
+    actions: dict[tuple, str] = {}  # (partition, offset) -> the last acknowledgement asked for
+
+    def committed(offsets, error) -> None:
+        for tp, done in offsets.items():
+            for offset in sorted(done):
+                truth("ack_result", topic=tp.topic, partition=tp.partition, offset=offset,
+                      action=actions.get((tp.partition, offset)), error=str(error) if error else None)
+
+    consumer.set_acknowledgement_commit_callback(committed)
+    consumer.subscribe(spec["topics"])
+    truth("started", group=spec["group"])
+    end = time.monotonic() + spec["run_s"]
+    while not _stop and time.monotonic() < end:
+        for msg in consumer.poll(0.5):
+            if msg.error():
+                truth("error", error=str(msg.error()))
+                continue
+            action = share_rule(spec["rules"], msg.offset(), msg.delivery_count())
+            truth("delivered", topic=msg.topic(), partition=msg.partition(), offset=msg.offset(),
+                  delivery_count=msg.delivery_count(), action=action)
+            actions[(msg.partition(), msg.offset())] = "accept" if action == "slow" else action
+            if action == "slow":
+                time.sleep(spec["slow_s"])
+            consumer.acknowledge(msg, getattr(confluent_kafka.AcknowledgeType, _ACKS.get(action, "ACCEPT")))
+        consumer.commit_async()
+    consumer.close()
+    truth("closed")
+
+
+def txn_reader_role(spec: dict, truth: Truth) -> None:
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer({"bootstrap.servers": spec["bootstrap"], "group.id": spec["group"],
+                         "client.id": spec["client_id"], "isolation.level": "read_committed",
+                         "enable.auto.commit": False, "fetch.wait.max.ms": 500,
+                         "debug": spec.get("debug", "protocol")})
+    consumer.assign([TopicPartition(spec["topic"], spec["partition"], 0)])
+    truth("started", topic=spec["topic"], partition=spec["partition"])
+    end = time.monotonic() + spec["run_s"]
+    while not _stop and time.monotonic() < end:
+        msg = consumer.poll(0.2)
+        if msg is not None and not msg.error():
+            truth("consumed", topic=msg.topic(), partition=msg.partition(), offset=msg.offset())
+    consumer.close()
+    truth("closed")
+
+
+ROLES = {"consumer": consumer_role, "flapping": flapping_role, "share": share_role, "txn-reader": txn_reader_role}
+
+
+def main() -> None:
+    role, spec = sys.argv[1], json.loads(sys.argv[2])
+    signal.signal(signal.SIGTERM, _on_term)
+    truth = Truth(spec["truth"], spec["client_id"])
+    ROLES[role](spec, truth)
+
+
+if __name__ == "__main__":
+    main()

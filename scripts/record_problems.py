@@ -1,0 +1,470 @@
+#!/usr/bin/env python3
+"""Record the problems Kafka operators chase, with real clients and their own view as ground truth.
+
+Each problem is a scenario run in a fresh network namespace under tcpdump (the namespace, tcpdump
+and their guarantees come from scripts/record_capture.py): real confluent-kafka clients against
+librdkafka's mock cluster (faults injected through its C API, scripts/problem_kit.py) or Tansu, and
+the same workload without the fault as a clean counterpart. Three files per recording:
+
+    captures/problems/NAME.pcap.gz              the capture (only client <-> broker/proxy traffic)
+    captures/problems/NAME.pcap.truth.log.gz    every client's librdkafka debug log (stderr), whole
+    captures/problems/NAME.pcap.truth.jsonl     the clients' callbacks and the scenario's actions,
+                                                one JSON object a line with wall-clock "ts"
+
+Run as root:  python scripts/record_problems.py --problem member-expired --out-dir captures/problems
+              python scripts/record_problems.py --all --out-dir captures/problems
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import click
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from problem_kit import FaultProxy, FaultRules, MockCluster, Tansu, Truth  # noqa: E402
+from record_capture import (RecordError, Tcpdump, _last_json, _versions, in_namespace,  # noqa: E402
+                            network_namespace, why_not_recordable)
+
+ROLES = str(Path(__file__).resolve().parent / "problem_roles.py")
+TOPIC = "kwire-orders"
+GROUP = "kwire-app"
+PARTITIONS = 6
+# Kafka error codes the scenarios inject.
+NOT_LEADER_OR_FOLLOWER, ILLEGAL_GENERATION = 6, 22
+PRODUCE, FETCH, OFFSET_COMMIT, JOIN_GROUP, HEARTBEAT = 0, 1, 8, 11, 12
+
+
+class Scene:
+    """What a scenario works with inside the namespace: its truth writer, client processes, and the
+    clock of the run (`at(t)` sleeps until t seconds after the start)."""
+
+    def __init__(self, truth_path: str):
+        self.truth_path = truth_path
+        self.truth = Truth(truth_path, "scenario")
+        self.procs: dict[str, subprocess.Popen] = {}
+        self.start = time.monotonic()
+        self.summary: dict = {}
+
+    def at(self, t: float) -> None:
+        delay = self.start + t - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+
+    def spawn(self, role: str, client_id: str, **spec) -> subprocess.Popen:
+        spec.update(client_id=client_id, truth=self.truth_path)
+        proc = subprocess.Popen([sys.executable, ROLES, role, json.dumps(spec)], stdout=subprocess.DEVNULL)
+        self.procs[client_id] = proc
+        self.truth("spawned", client_id=client_id, role=role, pid=proc.pid)
+        return proc
+
+    def kill(self, client_id: str) -> None:
+        proc = self.procs[client_id]
+        proc.send_signal(signal.SIGKILL)
+        self.truth("killed", client_id=client_id, pid=proc.pid)
+        proc.wait(10)
+
+    def stop_all(self, timeout: float = 30) -> None:
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        for client_id, proc in self.procs.items():
+            try:
+                proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                raise RecordError(f"{client_id} did not stop")
+            if proc.returncode not in (0, -signal.SIGKILL):
+                raise RecordError(f"{client_id} exited {proc.returncode}")
+
+
+class Producer(threading.Thread):
+    """A confluent-kafka Producer sending `rate` messages/s to every partition in turn until stopped;
+    delivery reports and errors go to the truth file."""
+
+    def __init__(self, scene: Scene, bootstrap: str, client_id: str = "kwire-producer", rate: float = 5,
+                 topic: str = TOPIC, partitions: int = PARTITIONS, **conf):
+        super().__init__(daemon=True)
+        from confluent_kafka import Producer as KafkaProducer
+
+        self.truth = Truth(scene.truth_path, client_id)
+        settings = {"bootstrap.servers": bootstrap, "client.id": client_id, "enable.idempotence": True,
+                    "linger.ms": 5, "debug": "protocol,eos"}
+        settings.update(conf)
+        self.producer = KafkaProducer(settings)
+        self.rate, self.topic, self.partitions = rate, topic, partitions
+        self.stopping = threading.Event()
+        self.sent = self.delivered = 0
+        self.errors: list[str] = []
+
+    def _report(self, err, msg) -> None:
+        if err is not None:
+            self.errors.append(str(err))
+            self.truth("delivery_failed", error=str(err), partition=msg.partition())
+        else:
+            self.delivered += 1
+
+    def run(self) -> None:
+        i = 0
+        while not self.stopping.wait(1 / self.rate):
+            self.producer.produce(self.topic, key=f"k{i}".encode(), value=f"order {i}".encode(),
+                                  partition=i % self.partitions, on_delivery=self._report)
+            self.producer.poll(0)
+            i += 1
+        self.sent = i
+        self.producer.flush(30)
+        self.truth("flushed", sent=self.sent, delivered=self.delivered, errors=len(self.errors))
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.join(60)
+
+
+def _consumer_conf(**extra) -> dict:
+    conf = {"session.timeout.ms": 6000, "heartbeat.interval.ms": 1000, "fetch.wait.max.ms": 500}
+    conf.update(extra)
+    return conf
+
+
+def _group_workload(scene: Scene, mock: MockCluster, consumers: int, protocol: str = "classic",
+                    conf: dict | None = None) -> Producer:
+    mock.create_topic(TOPIC, PARTITIONS)
+    mock.coordinator("group", GROUP, 1)
+    producer = Producer(scene, mock.bootstraps)
+    producer.start()
+    member_conf = conf if conf is not None else _consumer_conf()
+    if protocol == "consumer":
+        member_conf = {"group.protocol": "consumer", "fetch.wait.max.ms": 500, **(conf or {})}
+    for n in range(1, consumers + 1):
+        scene.spawn("consumer", f"kwire-consumer-{n}", bootstrap=mock.bootstraps, group=GROUP, topics=[TOPIC],
+                    conf=member_conf)
+    return producer
+
+
+def _finish(scene: Scene, producer: Producer, end: float) -> None:
+    scene.at(end)
+    scene.stop_all()
+    producer.stop()
+    if producer.errors:
+        scene.summary["producer_errors"] = producer.errors[:5]
+
+
+# ---- scenarios on the mock cluster ------------------------------------------------------------
+
+
+def clean_classic(scene: Scene, mock: MockCluster) -> None:
+    producer = _group_workload(scene, mock, 2)
+    _finish(scene, producer, 16)
+
+
+def member_expired(scene: Scene, mock: MockCluster) -> None:
+    producer = _group_workload(scene, mock, 3)
+    scene.at(9)
+    scene.kill("kwire-consumer-3")
+    _finish(scene, producer, 24)
+
+
+def rebalance_storm(scene: Scene, mock: MockCluster) -> None:
+    producer = _group_workload(scene, mock, 2)
+    scene.at(6)
+    flapper = scene.spawn("flapping", "kwire-flapper", bootstrap=mock.bootstraps, group=GROUP, topics=[TOPIC],
+                          times=5, stay_s=1.0, pause_s=0.5, conf=_consumer_conf())
+    flapper.wait(120)
+    _finish(scene, producer, time.monotonic() - scene.start + 4)
+
+
+def join_stuck(scene: Scene, mock: MockCluster) -> None:
+    # The coordinator answers the member's JoinGroup 12 s late; the member states a rebalance timeout
+    # (max.poll.interval.ms) of 7 s.
+    mock.push_error_rtts(1, JOIN_GROUP, [(0, 12000)])
+    producer = _group_workload(scene, mock, 1, conf=_consumer_conf(**{"max.poll.interval.ms": 7000}))
+    _finish(scene, producer, 30)
+
+
+def clean_kip848(scene: Scene, mock: MockCluster) -> None:
+    mock.setting("set_group_consumer_session_timeout_ms", 6000)
+    mock.setting("set_group_consumer_heartbeat_interval_ms", 500)
+    producer = _group_workload(scene, mock, 2, protocol="consumer")
+    _finish(scene, producer, 16)
+
+
+def kip848_expired(scene: Scene, mock: MockCluster) -> None:
+    mock.setting("set_group_consumer_session_timeout_ms", 6000)
+    mock.setting("set_group_consumer_heartbeat_interval_ms", 500)
+    producer = _group_workload(scene, mock, 3, protocol="consumer")
+    scene.at(9)
+    scene.kill("kwire-consumer-3")
+    _finish(scene, producer, 24)
+
+
+def slow_broker(scene: Scene, mock: MockCluster) -> None:
+    producer = _group_workload(scene, mock, 2)
+    scene.at(6)
+    mock.set_rtt(2, 150)
+    scene.at(20)
+    mock.set_rtt(2, 0)
+    _finish(scene, producer, 26)
+
+
+def error_burst(scene: Scene, mock: MockCluster) -> None:
+    producer = _group_workload(scene, mock, 2)
+    scene.at(7)
+    mock.push_errors(PRODUCE, [NOT_LEADER_OR_FOLLOWER] * 4)
+    scene.at(12)
+    mock.push_errors(HEARTBEAT, [ILLEGAL_GENERATION] * 2)
+    _finish(scene, producer, 22)
+
+
+def unanswered(scene: Scene, mock: MockCluster) -> None:
+    # The coordinator sits on three OffsetCommits for 20 s; the consumers give up after 5 s
+    # (socket.timeout.ms) and reconnect.
+    producer = _group_workload(scene, mock, 2, conf=_consumer_conf(**{"socket.timeout.ms": 5000}))
+    scene.at(7)
+    mock.push_error_rtts(1, OFFSET_COMMIT, [(0, 20000)] * 3)
+    _finish(scene, producer, 26)
+
+
+def proxy_faults(scene: Scene, mock: MockCluster) -> None:
+    # Every client goes through a proxy per broker; consumer 1's Fetch answers say "throttled
+    # 300 ms" 20 times; the ApiVersions answers a client named kwire-fragile gets are corrupted
+    # (it cannot parse them, hangs up, reconnects).
+    rules = FaultRules(scene.truth, corrupt_api_versions={"kwire-fragile"}, throttle={"kwire-consumer-1": (300, 20)})
+    proxies = {}
+    for broker_id, port in mock.ports.items():
+        proxy = FaultProxy(0, port, rules)
+        proxy.start()
+        mock.advertise(broker_id, proxy.port)
+        proxies[broker_id] = proxy
+    scene.summary["cut_ports"] = sorted(mock.ports.values())
+    scene.summary["proxy_ports"] = {str(b): p.port for b, p in proxies.items()}
+    bootstrap = ",".join(f"127.0.0.1:{p.port}" for p in proxies.values())
+    mock.bootstraps = bootstrap
+    producer = _group_workload(scene, mock, 2)
+    scene.at(5)
+    fragile = Producer(scene, f"127.0.0.1:{proxies[1].port}", client_id="kwire-fragile", rate=2,
+                       **{"debug": "protocol,broker", "message.timeout.ms": 8000})
+    fragile.start()
+    scene.at(15)
+    fragile.stopping.set()
+    _finish(scene, producer, 22)
+    for proxy in proxies.values():
+        proxy.stop()
+
+
+def _share_scenario(scene: Scene, mock: MockCluster, rules: dict) -> None:
+    mock.setting("sharegroup_set_record_lock_duration", 2000)
+    mock.setting("sharegroup_set_max_delivery_attempts", 3)
+    mock.setting("sharegroup_set_heartbeat_interval", 1000)
+    mock.create_topic("kwire-tasks", 1)
+    scene.spawn("share", "kwire-share-consumer", bootstrap=mock.bootstraps, group="kwire-workers",
+                topics=["kwire-tasks"], run_s=24, rules=rules, slow_s=3.0)
+    scene.at(4)
+    producer = Producer(scene, mock.bootstraps, client_id="kwire-producer", rate=10, topic="kwire-tasks",
+                        partitions=1)
+    producer.start()
+    scene.at(7)
+    producer.stop()
+    scene.at(26)
+    scene.stop_all()
+
+
+def share_redelivery(scene: Scene, mock: MockCluster) -> None:
+    # offset % 10: 3 released once, 5 rejected, 7 worked on for 3 s the first time (its 2 s lock
+    # expires), 9 released every time (archived after 3 deliveries); the rest accepted.
+    _share_scenario(scene, mock, {"modulus": 10, "3": ["release", 1], "5": ["reject", 1], "7": ["slow", 1],
+                                  "9": ["release", 99]})
+
+
+def clean_share(scene: Scene, mock: MockCluster) -> None:
+    _share_scenario(scene, mock, {"modulus": 10})
+
+
+# ---- scenarios on Tansu -----------------------------------------------------------------------
+
+
+def _txn_scenario(scene: Scene, stall_s: float) -> None:
+    from confluent_kafka import Producer as KafkaProducer
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    log = open(os.devnull, "w")
+    tansu = Tansu(19092, log)
+    scene.summary["tansu"] = tansu.version()
+    try:
+        admin = AdminClient({"bootstrap.servers": tansu.bootstrap, "client.id": "kwire-admin"})
+        for future in admin.create_topics([NewTopic("kwire-ledger", 1, 1)]).values():
+            future.result(15)
+        truth = Truth(scene.truth_path, "kwire-txn-producer")
+        producer = KafkaProducer({"bootstrap.servers": tansu.bootstrap, "client.id": "kwire-txn-producer",
+                                  "transactional.id": "kwire-ledger-writer", "debug": "protocol,eos"})
+        producer.init_transactions(15)
+        scene.spawn("txn-reader", "kwire-ledger-reader", bootstrap=tansu.bootstrap, group="kwire-ledger-audit",
+                    topic="kwire-ledger", partition=0, run_s=30)
+        scene.at(4)
+        n = 0
+        for round_ in range(3 if stall_s else 8):
+            producer.begin_transaction()
+            truth("begin_transaction", round=round_)
+            for _ in range(3):
+                producer.produce("kwire-ledger", value=f"entry {n}".encode(), partition=0)
+                n += 1
+            producer.flush(10)
+            truth("produced", round=round_, count=3, topic="kwire-ledger", partition=0)
+            time.sleep(stall_s if round_ == 1 else 0.5)
+            producer.commit_transaction(15)
+            truth("committed", round=round_)
+            time.sleep(1)
+        scene.at(time.monotonic() - scene.start + 3)
+        scene.stop_all()
+    finally:
+        tansu.close()
+
+
+def txn_stall(scene: Scene, mock: None) -> None:
+    _txn_scenario(scene, 8.0)
+
+
+def txn_clean(scene: Scene, mock: None) -> None:
+    _txn_scenario(scene, 0.0)
+
+
+# name -> (runner, mock brokers or 0 for Tansu)
+PROBLEMS = {
+    "clean-classic": (clean_classic, 3),
+    "member-expired": (member_expired, 3),
+    "rebalance-storm": (rebalance_storm, 3),
+    "join-stuck": (join_stuck, 3),
+    "clean-kip848": (clean_kip848, 3),
+    "kip848-expired": (kip848_expired, 3),
+    "slow-broker": (slow_broker, 3),
+    "error-burst": (error_burst, 3),
+    "unanswered": (unanswered, 3),
+    "proxy-faults": (proxy_faults, 3),
+    "clean-share": (clean_share, 1),
+    "share-redelivery": (share_redelivery, 1),
+    "txn-clean": (txn_clean, 0),
+    "txn-stall": (txn_stall, 0),
+}
+
+
+def run_problem(name: str, truth_path: str) -> dict:
+    """Run one scenario here (inside the namespace); returns its summary."""
+    runner, brokers = PROBLEMS[name]
+    scene = Scene(truth_path)
+    scene.truth("scenario", problem=name, monotonic_start=scene.start)
+    mock = None
+    if brokers:
+        mock = MockCluster(brokers, scene.truth)
+        scene.truth("mock_cluster", bootstraps=mock.bootstraps, ports={str(k): v for k, v in mock.ports.items()})
+        scene.summary["bootstraps"] = mock.bootstraps
+    try:
+        runner(scene, mock)
+    finally:
+        for proc in scene.procs.values():
+            if proc.poll() is None:
+                proc.kill()
+        if mock is not None:
+            mock.close()
+    scene.summary.update(problem=name, seconds=round(time.monotonic() - scene.start, 3), **_versions())
+    return scene.summary
+
+
+def _cut(raw: Path, out: Path, ports: list[int]) -> None:
+    """Copy `raw` to `out` without the packets of the proxy's upstream legs."""
+    if not ports:
+        shutil.move(str(raw), out)
+        return
+    expr = "!(" + " || ".join(f"tcp.port == {p}" for p in ports) + ")"
+    proc = subprocess.run(["tshark", "-r", str(raw), "-Y", expr, "-F", "pcap", "-w", str(out)],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RecordError(f"tshark could not cut the proxy legs: {proc.stderr.strip()}")
+    raw.unlink()
+
+
+def record(name: str, out_dir: Path, timeout: float = 180) -> Path:
+    reason = why_not_recordable()
+    if reason:
+        raise RecordError(reason)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    out = out_dir / f"{name}.pcap"
+    log_path, jsonl_path = Path(f"{out}.truth.log"), Path(f"{out}.truth.jsonl")
+    jsonl_path.unlink(missing_ok=True)
+    raw = Path(tempfile.mkdtemp(prefix="kwire-problem-")) / "raw.pcap"
+    argv = [sys.executable, str(Path(__file__).resolve()), "--in-namespace", "--problem", name,
+            "--truth-jsonl", str(jsonl_path.resolve())]
+    with network_namespace() as ns:
+        dump = Tcpdump(ns, raw)
+        dump.start()
+        try:
+            with log_path.open("w") as log:
+                log.write(f"# kwire record_problems: {json.dumps({'problem': name, **_versions()}, sort_keys=True)}\n")
+                log.write(f"# command: {shlex.join(['scripts/record_problems.py', '--problem', name])}\n")
+                log.flush()
+                child = subprocess.Popen(in_namespace(ns, *argv), stdout=subprocess.PIPE, stderr=log, text=True,
+                                         start_new_session=True)
+                try:
+                    child_out, _ = child.communicate(timeout=timeout)
+                except subprocess.TimeoutExpired:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(child.pid, signal.SIGKILL)
+                    child.communicate()
+                    raise RecordError(f"{name} did not finish in time; see {log_path}") from None
+        finally:
+            try:
+                _, dropped = dump.stop()
+            finally:
+                dump.kill()
+    summary = _last_json(child_out)
+    if child.returncode != 0 or summary is None or "error" in summary:
+        raise RecordError(f"{name} failed (exit {child.returncode}): {(summary or {}).get('error', child_out[-500:])}")
+    if dropped:
+        raise RecordError(f"tcpdump dropped {dropped} packets")
+    _cut(raw, out, summary.get("cut_ports", []))
+    with log_path.open("a") as log:
+        log.write(f"# summary: {json.dumps(summary, sort_keys=True)}\n")
+    for path in (out, log_path):  # kwire and the tests read gzip as it is
+        subprocess.run(["gzip", "-9", "-n", "-f", str(path)], check=True)
+    return Path(f"{out}.gz")
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--problem", "problems", multiple=True, type=click.Choice(sorted(PROBLEMS)))
+@click.option("--all", "everything", is_flag=True, help="record every problem")
+@click.option("--out-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("captures/problems"),
+              show_default=True)
+@click.option("--in-namespace", is_flag=True, hidden=True)
+@click.option("--truth-jsonl", hidden=True)
+def main(problems, everything, out_dir, in_namespace, truth_jsonl) -> None:
+    """Record problem scenarios (and their clean counterparts) with ground truth."""
+    if in_namespace:
+        try:
+            summary = run_problem(problems[0], truth_jsonl)
+        except Exception as exc:  # reported to the recorder as data, on stdout
+            print(json.dumps({"error": f"{type(exc).__name__}: {exc}"}), flush=True)
+            sys.exit(1)
+        print(json.dumps(summary, sort_keys=True), flush=True)
+        return
+    names = sorted(PROBLEMS) if everything else list(problems)
+    try:
+        for name in names:
+            out = record(name, out_dir)
+            click.echo(f"{out}: {out.stat().st_size} bytes")
+    except RecordError as exc:
+        click.echo(f"record_problems: {exc}", err=True)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

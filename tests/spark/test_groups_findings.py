@@ -1,0 +1,46 @@
+"""`kwire spark` gives the same groups and findings as `kwire stats` on the same traffic split into
+rotated files (issue 14), with and without --group."""
+
+from __future__ import annotations
+
+import gzip
+
+import pytest
+
+from kwire.group_filter import AllOf, GroupFilter, group_members
+from kwire.query import ExchangeFilter
+from kwire.spark.job import run_job
+from kwire.spark.transform import DecodeOptions
+from tests import problems as P
+from tests.spark.rotate import rotate
+from tests.spark.test_stitching import assert_same, stats_document
+
+
+def _parts(name: str, tmp_path, per_file: int):
+    whole = tmp_path / f"{name}.pcap"
+    whole.write_bytes(gzip.decompress(P.capture(name).read_bytes()))
+    return whole, rotate(whole, tmp_path / "parts", per_file, gzip_every=3)
+
+
+@pytest.mark.parametrize("name,per_file", [("member-expired", 150), ("error-burst", 200),
+                                           ("share-redelivery", 120), ("txn-stall", 40), ("kip848-expired", 250),
+                                           ("proxy-faults", 1000)])
+def test_spark_groups_and_findings_equal_stats(spark, tmp_path, name, per_file):
+    whole, parts = _parts(name, tmp_path, per_file)
+    assert len(parts) >= 5
+    expected = stats_document([whole])
+    assert expected["findings"] and expected["groups"] or name == "txn-stall"
+    result = run_job(spark, [str(p) for p in parts], partitions=3)
+    assert result.document["groups"] == expected["groups"]
+    assert result.document["findings"] == expected["findings"]
+    assert_same(result.document, expected)
+
+
+def test_spark_group_filter_equals_stats(spark, tmp_path):
+    whole, parts = _parts("rebalance-storm", tmp_path, 300)
+    keep = AllOf(ExchangeFilter(), group_members([str(whole)], "kwire-app"))
+    expected = stats_document([whole], keep)
+    assert set(expected["client_ids"]) == {"kwire-consumer-1", "kwire-consumer-2", "kwire-flapper"}
+    pending = AllOf(ExchangeFilter(), GroupFilter("kwire-app", resolved=False))
+    result = run_job(spark, [str(p) for p in parts], DecodeOptions(keep=pending), partitions=3)
+    assert_same(result.document, expected)
