@@ -19,7 +19,8 @@ from __future__ import annotations
 import json
 import re
 
-from kwire.analytics.aggregate import FORMAT, Aggregator, Figures
+from kwire.analytics.aggregate import FORMAT, Aggregator
+from kwire.analytics.figures import Figures
 from kwire.analytics.distribution import nearest_rank, percentiles
 from kwire.analytics.facts import exchange_row, partition_rows, topic_names
 

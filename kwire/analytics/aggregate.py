@@ -27,11 +27,12 @@ Definitions beyond those of kwire.analytics.facts:
 from __future__ import annotations
 
 from kwire.analytics.analysis import Analysis
-from kwire.analytics.distribution import add_value, bucket_bounds, histogram, merge_into, percentiles
-from kwire.analytics.facts import ACK_COLUMNS, ACK_TYPES, exchange_row, partition_rows, topic_names
+from kwire.analytics.distribution import bucket_bounds, histogram
+from kwire.analytics.figures import Figures, PartitionFigures, ShareGroupFigures, ms
+from kwire.analytics.facts import exchange_row, partition_rows, topic_names
 from kwire.analytics.observe import observations
 from kwire.analytics.series import NS, Series
-from kwire.model import NO_REQUEST, NO_RESPONSE, PAIRED, Exchange
+from kwire.model import NO_RESPONSE, Exchange
 from kwire.tls.info import TlsNotes
 
 FORMAT = "kwire-stats/1"
@@ -42,189 +43,12 @@ NULL_CLIENT_ID = "(null)"
 UNKNOWN = "(unknown)"  # api, version and client id of a response whose request was not seen
 
 _TIMELINE_OPS = ("sum", "sum", "sum", "sum")  # exchanges, failed, request bytes, response bytes
-_LAG_OPS = ("max",)
-_LAG_SERIES_LIMIT = 256
-_ACK_NAMES = tuple(ACK_TYPES.values())
-
-
-def _ms(ns: int | None) -> float | None:
-    return None if ns is None else round(ns / 1e6, 6)
-
-
-class Figures:
-    """Counts of one group of exchanges (one api version, client id, broker, or all)."""
-
-    __slots__ = ("exchanges", "paired", "no_response", "no_request", "request_bytes", "response_bytes",
-                 "failed", "decode_errors", "errors", "latency", "negotiations", "waits")
-
-    def __init__(self) -> None:
-        self.exchanges = self.paired = self.no_response = self.no_request = 0
-        self.request_bytes = self.response_bytes = self.failed = self.decode_errors = 0
-        self.negotiations = 0
-        self.errors: dict[str, int] = {}
-        self.latency: dict[int, int] = {}  # served exchanges
-        self.waits: dict[int, int] = {}  # long polls answered empty at their MaxWaitMs
-
-    def add(self, row: dict) -> None:
-        self.exchanges += 1
-        status = row["status"]
-        if status == PAIRED:
-            self.paired += 1
-        elif status == NO_RESPONSE:
-            self.no_response += 1
-        elif status == NO_REQUEST:
-            self.no_request += 1
-        self.request_bytes += row["request_bytes"] or 0
-        self.response_bytes += row["response_bytes"] or 0
-        if row["failed"]:
-            self.failed += 1
-        if row["request_error"] or row["response_error"]:
-            self.decode_errors += 1
-        errors = self.errors
-        for name in row["error_codes"]:
-            errors[name] = errors.get(name, 0) + 1
-        if row.get("negotiation"):
-            self.negotiations += 1
-        latency = row["latency_ns"]
-        if latency is not None:
-            add_value(self.waits if row.get("wait") else self.latency, latency)
-
-    def merge(self, other: Figures) -> None:
-        for name in ("exchanges", "paired", "no_response", "no_request", "request_bytes", "response_bytes",
-                     "failed", "decode_errors", "negotiations"):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-        for name, n in other.errors.items():
-            self.errors[name] = self.errors.get(name, 0) + n
-        merge_into(self.latency, other.latency)
-        merge_into(self.waits, other.waits)
-
-    def document(self, span_s: float | None) -> dict:
-        count, ps, top = percentiles(self.latency)
-        waits, wait_ps, wait_top = percentiles(self.waits, (50,))
-        return {
-            "exchanges": self.exchanges,
-            "paired": self.paired,
-            "no_response": self.no_response,
-            "no_request": self.no_request,
-            "requests_per_s": round(self.exchanges / span_s, 3) if span_s else None,
-            "request_bytes": self.request_bytes,
-            "response_bytes": self.response_bytes,
-            "failed": self.failed,
-            "decode_errors": self.decode_errors,
-            "errors": dict(self.errors),
-            "latency_ms": {"count": count, "p50": _ms(ps.get(50)), "p90": _ms(ps.get(90)),
-                           "p99": _ms(ps.get(99)), "max": _ms(top)},
-            "waits": {"count": waits, "p50_ms": _ms(wait_ps.get(50)), "max_ms": _ms(wait_top)},
-            "negotiations": self.negotiations,
-        }
-
-
-class PartitionFigures:
-    __slots__ = ("fetches", "fetch_bytes", "fetch_records", "produces", "produce_bytes", "produce_records",
-                 "lag_samples", "lag_last", "lag_max", "share_bytes", "share_records", "acquired",
-                 "redelivered", "acks", "lag_series")
-
-    def __init__(self) -> None:
-        self.fetches = self.fetch_bytes = self.fetch_records = 0
-        self.produces = self.produce_bytes = self.produce_records = 0
-        self.lag_samples = 0
-        self.lag_last: tuple[int, int] | None = None  # (ts_ns, lag)
-        self.lag_max: int | None = None
-        self.share_bytes = self.share_records = self.acquired = self.redelivered = 0
-        self.acks = dict.fromkeys(ACK_COLUMNS, 0)
-        self.lag_series = Series(_LAG_OPS, _LAG_SERIES_LIMIT)
-
-    def add(self, row: dict) -> None:
-        api = row["api"]
-        if api == "Fetch":
-            self.fetches += 1
-            self.fetch_bytes += row["bytes"]
-            self.fetch_records += row["records"]
-            lag = row["lag"]
-            if lag is not None:
-                self._lag(row["ts_ns"], lag)
-        elif api == "Produce":
-            self.produces += 1
-            self.produce_bytes += row["bytes"]
-            self.produce_records += row["records"]
-        else:
-            self.share_bytes += row["bytes"]
-            self.share_records += row["records"]
-            self.acquired += row["acquired"]
-            self.redelivered += row["redelivered"]
-            for column in ACK_COLUMNS:
-                self.acks[column] += row[column]
-
-    def _lag(self, ts_ns: int, lag: int) -> None:
-        self.lag_samples += 1
-        sample = (ts_ns, lag)
-        if self.lag_last is None or sample > self.lag_last:
-            self.lag_last = sample
-        if self.lag_max is None or lag > self.lag_max:
-            self.lag_max = lag
-        self.lag_series.add(ts_ns, (lag,))
-
-    def merge(self, other: PartitionFigures) -> None:
-        for name in ("fetches", "fetch_bytes", "fetch_records", "produces", "produce_bytes", "produce_records",
-                     "lag_samples", "share_bytes", "share_records", "acquired", "redelivered"):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-        if other.lag_last is not None and (self.lag_last is None or other.lag_last > self.lag_last):
-            self.lag_last = other.lag_last
-        if other.lag_max is not None and (self.lag_max is None or other.lag_max > self.lag_max):
-            self.lag_max = other.lag_max
-        for column in ACK_COLUMNS:
-            self.acks[column] += other.acks[column]
-        self.lag_series.merge(other.lag_series)
-
-    def document(self) -> dict:
-        return {
-            "fetches": self.fetches,
-            "fetch_bytes": self.fetch_bytes,
-            "fetch_records": self.fetch_records,
-            "produces": self.produces,
-            "produce_bytes": self.produce_bytes,
-            "produce_records": self.produce_records,
-            "lag_samples": self.lag_samples,
-            "lag_last": self.lag_last[1] if self.lag_last else None,
-            "lag_max": self.lag_max,
-            "share_bytes": self.share_bytes,
-            "share_records": self.share_records,
-            "acquired": self.acquired,
-            "redelivered": self.redelivered,
-            "acknowledgements": {name: self.acks["ack_" + name.lower()] for name in _ACK_NAMES},
-        }
-
-
-class ShareGroupFigures:
-    __slots__ = ("fetches", "acknowledges", "records", "acquired", "redelivered", "acks")
-
-    def __init__(self) -> None:
-        self.fetches = self.acknowledges = self.records = self.acquired = self.redelivered = 0
-        self.acks = dict.fromkeys(ACK_COLUMNS, 0)
-
-    def add(self, row: dict) -> None:
-        self.records += row["records"]
-        self.acquired += row["acquired"]
-        self.redelivered += row["redelivered"]
-        for column in ACK_COLUMNS:
-            self.acks[column] += row[column]
-
-    def merge(self, other: ShareGroupFigures) -> None:
-        for name in ("fetches", "acknowledges", "records", "acquired", "redelivered"):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-        for column in ACK_COLUMNS:
-            self.acks[column] += other.acks[column]
-
-    def document(self) -> dict:
-        return {"share_fetches": self.fetches, "share_acknowledges": self.acknowledges, "records": self.records,
-                "acquired": self.acquired, "redelivered": self.redelivered,
-                "acknowledgements": {name: self.acks["ack_" + name.lower()] for name in _ACK_NAMES}}
 
 
 def _brief(row: dict) -> dict:
     return {"ts": round(row["ts_ns"] / 1e9, 9), "api": row["api"], "api_version": row["api_version"],
             "client_id": row["client_id"], "client": row["client"], "broker": row["broker"],
-            "correlation_id": row["correlation_id"], "latency_ms": _ms(row["latency_ns"]),
+            "correlation_id": row["correlation_id"], "latency_ms": ms(row["latency_ns"]),
             "request_bytes": row["request_bytes"], "response_bytes": row["response_bytes"],
             "status": row["status"], "errors": list(row["error_codes"])}
 
@@ -450,5 +274,5 @@ def _histogram(latency: dict[int, int]) -> list[list]:
     out = []
     for k, n in sorted(histogram(latency).items()):
         lo, hi = bucket_bounds(k)
-        out.append([_ms(lo), _ms(hi), n])
+        out.append([ms(lo), ms(hi), n])
     return out

@@ -19,7 +19,8 @@ from __future__ import annotations
 from collections import deque
 
 from kwire.analytics import exchange_row, partition_rows, topic_names
-from kwire.analytics.aggregate import Aggregator, Figures
+from kwire.analytics.aggregate import Aggregator
+from kwire.analytics.figures import Figures
 from kwire.analytics.observe import observations
 from kwire.live.analysis_rows import analysis_rows
 from kwire.live.snapshot import ApiRow, Health, LagRow, ShareRow, SlowExchange, Snapshot

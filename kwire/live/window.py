@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections import deque
 
 from kwire.analytics import Aggregator
-from kwire.analytics.aggregate import Figures
+from kwire.analytics.figures import Figures
 from kwire.analytics.distribution import percentiles
 
 NS = 1_000_000_000
