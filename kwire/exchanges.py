@@ -27,6 +27,9 @@ from kwire.model import Exchange
 from kwire.net.segment import format_endpoint
 
 _I16 = struct.Struct(">h")
+# A request that waited for its answer while its connection held more pending bodies than
+# kwire.kafka.pairing.MAX_PENDING_BYTES: it is paired and timed, its body was not kept.
+BODY_NOT_KEPT = "request body not kept: its connection held too many unanswered requests (KWIRE_MAX_PENDING_BYTES)"
 UNSUPPORTED_VERSION = 35
 
 
@@ -126,20 +129,22 @@ def build_from_parts(parts: ExchangeParts, *, decode: bool = True) -> Exchange:
     (conn_id, client, broker, status, corr, api_key, api_version, client_id, header_size,
      req_ts, req_size, req_body, resp_ts, resp_size, resp_body) = parts
     ex = Exchange(conn_id, client, broker, status, corr)
-    if req_body is not None:
+    if api_key is not None:
         ex.api_key = api_key
         ex.api = api_name(api_key)
         ex.api_version = api_version
         ex.client_id = client_id
         ex.request_ts_ns = req_ts
         ex.request_size = req_size
-        if decode:
+        if req_body is None:
+            ex.request_error = BODY_NOT_KEPT
+        elif decode:
             ex.request, ex.request_error, ex.request_trailing = decode_body(
                 api_key, "request", api_version, req_body, header_size)
     if resp_body is not None:
         ex.response_ts_ns = resp_ts
         ex.response_size = resp_size
-        if req_body is not None and decode:
+        if api_key is not None and decode:
             _decode_response(ex, resp_body)
     if decode and api_key in EMBEDDED_API_KEYS:
         decode_embedded(ex)

@@ -88,6 +88,15 @@ class RunSummary:
             parts.append(f"{self.tls.connections} TLS connections ({self.tls.decrypted} decrypted)")
         if self.capture.truncated:
             parts.append(f"{self.capture.truncated} packets cut by snap length")
+        tcp, kafka = self.tcp, self.kafka
+        if tcp.get("conflicting_bytes"):  # retransmissions that disagree: which copy was sent?
+            parts.append(f"{tcp['conflicting_bytes']} retransmitted bytes differed from the first copy (kept)")
+        if tcp.get("after_fin_segments"):
+            parts.append(f"{tcp['after_fin_segments']} segments after a FIN")
+        if kafka.get("duplicate_correlation_ids"):
+            parts.append(f"{kafka['duplicate_correlation_ids']} reused correlation ids")
+        if kafka.get("dropped_bodies"):
+            parts.append(f"{kafka['dropped_bodies']} unanswered request bodies not kept")
         return ", ".join(parts)
 
 

@@ -15,6 +15,7 @@ import click
 
 from kwire.cli.keys import Reading, keylog_option, load_keys
 from kwire.cli.options import capture_paths, filter_options
+from kwire.cli.output import binary_writer
 from kwire.cli.progress import progress_bar
 from kwire.parallel import OrderedRenderer, default_jobs, offloadable
 from kwire.pipeline import RunSummary
@@ -104,9 +105,7 @@ def write_json_lines(reading: Reading, summary: RunSummary, progress, render: Js
                      limit: int | None = None) -> int:
     """inspect --json: decoding and rendering on `jobs` worker processes (kwire.parallel) or here;
     returns how many lines were written (at most `limit`)."""
-    out.flush()
-    binary = getattr(out, "buffer", None)
-    write = binary.write if binary is not None else (lambda text: out.write(text.decode()))
+    write = binary_writer(out)  # whole lines or an error, never a silent cut (kwire.cli.output)
     update = progress.update if progress else None
     shown = 0
 

@@ -41,7 +41,7 @@ CONFIRM_CHAINED_REQUESTS = 3
 GIVE_UP_BYTES = 1 << 20  # unconfirmed connection: bytes scanned in vain before it is ignored
 
 ROLES_UNKNOWN, CANDIDATE, CONFIRMED, IGNORED = "roles_unknown", "candidate", "confirmed", "ignored"
-COUNTERS = ("frames", "unparsed_frames", "duplicate_correlation_ids", "pending_overflow", "gaps")
+COUNTERS = ("frames", "unparsed_frames", "duplicate_correlation_ids", "pending_overflow", "dropped_bodies", "gaps")
 
 Emit = Callable[[RawExchange], None]
 
@@ -251,6 +251,7 @@ class KafkaStream:
         if pairing is not None:
             closed["duplicate_correlation_ids"] += pairing.duplicate_correlation_ids
             closed["pending_overflow"] += pairing.pending_overflow
+            closed["dropped_bodies"] += pairing.dropped_bodies
             if self.state == CONFIRMED:
                 pairing.close(self.frames, self._out)
         self._enter(IGNORED)
