@@ -28,6 +28,7 @@ class Exchange:
     client_id: str | None = None
     request_ts_ns: int | None = None  # capture time of the request's last segment
     response_ts_ns: int | None = None  # capture time of the response's last segment
+    given_up_ts_ns: int | None = None  # no_response: capture time kwire stopped waiting (close, end)
     request_size: int | None = None  # frame size on the wire, length prefix included
     response_size: int | None = None
     request: dict | None = None
@@ -43,6 +44,13 @@ class Exchange:
         if self.request_ts_ns is not None:
             return self.request_ts_ns
         return self.response_ts_ns or 0
+
+    @property
+    def unanswered_ms(self) -> float | None:
+        """no_response: how long the request went unanswered before kwire stopped waiting."""
+        if self.request_ts_ns is None or self.given_up_ts_ns is None:
+            return None
+        return (self.given_up_ts_ns - self.request_ts_ns) / 1e6
 
     @property
     def latency_ms(self) -> float | None:

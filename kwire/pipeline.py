@@ -195,13 +195,14 @@ def analyze_files(paths: list[str], *, port_hints: Iterable[int] = (), decode: b
                   keys: KeySource | None = None) -> Iterator[Exchange]:
     """Exchanges of the capture files, merged in time order (and the RawExchanges `offload` picks,
     see Pipeline). Capture errors end up in summary.capture_errors (the good packets before a
-    damaged spot are still analysed); a file that cannot be opened as a capture raises CaptureError
-    before anything is read."""
+    damaged spot are still analysed), and so do files that cannot be opened as captures when others
+    can; when none can, CaptureError is raised before anything is read."""
     pipeline = Pipeline(port_hints=port_hints, decode=decode, summary=summary, offload=offload, fast=fast,
                         keys=keys)
     summary = pipeline.summary
     stats = summary.capture
-    source = open_captures(paths, stats, on_secrets=pipeline.add_secrets)
+    source = open_captures(paths, stats, on_secrets=pipeline.add_secrets,
+                           on_error=lambda exc: summary.capture_errors.append(str(exc)))
     for linktype, names in stats.linktypes.items():
         if linktype not in SUPPORTED_LINKTYPES:
             summary.unknown_linktypes[linktype] = sorted(names)

@@ -15,6 +15,7 @@ import click
 
 from kwire.cli.keys import Reading, keylog_option, load_keys
 from kwire.cli.options import capture_paths, filter_options
+from kwire.capture.source import STDIN
 from kwire.cli.output import binary_writer
 from kwire.cli.progress import progress_bar
 from kwire.parallel import OrderedRenderer, default_jobs, offloadable
@@ -23,7 +24,7 @@ from kwire.render.jsonl import JsonLines
 
 
 @click.command("inspect")
-@click.argument("captures", nargs=-1, required=True, type=click.Path(allow_dash=False))
+@click.argument("captures", nargs=-1, required=True, type=click.Path(allow_dash=True))
 @click.option("--json", "as_json", is_flag=True, help="JSON Lines: one object per exchange.")
 @click.option("-V", "--verbose", is_flag=True, help="Show the decoded request and response of each exchange as trees.")
 @click.option("--records", is_flag=True,
@@ -51,12 +52,15 @@ def inspect_command(captures, as_json, verbose, records, limit, selection, ports
     records_mode = "full" if records else "summary"
     out = sys.stdout
     progress = progress_bar(paths)
+    # A capture on standard input is shown as it comes: each exchange when it completes (no worker
+    # batches, no lines waiting to be laid out together).
+    streaming = STDIN in paths
     try:
         if as_json:
             shown = write_json_lines(reading, summary, progress, JsonLines(records_mode, show_secrets, keep),
-                                     default_jobs() if jobs is None else jobs, out, limit)
+                                     0 if streaming else default_jobs() if jobs is None else jobs, out, limit)
         else:
-            shown = write_readable(reading, summary, progress, keep, out, limit,
+            shown = write_readable(reading, summary, progress, keep, out, limit, streaming=streaming,
                                    verbose=verbose or records, records=records_mode, show_secrets=show_secrets)
     finally:
         if progress:
@@ -69,7 +73,7 @@ BATCH_LINES = 64  # one-line view: lines laid out per print
 
 
 def write_readable(reading: Reading, summary: RunSummary, progress, keep, out, limit: int | None, *,
-                   verbose: bool, records: str, show_secrets: bool) -> int:
+                   verbose: bool, records: str, show_secrets: bool, streaming: bool = False) -> int:
     """The line view, or the trees with -V; returns how many exchanges were shown."""
     from rich.console import Console
 
@@ -88,9 +92,11 @@ def write_readable(reading: Reading, summary: RunSummary, progress, keep, out, l
                 console.print(exchange_view(ex, records=records, show_secrets=show_secrets))
             else:
                 batch.append(line_parts(ex))
-                if len(batch) >= BATCH_LINES:
+                if len(batch) >= (1 if streaming else BATCH_LINES):
                     console.print(Lines(batch))
                     batch = []
+            if streaming:
+                out.flush()
             shown += 1
             if shown == limit:
                 break

@@ -87,6 +87,7 @@ class RawExchange:
     response_body: object | None = None  # the frame body, header included
     response_ts_ns: int | None = None
     response_size: int | None = None
+    given_up_ts_ns: int | None = None  # no_response: the capture time kwire stopped waiting for the answer
 
 
 Out = Callable[[RawExchange], None]
@@ -118,8 +119,8 @@ class Pairing:
     def request(self, header: RequestHeader, body, ts_ns: int, out: Out) -> bool:
         corr = header.correlation_id
         request = PendingRequest(header, body, ts_ns, len(body) + 4)
-        if header.api_key == PRODUCE_KEY and produce_acks(header, body) == 0:
-            out(RawExchange(self.conn, self.client_dir, NO_RESPONSE, corr, request))  # never answered
+        if header.api_key == PRODUCE_KEY and produce_acks(header, body) == 0:  # never answered
+            out(RawExchange(self.conn, self.client_dir, NO_RESPONSE, corr, request, given_up_ts_ns=ts_ns))
             return False
         if self.orphans:
             orphan = self.orphans.pop(corr, None)
@@ -132,7 +133,7 @@ class Pairing:
                 return True
         if self.count >= MAX_PENDING:
             self.pending_overflow += 1
-            out(RawExchange(self.conn, self.client_dir, NO_RESPONSE, *self._pop_oldest()))
+            out(RawExchange(self.conn, self.client_dir, NO_RESPONSE, *self._pop_oldest(), given_up_ts_ns=ts_ns))
         if corr in self.pending:
             self.duplicate_correlation_ids += 1
             self.waiting.setdefault(corr, deque()).append(request)
@@ -206,9 +207,10 @@ class Pairing:
                 out(self.orphans.pop(corr))
                 del due[corr]
 
-    def close(self, frames: int, out: Out) -> None:
-        """The connection ended: every pending request is unanswered, every early response orphaned."""
+    def close(self, ts_ns: int, frames: int, out: Out) -> None:
+        """The connection ended at ts_ns: every pending request is unanswered, every early response
+        orphaned."""
         while self.pending:
-            out(RawExchange(self.conn, self.client_dir, NO_RESPONSE, *self._pop_oldest()))
+            out(RawExchange(self.conn, self.client_dir, NO_RESPONSE, *self._pop_oldest(), given_up_ts_ns=ts_ns))
         self.kept.clear()
         self.expire_orphans(frames, out, everything=True)
