@@ -97,6 +97,7 @@ class ExchangeParts(NamedTuple):
     response_size: int | None
     response_body: object | None  # the response frame body, header included
     given_up_ts_ns: int | None  # no_response: when kwire stopped waiting for the answer
+    wire: tuple | None  # where the frames lie on the wire (Exchange.wire), when the run tracks it
 
 
 _new_parts = partial(tuple.__new__, ExchangeParts)  # without NamedTuple's Python-level __new__
@@ -116,21 +117,31 @@ def exchange_parts(raw: RawExchange, *, owned: bool = False) -> ExchangeParts:
     req = raw.request
     if req is None:
         return _new_parts((conn.id, client, broker, raw.status, raw.correlation_id, None, None, None, 0,
-                           None, None, None, raw.response_ts_ns, raw.response_size, resp_body, None))
+                           None, None, None, raw.response_ts_ns, raw.response_size, resp_body, None,
+                           _wire(raw, None)))
     h = req.header
     body = req.body
     if owned and type(body) is not bytes:
         body = bytes(body)
     return _new_parts((conn.id, client, broker, raw.status, raw.correlation_id, h.api_key, h.api_version,
                        h.client_id, h.header_size, req.ts_ns, req.size, body, raw.response_ts_ns,
-                       raw.response_size, resp_body, raw.given_up_ts_ns))
+                       raw.response_size, resp_body, raw.given_up_ts_ns, _wire(raw, req.span)))
+
+
+def _wire(raw: RawExchange, request_span) -> tuple | None:
+    if request_span is None and raw.response_span is None:
+        return None
+    start = raw.conn.start_seq
+    d = raw.client_direction
+    return (start[d], start[1 - d], request_span, raw.response_span)
 
 
 def build_from_parts(parts: ExchangeParts, *, decode: bool = True) -> Exchange:
     (conn_id, client, broker, status, corr, api_key, api_version, client_id, header_size,
-     req_ts, req_size, req_body, resp_ts, resp_size, resp_body, given_up_ts) = parts
+     req_ts, req_size, req_body, resp_ts, resp_size, resp_body, given_up_ts, wire) = parts
     ex = Exchange(conn_id, client, broker, status, corr)
     ex.given_up_ts_ns = given_up_ts
+    ex.wire = wire
     if api_key is not None:
         ex.api_key = api_key
         ex.api = api_name(api_key)

@@ -38,6 +38,10 @@ class Exchange:
     request_trailing: int = 0  # bytes left after the decoded body
     response_trailing: int = 0
     extra: dict = field(default_factory=dict)  # enrichments (topic names, lag) added after pairing
+    # Where the frames lie on the wire, when the run tracks it (kwire inspect -w): (client's first TCP
+    # sequence number, broker's, request frame (start, end) in the client's bytes, response's in the
+    # broker's); None otherwise.
+    wire: tuple | None = None
 
     @property
     def ts_ns(self) -> int:

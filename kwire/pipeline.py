@@ -106,12 +106,13 @@ class Pipeline:
     (whoever decodes them adds their decode errors to the summary). kwire.parallel uses this.
     `fast=False` takes the plain path for every record (the fast path's differential tests). `keys`:
     where TLS secrets come from (a kwire.tls.KeyLog, or a FollowedKeyLog); `key_wait_bytes`: how much
-    of a TLS connection may wait for its keys to appear in a key log being written (live capture)."""
+    of a TLS connection may wait for its keys to appear in a key log being written (live capture).
+    `track_spans`: exchanges say where their frames lie on the wire (Exchange.wire; kwire.excerpt)."""
 
     def __init__(self, *, port_hints: Iterable[int] = (), decode: bool = True,
                  summary: RunSummary | None = None,
                  offload: Callable[[RawExchange], bool] | None = None, fast: bool = True,
-                 keys: KeySource | None = None, key_wait_bytes: int = 0):
+                 keys: KeySource | None = None, key_wait_bytes: int = 0, track_spans: bool = False):
         self.offload = offload
         self.summary = summary or RunSummary()
         self.net = DecodeCounters()
@@ -119,7 +120,7 @@ class Pipeline:
         self.decode = decode
         self.last_ts_ns = 0
         self._out: list = []
-        self.kafka = KafkaLayer(self._on_raw, port_hints=frozenset(port_hints))
+        self.kafka = KafkaLayer(self._on_raw, port_hints=frozenset(port_hints), track_spans=track_spans)
         self.tls = TlsDetector(self.kafka.open, keys, self._on_tls, key_wait_bytes=key_wait_bytes)
         self.summary.keylog_given = keys is not None
         self.flows = FlowTable(self.tls)
@@ -192,13 +193,13 @@ def analyze_files(paths: list[str], *, port_hints: Iterable[int] = (), decode: b
                   summary: RunSummary | None = None,
                   progress: Callable[[CaptureStats], None] | None = None,
                   offload: Callable[[RawExchange], bool] | None = None, fast: bool = True,
-                  keys: KeySource | None = None) -> Iterator[Exchange]:
+                  keys: KeySource | None = None, track_spans: bool = False) -> Iterator[Exchange]:
     """Exchanges of the capture files, merged in time order (and the RawExchanges `offload` picks,
     see Pipeline). Capture errors end up in summary.capture_errors (the good packets before a
     damaged spot are still analysed), and so do files that cannot be opened as captures when others
     can; when none can, CaptureError is raised before anything is read."""
     pipeline = Pipeline(port_hints=port_hints, decode=decode, summary=summary, offload=offload, fast=fast,
-                        keys=keys)
+                        keys=keys, track_spans=track_spans)
     summary = pipeline.summary
     stats = summary.capture
     source = open_captures(paths, stats, on_secrets=pipeline.add_secrets,

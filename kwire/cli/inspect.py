@@ -33,13 +33,16 @@ from kwire.render.jsonl import JsonLines
               help="Stop after N exchanges (of those the filters keep), and stop reading.")
 @filter_options()
 @keylog_option()
+@click.option("-w", "--write", "write_path", type=click.Path(dir_okay=False, writable=True), default=None,
+              metavar="FILE", help="Also write the packets of the exchanges shown to FILE (a pcap: their "
+                                   "connections' handshakes and the segments carrying them, cut out).")
 @click.option("--show-secrets", is_flag=True, help="Show SASL credentials instead of redacting them.")
 @click.option("--no-summary", is_flag=True, help="Leave out the closing summary line (on stderr).")
 @click.option("--jobs", "-j", type=click.IntRange(min=0), default=None,
               help="Worker processes decoding and rendering --json output (0: none; default: one per CPU "
                    "when there are several). The output is the same either way.")
-def inspect_command(captures, as_json, verbose, records, limit, selection, ports, keylog, show_secrets, no_summary,
-                    jobs):
+def inspect_command(captures, as_json, verbose, records, limit, selection, ports, keylog, write_path, show_secrets,
+                    no_summary, jobs):
     """Decode the Kafka exchanges in capture files (pcap, pcapng, gzip of either).
 
     One line per exchange: time (UTC), client -> broker, api and version, correlation id, client id,
@@ -47,7 +50,13 @@ def inspect_command(captures, as_json, verbose, records, limit, selection, ports
     decoded bodies; --json writes JSON Lines."""
     paths = capture_paths(captures)
     keep = selection.exchange_filter(paths)
-    reading = Reading(paths, ports, load_keys(keylog))
+    reading = Reading(paths, ports, load_keys(keylog), track_spans=write_path is not None)
+    kept: list = []
+    if write_path is not None:
+        if STDIN in paths:
+            raise click.UsageError("-w reads the captures a second time: give files, not -")
+        keep = _noting(keep, kept)
+        jobs = 0  # which exchanges are kept is known here, not in worker processes
     summary = RunSummary()
     records_mode = "full" if records else "summary"
     out = sys.stdout
@@ -66,7 +75,35 @@ def inspect_command(captures, as_json, verbose, records, limit, selection, ports
         if progress:
             progress.close()
     out.flush()
+    if write_path is not None:
+        write_excerpt(reading, kept[:shown], write_path)
     report_run(summary, no_summary, matched=shown, selection=selection, limit=limit)
+
+
+def _noting(keep, kept: list):
+    """`keep`, noting every exchange it keeps (in order) in `kept`."""
+    def noting(ex) -> bool:
+        if keep(ex):
+            kept.append(ex)
+            return True
+        return False
+    return noting
+
+
+def write_excerpt(reading: Reading, kept: list, path: str) -> None:
+    """-w: the packets of the exchanges shown, cut out of the captures (kwire.excerpt)."""
+    from kwire.excerpt import Excerpt
+
+    excerpt = Excerpt()
+    for ex in kept:
+        excerpt.add(ex)
+    packets = excerpt.write(reading.paths, path)
+    notes = [f"wrote {packets:,} packets of {len(kept) - excerpt.uncut:,} exchanges to {path}"]
+    if excerpt.uncut:
+        notes.append(f"{excerpt.uncut:,} exchanges not written (their place in the stream is not known: "
+                     "a capture that began in the middle of them)")
+    for note in notes + excerpt.skipped:
+        click.echo(f"kwire: {note}", err=True)
 
 
 BATCH_LINES = 64  # one-line view: lines laid out per print

@@ -58,6 +58,7 @@ class PendingRequest:
     size: int
     dropped: bool = False  # the body was not kept (MAX_PENDING_BYTES)
     done: bool = False  # no longer pending: answered, or given up
+    span: tuple | None = None  # (start, end) of the frame in its direction's bytes, when tracked
 
 
 def produce_acks(header: RequestHeader, body) -> int | None:
@@ -88,6 +89,7 @@ class RawExchange:
     response_ts_ns: int | None = None
     response_size: int | None = None
     given_up_ts_ns: int | None = None  # no_response: the capture time kwire stopped waiting for the answer
+    response_span: tuple | None = None  # (start, end) of the response frame in the broker's bytes, when tracked
 
 
 Out = Callable[[RawExchange], None]
@@ -116,9 +118,9 @@ class Pairing:
         self.pending_overflow = 0
         self.dropped_bodies = 0
 
-    def request(self, header: RequestHeader, body, ts_ns: int, out: Out) -> bool:
+    def request(self, header: RequestHeader, body, ts_ns: int, out: Out, span: tuple | None = None) -> bool:
         corr = header.correlation_id
-        request = PendingRequest(header, body, ts_ns, len(body) + 4)
+        request = PendingRequest(header, body, ts_ns, len(body) + 4, span=span)
         if header.api_key == PRODUCE_KEY and produce_acks(header, body) == 0:  # never answered
             out(RawExchange(self.conn, self.client_dir, NO_RESPONSE, corr, request, given_up_ts_ns=ts_ns))
             return False
@@ -181,7 +183,7 @@ class Pairing:
         if len(kept) > 2 * self.count + 64:  # requests answered out of order linger: sweep them out
             self.kept = deque(r for r in kept if not r.done)
 
-    def response(self, body, ts_ns: int, frames: int, out: Out) -> bool:
+    def response(self, body, ts_ns: int, frames: int, out: Out, span: tuple | None = None) -> bool:
         """A response frame; `frames` is the connection's frame count (for the orphans' grace)."""
         corr = _I32.unpack_from(body, 0)[0]
         request = self._take(corr)
@@ -192,11 +194,12 @@ class Pairing:
             if corr in orphans:
                 out(orphans.pop(corr))
             orphans[corr] = RawExchange(self.conn, self.client_dir, NO_REQUEST, corr, None, body, ts_ns,
-                                        len(body) + 4)
+                                        len(body) + 4, response_span=span)
             self.orphan_due[corr] = frames + ORPHAN_GRACE_FRAMES
             self.expire_orphans(frames, out)
             return False
-        out(RawExchange(self.conn, self.client_dir, PAIRED, corr, request, body, ts_ns, len(body) + 4))
+        out(RawExchange(self.conn, self.client_dir, PAIRED, corr, request, body, ts_ns, len(body) + 4,
+                        response_span=span))
         return True
 
     def expire_orphans(self, frames: int, out: Out, everything: bool = False) -> None:

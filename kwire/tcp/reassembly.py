@@ -94,6 +94,7 @@ class HalfStream(OutOfOrder):
     def begin(self, seq: int) -> None:
         """Start the direction at `seq` (the first byte it will carry)."""
         self.nxt = self.start = seq & MASK
+        self.conn.start_seq[self.direction] = self.start
 
     def syn(self, seq: int) -> None:
         """This direction's SYN at `seq`: its data starts at seq + 1."""
