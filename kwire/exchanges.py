@@ -27,6 +27,9 @@ from kwire.model import Exchange
 from kwire.net.segment import format_endpoint
 
 _I16 = struct.Struct(">h")
+# A request that waited for its answer while its connection held more pending bodies than
+# kwire.kafka.pairing.MAX_PENDING_BYTES: it is paired and timed, its body was not kept.
+BODY_NOT_KEPT = "request body not kept: its connection held too many unanswered requests (KWIRE_MAX_PENDING_BYTES)"
 UNSUPPORTED_VERSION = 35
 
 
@@ -93,6 +96,8 @@ class ExchangeParts(NamedTuple):
     response_ts_ns: int | None
     response_size: int | None
     response_body: object | None  # the response frame body, header included
+    given_up_ts_ns: int | None  # no_response: when kwire stopped waiting for the answer
+    wire: tuple | None  # where the frames lie on the wire (Exchange.wire), when the run tracks it
 
 
 _new_parts = partial(tuple.__new__, ExchangeParts)  # without NamedTuple's Python-level __new__
@@ -112,34 +117,47 @@ def exchange_parts(raw: RawExchange, *, owned: bool = False) -> ExchangeParts:
     req = raw.request
     if req is None:
         return _new_parts((conn.id, client, broker, raw.status, raw.correlation_id, None, None, None, 0,
-                           None, None, None, raw.response_ts_ns, raw.response_size, resp_body))
+                           None, None, None, raw.response_ts_ns, raw.response_size, resp_body, None,
+                           _wire(raw, None)))
     h = req.header
     body = req.body
     if owned and type(body) is not bytes:
         body = bytes(body)
     return _new_parts((conn.id, client, broker, raw.status, raw.correlation_id, h.api_key, h.api_version,
                        h.client_id, h.header_size, req.ts_ns, req.size, body, raw.response_ts_ns,
-                       raw.response_size, resp_body))
+                       raw.response_size, resp_body, raw.given_up_ts_ns, _wire(raw, req.span)))
+
+
+def _wire(raw: RawExchange, request_span) -> tuple | None:
+    if request_span is None and raw.response_span is None:
+        return None
+    start = raw.conn.start_seq
+    d = raw.client_direction
+    return (start[d], start[1 - d], request_span, raw.response_span)
 
 
 def build_from_parts(parts: ExchangeParts, *, decode: bool = True) -> Exchange:
     (conn_id, client, broker, status, corr, api_key, api_version, client_id, header_size,
-     req_ts, req_size, req_body, resp_ts, resp_size, resp_body) = parts
+     req_ts, req_size, req_body, resp_ts, resp_size, resp_body, given_up_ts, wire) = parts
     ex = Exchange(conn_id, client, broker, status, corr)
-    if req_body is not None:
+    ex.given_up_ts_ns = given_up_ts
+    ex.wire = wire
+    if api_key is not None:
         ex.api_key = api_key
         ex.api = api_name(api_key)
         ex.api_version = api_version
         ex.client_id = client_id
         ex.request_ts_ns = req_ts
         ex.request_size = req_size
-        if decode:
+        if req_body is None:
+            ex.request_error = BODY_NOT_KEPT
+        elif decode:
             ex.request, ex.request_error, ex.request_trailing = decode_body(
                 api_key, "request", api_version, req_body, header_size)
     if resp_body is not None:
         ex.response_ts_ns = resp_ts
         ex.response_size = resp_size
-        if req_body is not None and decode:
+        if api_key is not None and decode:
             _decode_response(ex, resp_body)
     if decode and api_key in EMBEDDED_API_KEYS:
         decode_embedded(ex)

@@ -28,6 +28,7 @@ class Exchange:
     client_id: str | None = None
     request_ts_ns: int | None = None  # capture time of the request's last segment
     response_ts_ns: int | None = None  # capture time of the response's last segment
+    given_up_ts_ns: int | None = None  # no_response: capture time kwire stopped waiting (close, end)
     request_size: int | None = None  # frame size on the wire, length prefix included
     response_size: int | None = None
     request: dict | None = None
@@ -37,12 +38,23 @@ class Exchange:
     request_trailing: int = 0  # bytes left after the decoded body
     response_trailing: int = 0
     extra: dict = field(default_factory=dict)  # enrichments (topic names, lag) added after pairing
+    # Where the frames lie on the wire, when the run tracks it (kwire inspect -w): (client's first TCP
+    # sequence number, broker's, request frame (start, end) in the client's bytes, response's in the
+    # broker's); None otherwise.
+    wire: tuple | None = None
 
     @property
     def ts_ns(self) -> int:
         if self.request_ts_ns is not None:
             return self.request_ts_ns
         return self.response_ts_ns or 0
+
+    @property
+    def unanswered_ms(self) -> float | None:
+        """no_response: how long the request went unanswered before kwire stopped waiting."""
+        if self.request_ts_ns is None or self.given_up_ts_ns is None:
+            return None
+        return (self.given_up_ts_ns - self.request_ts_ns) / 1e6
 
     @property
     def latency_ms(self) -> float | None:

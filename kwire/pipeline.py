@@ -88,6 +88,15 @@ class RunSummary:
             parts.append(f"{self.tls.connections} TLS connections ({self.tls.decrypted} decrypted)")
         if self.capture.truncated:
             parts.append(f"{self.capture.truncated} packets cut by snap length")
+        tcp, kafka = self.tcp, self.kafka
+        if tcp.get("conflicting_bytes"):  # retransmissions that disagree: which copy was sent?
+            parts.append(f"{tcp['conflicting_bytes']} retransmitted bytes differed from the first copy (kept)")
+        if tcp.get("after_fin_segments"):
+            parts.append(f"{tcp['after_fin_segments']} segments after a FIN")
+        if kafka.get("duplicate_correlation_ids"):
+            parts.append(f"{kafka['duplicate_correlation_ids']} reused correlation ids")
+        if kafka.get("dropped_bodies"):
+            parts.append(f"{kafka['dropped_bodies']} unanswered request bodies not kept")
         return ", ".join(parts)
 
 
@@ -97,12 +106,13 @@ class Pipeline:
     (whoever decodes them adds their decode errors to the summary). kwire.parallel uses this.
     `fast=False` takes the plain path for every record (the fast path's differential tests). `keys`:
     where TLS secrets come from (a kwire.tls.KeyLog, or a FollowedKeyLog); `key_wait_bytes`: how much
-    of a TLS connection may wait for its keys to appear in a key log being written (live capture)."""
+    of a TLS connection may wait for its keys to appear in a key log being written (live capture).
+    `track_spans`: exchanges say where their frames lie on the wire (Exchange.wire; kwire.excerpt)."""
 
     def __init__(self, *, port_hints: Iterable[int] = (), decode: bool = True,
                  summary: RunSummary | None = None,
                  offload: Callable[[RawExchange], bool] | None = None, fast: bool = True,
-                 keys: KeySource | None = None, key_wait_bytes: int = 0):
+                 keys: KeySource | None = None, key_wait_bytes: int = 0, track_spans: bool = False):
         self.offload = offload
         self.summary = summary or RunSummary()
         self.net = DecodeCounters()
@@ -110,7 +120,7 @@ class Pipeline:
         self.decode = decode
         self.last_ts_ns = 0
         self._out: list = []
-        self.kafka = KafkaLayer(self._on_raw, port_hints=frozenset(port_hints))
+        self.kafka = KafkaLayer(self._on_raw, port_hints=frozenset(port_hints), track_spans=track_spans)
         self.tls = TlsDetector(self.kafka.open, keys, self._on_tls, key_wait_bytes=key_wait_bytes)
         self.summary.keylog_given = keys is not None
         self.flows = FlowTable(self.tls)
@@ -183,16 +193,17 @@ def analyze_files(paths: list[str], *, port_hints: Iterable[int] = (), decode: b
                   summary: RunSummary | None = None,
                   progress: Callable[[CaptureStats], None] | None = None,
                   offload: Callable[[RawExchange], bool] | None = None, fast: bool = True,
-                  keys: KeySource | None = None) -> Iterator[Exchange]:
+                  keys: KeySource | None = None, track_spans: bool = False) -> Iterator[Exchange]:
     """Exchanges of the capture files, merged in time order (and the RawExchanges `offload` picks,
     see Pipeline). Capture errors end up in summary.capture_errors (the good packets before a
-    damaged spot are still analysed); a file that cannot be opened as a capture raises CaptureError
-    before anything is read."""
+    damaged spot are still analysed), and so do files that cannot be opened as captures when others
+    can; when none can, CaptureError is raised before anything is read."""
     pipeline = Pipeline(port_hints=port_hints, decode=decode, summary=summary, offload=offload, fast=fast,
-                        keys=keys)
+                        keys=keys, track_spans=track_spans)
     summary = pipeline.summary
     stats = summary.capture
-    source = open_captures(paths, stats, on_secrets=pipeline.add_secrets)
+    source = open_captures(paths, stats, on_secrets=pipeline.add_secrets,
+                           on_error=lambda exc: summary.capture_errors.append(str(exc)))
     for linktype, names in stats.linktypes.items():
         if linktype not in SUPPORTED_LINKTYPES:
             summary.unknown_linktypes[linktype] = sorted(names)

@@ -25,7 +25,7 @@ from kwire.codec.marks import TOPICS, message_tree, walk
 from kwire.codec.version_refusal import is_version_refusal
 from kwire.enrich import ZERO_UUID, topic_label
 from kwire.kafka.apis import API_BY_NAME
-from kwire.model import PAIRED, Exchange
+from kwire.model import NO_RESPONSE, PAIRED, Exchange
 
 
 def parse_api(text: str) -> int:
@@ -250,7 +250,8 @@ class ExchangeFilter:
         if self.hosts and not host_matches(ex, self.hosts):
             return False
         if self.min_latency_ms is not None:
-            latency = ex.latency_ms
+            # an unanswered request counts with how long it went unanswered (the slowest of all)
+            latency = ex.latency_ms if ex.status != NO_RESPONSE else ex.unanswered_ms
             if latency is None or latency < self.min_latency_ms:
                 return False
         if self.topics and not topics_of(ex) & self.topics:

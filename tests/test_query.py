@@ -83,3 +83,28 @@ def test_hosts():
     for bad in ("kafka-1", "10.0.0.7:", "10.0.0.7:70000", "[fd00::2", "[fd00::2]x", "1.2.3.4.5"):
         with pytest.raises(ValueError):
             parse_host(bad)
+
+
+def test_min_latency_keeps_requests_unanswered_for_longer_than_the_bound():
+    waited = Exchange(1, "c", "b", "no_response", 9, api_key=1, api="Fetch", api_version=12,
+                      request_ts_ns=1_000_000_000, given_up_ts_ns=1_800_000_000)
+    assert waited.unanswered_ms == 800.0
+    assert ExchangeFilter(min_latency_ms=500)(waited)
+    assert not ExchangeFilter(min_latency_ms=900)(waited)
+    fast = Exchange(1, "c", "b", "paired", 8, api_key=1, api="Fetch", api_version=12,
+                    request_ts_ns=1_000_000_000, response_ts_ns=1_001_000_000)
+    assert not ExchangeFilter(min_latency_ms=500)(fast)
+
+
+def test_unanswered_requests_of_a_real_capture_know_how_long_they_waited():
+    exchanges = list(analyze_files([CAPTURES / "produce-consume-zstd.pcap"]))
+    unanswered = [ex for ex in exchanges if ex.status == "no_response"]
+    assert unanswered, "the capture ends with requests in flight"
+    from kwire.capture.files import read_captures
+
+    end = max(p.ts_ns for p in read_captures([CAPTURES / "produce-consume-zstd.pcap"]))  # the last packet
+    for ex in unanswered:
+        assert ex.given_up_ts_ns is not None and ex.request_ts_ns <= ex.given_up_ts_ns <= end
+    longest = max(ex.unanswered_ms for ex in unanswered)
+    kept = [ex for ex in exchanges if ExchangeFilter(min_latency_ms=longest)(ex)]
+    assert any(ex.status == "no_response" for ex in kept)

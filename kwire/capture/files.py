@@ -143,19 +143,32 @@ class MergedCaptures:
 
 
 def open_captures(paths: Iterable[PathLike], stats: CaptureStats | None = None,
-                  on_secrets: Callable[[int, bytes], None] | None = None) -> CaptureReader | MergedCaptures:
+                  on_secrets: Callable[[int, bytes], None] | None = None,
+                  on_error: Callable[[CaptureError], None] | None = None) -> CaptureReader | MergedCaptures:
     """The capture files as one source of records: the file's own reader for one file (its runs of
     records reach a sink at the reader's speed), a merge for several. Every file is opened and its
-    header checked first (CaptureError for the first that cannot be a capture). `on_secrets(type,
-    data)` is given the decryption secrets pcapng files carry, as they are read."""
+    header checked first. A file that cannot be a capture (missing, empty, not a capture, a bad
+    header) is handed to `on_error` and left out, when others can be read; when none can, the
+    CaptureError says why for each (without `on_error`, the first one is raised at once).
+    `on_secrets(type, data)` is given the decryption secrets pcapng files carry, as they are read."""
     readers: list[CaptureReader] = []
+    errors: list[CaptureError] = []
     try:
         for path in paths:
-            readers.append(CaptureReader(path, stats, on_secrets))
+            try:
+                readers.append(CaptureReader(path, stats, on_secrets))
+            except CaptureError as exc:
+                if on_error is None:
+                    raise
+                errors.append(exc)
     except BaseException:
         for r in readers:
             r.close()
         raise
+    if not readers:
+        raise errors[0] if len(errors) == 1 else CaptureError("; ".join(str(e) for e in errors))
+    for exc in errors:
+        on_error(exc)
     if len(readers) == 1:
         return readers[0]
     return MergedCaptures(readers)

@@ -191,11 +191,19 @@ class Source:
             self._raw.close()
 
 
+STDIN = "-"  # the path that means standard input
+
+
 def open_source(source: str | os.PathLike | BinaryIO) -> Source:
-    """Open a path (or take an open binary stream) and detect compression by magic."""
+    """Open a path ("-": standard input, read as it comes) or take an open binary stream, and detect
+    compression by magic."""
     if hasattr(source, "read"):
         name = str(getattr(source, "name", "<stream>"))
         return Source(name, source, owns=False)  # type: ignore[arg-type]
+    if source == STDIN:
+        # Unbuffered: each read hands over what the pipe holds, so a capture written as it happens
+        # (`tcpdump -U -w - | kwire inspect -`) is analysed as it comes, not at its end.
+        return Source("stdin", open(0, "rb", buffering=0, closefd=False), owns=True)
     name = os.fsdecode(source)
     try:
         raw = open(source, "rb", buffering=0)

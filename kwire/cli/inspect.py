@@ -15,6 +15,8 @@ import click
 
 from kwire.cli.keys import Reading, keylog_option, load_keys
 from kwire.cli.options import capture_paths, filter_options
+from kwire.capture.source import STDIN
+from kwire.cli.output import binary_writer
 from kwire.cli.progress import progress_bar
 from kwire.parallel import OrderedRenderer, default_jobs, offloadable
 from kwire.pipeline import RunSummary
@@ -22,7 +24,7 @@ from kwire.render.jsonl import JsonLines
 
 
 @click.command("inspect")
-@click.argument("captures", nargs=-1, required=True, type=click.Path(allow_dash=False))
+@click.argument("captures", nargs=-1, required=True, type=click.Path(allow_dash=True))
 @click.option("--json", "as_json", is_flag=True, help="JSON Lines: one object per exchange.")
 @click.option("-V", "--verbose", is_flag=True, help="Show the decoded request and response of each exchange as trees.")
 @click.option("--records", is_flag=True,
@@ -31,13 +33,16 @@ from kwire.render.jsonl import JsonLines
               help="Stop after N exchanges (of those the filters keep), and stop reading.")
 @filter_options()
 @keylog_option()
+@click.option("-w", "--write", "write_path", type=click.Path(dir_okay=False, writable=True), default=None,
+              metavar="FILE", help="Also write the packets of the exchanges shown to FILE (a pcap: their "
+                                   "connections' handshakes and the segments carrying them, cut out).")
 @click.option("--show-secrets", is_flag=True, help="Show SASL credentials instead of redacting them.")
 @click.option("--no-summary", is_flag=True, help="Leave out the closing summary line (on stderr).")
 @click.option("--jobs", "-j", type=click.IntRange(min=0), default=None,
               help="Worker processes decoding and rendering --json output (0: none; default: one per CPU "
                    "when there are several). The output is the same either way.")
-def inspect_command(captures, as_json, verbose, records, limit, selection, ports, keylog, show_secrets, no_summary,
-                    jobs):
+def inspect_command(captures, as_json, verbose, records, limit, selection, ports, keylog, write_path, show_secrets,
+                    no_summary, jobs):
     """Decode the Kafka exchanges in capture files (pcap, pcapng, gzip of either).
 
     One line per exchange: time (UTC), client -> broker, api and version, correlation id, client id,
@@ -45,30 +50,67 @@ def inspect_command(captures, as_json, verbose, records, limit, selection, ports
     decoded bodies; --json writes JSON Lines."""
     paths = capture_paths(captures)
     keep = selection.exchange_filter(paths)
-    reading = Reading(paths, ports, load_keys(keylog))
+    reading = Reading(paths, ports, load_keys(keylog), track_spans=write_path is not None)
+    kept: list = []
+    if write_path is not None:
+        if STDIN in paths:
+            raise click.UsageError("-w reads the captures a second time: give files, not -")
+        keep = _noting(keep, kept)
+        jobs = 0  # which exchanges are kept is known here, not in worker processes
     summary = RunSummary()
     records_mode = "full" if records else "summary"
     out = sys.stdout
     progress = progress_bar(paths)
+    # A capture on standard input is shown as it comes: each exchange when it completes (no worker
+    # batches, no lines waiting to be laid out together).
+    streaming = STDIN in paths
     try:
         if as_json:
             shown = write_json_lines(reading, summary, progress, JsonLines(records_mode, show_secrets, keep),
-                                     default_jobs() if jobs is None else jobs, out, limit)
+                                     0 if streaming else default_jobs() if jobs is None else jobs, out, limit)
         else:
-            shown = write_readable(reading, summary, progress, keep, out, limit,
+            shown = write_readable(reading, summary, progress, keep, out, limit, streaming=streaming,
                                    verbose=verbose or records, records=records_mode, show_secrets=show_secrets)
     finally:
         if progress:
             progress.close()
     out.flush()
+    if write_path is not None:
+        write_excerpt(reading, kept[:shown], write_path)
     report_run(summary, no_summary, matched=shown, selection=selection, limit=limit)
+
+
+def _noting(keep, kept: list):
+    """`keep`, noting every exchange it keeps (in order) in `kept`."""
+    def noting(ex) -> bool:
+        if keep(ex):
+            kept.append(ex)
+            return True
+        return False
+    return noting
+
+
+def write_excerpt(reading: Reading, kept: list, path: str) -> None:
+    """-w: the packets of the exchanges shown, cut out of the captures (kwire.excerpt)."""
+    from kwire.excerpt import Excerpt
+
+    excerpt = Excerpt()
+    for ex in kept:
+        excerpt.add(ex)
+    packets = excerpt.write(reading.paths, path)
+    notes = [f"wrote {packets:,} packets of {len(kept) - excerpt.uncut:,} exchanges to {path}"]
+    if excerpt.uncut:
+        notes.append(f"{excerpt.uncut:,} exchanges not written (their place in the stream is not known: "
+                     "a capture that began in the middle of them)")
+    for note in notes + excerpt.skipped:
+        click.echo(f"kwire: {note}", err=True)
 
 
 BATCH_LINES = 64  # one-line view: lines laid out per print
 
 
 def write_readable(reading: Reading, summary: RunSummary, progress, keep, out, limit: int | None, *,
-                   verbose: bool, records: str, show_secrets: bool) -> int:
+                   verbose: bool, records: str, show_secrets: bool, streaming: bool = False) -> int:
     """The line view, or the trees with -V; returns how many exchanges were shown."""
     from rich.console import Console
 
@@ -87,9 +129,11 @@ def write_readable(reading: Reading, summary: RunSummary, progress, keep, out, l
                 console.print(exchange_view(ex, records=records, show_secrets=show_secrets))
             else:
                 batch.append(line_parts(ex))
-                if len(batch) >= BATCH_LINES:
+                if len(batch) >= (1 if streaming else BATCH_LINES):
                     console.print(Lines(batch))
                     batch = []
+            if streaming:
+                out.flush()
             shown += 1
             if shown == limit:
                 break
@@ -104,9 +148,7 @@ def write_json_lines(reading: Reading, summary: RunSummary, progress, render: Js
                      limit: int | None = None) -> int:
     """inspect --json: decoding and rendering on `jobs` worker processes (kwire.parallel) or here;
     returns how many lines were written (at most `limit`)."""
-    out.flush()
-    binary = getattr(out, "buffer", None)
-    write = binary.write if binary is not None else (lambda text: out.write(text.decode()))
+    write = binary_writer(out)  # whole lines or an error, never a silent cut (kwire.cli.output)
     update = progress.update if progress else None
     shown = 0
 

@@ -38,13 +38,14 @@ class Reading:
     """What a command reads, and how: capture paths, broker port hints, TLS keys. `exchanges()` runs the
     pipeline over them (kwire.pipeline.analyze_files)."""
 
-    def __init__(self, paths: list[str], ports=(), keys: KeySource | None = None):
+    def __init__(self, paths: list[str], ports=(), keys: KeySource | None = None, track_spans: bool = False):
         self.paths = paths
         self.ports = tuple(ports)
         self.keys = keys
+        self.track_spans = track_spans  # exchanges say where their frames lie (kwire inspect -w)
 
     def exchanges(self, summary, progress=None, offload=None):
         from kwire.pipeline import analyze_files
 
         return analyze_files(self.paths, port_hints=self.ports, summary=summary, progress=progress,
-                             offload=offload, keys=self.keys)
+                             offload=offload, keys=self.keys, track_spans=self.track_spans)

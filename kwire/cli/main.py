@@ -7,6 +7,7 @@ Every KwireError (a capture that cannot be read, a bad option value) ends as one
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 
@@ -16,18 +17,34 @@ from kwire import __version__
 from kwire.errors import KwireError
 
 
+# What writing the output can fail with (reading captures maps its own errors to CaptureError).
+WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG, errno.EROFS, errno.EBADF})
+
+
+def _stdout_to_devnull() -> None:
+    """Python flushes stdout at exit: point it at devnull so that flush cannot fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+
+
 class KwireGroup(click.Group):
     def invoke(self, ctx):
         try:
-            return super().invoke(ctx)
+            result = super().invoke(ctx)
+            sys.stdout.flush()  # a write that fails fails here, with a message, not at exit
+            return result
         except KwireError as exc:
             click.echo(f"kwire: error: {exc}", err=True)
             ctx.exit(1)
         except BrokenPipeError:
-            # Python flushes stdout at exit; point it at devnull so that flush cannot fail again.
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
+            _stdout_to_devnull()
             ctx.exit(0)
+        except OSError as exc:
+            if exc.errno not in WRITE_ERRNOS:
+                raise
+            click.echo(f"kwire: error: cannot write output: {os.strerror(exc.errno)}", err=True)
+            _stdout_to_devnull()
+            ctx.exit(1)
         except KeyboardInterrupt:
             click.echo("kwire: interrupted", err=True)
             ctx.exit(130)

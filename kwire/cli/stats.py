@@ -51,7 +51,7 @@ def write_outputs(document: dict, *, as_json: bool, html: str | None, out=None, 
 
 
 @click.command("stats")
-@click.argument("captures", nargs=-1, required=True, type=click.Path(dir_okay=True, allow_dash=False))
+@click.argument("captures", nargs=-1, required=True, type=click.Path(dir_okay=True, allow_dash=True))
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON document (sorted keys).")
 @click.option("--html", type=click.Path(dir_okay=False, writable=True), default=None, metavar="FILE",
               help="Also write a self-contained HTML report with charts.")

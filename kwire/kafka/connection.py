@@ -18,7 +18,10 @@ hands the bytes to the reader of the state it is in (`reader`: h11's per-state r
                    frame in progress still needs, so a big frame is handed over whole, once.
     IGNORED        not Kafka: nothing more is looked at.
 
-A `--port` hint starts a connection CONFIRMED (the hinted port is the broker's). Mid-stream and after
+A `--port` hint starts a connection CONFIRMED (the hinted port is the broker's). With
+`KafkaLayer(track_spans=True)` (what `kwire inspect -w` needs), the readers also note where each
+frame lies in its direction's bytes (`received`: bytes and gaps handed over so far; a frame ends where
+the bytes the framer still holds begin) and exchanges carry those spans. Mid-stream and after
 gaps the framers resynchronise (kwire.kafka.resync): the request side on the next plausible request
 header, the response side on the next length whose correlation id is pending.
 """
@@ -41,7 +44,7 @@ CONFIRM_CHAINED_REQUESTS = 3
 GIVE_UP_BYTES = 1 << 20  # unconfirmed connection: bytes scanned in vain before it is ignored
 
 ROLES_UNKNOWN, CANDIDATE, CONFIRMED, IGNORED = "roles_unknown", "candidate", "confirmed", "ignored"
-COUNTERS = ("frames", "unparsed_frames", "duplicate_correlation_ids", "pending_overflow", "gaps")
+COUNTERS = ("frames", "unparsed_frames", "duplicate_correlation_ids", "pending_overflow", "dropped_bodies", "gaps")
 
 Emit = Callable[[RawExchange], None]
 
@@ -61,7 +64,8 @@ class KafkaStream:
     """The Kafka reader of one connection; see the module docstring for its states."""
 
     __slots__ = ("conn", "layer", "emit", "counters", "state", "reader", "client_dir", "framers", "pairing", "roles",
-                 "held", "chained", "scanned", "max_frame", "client_id", "frames", "unparsed_frames", "gaps")
+                 "held", "chained", "scanned", "max_frame", "client_id", "frames", "unparsed_frames", "gaps",
+                 "received")
 
     def __init__(self, conn: Connection, layer: KafkaLayer, *, hinted_client: int | None):
         self.conn = conn
@@ -76,6 +80,7 @@ class KafkaStream:
         self.held: list[RawExchange] = []
         self.chained = self.scanned = 0
         self.frames = self.unparsed_frames = self.gaps = 0
+        self.received = [0, 0] if layer.track_spans else None  # bytes (and gaps) of each direction so far
         self.client_dir: int | None = None
         self.pairing: Pairing | None = None
         self.roles: RoleDetector | None = None
@@ -98,7 +103,8 @@ class KafkaStream:
     def _enter(self, state: str) -> None:
         self.state = state
         self.reader = {ROLES_UNKNOWN: self._data_roles_unknown, CANDIDATE: self._data_candidate,
-                     CONFIRMED: self._data_confirmed, IGNORED: self._data_ignored}[state]
+                     CONFIRMED: self._data_confirmed if self.received is None else self._data_spanned,
+                     IGNORED: self._data_ignored}[state]
         if state == CONFIRMED:
             self.counters.kafka_connections += 1
             held, self.held = self.held, []
@@ -133,13 +139,40 @@ class KafkaStream:
             self._dispatch(direction, ts_ns, frames)
         return framer.need
 
+    def _data_spanned(self, direction: int, ts_ns: int, data) -> int:
+        """_data_confirmed, noting where each frame lies in the direction's bytes."""
+        framer = self.framers[direction]
+        frames = framer.feed(data)
+        self.received[direction] += sum(map(len, data)) if type(data) is tuple else len(data)
+        if frames:
+            self.frames += len(frames)
+            self._dispatch(direction, ts_ns, frames, self._spans(direction, frames))
+        return framer.need
+
+    def _spans(self, direction: int, frames) -> list | None:
+        """(start, end) of each frame just cut: they end where the bytes the framer holds begin, one
+        after the other (a resync inside the same delivery would skip bytes between them: rare, and
+        then the spans of the frames before it are not given)."""
+        if self.received is None:
+            return None
+        end = self.received[direction] - len(self.framers[direction].buf)
+        spans = []
+        for body in reversed(frames):
+            start = end - 4 - len(body)
+            spans.append((start, end))
+            end = start
+        spans.reverse()
+        return spans
+
     def _data_candidate(self, direction: int, ts_ns: int, data) -> int:
         if type(data) is tuple:
             data = b"".join(data)
         frames = self.framers[direction].feed(data)
         self.frames += len(frames)
         self.scanned += len(data)
-        self._dispatch(direction, ts_ns, frames)
+        if self.received is not None:
+            self.received[direction] += len(data)
+        self._dispatch(direction, ts_ns, frames, self._spans(direction, frames))
         self._judge()
         return 0
 
@@ -149,6 +182,8 @@ class KafkaStream:
         frames = self.framers[direction].feed(data)
         self.frames += len(frames)
         self.scanned += len(data)
+        if self.received is not None:
+            self.received[direction] += len(data)
         roles = self.roles
         decided = roles.add(direction, ts_ns, data, frames)
         if decided is None:
@@ -169,7 +204,7 @@ class KafkaStream:
         """Roles just decided: the early frames as requests and responses, in the order they came."""
         self.roles = None
         for d, ts, body in roles.early:
-            self._dispatch(d, ts, (body,), expire=False)
+            self._dispatch(d, ts, (body,), expire=False)  # (their spans are not known)
         if roles.rescan:
             responder = 1 - self.client_dir
             self.framers[responder].restart(roles.raw[responder])
@@ -188,11 +223,13 @@ class KafkaStream:
 
     # -- frames of a connection whose roles are known
 
-    def _dispatch(self, direction: int, ts_ns: int, frames, expire: bool = True) -> None:
+    def _dispatch(self, direction: int, ts_ns: int, frames, spans=None, expire: bool = True) -> None:
         # Confirmed: exchanges go straight out (a candidate confirmed meanwhile goes on through _out)
         out = self.emit if self.state == CONFIRMED else self._out
         pairing = self.pairing
-        if direction == self.client_dir:
+        if spans is not None:
+            self._dispatch_spanned(direction, ts_ns, frames, spans, out)
+        elif direction == self.client_dir:
             for body in frames:
                 self._request(body, ts_ns, out)
         else:
@@ -204,7 +241,17 @@ class KafkaStream:
         if expire and pairing.orphans:
             pairing.expire_orphans(self.frames, out)
 
-    def _request(self, body, ts_ns: int, out) -> None:
+    def _dispatch_spanned(self, direction: int, ts_ns: int, frames, spans, out) -> None:
+        pairing = self.pairing
+        for body, span in zip(frames, spans):
+            if direction == self.client_dir:
+                self._request(body, ts_ns, out, span)
+            elif len(body) < 4:
+                self.unparsed_frames += 1
+            elif pairing.response(body, ts_ns, self.frames, out, span):
+                self._confirm()
+
+    def _request(self, body, ts_ns: int, out, span: tuple | None = None) -> None:
         try:
             header = parse_request_header(body)
         except Exception:  # noqa: BLE001 - any malformation: resync from here
@@ -220,7 +267,7 @@ class KafkaStream:
         if (self.state == CANDIDATE and self.chained >= CONFIRM_CHAINED_REQUESTS
                 and self.conn.initiator is not None):
             self._confirm()
-        if self.pairing.request(header, body, ts_ns, out):
+        if self.pairing.request(header, body, ts_ns, out, span):
             self._confirm()
 
     def _find_start(self, direction: int, buf, scan: dict) -> tuple[int, int]:
@@ -240,6 +287,8 @@ class KafkaStream:
     def gap(self, direction: int, ts_ns: int, size: int) -> None:
         self.gaps += 1
         self.framers[direction].gap()
+        if self.received is not None:
+            self.received[direction] += size
 
     def close(self, ts_ns: int, reason: str) -> None:
         """The connection ended: every pending request is unanswered (reported once confirmed)."""
@@ -251,8 +300,9 @@ class KafkaStream:
         if pairing is not None:
             closed["duplicate_correlation_ids"] += pairing.duplicate_correlation_ids
             closed["pending_overflow"] += pairing.pending_overflow
+            closed["dropped_bodies"] += pairing.dropped_bodies
             if self.state == CONFIRMED:
-                pairing.close(self.frames, self._out)
+                pairing.close(ts_ns, self.frames, self._out)
         self._enter(IGNORED)
         self.layer.streams.pop(self.conn.id, None)
 
@@ -263,10 +313,11 @@ class KafkaLayer:
     ports, whose connections start CONFIRMED."""
 
     def __init__(self, emit: Emit, *, port_hints: frozenset[int] = frozenset(),
-                 max_frame: int = DEFAULT_MAX_FRAME):
+                 max_frame: int = DEFAULT_MAX_FRAME, track_spans: bool = False):
         self.emit = emit
         self.port_hints = port_hints
         self.max_frame = max_frame
+        self.track_spans = track_spans
         self.counters = KafkaCounters()
         self.streams: dict[int, KafkaStream] = {}
 

@@ -3,17 +3,27 @@
 `Pairing` holds one connection's requests waiting for their answers (at most MAX_PENDING) and the
 responses captured before their request (capture order is not wire order: at most MAX_ORPHANS, for
 ORPHAN_GRACE_FRAMES frames each). Never "the next response": a response pairs with the request whose
-correlation id it carries, or waits, or is reported as `no_request`. A request never answered is
-reported as `no_response` when its correlation id is used again, the pending table overflows, or
-the connection closes. Bodies stay raw here (kwire.exchanges decodes them); a RawExchange is what
-the Kafka layer hands on.
+correlation id it carries, or waits, or is reported as `no_request`. Requests that reuse a
+correlation id still pending wait behind it and are answered in order (a broker answers a
+connection's requests in the order they came; each reuse is counted). A request never answered is
+reported as `no_response` when the pending table overflows or the connection closes; a Produce
+request with acks=0, which no broker answers, is reported as `no_response` at once.
+
+Memory: pending requests keep their bodies (for decoding when the answer comes) up to
+MAX_PENDING_BYTES per connection; past that the oldest pending bodies are dropped (`body` None,
+`dropped` True: the exchange is still paired and timed, and says its request body was not kept).
+Bodies stay raw here (kwire.exchanges decodes them); a RawExchange is what the Kafka layer hands on.
 """
 
 from __future__ import annotations
 
+import os
 import struct
+from collections import deque
 from dataclasses import dataclass
 from typing import Callable
+
+from kwire.kafka.primitives import read_uvarint
 
 from kwire.kafka.headers import RequestHeader
 from kwire.tcp.stream import Connection
@@ -23,18 +33,49 @@ NO_RESPONSE = "no_response"
 NO_REQUEST = "no_request"
 
 MAX_PENDING = 1 << 16  # requests awaiting a response, per connection (librdkafka pipelines thousands)
+
+
+def _bytes_setting(name: str, default: int) -> int:
+    """A byte count from the environment (a plain number of bytes), else the default."""
+    text = os.environ.get(name, "")
+    return int(text) if text.isdigit() else default
+
+
+MAX_PENDING_BYTES = _bytes_setting("KWIRE_MAX_PENDING_BYTES", 32 << 20)  # bodies kept, per connection
+PRODUCE_KEY = 0
 ORPHAN_GRACE_FRAMES = 16  # frames a response waits for a request captured after it
 MAX_ORPHANS = 64
 
 _I32 = struct.Struct(">i")
+_I16 = struct.Struct(">h")
 
 
 @dataclass(slots=True)
 class PendingRequest:
     header: RequestHeader
-    body: object  # the frame body (bytes or memoryview), header included
+    body: object  # the frame body (bytes or memoryview), header included; None once dropped
     ts_ns: int
     size: int
+    dropped: bool = False  # the body was not kept (MAX_PENDING_BYTES)
+    done: bool = False  # no longer pending: answered, or given up
+    span: tuple | None = None  # (start, end) of the frame in its direction's bytes, when tracked
+
+
+def produce_acks(header: RequestHeader, body) -> int | None:
+    """The Acks of a Produce request (None when the body is too short to say): v0-v2 start with it,
+    later versions put a TransactionalId (a compact string from v9) before it."""
+    pos = header.header_size
+    version = header.api_version
+    try:
+        if version >= 9:
+            n, pos = read_uvarint(body, pos)
+            pos += max(n - 1, 0)
+        elif version >= 3:
+            n = _I16.unpack_from(body, pos)[0]
+            pos += 2 + max(n, 0)
+        return _I16.unpack_from(body, pos)[0]
+    except Exception:  # noqa: BLE001 - cut short or malformed: the decoder will say what is wrong
+        return None
 
 
 @dataclass(slots=True)
@@ -47,6 +88,8 @@ class RawExchange:
     response_body: object | None = None  # the frame body, header included
     response_ts_ns: int | None = None
     response_size: int | None = None
+    given_up_ts_ns: int | None = None  # no_response: the capture time kwire stopped waiting for the answer
+    response_span: tuple | None = None  # (start, end) of the response frame in the broker's bytes, when tracked
 
 
 Out = Callable[[RawExchange], None]
@@ -57,25 +100,30 @@ class Pairing:
     request() and response() hand what they complete to `out`, in order, and return True when they
     paired something (evidence that the connection speaks Kafka)."""
 
-    __slots__ = ("conn", "client_dir", "pending", "orphans", "orphan_due",
-                 "duplicate_correlation_ids", "pending_overflow")
+    __slots__ = ("conn", "client_dir", "pending", "waiting", "count", "orphans", "orphan_due", "kept",
+                 "kept_bytes", "max_bytes", "duplicate_correlation_ids", "pending_overflow", "dropped_bodies")
 
-    def __init__(self, conn: Connection, client_dir: int):
+    def __init__(self, conn: Connection, client_dir: int, max_bytes: int = MAX_PENDING_BYTES):
         self.conn = conn
         self.client_dir = client_dir
-        self.pending: dict[int, PendingRequest] = {}
+        self.pending: dict[int, PendingRequest] = {}  # the first request waiting under each correlation id
+        self.waiting: dict[int, deque] = {}  # later requests that reused a pending correlation id, in order
+        self.count = 0  # requests pending, all of them
         self.orphans: dict[int, RawExchange] = {}  # responses whose request has not been seen (yet)
         self.orphan_due: dict[int, int] = {}  # corr id -> frame count at which it is reported no_request
+        self.kept: deque = deque()  # pending requests whose bodies are kept, oldest first
+        self.kept_bytes = 0
+        self.max_bytes = max_bytes
         self.duplicate_correlation_ids = 0
         self.pending_overflow = 0
+        self.dropped_bodies = 0
 
-    def request(self, header: RequestHeader, body, ts_ns: int, out: Out) -> bool:
+    def request(self, header: RequestHeader, body, ts_ns: int, out: Out, span: tuple | None = None) -> bool:
         corr = header.correlation_id
-        pending = self.pending
-        if corr in pending:
-            self.duplicate_correlation_ids += 1
-            out(RawExchange(self.conn, self.client_dir, NO_RESPONSE, corr, pending.pop(corr)))
-        request = PendingRequest(header, body, ts_ns, len(body) + 4)
+        request = PendingRequest(header, body, ts_ns, len(body) + 4, span=span)
+        if header.api_key == PRODUCE_KEY and produce_acks(header, body) == 0:  # never answered
+            out(RawExchange(self.conn, self.client_dir, NO_RESPONSE, corr, request, given_up_ts_ns=ts_ns))
+            return False
         if self.orphans:
             orphan = self.orphans.pop(corr, None)
             if orphan is not None:
@@ -85,17 +133,60 @@ class Pairing:
                 orphan.request = request
                 out(orphan)
                 return True
-        if len(pending) >= MAX_PENDING:
-            oldest = next(iter(pending))
+        if self.count >= MAX_PENDING:
             self.pending_overflow += 1
-            out(RawExchange(self.conn, self.client_dir, NO_RESPONSE, oldest, pending.pop(oldest)))
-        pending[corr] = request
+            out(RawExchange(self.conn, self.client_dir, NO_RESPONSE, *self._pop_oldest(), given_up_ts_ns=ts_ns))
+        if corr in self.pending:
+            self.duplicate_correlation_ids += 1
+            self.waiting.setdefault(corr, deque()).append(request)
+        else:
+            self.pending[corr] = request
+        self.count += 1
+        self._keep(request)
         return False
 
-    def response(self, body, ts_ns: int, frames: int, out: Out) -> bool:
+    def _take(self, corr: int) -> PendingRequest | None:
+        """The request a response with `corr` answers (the first that asked), or None."""
+        request = self.pending.pop(corr, None)
+        if request is None:
+            return None
+        later = self.waiting.get(corr)
+        if later:
+            self.pending[corr] = later.popleft()
+            if not later:
+                del self.waiting[corr]
+        self.count -= 1
+        request.done = True
+        if not request.dropped:
+            self.kept_bytes -= request.size
+        kept = self.kept
+        while kept and kept[0].done:  # answers come in order, mostly: the oldest kept leaves first
+            kept.popleft()
+        return request
+
+    def _pop_oldest(self) -> tuple[int, PendingRequest]:
+        corr = next(iter(self.pending))
+        return corr, self._take(corr)
+
+    def _keep(self, request: PendingRequest) -> None:
+        """Keep the body, dropping the oldest pending bodies while over the connection's bound."""
+        self.kept.append(request)
+        self.kept_bytes += request.size
+        kept = self.kept
+        while self.kept_bytes > self.max_bytes and kept:
+            old = kept.popleft()
+            if not old.done:
+                old.body = None
+                old.dropped = True
+                self.kept_bytes -= old.size
+                self.dropped_bodies += 1
+        if len(kept) > 2 * self.count + 64:  # requests answered out of order linger: sweep them out
+            self.kept = deque(r for r in kept if not r.done)
+
+    def response(self, body, ts_ns: int, frames: int, out: Out, span: tuple | None = None) -> bool:
         """A response frame; `frames` is the connection's frame count (for the orphans' grace)."""
         corr = _I32.unpack_from(body, 0)[0]
-        request = self.pending.pop(corr, None)
+        request = self._take(corr)
         if request is None:
             # Its request may not have been captured, or may be captured just after it: wait a few
             # frames before calling it a response without a request.
@@ -103,11 +194,12 @@ class Pairing:
             if corr in orphans:
                 out(orphans.pop(corr))
             orphans[corr] = RawExchange(self.conn, self.client_dir, NO_REQUEST, corr, None, body, ts_ns,
-                                        len(body) + 4)
+                                        len(body) + 4, response_span=span)
             self.orphan_due[corr] = frames + ORPHAN_GRACE_FRAMES
             self.expire_orphans(frames, out)
             return False
-        out(RawExchange(self.conn, self.client_dir, PAIRED, corr, request, body, ts_ns, len(body) + 4))
+        out(RawExchange(self.conn, self.client_dir, PAIRED, corr, request, body, ts_ns, len(body) + 4,
+                        response_span=span))
         return True
 
     def expire_orphans(self, frames: int, out: Out, everything: bool = False) -> None:
@@ -118,9 +210,10 @@ class Pairing:
                 out(self.orphans.pop(corr))
                 del due[corr]
 
-    def close(self, frames: int, out: Out) -> None:
-        """The connection ended: every pending request is unanswered, every early response orphaned."""
-        for corr, req in self.pending.items():
-            out(RawExchange(self.conn, self.client_dir, NO_RESPONSE, corr, req))
-        self.pending.clear()
+    def close(self, ts_ns: int, frames: int, out: Out) -> None:
+        """The connection ended at ts_ns: every pending request is unanswered, every early response
+        orphaned."""
+        while self.pending:
+            out(RawExchange(self.conn, self.client_dir, NO_RESPONSE, *self._pop_oldest(), given_up_ts_ns=ts_ns))
+        self.kept.clear()
         self.expire_orphans(frames, out, everything=True)

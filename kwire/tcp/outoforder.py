@@ -133,7 +133,7 @@ class OutOfOrder:
         if size > 0:
             self._gap(size, ts)
             return
-        # Buffered bytes at or behind nxt: only a FIN that contradicts them moves nxt like that.
+        # Buffered bytes at or behind nxt: a gap declared up to a FIN can move nxt like that.
         while self.starts and self.starts[0] < pos:
             chunk = self.chunks[0]
             keep = self.starts[0] + len(chunk) - pos

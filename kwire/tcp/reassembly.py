@@ -47,6 +47,7 @@ HALF_COUNTERS = (
     "pre_start_segments",     # segments (partly) before the direction's first sequence number
     "pre_start_bytes",
     "truncated_segments",     # segments whose payload the snap length cut short
+    "after_fin_segments",     # segments carrying bytes past the direction's FIN (it was not the end)
 )
 
 
@@ -93,6 +94,7 @@ class HalfStream(OutOfOrder):
     def begin(self, seq: int) -> None:
         """Start the direction at `seq` (the first byte it will carry)."""
         self.nxt = self.start = seq & MASK
+        self.conn.start_seq[self.direction] = self.start
 
     def syn(self, seq: int) -> None:
         """This direction's SYN at `seq`: its data starts at seq + 1."""
@@ -113,17 +115,11 @@ class HalfStream(OutOfOrder):
         """A payload starting at sequence number `seq`."""
         if self.nxt is None:
             self.begin(seq)
-        nxt = self.nxt
         n = len(payload)
+        if self.fin_at is not None and signed_delta(seq, self.fin_at) + n > 0:
+            self._past_fin(seq)
+        nxt = self.nxt
         rel = signed_delta(seq, nxt)
-        if self.fin_at is not None:  # nothing exists past the FIN
-            room = signed_delta(self.fin_at, nxt) - rel
-            if room < n:
-                if room <= 0:
-                    return
-                payload = payload[:room]
-                n = room
-                truncated = False
         if truncated:
             self.truncated_segments += 1
         if rel < 0:
@@ -156,6 +152,16 @@ class HalfStream(OutOfOrder):
                 while self.buffered > self.limit:
                     self._skip_hole(ts)
         self.clean = not self.starts and self.fin_at is None
+
+    def _past_fin(self, seq: int) -> None:
+        """Bytes came at or past this direction's FIN: the FIN did not end the stream (a sender that
+        breaks TCP, or a FIN captured out of place). Forget it and take the bytes (counted), rather
+        than drop what was sent and report its answer as a response without a request."""
+        self.after_fin_segments += 1
+        if self.nxt == (self.fin_at + 1) & MASK and seq == self.fin_at:
+            self.nxt = self.fin_at  # the FIN's sequence number carried these bytes instead
+        self.fin_at = None
+        self.close_due = self.peer.close_due = 0
 
     def _old(self, rel: int, data) -> None:
         """Bytes wholly before nxt: pre-start, or a retransmission compared against the tail."""
@@ -249,26 +255,18 @@ class HalfStream(OutOfOrder):
             return  # a retransmitted FIN
         if self.nxt is None:
             self.begin(seq)
+        if self.starts:
+            cut = (seq - self.base) & MASK
+            if cut < HALF and self.starts[-1] + len(self.chunks[-1]) > cut:
+                # Bytes already captured lie past it: this FIN did not end the stream (see _past_fin).
+                self.after_fin_segments += 1
+                return
         self.fin_at = seq & MASK
         self.clean = False
-        if self.starts:  # nothing exists past the FIN: drop what was buffered there
-            cut = ((self.fin_at - self.base) & MASK)
-            if cut >= HALF:
-                cut = -1
-            while self.starts and self.starts[-1] + len(self.chunks[-1]) > cut:
-                chunk = self.chunks[-1]
-                keep = cut - self.starts[-1]
-                if keep > 0:
-                    self.chunks[-1] = chunk[:keep]
-                    self.buffered -= len(chunk) - keep
-                    break
-                del self.starts[-1]
-                del self.chunks[-1]
-                self.buffered -= len(chunk)
         if self.nxt == self.fin_at:
             self._consume_fin()
         # A FIN behind nxt (its sequence number was already covered by a gap declared on an ACK
-        # that acknowledged it) still marks the direction finished; later bytes are dropped.
+        # that acknowledged it) still marks the direction finished; bytes after it reopen it.
 
     def finish(self, ts: int) -> None:
         """The connection ends: declare every remaining hole, deliver every buffered byte."""

@@ -46,6 +46,7 @@ class Connection:
     initiator: int | None  # 0 when a sent the SYN; None when the handshake was not captured
     first_ts_ns: int
     counters: dict[str, int] = field(default_factory=dict)  # reassembly counters, filled at close
+    start_seq: list = field(default_factory=lambda: [None, None])  # each direction's first sequence number
 
     def endpoint(self, direction: int) -> Endpoint:
         """The sender of `direction`."""

@@ -83,3 +83,20 @@ def finder(find):
         start = find(buf)
         return (start, 0) if start >= 0 else (-1, max(0, len(buf) - KEEP_TAIL))
     return find_start
+
+
+def produce_request(version: int, corr: int, acks: int, transactional_id: str | None = None) -> bytes:
+    """A Produce request frame (length included) whose body starts as Kafka's does: TransactionalId
+    (v3+, compact from v9), Acks, TimeoutMs, and no topic."""
+    import struct
+
+    body = b""
+    if version >= 9:
+        tid = b"\x00" if transactional_id is None else bytes([len(transactional_id) + 1]) + transactional_id.encode()
+        body += tid + struct.pack(">hi", acks, 30000) + b"\x01\x00"  # no topics, no tagged fields
+    else:
+        if version >= 3:
+            body += (struct.pack(">h", -1) if transactional_id is None
+                     else struct.pack(">h", len(transactional_id)) + transactional_id.encode())
+        body += struct.pack(">hii", acks, 30000, 0)
+    return request_frame(0, version, corr, body=body, flexible=version >= 9)

@@ -96,18 +96,64 @@ def test_gap_then_resync_on_pending_response():
     rest = t.finish()
     assert [(x.status, x.correlation_id) for x in rest] == [(NO_RESPONSE, 1)]
     assert t.closed_counters == {"frames": 3, "unparsed_frames": 0, "duplicate_correlation_ids": 0,
-                                 "pending_overflow": 0, "gaps": 1}
+                                 "pending_overflow": 0, "dropped_bodies": 0, "gaps": 1}
 
 
-def test_duplicate_correlation_id_reports_the_first_unanswered():
+def test_a_reused_correlation_id_pairs_in_order():
+    """Requests that reuse a pending correlation id wait behind it: the broker answers a connection's
+    requests in order, so each answer goes to the oldest request still waiting under that id."""
     t = Tracker()
     c = conn()
     out = feed(t, c, [(0, 1, request_frame(3, 1, 5)), (1, 2, response_frame(5)),
                       (0, 3, request_frame(3, 1, 6) + request_frame(3, 1, 6)), (1, 4, response_frame(6))])
-    assert [(x.status, x.correlation_id) for x in out] == [(PAIRED, 5), (NO_RESPONSE, 6), (PAIRED, 6)]
-    t.finish()
-    assert t.closed_counters == {"frames": 5, "unparsed_frames": 0, "duplicate_correlation_ids": 1,
-                                 "pending_overflow": 0, "gaps": 0}
+    assert [(x.status, x.correlation_id, x.request.ts_ns) for x in out] == [(PAIRED, 5, 1), (PAIRED, 6, 3)]
+    rest = t.finish()
+    assert [(x.status, x.correlation_id) for x in rest] == [(NO_RESPONSE, 6)]
+    assert t.closed_counters["duplicate_correlation_ids"] == 1
+
+
+def test_ten_thousand_pipelined_requests_on_one_correlation_id_all_pair():
+    t = Tracker()
+    c = conn()
+    out = feed(t, c, [(0, 1, b"".join(request_frame(3, 1, 7, body=bytes([i % 256])) for i in range(10_000)))])
+    out += feed(t, c, [(1, 2, b"".join(response_frame(7, bytes([i % 256])) for i in range(10_000)))])
+    assert len(out) == 10_000 and all(x.status == PAIRED for x in out)
+    # in order: the i-th answer went to the i-th request
+    assert all(bytes(x.request.body)[-1] == bytes(x.response_body)[-1] for x in out)
+    assert t.finish() == []
+
+
+def test_acks_0_produce_is_reported_unanswered_at_once_and_not_kept():
+    from tests.kafka.frames import produce_request
+
+    t = Tracker()
+    c = conn()
+    out = feed(t, c, [(0, 1, request_frame(3, 1, 1)), (1, 2, response_frame(1))])
+    out += feed(t, c, [(0, 3, produce_request(version, corr=10 + version, acks=0)) for version in (2, 7, 9)])
+    assert [(x.status, x.correlation_id) for x in out[1:]] == [(NO_RESPONSE, 12), (NO_RESPONSE, 17), (NO_RESPONSE, 19)]
+    out = feed(t, c, [(0, 4, produce_request(9, corr=30, acks=-1)), (1, 5, response_frame(30))])
+    assert [(x.status, x.correlation_id) for x in out] == [(PAIRED, 30)]
+    stream = t.streams[c.id]
+    assert not stream.pairing.pending and stream.pairing.count == 0
+
+
+def test_pending_bodies_are_bounded_by_bytes():
+    from kwire.kafka.pairing import Pairing
+
+    pairing = Pairing(conn(), 0, max_bytes=10_000)
+    out = []
+    from kwire.kafka.headers import parse_request_header
+    for corr in range(100):
+        body = request_frame(3, 1, corr, body=b"x" * 1000)[4:]
+        pairing.request(parse_request_header(body), body, corr, out.append)
+    kept = [r for r in pairing.pending.values() if not r.dropped]
+    assert sum(r.size for r in kept) <= 10_000 and len(kept) >= 8
+    assert pairing.dropped_bodies == 100 - len(kept) and pairing.kept_bytes == sum(r.size for r in kept)
+    dropped = pairing.pending[0]
+    assert dropped.body is None and dropped.dropped
+    pairing.response(response_frame(0)[4:], 200, 0, out.append)  # still paired and timed
+    assert out[-1].status == PAIRED and out[-1].request is dropped
+    assert len(pairing.kept) <= pairing.count + 1
 
 
 def test_port_hint_without_handshake_sets_roles():

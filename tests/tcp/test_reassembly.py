@@ -312,10 +312,26 @@ def test_fin_before_last_data_waits_for_it():
     assert t.counters()["gaps"] == 0
 
 
-def test_data_past_fin_is_dropped():
+def test_data_past_fin_is_taken_and_counted():
+    """A sender that goes on after its FIN (TCP forbids it; a hostile or broken one does it): the bytes
+    are what it sent, so they are handed over (their answer then has its request), and counted."""
     t = EventTable()
     ev = feed_all(t, handshake() + [c2s(ISN + 1, b"ab", flags=FIN | ACK), c2s(ISN + 4, b"zz")])
-    assert data_of(ev, 0) == b"ab"
+    assert data_of(ev, 0) == b"abzz"
+    assert t.counters()["after_fin_segments"] == 1
+    # the same bytes reusing the FIN's own sequence number
+    t = EventTable()
+    ev = feed_all(t, handshake() + [c2s(ISN + 1, b"ab", flags=FIN | ACK), c2s(ISN + 3, b"zz")])
+    assert data_of(ev, 0) == b"abzz"
+
+
+def test_a_fin_behind_bytes_already_buffered_is_not_the_end():
+    t = EventTable()
+    ev = feed_all(t, handshake() + [c2s(ISN + 1, b"ab"), c2s(ISN + 5, b"ef"),  # 2 bytes missing
+                                     c2s(ISN + 3, flags=FIN | ACK), c2s(ISN + 3, b"cd")])
+    ev += t.flush(100)
+    assert data_of(ev, 0) == b"abcdef"
+    assert t.counters()["after_fin_segments"] == 1
 
 
 def test_ack_of_the_fin_does_not_count_the_fin_as_a_missing_byte():

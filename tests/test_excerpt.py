@@ -1,0 +1,88 @@
+"""kwire.excerpt (`kwire inspect -w FILE`): the packets of the selected exchanges, cut out of real
+captures; read back by kwire they give exactly the selected exchanges (api, version, correlation id,
+client id, bodies, latency), and tshark reads them as clean TCP."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+CAPTURES = Path(__file__).resolve().parent.parent / "captures"
+
+
+def kwire(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "kwire", *args], capture_output=True, text=True, timeout=180)
+
+
+def _unnamed(node):
+    """A body without the topic names kwire.enrich adds from Metadata answers (which an excerpt of
+    other exchanges does not carry)."""
+    if isinstance(node, dict):
+        return {k: _unnamed(v) for k, v in node.items() if k != "TopicName"}
+    if isinstance(node, list):
+        return [_unnamed(v) for v in node]
+    return node
+
+
+def exchanges(text: str) -> list[tuple]:
+    out = []
+    for line in text.splitlines():
+        d = _unnamed(json.loads(line))
+        out.append((d["api"], d["api_version"], d["correlation_id"], d["client_id"], d["status"],
+                    d["latency_ms"], json.dumps(d["request"], sort_keys=True), json.dumps(d["response"], sort_keys=True)))
+    return out
+
+
+@pytest.mark.parametrize("capture,selection", [
+    ("multi-broker-3.pcap", ["--api", "Fetch,Produce"]),
+    ("bulk-fetch.pcap", ["--api", "Fetch", "--min-latency", "1"]),
+    ("consumer-protocol-lz4.pcap", ["--api", "ConsumerGroupHeartbeat,OffsetCommit"]),
+    ("produce-consume-zstd-nano.pcapng", ["--client-id", "kwire-consumer", "-c", "7"]),
+    ("share-consumer.pcap", ["--api", "ShareFetch,ShareGroupHeartbeat"]),
+])
+def test_the_excerpt_gives_exactly_the_selected_exchanges(tmp_path, capture, selection):
+    cut = tmp_path / "cut.pcap"
+    chosen = kwire("inspect", "--json", *selection, "-w", str(cut), str(CAPTURES / capture))
+    assert chosen.returncode == 0, chosen.stderr
+    selected = exchanges(chosen.stdout)
+    assert selected, "the selection keeps something"
+    again = kwire("inspect", "--json", str(cut))
+    assert again.returncode == 0, again.stderr
+    assert exchanges(again.stdout) == selected
+    everything = exchanges(kwire("inspect", "--json", str(CAPTURES / capture)).stdout)
+    assert len(everything) > len(selected)
+
+
+@pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark not installed")
+def test_tshark_reads_the_excerpt_as_clean_tcp(tmp_path):
+    cut = tmp_path / "cut.pcap"
+    assert kwire("inspect", "--api", "Fetch", "-w", str(cut), str(CAPTURES / "bulk-fetch.pcap")).returncode == 0
+    analysis = subprocess.run(["tshark", "-r", str(cut), "-Y", "tcp.analysis.flags && !tcp.analysis.window_update",
+                               "-T", "fields", "-e", "frame.number"], capture_output=True, text=True, timeout=120)
+    assert analysis.returncode == 0 and analysis.stdout.strip() == ""  # no lost segment, no retransmission
+    count = subprocess.run(["tshark", "-r", str(cut), "-T", "fields", "-e", "tcp.stream"], capture_output=True,
+                           text=True, timeout=120)
+    assert len(count.stdout.splitlines()) > 10
+
+
+def test_tls_exchanges_cannot_be_cut_and_say_so(tmp_path):
+    capture = CAPTURES / "tls" / "py-tls13-chacha20.pcap"
+    keys = Path(str(capture) + ".keys")
+    cut = tmp_path / "cut.pcap"
+    run = kwire("inspect", "--json", "--keylog", str(keys), "-w", str(cut), str(capture))
+    assert run.returncode == 0, run.stderr
+    assert "not written" in run.stderr and ":9093" in run.stderr  # the TLS leg's connections
+    plaintext = [x for x in exchanges(run.stdout)]
+    again = exchanges(kwire("inspect", "--json", str(cut)).stdout)
+    assert again and len(again) < len(plaintext)  # the plaintext leg's, not the encrypted one's
+
+
+def test_w_needs_files():
+    run = subprocess.run([sys.executable, "-m", "kwire", "inspect", "-w", "/tmp/x.pcap", "-"], input=b"",
+                         capture_output=True, timeout=60)
+    assert run.returncode == 2 and b"-w reads the captures a second time" in run.stderr
