@@ -24,6 +24,7 @@ import sys
 from collections import deque
 from typing import Callable, Iterator
 
+from kwire.codec.marks import carries_records
 from kwire.enrich import enriched
 from kwire.exchanges import ExchangeParts, build_from_parts, exchange_parts
 from kwire.kafka.pairing import RawExchange
@@ -45,6 +46,13 @@ def offloadable(raw: RawExchange) -> bool:
         return False
     header = req.header
     return not enriched(header.api_key, header.api_version)
+
+
+def offloadable_with_records(raw: RawExchange) -> bool:
+    """`offloadable` when every record is decoded (`--records`): exchanges of apis that carry records
+    stay here too, where the run's decompression budget is kept and charged in capture order
+    (kwire.render.records_run), so what it cuts does not depend on the number of workers."""
+    return offloadable(raw) and not carries_records(raw.request.header.api_key)
 
 
 def default_jobs() -> int:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from kwire.analytics.exchange_kinds import is_negotiation, is_wait
 from kwire.codec.marks import message_tree, values
-from kwire.codec.records import summarize_records
+from kwire.codec.records import count_records
 from kwire.codec.schema import GROUP_ID
 from kwire.codec.values import RawRecords
 from kwire.enrich import topic_label, topic_pairs
@@ -98,23 +98,15 @@ def group_id(ex: Exchange) -> str | None:
 
 
 def records_facts(value) -> tuple[int, int]:
-    """(bytes, records) of a records field (RawRecords, bytes, or None)."""
+    """(bytes, records) of a records field (RawRecords, bytes, or None), in constant memory however
+    many batches it holds (kwire.codec.records.count_records: nothing kept per batch)."""
     if value is None:
         return 0, 0
     data = value.data if isinstance(value, RawRecords) else value
     size = len(data)
     if not size:
         return 0, 0
-    summary = summarize_records(data)
-    records = 0
-    for batch in summary["batches"]:
-        if batch.get("partial") or "error" in batch:
-            continue
-        attributes = batch.get("Attributes")
-        if isinstance(attributes, dict) and attributes.get("IsControl"):
-            continue
-        records += batch.get("RecordCount") or 0
-    return size, records
+    return size, count_records(data)
 
 
 def _new_row(ts_ns: int, api: str, group_id, topic: str, partition) -> dict:

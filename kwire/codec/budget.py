@@ -24,7 +24,9 @@ from __future__ import annotations
 from kwire.codec.compression import DecompressedTooLarge, decompress, produced_by
 from kwire.errors import DecodeError
 
-DEFAULT_DATA = 64 << 20
+# 48 MiB: a value of control characters is six times its size in JSON ("\u0001"), so one exchange's
+# records with --json stay within ~350 MB (48 MiB decoded, their text, their JSON), under 500 MB a run.
+DEFAULT_DATA = 48 << 20
 DEFAULT_ENTRIES = 250_000
 DEFAULT_BATCHES = 10_000
 
@@ -79,7 +81,8 @@ class RecordBudget:
             self.decompressed += spent
             self.data -= min(spent, self.data)
             if isinstance(e, DecompressedTooLarge):
-                return None, f"{e}: {self.data_cut()}", self.data_cut()
+                return None, f"{e} (what was left of the record data budget of this exchange, " \
+                             f"{self.limits[0]:,} bytes)", self.data_cut()
             return None, str(e), None
         self.decompressed += len(out)
         self.data -= len(out)

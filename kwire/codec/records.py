@@ -149,8 +149,10 @@ def _v2_decode(mv, pos: int, budget: RecordBudget, cuts: dict) -> dict:
     )
     budget.entries -= made
     entry["Records"] = records
-    if error:
-        note_cut(entry, error, budget.entries_cut() if error.startswith(ENTRY_BUDGET_CUT) else None, cuts)
+    if error and error.startswith(ENTRY_BUDGET_CUT):
+        note_cut(entry, f"{budget.entries_cut()}: {len(records)} of {count} records shown", budget.entries_cut(), cuts)
+    elif error:
+        entry["error"] = error
     return entry
 
 
