@@ -35,6 +35,7 @@ BATCH_BYTES = 1 << 20  # or fewer, when their frames add up to this
 MAX_OFFLOADED_BYTES = 64 << 10  # request + response frames of an exchange sent to a worker
 MIN_CPUS = 2
 MAX_QUEUED = 4096  # texts rendered here that may wait in the tag of one batch in progress
+MAX_QUEUED_BYTES = 8 << 20  # or fewer, when they add up to this (a Produce of 1,000 batches: 800 KB of JSON)
 
 
 def offloadable(raw: RawExchange) -> bool:
@@ -234,7 +235,8 @@ class OrderedRenderer:
     """feed(item) for each item analyze_files(..., offload=offloadable) yields, then finish();
     both yield rendered bytes in capture order. Exchanges are rendered here; RawExchanges go to
     workers (Batches). A text rendered here while batches are out or in progress waits in the tag of
-    the batch in progress, at its position there. `on_errors(n)` is told the decode errors found in
+    the batch in progress, at its position there: at most MAX_QUEUED texts or MAX_QUEUED_BYTES, then
+    the batch goes out as it is. `on_errors(n)` is told the decode errors found in
     the workers."""
 
     def __init__(self, render: Callable[[Exchange], bytes | None], jobs: int,
@@ -242,6 +244,7 @@ class OrderedRenderer:
         self.render = render
         self.on_errors = on_errors
         self.batches = Batches(RenderEach(render), jobs, batch=batch, max_inflight=max_inflight)
+        self.queued_bytes = 0  # of the texts in the tag of the batch in progress
 
     def feed(self, item) -> Iterator[bytes]:
         batches = self.batches
@@ -257,9 +260,11 @@ class OrderedRenderer:
             return
         if batches.tag is None:
             batches.tag = []
+            self.queued_bytes = 0
         batches.tag.append((len(batches.batch), text))
-        if len(batches.tag) >= MAX_QUEUED:  # bounded: the batch in progress goes out as it is
-            batches.flush()
+        self.queued_bytes += len(text)
+        if len(batches.tag) >= MAX_QUEUED or self.queued_bytes >= MAX_QUEUED_BYTES:
+            batches.flush()  # bounded: the batch in progress goes out as it is
             yield from self._ready()
 
     def finish(self) -> Iterator[bytes]:

@@ -18,7 +18,7 @@
 
 from __future__ import annotations
 
-from kwire.analytics.mergeable import Instants, Kept, first_ns, keep_smallest, last_ns, stable_hash
+from kwire.analytics.mergeable import Instants, Kept, SmallestKeys, first_ns, keep_smallest, last_ns, stable_hash
 
 MAX_BATCHES = 16384
 MAX_SENDS = 4
@@ -77,21 +77,21 @@ class Stall:
 
 
 class ShareLog:
-    __slots__ = ("acks", "offsets", "evidence", "first_ns", "last_ns")
+    __slots__ = ("acks", "offsets", "evidence", "first_ns", "last_ns", "kept")
 
     def __init__(self) -> None:
         self.acks: dict[str, int] = {}
         self.offsets: dict[int, list[int]] = {}  # offset -> [deliveries, max DeliveryCount, accept, release, reject]
         self.evidence = Kept(MAX_EVIDENCE)
         self.first_ns = self.last_ns = None
+        self.kept = SmallestKeys(MAX_OFFSETS)
 
     def offset(self, offset: int) -> list[int] | None:
         have = self.offsets.get(offset)
         if have is None:
             have = self.offsets[offset] = [0, 0, 0, 0, 0]
-            if len(self.offsets) > MAX_OFFSETS:
-                keep_smallest(self.offsets, MAX_OFFSETS)
-                return self.offsets.get(offset)
+            if not self.kept.admit(self.offsets, offset):
+                return None
         return have
 
     def merge(self, other: ShareLog) -> None:
@@ -136,6 +136,8 @@ class Span:
 class DeliveryState:
     def __init__(self) -> None:
         self.batches: dict[tuple, Batch] = {}  # (hash, topic, partition, key) -> Batch
+        self.kept_batches = SmallestKeys(MAX_BATCHES)
+        self.kept_producers = SmallestKeys(MAX_PRODUCERS)
         self.txn_batches: dict[tuple, Span] = {}  # (topic, partition, producer id)
         self.txn_adds: dict[tuple, Span] = {}
         self.end_txns: dict[int, Instants] = {}
@@ -150,11 +152,8 @@ class DeliveryState:
             batch = self.batches.get(full)
             if batch is None:
                 batch = self.batches[full] = Batch()
-                if len(self.batches) > MAX_BATCHES:
-                    keep_smallest(self.batches, MAX_BATCHES)
-                    batch = self.batches.get(full)
-                    if batch is None:
-                        return
+                if not self.kept_batches.admit(self.batches, full):
+                    return
             batch.sends += 1
             batch.failed += 1 if bad else 0
             batch.evidence.add(ev[:4], ev)
@@ -162,7 +161,12 @@ class DeliveryState:
             table = self.txn_batches if tag == "tx" else self.txn_adds
             table.setdefault((ob[1], ob[2], ob[3]), Span()).add(ob[4])
         elif tag == "et":
-            self.end_txns.setdefault(ob[1], Instants(256)).add(ob[2])
+            moments = self.end_txns.get(ob[1])
+            if moments is None:
+                moments = self.end_txns[ob[1]] = Instants(256)
+                if not self.kept_producers.admit(self.end_txns, ob[1]):
+                    return
+            moments.add(ob[2])
         elif tag == "st":
             _, topic, partition, ts, lso, hw, client_id, ev = ob
             self.stalls.setdefault((topic, partition, lso), Stall()).add(ts, hw, client_id, ev)
@@ -206,10 +210,12 @@ class DeliveryState:
 
     def merge(self, other: DeliveryState) -> None:
         _merge(self.batches, other.batches, Batch, MAX_BATCHES)
+        self.kept_batches.reset()
         _merge(self.txn_batches, other.txn_batches, Span)
         _merge(self.txn_adds, other.txn_adds, Span)
         for pid, moments in other.end_txns.items():
             self.end_txns.setdefault(pid, Instants(256)).merge(moments)
         keep_smallest(self.end_txns, MAX_PRODUCERS)
+        self.kept_producers.reset()
         _merge(self.stalls, other.stalls, Stall)
         _merge(self.share, other.share, ShareLog)

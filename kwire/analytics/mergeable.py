@@ -8,7 +8,9 @@ depend on the split:
 
 - `keep_smallest(table, limit)`: a dict keeps the `limit` smallest keys. Keys are immutable facts
   (a member id, a generation, an offset), so a key kept in the whole is kept in every part that saw
-  it, and its value there is complete.
+  it, and its value there is complete. `SmallestKeys` does the same for a table that grows one key
+  at a time, in O(log limit) a key (keep_smallest sorts the table: per key, a flood of new keys
+  would cost limit x log limit each).
 - `Kept`: the `limit` smallest items by a total order (the first evidence by time, ties broken by
   client, broker and correlation id).
 - `Instants`: a set of moments at a resolution that doubles (from 100 ms) whenever more than
@@ -21,6 +23,7 @@ depend on the split:
 
 from __future__ import annotations
 
+import heapq
 import math
 import zlib
 
@@ -50,6 +53,58 @@ def last_ns(a: int | None, b: int | None) -> int | None:
 def choose(a, b):
     """A choice with a total tie-break: the smaller of two values, None losing to anything."""
     return b if a is None else a if b is None else min(a, b)
+
+
+class _Reversed:
+    """A key ordered the other way round: a heapq min-heap of these is a max-heap of the keys."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key):
+        self.key = key
+
+    def __lt__(self, other: _Reversed) -> bool:
+        return other.key < self.key
+
+
+class SmallestKeys:
+    """keep_smallest(table, limit) after every new key, at O(log limit) a key: once the table first
+    holds more than `limit` keys, its keys are kept in a max-heap, and each new key drops the largest.
+
+    `admit(table, key)` after adding `key` to `table`: trims the table to `limit` keys and says
+    whether `key` stayed. Every key added to the table must be admitted; `reset()` after the table
+    was changed another way (a merge that ends in keep_smallest)."""
+
+    __slots__ = ("limit", "heap")
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.heap: list | None = None
+
+    def admit(self, table: dict, key) -> bool:
+        heap = self.heap
+        if heap is None:
+            if len(table) <= self.limit:
+                return True
+            heap = self.heap = [_Reversed(k) for k in table]
+            heapq.heapify(heap)
+        else:
+            heapq.heappush(heap, _Reversed(key))
+        while len(table) > self.limit and heap:
+            table.pop(heapq.heappop(heap).key, None)
+        if len(table) > self.limit:  # keys added without admit(): start afresh
+            keep_smallest(table, self.limit)
+            self.heap = None
+        return key in table
+
+    def reset(self) -> None:
+        self.heap = None
+
+    def __getstate__(self):
+        return self.limit  # the heap is remade from the table when it is needed (another process)
+
+    def __setstate__(self, state) -> None:
+        self.limit, self.heap = state, None
 
 
 class Kept:

@@ -20,7 +20,8 @@
 
 from __future__ import annotations
 
-from kwire.analytics.mergeable import Instants, Kept, TimeHistograms, choose, first_ns, keep_smallest, last_ns
+from kwire.analytics.mergeable import (Instants, Kept, SmallestKeys, TimeHistograms, choose, first_ns, keep_smallest,
+                                      last_ns)
 from kwire.model import NO_RESPONSE, PAIRED
 
 MAX_CONNECTIONS = 65536
@@ -63,7 +64,7 @@ class Connection:
 
 
 class ErrorLog:
-    __slots__ = ("count", "first_ns", "last_ns", "client_ids", "evidence", "moments")
+    __slots__ = ("count", "first_ns", "last_ns", "client_ids", "evidence", "moments", "kept")
 
     def __init__(self) -> None:
         self.count = 0
@@ -71,6 +72,7 @@ class ErrorLog:
         self.client_ids: set = set()
         self.evidence = Kept(MAX_EVIDENCE)
         self.moments: dict[tuple, Instants] = {}  # (host, client id) -> when
+        self.kept = SmallestKeys(MAX_CLIENTS)
 
     def merge(self, other: ErrorLog) -> None:
         self.count += other.count
@@ -81,6 +83,7 @@ class ErrorLog:
         for who, moments in other.moments.items():
             self.moments.setdefault(who, Instants()).merge(moments)
         keep_smallest(self.moments, MAX_CLIENTS)
+        self.kept.reset()
 
 
 class Tally:
@@ -127,6 +130,8 @@ def _merge_tables(mine: dict, theirs: dict, make) -> None:
 class TrafficState:
     def __init__(self) -> None:
         self.connections: dict[tuple, Connection] = {}
+        self.kept_connections = SmallestKeys(MAX_CONNECTIONS)
+        self.kept_activity = SmallestKeys(MAX_CLIENTS)
         self.errors: dict[tuple, ErrorLog] = {}
         self.activity: dict[tuple, dict[str, Instants]] = {}
         self.unanswered = Kept(MAX_UNANSWERED)
@@ -169,11 +174,8 @@ class TrafficState:
         apis = self.activity.get(who)
         if apis is None:
             apis = self.activity[who] = {}
-            if len(self.activity) > MAX_CLIENTS:
-                keep_smallest(self.activity, MAX_CLIENTS)
-                apis = self.activity.get(who)
-                if apis is None:
-                    return
+            if not self.kept_activity.admit(self.activity, who):
+                return
         moments = apis.get(api)
         if moments is None:
             moments = apis[api] = Instants()
@@ -183,9 +185,8 @@ class TrafficState:
         conn = self.connections.get(key)
         if conn is None:
             conn = self.connections[key] = Connection()
-            if len(self.connections) > MAX_CONNECTIONS:
-                keep_smallest(self.connections, MAX_CONNECTIONS)
-                conn = self.connections.get(key)
+            if not self.kept_connections.admit(self.connections, key):
+                return None
         return conn
 
     def _error(self, key: tuple, row: dict, who: tuple) -> None:
@@ -200,9 +201,12 @@ class TrafficState:
             log.client_ids = set(sorted(log.client_ids, key=str)[:MAX_IDS])
         ev = evidence_of(row)
         log.evidence.add(ev[:4], ev)
-        log.moments.setdefault(who, Instants()).add(ts)
-        if len(log.moments) > MAX_CLIENTS:
-            keep_smallest(log.moments, MAX_CLIENTS)
+        moments = log.moments.get(who)
+        if moments is None:
+            moments = log.moments[who] = Instants()
+            if not log.kept.admit(log.moments, who):
+                return
+        moments.add(ts)
 
     def add(self, ob: tuple, row: dict) -> None:
         tag = ob[0]
@@ -223,12 +227,14 @@ class TrafficState:
     def merge(self, other: TrafficState) -> None:
         _merge_tables(self.connections, other.connections, Connection)
         keep_smallest(self.connections, MAX_CONNECTIONS)
+        self.kept_connections.reset()
         _merge_tables(self.errors, other.errors, ErrorLog)
         for who, apis in other.activity.items():
             mine = self.activity.setdefault(who, {})
             for api, moments in apis.items():
                 mine.setdefault(api, Instants()).merge(moments)
         keep_smallest(self.activity, MAX_CLIENTS)
+        self.kept_activity.reset()
         self.unanswered.merge(other.unanswered)
         _merge_tables(self.latency, other.latency, TimeHistograms)
         _merge_tables(self.throttles, other.throttles, Tally)
