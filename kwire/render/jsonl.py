@@ -15,6 +15,7 @@ kwire.render.records_run.RecordsRun; a fresh one per exchange when none is given
 from __future__ import annotations
 
 import json
+import mmap
 
 try:
     import orjson
@@ -45,11 +46,45 @@ def _encoder(records: str, budget) -> json.JSONEncoder:
 
 def _default(records: str, budget):
     if budget is not None:
-        return json_default(records, budget)
+        hook = json_default(records, budget)
+        if records != "full":
+            return hook
+
+        room = [0]  # what orjson's buffer may have grown to (asked for already)
+
+        def default(value):
+            plain = hook(value)
+            room[0] = _room_for(ESCAPED * (budget.limits[0] - budget.data), room[0])
+            return plain
+
+        return default
     default = _DEFAULTS.get(records)
     if default is None:
         default = _DEFAULTS[records] = json_default(records)
     return default
+
+
+# orjson crashes (SIGSEGV) when it cannot grow its output buffer, as under a memory limit (ulimit -v,
+# RLIMIT_AS). Before it writes decoded records, the room their JSON may need is asked for (address
+# space only: an anonymous mapping, never touched, unmapped at once), so a limit ends in MemoryError,
+# which kwire reports in one line. A record byte is at most 6 in JSON ("\u0001"), 7 with the rest of
+# the line, and orjson doubles its buffer as it grows: the room asked for is the power of two above.
+ESCAPED = 7
+MIN_PROBE = 16 << 20
+
+
+def _room_for(output: int, had: int) -> int:
+    """Ask for the room a buffer growing from `had` bytes to hold `output` bytes needs; returns
+    the size it may reach."""
+    if output < MIN_PROBE:
+        return had
+    size = 1 << (output - 1).bit_length()
+    if size > had:
+        try:
+            mmap.mmap(-1, size - had).close()
+        except OSError as e:
+            raise MemoryError(f"no room for {size:,} bytes of JSON") from e
+    return max(size, had)
 
 
 def _budget(ex: Exchange, run: RecordsRun | None):
@@ -124,7 +159,9 @@ def exchange_json_line(ex: Exchange, *, records: str = "summary", show_secrets: 
     if orjson is not None:
         try:
             line = orjson.dumps(record, default=_default(records, budget), option=_ORJSON_OPTIONS)
-        except (TypeError, ValueError):  # orjson.JSONEncodeError is both
+        except (TypeError, ValueError) as e:  # orjson.JSONEncodeError is both
+            if isinstance(e.__cause__, MemoryError):  # _room_for, or the decoding, ran out of memory
+                raise e.__cause__ from None
             budget = _budget(ex, run) if budget is not None else None  # the standard encoder starts afresh
         else:
             if run is not None and budget is not None:
