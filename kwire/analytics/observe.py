@@ -181,8 +181,8 @@ def _ack_refused(ex: Exchange) -> set | None:
         for part in topic.get("Partitions") or ():
             if part.get(field):
                 refused.add((topic_label(topic), part.get("PartitionIndex")))
-    if ex.response.get("ErrorCode"):
-        refused = {(topic_label(t), p.get("PartitionIndex")) for t in ex.request.get("Topics") or ()
+    if ex.response.get("ErrorCode"):  # the whole request refused (its body may not have decoded)
+        refused = {(topic_label(t), p.get("PartitionIndex")) for t in (ex.request or {}).get("Topics") or ()
                    for p in t.get("Partitions") or ()}
     return refused
 
