@@ -9,7 +9,8 @@ A Case is a capture (its bytes, or a writer for big ones) and the kwire command 
   capture spliced in, Kafka bytes damaged inside well-formed packets, absurd timestamps; a gzip
   capture has either its compressed stream or the capture inside it damaged.
 - "crafted": Kafka traffic (tests/render/hostile, tests/fuzz): decompression bombs (many in one
-  exchange, one in many exchanges, legacy wrappers), partitions of big values, a record with very
+  exchange, one in many exchanges, legacy wrappers, in Fetch answers among thousands of batches
+  cut at the end), partitions of big values, a record with very
   many headers, very many empty batches, 2^31-element arrays, random bodies of every schema with
   edits, thousands of unknown tagged fields, escape sequences, absurd pcapng times, SASL secrets in
   tagged fields, a reused correlation id, corrupt compressed batches of every codec.
@@ -234,9 +235,26 @@ def legacy_bombs(rng, scale):
 
 def big_values(rng, scale):
     """The issue's case: partitions of one big zero value each (zstd, a few KB on the wire)."""
-    value = (60 if scale > 1 else 20) << 20
+    value = (rng.choice((20, 40, 60)) if scale > 1 else 20) << 20
     batch = v2_batch([(b"k", bytes(value))], codec=ZSTD)
     return _produce_pcap([[batch] * 8])
+
+
+def fetched_records(rng, scale):
+    """Fetch answers whose partitions carry many batches, bombs among them, cut at the end as brokers
+    cut them (a Fetch is decoded where the capture's order lives: lag, topic names)."""
+    good = v2_batch([(b"k", rng.randbytes(50))] * 3, codec=rng.choice((0, GZIP, LZ4, ZSTD)))
+    bomb = v2_batch(payload=zstd_zeros(64 << 20, False), codec=ZSTD, record_count=1)
+    messages = _first("consumer")
+    for corr in range(1, 4 * scale + 1):
+        records = good * rng.randrange(1, 2000) + bomb * rng.randrange(3) + good[:rng.randrange(len(good))]
+        messages += exchange(1, 11, corr, "consumer", {
+            "ReplicaId": -1, "MaxWaitMs": 500, "MinBytes": 1, "IsolationLevel": 1, "SessionEpoch": -1,
+            "Topics": [{"Topic": "t", "Partitions": [{"Partition": p, "FetchOffset": 0} for p in range(3)]}]},
+            {"Responses": [{"Topic": "t", "Partitions": [
+                {"PartitionIndex": p, "HighWatermark": 10**6, "LastStableOffset": 10**6, "Records": records}
+                for p in range(3)]}]})
+    return conversation_pcap(messages)
 
 
 def many_headers(rng, scale):
@@ -331,6 +349,7 @@ CRAFTED = {  # name: (maker, suffix, whether it is about record sets)
     "bombs-in-many-exchanges": (bombs_in_many_exchanges, ".pcap", True),
     "legacy-bombs": (legacy_bombs, ".pcap", True),
     "big-values": (big_values, ".pcap", True),
+    "fetched-records": (fetched_records, ".pcap", True),
     "many-headers": (many_headers, ".pcap", True),
     "empty-batches": (empty_batches, ".pcap", True),
     "huge-arrays": (huge_arrays, ".pcap", False),

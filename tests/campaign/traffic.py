@@ -12,6 +12,7 @@ tests/render/hostile (bodies encoded from kwire's schemas).
 - `batch_flood(path, batches, per_request)`: Produce exchanges (answered) carrying `batches` record
   batches of one record each, `per_request` per request.
 - `empty_batches(path, n)`: one Produce request whose one partition holds n empty record batches.
+- `short_connections(path, n)`: n connections, each a handshake, one Metadata exchange and FINs.
 """
 
 from __future__ import annotations
@@ -144,3 +145,12 @@ def empty_batches(path, n: int) -> None:
         conn.exchange(_metadata(1, "empty"))
         conn.exchange(produce_exchange(2, [empty * n], client_id="empty"))
         conn.close()
+
+
+def short_connections(path, n: int) -> None:
+    with PcapWriter(str(path), ETHERNET) as writer:
+        traffic = Traffic(writer)
+        for i in range(n):
+            conn = traffic.connection(client_address(i))
+            conn.exchange(_metadata(1, f"client-{i % 1000}"))
+            conn.close()
