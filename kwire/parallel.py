@@ -282,7 +282,23 @@ class OrderedRenderer:
                 self.on_errors(errors)
             if between:
                 texts = _merge(texts, between)
-            yield b"".join(texts)
+            yield from _joined(texts)
+
+
+def _joined(texts: list[bytes]) -> Iterator[bytes]:
+    """The texts in order, small ones joined (one write each batch), a big one on its own: joining
+    would copy it (a --records exchange can be 300 MB of JSON)."""
+    small: list[bytes] = []
+    for text in texts:
+        if len(text) < BATCH_BYTES:
+            small.append(text)
+            continue
+        if small:
+            yield b"".join(small)
+            small = []
+        yield text
+    if small:
+        yield b"".join(small)
 
 
 def _merge(texts: list[bytes], between: list[tuple[int, bytes]]) -> list[bytes]:
