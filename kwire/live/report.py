@@ -78,6 +78,7 @@ def final_document(*, where: str, expression: str | None, seconds: float, health
         "bytes": health.get("bytes", 0),
         "kernel_drops": health.get("kernel_drops"),
         "queue_drops": health.get("queue_drops", 0),
+        "figures_lag_max_s": health.get("figures_lag_max_s"),
         "truncated": health.get("truncated", 0),
         "gaps": report.get("gaps", 0),
         "gap_bytes": report.get("gap_bytes", 0),

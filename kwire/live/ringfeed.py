@@ -52,6 +52,7 @@ class RingFeeder(SnapshotThread):
         self.enricher = Enricher()
         self.report: dict = {}
         self.process = None
+        self.lag_max_s = 0.0  # the longest a batch waited between the capture process and the figures
 
     def start(self) -> None:
         self.ring.open()
@@ -100,6 +101,7 @@ class RingFeeder(SnapshotThread):
                 exchanges.append(ex)
             self.state.add_exchanges(exchanges)
         self.report = report
+        self.lag_max_s = max(self.lag_max_s, time.time() - report.get("sent_at", time.time()))
         self.state.count_packets(report.get("seconds", ()), report.get("first_packet_ns"),
                                  report.get("last_packet_ns"))
 
@@ -112,7 +114,8 @@ class RingFeeder(SnapshotThread):
         r = self.report
         return {"packets": r.get("packets", 0), "bytes": r.get("bytes", 0), "kernel_drops": r.get("kernel_drops", 0),
                 "queue_drops": r.get("queue_drops", 0), "queue_holds": "exchanges", "queue": 0,
-                "truncated": r.get("truncated", 0), "lost": r.get("lost", []), "error": r.get("error")}
+                "truncated": r.get("truncated", 0), "lost": r.get("lost", []), "error": r.get("error"),
+                "figures_lag_max_s": round(self.lag_max_s, 3)}
 
     def totals(self) -> tuple[dict, dict]:
         """(health, the capture's last report) for kwire.live.report.final_document, once stopped."""

@@ -127,7 +127,7 @@ class Sniffer:
         report.update(packets=stats.packets, bytes=stats.bytes, truncated=stats.truncated,
                       kernel_drops=self.ring.read_drops(), queue_drops=self.queue_drops,
                       seconds=sorted(self.seconds.items()), first_packet_ns=self.first_packet_ns,
-                      last_packet_ns=self.last_packet_ns, error=self.error,
+                      last_packet_ns=self.last_packet_ns, error=self.error, sent_at=time.time(),
                       files=list(self.writer.files) if self.writer is not None else [])
         return report
 
