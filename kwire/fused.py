@@ -5,8 +5,8 @@ contracts. `RecordFeed` is the RecordSink (kwire.capture.packet) the pipeline gi
 For each captured record it does what `decode_record` (kwire.net) and `FlowTable.feed` (kwire.tcp)
 would do, in one step where it can:
 
-- `record()`: an untagged Ethernet frame carrying a whole IPv4 TCP segment, without SYN/FIN/RST, of an
-  established direction (looked up by the header bytes that name it, kwire.net.layout) goes to
+- `record()`: an untagged Ethernet frame (or a raw IP packet) carrying a whole IPv4 TCP segment,
+  without SYN/FIN/RST, of an established direction (looked up by the header bytes that name it, kwire.net.layout) goes to
   TCP's `established()` without a Packet or a Segment; an in-order segment of a clean direction is
   handed to the consumer, or held (the consumer wants more of this direction), right here.
   Everything else becomes a Packet and takes the plain path.
@@ -31,8 +31,8 @@ from __future__ import annotations
 from typing import Callable
 
 from kwire.capture.packet import FrameLayout, Packet, RecordLayout
-from kwire.net.layout import (ETH_IPV4_TCP_KEYED, ETH_IPV4_TCP_RUN, MIN_FRAME, SLOW_BY_FLAGS, SLOW_FLAGS,
-                              TCP_PAYLOAD_AT, reverse_key)
+from kwire.net.layout import (ETH_IPV4_TCP_KEYED, ETH_IPV4_TCP_RUN, MIN_FRAME, MIN_RAW, RAW_IPV4_TCP_KEYED,
+                              SLOW_BY_FLAGS, SLOW_FLAGS, TCP_PAYLOAD_AT, reverse_key)
 from kwire.net.segment import ACK
 from kwire.tcp.flows import FlowTable
 from kwire.tcp.reassembly import HALF, MASK, HalfStream
@@ -80,6 +80,17 @@ class RecordFeed:
                 end = start + 14 + total
                 if h is not None and start + MIN_FRAME <= p <= end <= stop:
                     return _established(flows, h, ts, buf, p, end, seq, ack, flags)
+        elif linktype == 101 and stop - start == wire_len and stop - start >= MIN_RAW:
+            vihl, total, frag, proto, key, seq, ack, doff, flags = RAW_IPV4_TCP_KEYED(buf, start)
+            flows = self.flows
+            if (vihl == 0x45 and proto == 6 and not frag & 0x3FFF and not flags & SLOW_FLAGS
+                    and ts < flows.next_sweep):
+                h = flows.by_header.get(key)
+                p = start + TCP_PAYLOAD_AT[doff] - 14
+                end = start + total
+                if h is not None and start + MIN_RAW <= p <= end <= stop:
+                    _established(flows, h, ts, buf, p, end, seq, ack, flags)
+                    return False  # no run: the run loop reads Ethernet frames
         self.feed_packet(Packet(ts, linktype, buf[start:stop], wire_len))
         return False
 
