@@ -4,7 +4,8 @@ Owns one AF_PACKET socket, its memory-mapped receive ring, and the walk of the b
 hands over. `RingCapture(iface, expression)`: `open()` fails fast with one CaptureError (no
 permission, unknown interface, a filter libpcap rejects, a ring the kernel cannot allocate);
 `feed(sink)` hands every packet to a kwire.capture.packet.RecordSink and yields after each block (and
-every `idle_s` without one); `read_drops()` adds the kernel's drop count to `stats`; `close()`.
+every `idle_s` without one); `ready()` tells whether the next block is handed over; `read_drops()`
+adds the kernel's drop count to `stats`; `close()`.
 
 The ring: `ring_bytes` of memory in blocks of `block_size`, filled by the kernel with frames (a
 tpacket3_hdr: offset of the next frame, seconds, nanoseconds, captured and wire length, status,
@@ -210,6 +211,11 @@ class RingCapture:
             _STATUS.pack_into(ring, base + 8, TP_STATUS_KERNEL)  # the block goes back to the kernel
             self._next = (self._next + 1) % count
             yield
+
+    def ready(self) -> bool:
+        """Has the kernel handed over the next block (feed() would walk it without waiting)?"""
+        return self._ring is not None and bool(
+            _STATUS.unpack_from(self._ring, self._next * self.block_size + 8)[0] & TP_STATUS_USER)
 
     def _raise_socket_error(self) -> None:
         code = self._sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) if self._sock else 0

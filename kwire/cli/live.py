@@ -108,6 +108,11 @@ def live_command(iface, ports, bpf, replay, speed, window, refresh, exit_when_do
     error = state.error or feeder.error
     if as_json:
         _print_document(feeder, snap, name, expression, time.monotonic() - started, error)
+    _closing_line(snap, name, error)
+
+
+def _closing_line(snap, name: str, error: str | None) -> None:
+    """The one-line summary on stderr (and the error, exit status 1, when the capture failed)."""
     h = snap.health
     dropped = (h.kernel_drops or 0) + h.queue_drops
     click.echo(f"kwire: live {name}: {h.packets:,} packets, {snap.exchanges:,} exchanges, "

@@ -8,8 +8,9 @@ work, kwire.live.ringfeed), and sends over a kwire.live.channel pipe:
 - ("batch", parts, report): the exchanges completed since the last batch, as plain tuples of
   kwire.exchanges.ExchangeParts in completion order, and the capture's report so far (REPORT);
 - ("end", parts, report): the same, last: after the dashboard asked it to stop (a byte, or the end
-  of file, on the stop pipe) or the capture failed (report["error"]), the pipeline is finished, so
-  requests still waiting are reported unanswered.
+  of file, on the stop pipe) and the blocks the kernel had handed over by then were read, or after
+  the capture failed (report["error"]), the pipeline is finished, so requests still waiting are
+  reported unanswered.
 
 A batch goes out every BATCH_S seconds, or as soon as BATCH exchanges wait. The capture never waits
 for the dashboard: when the dashboard falls more than the channel's backlog behind, a batch's
@@ -65,6 +66,7 @@ class Sniffer:
         batch: list[tuple] = []
         blocks = ring.stats.blocks
         next_send = time.monotonic() + BATCH_S
+        drain = -1  # once asked to stop: blocks still to read of those the kernel has handed over
         try:
             for _ in ring.feed(pipeline.records, self.writer):
                 out = take()
@@ -73,10 +75,16 @@ class Sniffer:
                 if ring.stats.blocks != blocks:
                     blocks = ring.stats.blocks
                     self._count_block()
+                if drain >= 0:
+                    if drain == 0 or not ring.ready():
+                        break
+                    drain -= 1
                 now = time.monotonic()
                 if now >= next_send or len(batch) >= BATCH:
-                    if self._stop_asked():
-                        break
+                    if drain < 0 and self._stop_asked():
+                        drain = ring.blocks  # what arrived before the stop is counted, at most a ring
+                        if not ring.ready():
+                            break
                     self._send("batch", batch, now)
                     batch = []
                     next_send = now + BATCH_S
@@ -179,8 +187,10 @@ def fork_sniffer(ring: RingCapture, *, writer=None, **options) -> SnifferProcess
     if pid == 0:  # the capture process
         code = 1
         try:
-            signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the dashboard's to handle
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            # Ctrl-C and SIGTERM are the dashboard's to handle: it stops this process through the
+            # stop pipe; should the dashboard die, the pipes' ends tell this process so.
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
             receiver.close()
             os.close(stop_write)
             Sniffer(ring, sender, stop_read, writer=writer, **options).run()

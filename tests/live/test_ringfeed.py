@@ -28,6 +28,7 @@ class FileRing:
 
     where = "a file"
     linktype = LINKTYPE_ETHERNET
+    blocks = 4  # as RingCapture.blocks: the blocks a ring holds
 
     def __init__(self, path: str, per_block: int = 50):
         self.path = path
@@ -49,6 +50,9 @@ class FileRing:
         while True:  # then no more traffic
             time.sleep(idle_s)
             yield
+
+    def ready(self) -> bool:
+        return False  # what the file held was handed over at once
 
     def read_drops(self) -> int:
         return 0
