@@ -8,7 +8,9 @@ marshalled.
 
 kwire.parallel hands exchanges to worker processes through multiprocessing, which pickles them:
 flat tuples of ints, strings and bytes that the main process built itself, over a pipe between
-kwire's own processes. Captured bytes travel as bytes values; nothing read from a capture is ever
+kwire's own processes. kwire.live.channel does the same between `kwire live`'s capture process and
+the dashboard's (the pipe is created by the dashboard's process before it forks the other, and
+nothing else holds it). Captured bytes travel as bytes values; nothing read from a capture is ever
 unpickled as a pickle stream.
 """
 
@@ -27,6 +29,9 @@ ALLOWED = {
     ("codec/code_cache.py", "marshal"),
     ("cli/main.py", "__import__"),                                     # kwire's own command modules
     ("codec/schemas/__init__.py", "importlib.import_module"),          # kwire's own schema modules
+    # Batches kwire's capture process builds (tuples of ints, strings, bytes), to the dashboard's
+    # process over a pipe only the two hold: as kwire.parallel's multiprocessing does.
+    ("live/channel.py", "pickle"),
 }
 
 
