@@ -63,7 +63,7 @@ def spark_command(archives, master, as_json, html, out, partitions, selection, p
         from kwire.spark.job import run_job
         from kwire.spark.progress import JobProgress
         from kwire.spark.session import get_session
-        from kwire.spark.transform import DecodeOptions
+        from kwire.spark.results import DecodeOptions
     except ImportError as exc:
         raise click.ClickException(f"kwire spark needs pyspark ({exc}); pip install 'kwire[spark]'") from None
     spark = get_session(master, verbose=verbose)

@@ -109,8 +109,9 @@ class HalfStream:
     # -- starting -------------------------------------------------------------------------------
 
     def begin(self, seq: int) -> None:
-        """Start the direction at `seq` (the first byte it will carry)."""
+        """Start the direction at `seq` (the first byte it will carry), noted on the Connection."""
         self.nxt = self.start = seq & MASK
+        self.conn.starts[self.direction] = self.start
 
     def syn(self, seq: int) -> None:
         """This direction's SYN at `seq`: its data starts at seq + 1."""
