@@ -1,10 +1,13 @@
 """`kwire spark ARCHIVE...`: the `kwire stats` summary of many capture files, computed by Apache Spark.
 
 Thin: expand the arguments (paths, globs, directories, .gz) and check that each is a readable file
-before the JVM starts, get a SparkSession (local[*] unless --master, or spark-submit's; the JVM's
-own messages off the terminal unless --verbose), run kwire.spark.job, then print the document
-exactly as `kwire stats` does (tables, `--json`, `--html`), write Parquet with `--out DIR`, and report damaged files (skipped,
-the job goes on; exit status 1 at the end, as `kwire stats` does) and the closing summary line.
+that starts as a capture before the JVM starts (as `kwire stats` does: one line and exit 1 for the
+first that is not), get a SparkSession (local[*] unless --master, or spark-submit's; the JVM's own
+messages off the terminal unless --verbose), run kwire.spark.job, then print the document exactly as
+`kwire stats` does (tables, `--json`, `--html`), write Parquet with `--out DIR`, and report files
+damaged part way (their good packets used; exit status 1 at the end, as `kwire stats` does) and the
+closing summary line. A failed job is one line `kwire: error: the Spark job failed: ...`; a cluster
+that has lost every executor for --executor-timeout seconds ends the job with one line too.
 """
 
 from __future__ import annotations
@@ -36,6 +39,23 @@ def check_readable(paths: list[str]) -> None:
         raise KwireError(bad[0] + more)
 
 
+def check_captures(paths: list[str]) -> None:
+    """Every file must start as a capture (pcap, pcapng, gzip of either), as `kwire stats` requires of
+    its files before it reads a packet; damage further in is the job's to report."""
+    from kwire.capture.files import open_capture
+    from kwire.errors import CaptureError
+
+    bad = []
+    for path in paths:
+        try:
+            open_capture(path).close()
+        except CaptureError as exc:
+            bad.append(str(exc))
+    if bad:
+        more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
+        raise KwireError(bad[0] + more)
+
+
 @click.command("spark")
 @click.argument("archives", nargs=-1, required=True, type=click.Path(dir_okay=True, allow_dash=False))
 @click.option("--master", default=None, metavar="URL",
@@ -49,21 +69,26 @@ def check_readable(paths: list[str]) -> None:
               help="Shuffle partitions for decoding (default: 4 x Spark's default parallelism).")
 @filter_options()
 @keylog_option()
+@click.option("--executor-timeout", type=click.FloatRange(min=0), default=60.0, show_default=True, metavar="SECONDS",
+              help="On a cluster: end the job with an error when no executor has been left for this long "
+                   "(0: wait forever, as Spark does).")
 @click.option("--no-summary", is_flag=True, help="Leave out the closing summary line (on stderr).")
 @click.option("-v", "--verbose", is_flag=True,
               help="Show Spark's and the JVM's own messages on stderr (otherwise they go to "
                    "$TMPDIR/kwire-spark-UID.log).")
-def spark_command(archives, master, as_json, html, out, partitions, selection, ports, keylog, no_summary, verbose):
+def spark_command(archives, master, as_json, html, out, partitions, selection, ports, keylog, executor_timeout,
+                  no_summary, verbose):
     """Summarise many capture files with Apache Spark (connections split across rotated files are stitched)."""
     paths = [os.path.abspath(p) for p in capture_paths(archives)]
     check_readable(paths)
+    check_captures(paths)
     keep = selection.exchange_filter(paths)
     keys = load_keys(keylog)  # read here: executors get the secrets in the job, never a path to open
     try:
         from kwire.spark.job import run_job
         from kwire.spark.progress import JobProgress
-        from kwire.spark.session import get_session
         from kwire.spark.results import DecodeOptions
+        from kwire.spark.session import ExecutorWatch, get_session, job_error
     except ImportError as exc:
         raise click.ClickException(f"kwire spark needs pyspark ({exc}); pip install 'kwire[spark]'") from None
     spark = get_session(master, verbose=verbose)
@@ -74,10 +99,19 @@ def spark_command(archives, master, as_json, html, out, partitions, selection, p
         except OSError:
             pass
     progress = JobProgress(spark, len(paths), total)
+    watch = ExecutorWatch(spark, executor_timeout)
     try:
         result = run_job(spark, paths, DecodeOptions(port_hints=tuple(ports), keep=keep, keylog=keys), out=out,
                          partitions=partitions)
+    except KwireError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - Py4JJavaError, PythonException, ...: one line, not a traceback
+        if watch.lost:
+            raise KwireError(f"no Spark executor left for {executor_timeout:g} s (every worker lost?); "
+                             "the job was cancelled") from None
+        raise KwireError(f"the Spark job failed: {job_error(exc)}") from None
     finally:
+        watch.close()
         progress.close()
     result.summary.keylog_given = keys is not None
     write_outputs(result.document, as_json=as_json, html=html, sources=paths, filters=selection.describe())
