@@ -47,13 +47,16 @@ class Dirty:
 
 
 def files_overlap(reports) -> bool:
-    """Whether any two files' capture times overlap (touching counts: ties could interleave)."""
+    """Whether reading the files merged by time (as `kwire stats FILES` does) interleaves them: a
+    file starts before another ends, or at the same time while it comes first among the arguments
+    (ties keep the arguments' order)."""
     spans = sorted((r.first_ts_ns, r.index, r.last_ts_ns) for r in reports if r.first_ts_ns is not None)
-    top = None
-    for first, _, last in spans:
-        if top is not None and first <= top:
+    top = top_index = None
+    for first, index, last in spans:
+        if top is not None and (first < top or (first == top and index < top_index)):
             return True
-        top = last if top is None else max(top, last)
+        if top is None or last >= top:
+            top, top_index = last, index
     return False
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from kwire.analytics import Aggregator
+from kwire.enrich import Enricher
 from kwire.analytics.facts import ACK_COLUMNS, EXCHANGE_COLUMNS, exchange_row, partition_rows, topic_names
 from kwire.pipeline import Pipeline, RunSummary
 from kwire.query import ExchangeFilter
@@ -29,8 +30,28 @@ class DecodeOptions:
     keylog: KeyLog | None = field(default=None, repr=False)  # TLS secrets, shipped with the job (never logged)
 
     def pipeline(self) -> Pipeline:
-        """A Pipeline whose stream layers (TLS, Kafka, decoding) a task drives connection by connection."""
-        return Pipeline(port_hints=self.port_hints, summary=RunSummary(), keys=self.keylog)
+        """A Pipeline whose stream layers (TLS, Kafka, decoding) a task drives connection by connection,
+        each connection enriched on its own (ConnectionEnricher)."""
+        pipeline = Pipeline(port_hints=self.port_hints, summary=RunSummary(), keys=self.keylog)
+        pipeline.enricher = ConnectionEnricher()
+        return pipeline
+
+
+class ConnectionEnricher:
+    """kwire.enrich.Enricher, one per connection: a task replays connections in an order unrelated to
+    capture time, so names one connection's Metadata answers teach are kept to that connection (a
+    connection's fetch offsets are its own anyway). The document does not depend on it (the
+    Aggregator names topic ids from every answer); `--topic NAME` matches ids only where the same
+    connection's Metadata named them (README)."""
+
+    def __init__(self) -> None:
+        self.by_connection: dict = {}
+
+    def enrich(self, ex) -> None:
+        enricher = self.by_connection.get(ex.connection_id)
+        if enricher is None:
+            enricher = self.by_connection[ex.connection_id] = Enricher()
+        enricher.enrich(ex)
 
 
 ARROW_EXCHANGES = pa.schema([

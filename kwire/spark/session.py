@@ -9,7 +9,9 @@
   `verbose`, the JVM's stderr (the launcher's warnings, log4j, executors' messages) goes to
   `jvm_log_path()` instead of the user's terminal: the JVM inherits that file as its stderr when it
   starts, and kwire's own stderr is put back at once. A JVM that does not start is a KwireError
-  that names the log.
+  that names the log;
+- either way kwire is shipped to the executors and the `kwire` data source (kwire.spark.source) is
+  registered in the session.
 
 `ship_kwire(spark)` adds a zip of the kwire package to the session (SparkContext.addPyFile) when the
 master is not local, so executors import the driver's own kwire, whether or not one is installed
@@ -126,6 +128,9 @@ def get_session(master: str | None = None, app_name: str = "kwire spark", *, ver
                              + (f"; Spark's messages are in {log}" if log else "")) from None
     spark.sparkContext.setLogLevel("ERROR")
     ship_kwire(spark)
+    from kwire.spark.source import KwireDataSource
+
+    spark.dataSource.register(KwireDataSource)  # spark.read.format("kwire"), also where kwire is not installed
     return spark
 
 

@@ -123,10 +123,14 @@ def plan(entries: list[Piece], end_ts: int, idle_ns: int = IDLE_NS, linger_ns: i
 
 
 class Reducer:
-    """One reduce task (module docstring); `rows()` is what it hands back, as OUT_SCHEMA rows."""
+    """One reduce task (module docstring); what batch() and end() return are OUT_SCHEMA rows.
+    `own_file`: play only the connections whose first piece is in that file (kwire.spark.source, where
+    each file's task sees the files around it too, and says when the capture ends: `end_ts`)."""
 
-    def __init__(self, options: DecodeOptions):
+    def __init__(self, options: DecodeOptions, own_file: int | None = None, end_ts: int | None = None):
         self.options = options
+        self.own_file = own_file
+        self.given_end = end_ts
         self.pipeline = options.pipeline()
         self.facts = Facts(options)
         self.result = PartitionResult(self.facts.aggregator)
@@ -146,6 +150,8 @@ class Reducer:
             reports = list(self.reports.values())
             self.overlap = files_overlap(reports)
             self.end_ts = max((r.last_ts_ns for r in reports if r.last_ts_ns is not None), default=0)
+            if self.given_end is not None:
+                self.end_ts = max(self.end_ts, self.given_end)
 
     def batch(self, batch: pa.RecordBatch):
         cols = [batch.column(name).to_pylist() for name in ("flow", "section", "kind", "dir", "ts", "size", "data")]
@@ -180,8 +186,11 @@ class Reducer:
         if self.overlap:
             p = Plan(steps=[None] * len(self.metas), dirty=0)
         if p.dirty is not None:
-            self.dirty.append(Dirty.of(flow, self.metas[p.dirty:], self.reports, self.overlap))
+            if self.own_file is None or self.metas[p.dirty].file == self.own_file:
+                self.dirty.append(Dirty.of(flow, self.metas[p.dirty:], self.reports, self.overlap))
             p.steps = p.steps[:p.dirty] + [None] * (len(self.metas) - p.dirty)
+        if self.own_file is not None:
+            p.steps = [s if s is not None and s[0].first.file == self.own_file else None for s in p.steps]
         return _Player(self, p.steps)
 
     def _end_flow(self) -> None:

@@ -63,13 +63,13 @@ def clean_env(**extra) -> dict:
 
 
 class Cluster:
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, workers: int = 2):
         self.root = root
         self.python = executor_python(root)
         self.port, self.ui = free_port(), free_port()
         self.url = f"spark://127.0.0.1:{self.port}"
         self.master: subprocess.Popen | None = None
-        self.workers: list[subprocess.Popen | None] = [None, None]
+        self.workers: list[subprocess.Popen | None] = [None] * workers
         self.logs = root / "logs"
         self.logs.mkdir(exist_ok=True)
 
@@ -90,7 +90,8 @@ class Cluster:
                 self.workers[i] = self._daemon(f"worker-{i}", [
                     "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1", "--cores", "1", "--memory", "2g",
                     "--webui-port", str(free_port()), "--work-dir", str(self.root / "work"), self.url])
-        self.wait_for(lambda state: state.get("aliveworkers") == 2, "two alive workers")
+        count = len(self.workers)
+        self.wait_for(lambda state: state.get("aliveworkers", 0) >= count, f"{count} alive workers")
 
     def state(self) -> dict:
         with urllib.request.urlopen(f"http://127.0.0.1:{self.ui}/json/", timeout=5) as r:
