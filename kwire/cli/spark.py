@@ -57,7 +57,7 @@ def check_captures(paths: list[str]) -> None:
 
 
 @click.command("spark")
-@click.argument("archives", nargs=-1, required=True, type=click.Path(dir_okay=True, allow_dash=False))
+@click.argument("archives", nargs=-1, type=click.Path(dir_okay=True, allow_dash=False))
 @click.option("--master", default=None, metavar="URL",
               help="Spark master (default local[*]; ignored under spark-submit, which sets it).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON document (as `kwire stats --json`).")
@@ -67,6 +67,15 @@ def check_captures(paths: list[str]) -> None:
               help="Write Parquet tables DIR/exchanges and DIR/partitions (replaced if present).")
 @click.option("--partitions", type=click.IntRange(1, 100000), default=None, metavar="N",
               help="Shuffle partitions for decoding (default: 4 x Spark's default parallelism).")
+@click.option("--follow", "follow_dir", type=click.Path(file_okay=False, exists=True), default=None, metavar="DIR",
+              help="Follow DIR as tcpdump -G/-C rotates captures into it (Spark Structured Streaming): each new "
+                   "file's exchanges are appended to --out DIR/exchanges, the summary rewritten in --out "
+                   "DIR/summary.json per micro-batch. Runs until interrupted, or see --follow-idle.")
+@click.option("--settle", type=click.FloatRange(min=0), default=10.0, show_default=True, metavar="SECONDS",
+              help="--follow: the newest file is complete once it has not changed for this long.")
+@click.option("--follow-idle", type=click.FloatRange(min=0), default=0.0, metavar="SECONDS",
+              help="--follow: stop when no new file has come for this long; the capture has then ended "
+                   "(connections still open are ended as at the end of a capture) and the summary is printed.")
 @filter_options()
 @keylog_option()
 @click.option("--executor-timeout", type=click.FloatRange(min=0), default=60.0, show_default=True, metavar="SECONDS",
@@ -76,12 +85,21 @@ def check_captures(paths: list[str]) -> None:
 @click.option("-v", "--verbose", is_flag=True,
               help="Show Spark's and the JVM's own messages on stderr (otherwise they go to "
                    "$TMPDIR/kwire-spark-UID.log).")
-def spark_command(archives, master, as_json, html, out, partitions, selection, ports, keylog, executor_timeout,
-                  no_summary, verbose):
+def spark_command(archives, master, as_json, html, out, partitions, follow_dir, settle, follow_idle, selection, ports,
+                  keylog, executor_timeout, no_summary, verbose):
     """Summarise many capture files with Apache Spark (connections split across rotated files are stitched)."""
-    paths = [os.path.abspath(p) for p in capture_paths(archives)]
-    check_readable(paths)
-    check_captures(paths)
+    if follow_dir is not None:
+        if archives:
+            raise click.UsageError("--follow DIR reads DIR: give no ARCHIVES with it")
+        if out is None:
+            raise click.UsageError("--follow needs --out DIR (where the exchanges and the summary go)")
+        paths = []
+    else:
+        if not archives:
+            raise click.UsageError("missing ARCHIVES (or --follow DIR)")
+        paths = [os.path.abspath(p) for p in capture_paths(archives)]
+        check_readable(paths)
+        check_captures(paths)
     keep = selection.exchange_filter(paths)
     keys = load_keys(keylog)  # read here: executors get the secrets in the job, never a path to open
     try:
@@ -92,6 +110,10 @@ def spark_command(archives, master, as_json, html, out, partitions, selection, p
     except ImportError as exc:
         raise click.ClickException(f"kwire spark needs pyspark ({exc}); pip install 'kwire[spark]'") from None
     spark = get_session(master, verbose=verbose)
+    options = DecodeOptions(port_hints=tuple(ports), keep=keep, keylog=keys)
+    if follow_dir is not None:
+        return _follow(spark, follow_dir, out, options, settle, follow_idle, partitions, as_json, html, selection,
+                       no_summary)
     total = 0
     for p in paths:
         try:
@@ -101,8 +123,7 @@ def spark_command(archives, master, as_json, html, out, partitions, selection, p
     progress = JobProgress(spark, len(paths), total)
     watch = ExecutorWatch(spark, executor_timeout)
     try:
-        result = run_job(spark, paths, DecodeOptions(port_hints=tuple(ports), keep=keep, keylog=keys), out=out,
-                         partitions=partitions)
+        result = run_job(spark, paths, options, out=out, partitions=partitions)
     except KwireError:
         raise
     except Exception as exc:  # noqa: BLE001 - Py4JJavaError, PythonException, ...: one line, not a traceback
@@ -116,3 +137,30 @@ def spark_command(archives, master, as_json, html, out, partitions, selection, p
     result.summary.keylog_given = keys is not None
     write_outputs(result.document, as_json=as_json, html=html, sources=paths, filters=selection.describe())
     report_run(result.summary, no_summary, matched=result.document["totals"]["exchanges"], selection=selection)
+
+
+def _follow(spark, folder, out, options, settle, idle, partitions, as_json, html, selection, no_summary) -> None:
+    """`--follow DIR`: the streaming query until interrupted or idle (kwire.spark.follow)."""
+    from kwire.spark.follow import follow
+    from kwire.spark.job import run_summary
+    from kwire.spark.session import job_error
+
+    def on_batch(result, batch_id):
+        if not no_summary:
+            click.echo(f"kwire: micro-batch {batch_id if batch_id >= 0 else 'end'}: {result.exchanges:,} exchanges "
+                       f"so far; summary in {os.path.join(out, 'summary.json')}", err=True)
+
+    os.makedirs(out, exist_ok=True)
+    try:
+        result = follow(spark, os.path.abspath(folder), os.path.abspath(out), options, settle=settle, idle_stop=idle,
+                        partitions=partitions or max(4, spark.sparkContext.defaultParallelism * 4),
+                        on_batch=on_batch)
+    except KeyboardInterrupt:
+        click.echo("kwire: stopped; the next --follow with the same --out goes on from here", err=True)
+        return
+    except Exception as exc:  # noqa: BLE001 - one line, not a traceback
+        raise KwireError(f"the Spark query failed: {job_error(exc)}") from None
+    if idle:
+        document = result.aggregator.document()
+        write_outputs(document, as_json=as_json, html=html, sources=[folder], filters=selection.describe())
+        report_run(run_summary(result), no_summary, matched=document["totals"]["exchanges"], selection=selection)

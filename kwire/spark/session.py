@@ -138,6 +138,9 @@ def _new_session(SparkSession, master: str | None, app_name: str):
     master = master or "local[*]"
     if master.startswith("local"):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        # Python workers of a local master run this very interpreter (its kwire, pyarrow, pandas),
+        # not whatever `python3` the PATH finds first.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     java_opts = f"-Dlog4j2.configurationFile=file:{_log4j_file()}"
     return (SparkSession.builder.master(master).appName(app_name)
             .config("spark.ui.enabled", "false")

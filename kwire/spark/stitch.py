@@ -74,8 +74,12 @@ def _extend(chain: Chain, piece: Piece, flip: bool) -> None:
         chain.close = (piece.close_ts, piece.end)
 
 
-def plan(entries: list[Piece], end_ts: int, idle_ns: int = IDLE_NS, linger_ns: int = LINGER_NS) -> Plan:
-    """How one flow key's pieces (and interior connections), in file order, make connections."""
+def plan(entries: list[Piece], end_ts: int | None, idle_ns: int = IDLE_NS, linger_ns: int = LINGER_NS,
+         cut: bool = False) -> Plan:
+    """How one flow key's pieces (and interior connections), in file order, make connections.
+    end_ts None: the capture goes on (kwire.spark.follow), a connection open at the end stays open
+    (its Chain's close is None). `cut`: where the pieces cannot be stitched exactly, start a new
+    connection instead of marking the flow key dirty (follow, which cannot read files again)."""
     result = Plan()
     steps = result.steps
     chain: Chain | None = None   # the connection a piece open at its file's end may go on with
@@ -92,24 +96,31 @@ def plan(entries: list[Piece], end_ts: int, idle_ns: int = IDLE_NS, linger_ns: i
             if e.mid and e.first_ts - prev.last_ts <= idle_ns:
                 flip = e.flipped(chain.first.a)
                 if not (prev.clean and _matches(chain.nxt, e, flip)):
-                    result.dirty = start
-                    return result
-                steps[-1] = (steps[-1][0], steps[-1][1], DROP)
-                chain.pieces.append(e)
-                _extend(chain, e, flip)
-                steps.append((chain, flip, None))
-                if e.end != OPEN:
+                    if not cut:
+                        result.dirty = start
+                        return result
+                    chain.close = (e.first_ts, "end")
                     chain = None
-                prev = e
-                continue
-            chain.close = (e.first_ts, "reused") if not e.mid else (prev.last_ts + idle_ns, "idle")
+                    prev = None
+                if chain is not None:
+                    steps[-1] = (steps[-1][0], steps[-1][1], DROP)
+                    chain.pieces.append(e)
+                    _extend(chain, e, flip)
+                    steps.append((chain, flip, None))
+                    if e.end != OPEN:
+                        chain = None
+                    prev = e
+                    continue
+            else:
+                chain.close = (e.first_ts, "reused") if not e.mid else (prev.last_ts + idle_ns, "idle")
         elif (prev is not None and prev.end in ("fin", "rst") and e.mid
               and e.first_ts <= prev.close_ts + linger_ns):
             if e.end != OPEN and e.last_ts <= prev.close_ts + linger_ns:
                 steps.append(None)  # late segments of a closed connection: TCP ignores them
                 continue
-            result.dirty = start
-            return result
+            if not cut:
+                result.dirty = start
+                return result
         chain = Chain(e, list(e.nxt), pieces=[e])
         _extend(chain, e, False)
         steps.append((chain, False, None))
@@ -118,7 +129,7 @@ def plan(entries: list[Piece], end_ts: int, idle_ns: int = IDLE_NS, linger_ns: i
             chain = None
         prev = e
     if chain is not None:
-        chain.close = (max(end_ts, prev.last_ts), "end")
+        chain.close = None if end_ts is None else (max(end_ts, prev.last_ts), "end")
     return result
 
 
@@ -206,6 +217,12 @@ class Reducer:
         self.next_id += 1
         return Replayer(self.pipeline.tls(conn))
 
+    def closing(self, chain: Chain, last: Piece, replay: Replayer) -> None:
+        pass  # (kwire.spark.follow plays a carried tail here)
+
+    def carry(self, chain: Chain, replay: Replayer, last: Piece, tail: list) -> None:
+        raise AssertionError("a batch job ends every connection")  # plan() is given the capture's end
+
     def closed(self, replay: Replayer) -> None:
         self.gaps += replay.gaps
         self.gap_bytes += replay.gap_bytes
@@ -252,6 +269,7 @@ class _Player:
         self.seen = 0
         self.replay: Replayer | None = None
         self.chain: Chain | None = None
+        self.tail: list = []
         self._next()
 
     def _next(self) -> None:
@@ -269,6 +287,7 @@ class _Player:
             if step is not None and step[0] is not self.chain:
                 self.chain = step[0]
                 self.replay = self.reducer.connection(self.chain.first)
+                self.tail = []
             if self.left:
                 return
 
@@ -278,8 +297,12 @@ class _Player:
             return
         chain = step[0]
         if self.metas[self.i] is chain.pieces[-1]:
-            self.replay.close(*chain.close)
-            self.reducer.closed(self.replay)
+            if chain.close is None:  # still open (follow): the caller carries it on
+                self.reducer.carry(chain, self.replay, self.metas[self.i], self.tail)
+            else:
+                self.reducer.closing(chain, self.metas[self.i], self.replay)
+                self.replay.close(*chain.close)
+                self.reducer.closed(self.replay)
             self.replay = self.chain = None
 
     def event(self, kind: int, direction: int, ts: int, value) -> None:
@@ -296,6 +319,9 @@ class _Player:
             chain, flip, tail = step
             if k >= meta.tail:
                 if tail is DROP:
+                    value = None
+                elif chain.close is None:
+                    self.tail.append((kind, direction, ts, value))  # played when it really ends
                     value = None
                 elif meta.end == OPEN:
                     ts = chain.close[0]
