@@ -42,7 +42,9 @@ class JobResult:
 
 
 def default_partitions(spark, files: int) -> int:
-    return max(4, spark.sparkContext.defaultParallelism * 4)
+    """Reduce tasks: many more than cores, so that connections of very different sizes (a connection
+    is decoded by one task) spread evenly over the cores as tasks finish."""
+    return max(8, spark.sparkContext.defaultParallelism * 8)
 
 
 def partition_keys(spark, n: int) -> list[int]:

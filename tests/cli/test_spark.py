@@ -44,15 +44,30 @@ def test_cli_directory_glob_and_gz_print_the_stats_document(tmp_path):
     assert by_glob.stderr == ""
 
 
-def test_cli_tables_and_damaged_file(tmp_path):
+def test_cli_not_a_capture_as_stats(tmp_path):
+    """A file that is not a capture: `kwire stats` and `kwire spark` both end at once with the same one
+    line and exit status 1, no document (spark before its JVM starts)."""
     parts = rotate(WHOLE, tmp_path, 40)
     bad = tmp_path / "part-99999.pcap"
     bad.write_bytes(b"\x00" * 64)
-    result = CliRunner().invoke(cli, ["spark", *map(str, parts), str(bad)], catch_exceptions=False)
-    assert result.exit_code == 1  # as kwire stats: the document is printed, the damage reported
+    args = [*map(str, parts), str(bad)]
+    stats = CliRunner().invoke(cli, ["stats", "--json", *args], catch_exceptions=False)
+    spark = CliRunner().invoke(cli, ["spark", "--json", *args], catch_exceptions=False)
+    assert stats.exit_code == spark.exit_code == 1
+    assert stats.stdout == spark.stdout == ""
+    assert spark.stderr == stats.stderr and len(spark.stderr.splitlines()) == 1 and "part-99999.pcap" in spark.stderr
+
+
+def test_cli_tables_and_file_damaged_part_way(tmp_path):
+    """A file cut inside its last record: the document of the good packets, the damage reported, exit 1,
+    as `kwire stats` does."""
+    parts = rotate(WHOLE, tmp_path, 40)
+    parts[-1].write_bytes(parts[-1].read_bytes()[:-30])
+    result = CliRunner().invoke(cli, ["spark", *map(str, parts)], catch_exceptions=False)
+    stats = CliRunner().invoke(cli, ["stats", *map(str, parts)], catch_exceptions=False)
+    assert result.exit_code == stats.exit_code == 1
     assert "By api and version" in result.stdout
-    assert "kwire: error:" in result.stderr and "part-99999.pcap" in result.stderr
-    assert "Traceback" not in result.stderr
+    assert f"kwire: error: {parts[-1]}" in result.stderr and "Traceback" not in result.stderr
 
 
 def test_no_files_is_a_usage_error(tmp_path):
