@@ -44,12 +44,15 @@ PacketFeed = Callable[[Packet], None]
 class PlainFeed:
     """The RecordSink of the plain path: every record becomes a Packet for `feed_packet`."""
 
-    __slots__ = ("feed_packet",)
+    __slots__ = ("feed_packet", "last_ts")
 
     def __init__(self, feed_packet: PacketFeed):
         self.feed_packet = feed_packet
+        self.last_ts = 0  # the latest capture time of a record
 
     def record(self, ts_ns: int, linktype: int, buf, start: int, stop: int, wire_len: int) -> bool:
+        if ts_ns > self.last_ts:
+            self.last_ts = ts_ns
         self.feed_packet(Packet(ts_ns, linktype, buf[start:stop], wire_len))
         return False
 
@@ -63,14 +66,17 @@ class PlainFeed:
 class RecordFeed:
     """The RecordSink of the fast path (see the module docstring); `feed_packet` takes the rest."""
 
-    __slots__ = ("flows", "feed_packet")
+    __slots__ = ("flows", "feed_packet", "last_ts")
 
     def __init__(self, flows: FlowTable, feed_packet: PacketFeed):
         self.flows = flows
         self.feed_packet = feed_packet
+        self.last_ts = 0  # the latest capture time of a record given to record() (runs: see Pipeline.finish)
 
     def record(self, ts: int, linktype: int, buf, start: int, stop: int, wire_len: int) -> bool:
         """Take one record; True when it was held inside a frame (a run may follow)."""
+        if ts > self.last_ts:
+            self.last_ts = ts
         if linktype == 1 and stop - start == wire_len and stop - start >= MIN_FRAME:
             etype, vihl, total, frag, proto, key, seq, ack, doff, flags = ETH_IPV4_TCP_KEYED(buf, start)
             flows = self.flows

@@ -366,6 +366,11 @@ class FlowTable:
     def __len__(self) -> int:
         return len(self._flows)
 
+    def open_halves(self) -> list[tuple[Connection, HalfStream, HalfStream]]:
+        """The open connections with their two directions (0: from conn.a), oldest first: what a
+        reader that stops between two capture files looks at (kwire.spark.mapside)."""
+        return [(flow.conn, *flow.halves) for flow in self._flows.values()]
+
     def connections(self) -> list[Connection]:
         """The open connections, oldest first."""
         return [flow.conn for flow in self._flows.values()]
