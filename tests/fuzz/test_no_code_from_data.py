@@ -10,7 +10,11 @@ kwire.parallel hands exchanges to worker processes through multiprocessing, whic
 flat tuples of ints, strings and bytes that the main process built itself, over a pipe between
 kwire's own processes. kwire.live.channel does the same between `kwire live`'s capture process and
 the dashboard's (the pipe is created by the dashboard's process before it forks the other, and
-nothing else holds it). Captured bytes travel as bytes values; nothing read from a capture is ever
+nothing else holds it). kwire's Spark job does the same between its own tasks and its driver: each
+task's PartitionResult (Aggregators, counters: objects kwire built) travels as a pickle inside
+Spark's Arrow rows (kwire.spark.wire), and `--follow` keeps each open connection's stream layers in
+Spark's state with PySpark's cloudpickle (kwire.spark.follow), as PySpark itself ships every
+function and row. Captured bytes travel as bytes values; nothing read from a capture is ever
 unpickled as a pickle stream.
 """
 
@@ -32,6 +36,8 @@ ALLOWED = {
     # Batches kwire's capture process builds (tuples of ints, strings, bytes), to the dashboard's
     # process over a pipe only the two hold: as kwire.parallel's multiprocessing does.
     ("live/channel.py", "pickle"),
+    # What kwire's own Spark tasks computed, to its driver and to the next micro-batch (see above).
+    ("spark/wire.py", "pickle"), ("spark/follow.py", "cloudpickle"),
 }
 
 
