@@ -18,7 +18,7 @@
 
 from __future__ import annotations
 
-from kwire.analytics.mergeable import Instants, Kept, first_ns, keep_smallest, last_ns, stable_hash
+from kwire.analytics.mergeable import Capped, Instants, Kept, first_ns, keep_smallest, last_ns, stable_hash
 
 MAX_BATCHES = 16384
 MAX_SENDS = 4
@@ -81,7 +81,7 @@ class ShareLog:
 
     def __init__(self) -> None:
         self.acks: dict[str, int] = {}
-        self.offsets: dict[int, list[int]] = {}  # offset -> [deliveries, max DeliveryCount, accept, release, reject]
+        self.offsets: dict[int, list[int]] = Capped()  # offset -> [deliveries, max DeliveryCount, accept, release, reject]
         self.evidence = Kept(MAX_EVIDENCE)
         self.first_ns = self.last_ns = None
 
@@ -135,7 +135,7 @@ class Span:
 
 class DeliveryState:
     def __init__(self) -> None:
-        self.batches: dict[tuple, Batch] = {}  # (hash, topic, partition, key) -> Batch
+        self.batches: dict[tuple, Batch] = Capped()  # (hash, topic, partition, key) -> Batch
         self.txn_batches: dict[tuple, Span] = {}  # (topic, partition, producer id)
         self.txn_adds: dict[tuple, Span] = {}
         self.end_txns: dict[int, Instants] = {}

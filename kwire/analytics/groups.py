@@ -31,7 +31,7 @@ or the newest (generations, assignments).
 
 from __future__ import annotations
 
-from kwire.analytics.mergeable import Kept, choose, first_ns, keep_smallest, last_ns
+from kwire.analytics.mergeable import Capped, Kept, choose, first_ns, keep_smallest, last_ns
 
 MAX_GROUPS = 1024
 MAX_MEMBERS = 512
@@ -83,7 +83,7 @@ class Generation:
         self.start_ns = self.join_ns = self.sync_ns = None
         self.leader = None
         self.evidence = None  # the first answer that gave this generation
-        self.members: dict[str, list] = {}  # member -> [first ns, last ns] seen in this generation
+        self.members: dict[str, list] = Capped()  # member -> [first ns, last ns] seen in this generation
 
     def seen(self, member: str, ts: int) -> None:
         have = self.members.get(member)
@@ -115,9 +115,9 @@ class Group:
     def __init__(self) -> None:
         self.protocols: dict[str, int] = {}
         self.coordinators: dict[str, int] = {}
-        self.members: dict[str, Member] = {}
+        self.members: dict[str, Member] = Capped()
         self.generations: dict[int, Generation] = {}
-        self.commits: dict[tuple, tuple] = {}  # (topic, partition) -> (ts, offset)
+        self.commits: dict[tuple, tuple] = Capped()  # (topic, partition) -> (ts, offset)
         self.rebalancing: list = [0, None, None]  # REBALANCE_IN_PROGRESS answers: count, first, last
         self.stuck = Kept(MAX_STUCK)  # JoinGroups not answered in their rebalance timeout
 
@@ -182,7 +182,7 @@ class Group:
 
 class GroupsState:
     def __init__(self) -> None:
-        self.groups: dict[str, Group] = {}
+        self.groups: dict[str, Group] = Capped()
 
     def group(self, group_id: str) -> Group | None:
         have = self.groups.get(group_id)

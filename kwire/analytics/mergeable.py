@@ -8,7 +8,9 @@ depend on the split:
 
 - `keep_smallest(table, limit)`: a dict keeps the `limit` smallest keys. Keys are immutable facts
   (a member id, a generation, an offset), so a key kept in the whole is kept in every part that saw
-  it, and its value there is complete.
+  it, and its value there is complete. A table made as `Capped()` carries a max-heap of its keys, so
+  trimming it after each key added costs O(log n), not a sort of the table (a plain dict is sorted:
+  fine at a merge, quadratic when called per key on a full table).
 - `Kept`: the `limit` smallest items by a total order (the first evidence by time, ties broken by
   client, broker and correlation id).
 - `Instants`: a set of moments at a resolution that doubles (from 100 ms) whenever more than
@@ -23,6 +25,8 @@ from __future__ import annotations
 
 import math
 import zlib
+from bisect import insort
+from heapq import heapify, heappop, heappush
 
 DECI_NS = 100_000_000  # Instants' finest resolution: 100 ms
 NS = 1_000_000_000
@@ -32,11 +36,53 @@ def stable_hash(*parts) -> int:
     return zlib.crc32(repr(parts).encode("utf-8", "replace"))
 
 
+class Capped(dict):
+    """A dict that keep_smallest trims in O(log n) per key added: a max-heap of its keys beside it,
+    brought up to date from the keys added since (the newest, at the end of the dict's order). Keys
+    must leave it only through keep_smallest."""
+
+    __slots__ = ("_heap", "_synced")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._heap: list | None = None
+        self._synced = 0  # len(self) when the heap last held every key
+
+    def __reduce__(self):  # pickled (Spark, worker processes) without the heap: rebuilt on first use
+        return (Capped, (), None, None, iter(self.items()))
+
+
+class _Largest:
+    """A key in a min-heap that pops the largest first."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key) -> None:
+        self.key = key
+
+    def __lt__(self, other: _Largest) -> bool:
+        return self.key > other.key
+
+
 def keep_smallest(table: dict, limit: int) -> None:
     """Drop every key of `table` but the `limit` smallest (in place)."""
-    if len(table) > limit:
+    if len(table) <= limit:
+        return
+    if type(table) is not Capped:
         for key in sorted(table)[limit:]:
             del table[key]
+        return
+    heap, added = table._heap, len(table) - table._synced
+    if heap is None or added > limit:
+        heap = [_Largest(key) for key in table]
+        heapify(heap)
+    else:
+        newest = reversed(table)
+        for _ in range(added):
+            heappush(heap, _Largest(next(newest)))
+    while len(table) > limit:
+        del table[heappop(heap).key]
+    table._heap, table._synced = heap, len(table)
 
 
 def first_ns(a: int | None, b: int | None) -> int | None:
@@ -52,6 +98,10 @@ def choose(a, b):
     return b if a is None else a if b is None else min(a, b)
 
 
+def _first(item: tuple):
+    return item[0]
+
+
 class Kept:
     """The `limit` smallest (key, value) items; keys must be totally ordered and unique per item."""
 
@@ -65,8 +115,7 @@ class Kept:
         items = self.items
         if len(items) >= self.limit and key >= items[-1][0]:
             return
-        items.append((key, value))
-        items.sort(key=lambda item: item[0])
+        insort(items, (key, value), key=_first)
         del items[self.limit:]
 
     def merge(self, other: Kept) -> None:

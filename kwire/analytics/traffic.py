@@ -20,7 +20,7 @@
 
 from __future__ import annotations
 
-from kwire.analytics.mergeable import Instants, Kept, TimeHistograms, choose, first_ns, keep_smallest, last_ns
+from kwire.analytics.mergeable import Capped, Instants, Kept, TimeHistograms, choose, first_ns, keep_smallest, last_ns
 from kwire.model import NO_RESPONSE, PAIRED
 
 MAX_CONNECTIONS = 65536
@@ -70,7 +70,7 @@ class ErrorLog:
         self.first_ns = self.last_ns = None
         self.client_ids: set = set()
         self.evidence = Kept(MAX_EVIDENCE)
-        self.moments: dict[tuple, Instants] = {}  # (host, client id) -> when
+        self.moments: dict[tuple, Instants] = Capped()  # (host, client id) -> when
 
     def merge(self, other: ErrorLog) -> None:
         self.count += other.count
@@ -126,9 +126,9 @@ def _merge_tables(mine: dict, theirs: dict, make) -> None:
 
 class TrafficState:
     def __init__(self) -> None:
-        self.connections: dict[tuple, Connection] = {}
+        self.connections: dict[tuple, Connection] = Capped()
         self.errors: dict[tuple, ErrorLog] = {}
-        self.activity: dict[tuple, dict[str, Instants]] = {}
+        self.activity: dict[tuple, dict[str, Instants]] = Capped()
         self.unanswered = Kept(MAX_UNANSWERED)
         self.latency: dict[str, TimeHistograms] = {}
         self.throttles: dict[tuple, Tally] = {}

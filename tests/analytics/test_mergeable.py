@@ -1,0 +1,53 @@
+"""kwire.analytics.mergeable: a Capped table trims to exactly what sorting the plain dict keeps, however
+keys come (one at a time, in bursts, across a pickle), and Kept keeps what a sort keeps."""
+
+from __future__ import annotations
+
+import pickle
+import random
+
+import pytest
+
+from kwire.analytics.mergeable import Capped, Kept, keep_smallest
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_capped_trims_as_a_sort_does(seed):
+    rng = random.Random(seed)
+    limit = rng.choice([1, 3, 16, 100])
+    capped, plain = Capped(), {}
+    for step in range(3000):
+        burst = 1 if rng.random() < 0.8 else rng.randint(2, 3 * limit)
+        for _ in range(burst):
+            key = (rng.randint(0, 500), rng.choice("abc"))
+            capped[key] = plain[key] = step  # new keys and keys seen before, kept or trimmed
+        if rng.random() < 0.9:
+            keep_smallest(capped, limit)
+            keep_smallest(plain, limit)
+            assert list(sorted(capped.items())) == list(sorted(plain.items()))
+        if rng.random() < 0.01:
+            capped = pickle.loads(pickle.dumps(capped))
+            assert type(capped) is Capped
+    keep_smallest(capped, limit)
+    keep_smallest(plain, limit)
+    assert sorted(capped.items()) == sorted(plain.items()) and len(capped) == min(limit, len(plain))
+
+
+def test_capped_is_a_plain_dict_to_its_readers():
+    table = Capped()
+    table.setdefault("b", []).append(1)
+    table["a"] = [2]
+    assert table == {"a": [2], "b": [1]} and list(table) == ["b", "a"]
+    keep_smallest(table, 1)
+    assert table == {"a": [2]}
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_kept_keeps_what_a_sort_keeps(seed):
+    rng = random.Random(seed)
+    kept, everything = Kept(7), []
+    for n in range(500):
+        key = (rng.randint(0, 100), n)
+        kept.add(key, n)
+        everything.append((key, n))
+    assert kept.items == sorted(everything)[:7]
