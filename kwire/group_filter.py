@@ -113,7 +113,7 @@ def with_members(keep, members: Iterable[tuple]):
     return AllOf(*parts) if isinstance(keep, AllOf) else parts[0]
 
 
-def _undecoded(raw) -> bool:
+def offload_all_but_groups(raw) -> bool:
     """Leave every exchange but those of group apis undecoded (kwire.pipeline's offload hook)."""
     request = raw.request
     return request is None or request.header.api_key not in GROUP_API_KEYS
@@ -131,4 +131,4 @@ def group_members(paths: list[str], group: str, ports: Iterable[int] = ()) -> Gr
     """The filter of `group` over these captures, its members read from them first."""
     from kwire.pipeline import analyze_files
 
-    return GroupFilter(group, members_of(analyze_files(paths, port_hints=ports, offload=_undecoded), group))
+    return GroupFilter(group, members_of(analyze_files(paths, port_hints=ports, offload=offload_all_but_groups), group))

@@ -181,7 +181,9 @@ class Pipeline:
 
     def finish(self) -> list[Exchange]:
         """End of input: every connection closes; the Exchanges that completes, and the counters."""
-        self.last_ts_ns = max(self.last_ts_ns, self.flows.latest_ts())
+        # The capture's end: its latest record (records a fused run took belong to connections still
+        # open, whose latest times latest_ts() has).
+        self.last_ts_ns = max(self.last_ts_ns, self.records.last_ts, self.flows.latest_ts())
         self.flows.flush(self.last_ts_ns)
         self.summary.net = {k: v for k, v in asdict(self.net).items() if isinstance(v, int)}
         self.summary.tcp = dict(self.flows.counters())

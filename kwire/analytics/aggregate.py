@@ -97,12 +97,19 @@ class Aggregator:
         else:
             key = (row["api"], str(row["api_version"]))
             client_id = row["client_id"] if row["client_id"] is not None else NULL_CLIENT_ID
-        self._figures(self.by_api_version, key).add(row)
-        self._figures(self.by_client_id, client_id).add(row)
-        self._figures(self.by_broker, row["broker"]).add(row)
+        for table, name in ((self.by_api_version, key), (self.by_client_id, client_id),
+                            (self.by_broker, row["broker"])):
+            figures = table.get(name)
+            if figures is None:
+                figures = table[name] = Figures()
+            figures.add(row)
         self.timeline.add(ts, (1, 1 if row["failed"] else 0, row["request_bytes"] or 0, row["response_bytes"] or 0))
-        if row["latency_ns"] is not None and not row.get("wait"):
-            self._keep(self.slowest, _slow_key(row), row, SLOWEST)
+        latency = row["latency_ns"]
+        if latency is not None and not row.get("wait"):
+            slowest = self.slowest
+            # Most exchanges are faster than the slowest kept: no key to build for them.
+            if len(slowest) < SLOWEST or -latency <= slowest[-1][0][0]:
+                self._keep(slowest, _slow_key(row), row, SLOWEST)
         if row["status"] == NO_RESPONSE:
             self._keep(self.unanswered_first, _tie(row), row, FIRST)
         api = row["api"]
@@ -141,13 +148,6 @@ class Aggregator:
         figures = self.share_groups.get(label)
         if figures is None:
             figures = self.share_groups[label] = ShareGroupFigures()
-        return figures
-
-    @staticmethod
-    def _figures(table: dict, key) -> Figures:
-        figures = table.get(key)
-        if figures is None:
-            figures = table[key] = Figures()
         return figures
 
     @staticmethod

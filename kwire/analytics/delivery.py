@@ -18,7 +18,7 @@
 
 from __future__ import annotations
 
-from kwire.analytics.mergeable import Instants, Kept, SmallestKeys, first_ns, keep_smallest, last_ns, stable_hash
+from kwire.analytics.mergeable import Capped, Instants, Kept, first_ns, keep_smallest, last_ns, stable_hash
 
 MAX_BATCHES = 16384
 MAX_SENDS = 4
@@ -77,21 +77,21 @@ class Stall:
 
 
 class ShareLog:
-    __slots__ = ("acks", "offsets", "evidence", "first_ns", "last_ns", "kept")
+    __slots__ = ("acks", "offsets", "evidence", "first_ns", "last_ns")
 
     def __init__(self) -> None:
         self.acks: dict[str, int] = {}
-        self.offsets: dict[int, list[int]] = {}  # offset -> [deliveries, max DeliveryCount, accept, release, reject]
+        self.offsets: dict[int, list[int]] = Capped()  # offset -> [deliveries, max DeliveryCount, accept, release, reject]
         self.evidence = Kept(MAX_EVIDENCE)
         self.first_ns = self.last_ns = None
-        self.kept = SmallestKeys(MAX_OFFSETS)
 
     def offset(self, offset: int) -> list[int] | None:
         have = self.offsets.get(offset)
         if have is None:
             have = self.offsets[offset] = [0, 0, 0, 0, 0]
-            if not self.kept.admit(self.offsets, offset):
-                return None
+            if len(self.offsets) > MAX_OFFSETS:
+                keep_smallest(self.offsets, MAX_OFFSETS)
+                return self.offsets.get(offset)
         return have
 
     def merge(self, other: ShareLog) -> None:
@@ -135,12 +135,10 @@ class Span:
 
 class DeliveryState:
     def __init__(self) -> None:
-        self.batches: dict[tuple, Batch] = {}  # (hash, topic, partition, key) -> Batch
-        self.kept_batches = SmallestKeys(MAX_BATCHES)
-        self.kept_producers = SmallestKeys(MAX_PRODUCERS)
+        self.batches: dict[tuple, Batch] = Capped()  # (hash, topic, partition, key) -> Batch
         self.txn_batches: dict[tuple, Span] = {}  # (topic, partition, producer id)
         self.txn_adds: dict[tuple, Span] = {}
-        self.end_txns: dict[int, Instants] = {}
+        self.end_txns: dict[int, Instants] = Capped()
         self.stalls: dict[tuple, Stall] = {}  # (topic, partition, lso)
         self.share: dict[tuple, ShareLog] = {}  # (group, topic, partition)
 
@@ -152,8 +150,11 @@ class DeliveryState:
             batch = self.batches.get(full)
             if batch is None:
                 batch = self.batches[full] = Batch()
-                if not self.kept_batches.admit(self.batches, full):
-                    return
+                if len(self.batches) > MAX_BATCHES:
+                    keep_smallest(self.batches, MAX_BATCHES)
+                    batch = self.batches.get(full)
+                    if batch is None:
+                        return
             batch.sends += 1
             batch.failed += 1 if bad else 0
             batch.evidence.add(ev[:4], ev)
@@ -162,10 +163,9 @@ class DeliveryState:
             table.setdefault((ob[1], ob[2], ob[3]), Span()).add(ob[4])
         elif tag == "et":
             moments = self.end_txns.get(ob[1])
-            if moments is None:
+            if moments is None:  # bounded while adding too, not only when merging (an EndTxn flood)
                 moments = self.end_txns[ob[1]] = Instants(256)
-                if not self.kept_producers.admit(self.end_txns, ob[1]):
-                    return
+                keep_smallest(self.end_txns, MAX_PRODUCERS)
             moments.add(ob[2])
         elif tag == "st":
             _, topic, partition, ts, lso, hw, client_id, ev = ob
@@ -210,12 +210,10 @@ class DeliveryState:
 
     def merge(self, other: DeliveryState) -> None:
         _merge(self.batches, other.batches, Batch, MAX_BATCHES)
-        self.kept_batches.reset()
         _merge(self.txn_batches, other.txn_batches, Span)
         _merge(self.txn_adds, other.txn_adds, Span)
         for pid, moments in other.end_txns.items():
             self.end_txns.setdefault(pid, Instants(256)).merge(moments)
         keep_smallest(self.end_txns, MAX_PRODUCERS)
-        self.kept_producers.reset()
         _merge(self.stalls, other.stalls, Stall)
         _merge(self.share, other.share, ShareLog)

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from kwire.analytics.exchange_kinds import is_negotiation, is_wait
 from kwire.codec.marks import message_tree, values
-from kwire.codec.records import count_records
+from kwire.codec.records import count_records, count_v2_records
 from kwire.codec.schema import GROUP_ID
 from kwire.codec.values import RawRecords
 from kwire.enrich import topic_label, topic_pairs
@@ -59,7 +59,7 @@ def exchange_row(ex: Exchange) -> dict:
     negotiation = bool(found) and is_negotiation(ex, found)
     if negotiation:
         found = []
-    codes = sorted(error_name(c) for c in found)
+    codes = sorted(map(error_name, found)) if found else []
     # kwire.query.has_error: not paired, a decode error, or an error code
     failed = status != PAIRED or bool(ex.request_error or ex.response_error) or bool(found)
     return {
@@ -87,32 +87,52 @@ def exchange_row(ex: Exchange) -> dict:
     }
 
 
+_GROUP_TREES: dict[tuple, tuple] = {}  # (api key, version) -> message_tree of its group ids
+
+
 def group_id(ex: Exchange) -> str | None:
     """The first group id the request names (a field the schema marks as holding one), else None."""
     request = ex.request
     if request:
-        for group in values(request, message_tree(ex.api_key, "request", ex.api_version, _GROUP_IDS)):
-            if type(group) is str:
-                return group
+        key = (ex.api_key, ex.api_version)
+        tree = _GROUP_TREES.get(key)
+        if tree is None:
+            tree = message_tree(ex.api_key, "request", ex.api_version, _GROUP_IDS)
+            if len(_GROUP_TREES) < 4096:  # versions come off the wire: bounded
+                _GROUP_TREES[key] = tree
+        if tree:
+            for group in values(request, tree):
+                if type(group) is str:
+                    return group
     return None
 
 
 def records_facts(value) -> tuple[int, int]:
     """(bytes, records) of a records field (RawRecords, bytes, or None), in constant memory however
-    many batches it holds (kwire.codec.records.count_records: nothing kept per batch)."""
+    many batches it holds (count_v2_records, else count_records: nothing kept per batch)."""
     if value is None:
         return 0, 0
     data = value.data if isinstance(value, RawRecords) else value
     size = len(data)
     if not size:
         return 0, 0
-    return size, count_records(data)
+    records = count_v2_records(data)  # whole v2 batches: their headers say it all
+    if records is None:  # a legacy message, a batch cut at the end, garbage: walked, nothing kept per batch
+        records = count_records(data)
+    return size, records
+
+
+_ROW = dict.fromkeys(PARTITION_COLUMNS, 0)
+_ROW.update(fetch_offset=None, high_watermark=None, lag=None)
 
 
 def _new_row(ts_ns: int, api: str, group_id, topic: str, partition) -> dict:
-    row = dict.fromkeys(PARTITION_COLUMNS, 0)
-    row.update(ts_ns=ts_ns, api=api, group_id=group_id, topic=topic, partition=partition,
-               fetch_offset=None, high_watermark=None, lag=None)
+    row = _ROW.copy()
+    row["ts_ns"] = ts_ns
+    row["api"] = api
+    row["group_id"] = group_id
+    row["topic"] = topic
+    row["partition"] = partition
     return row
 
 

@@ -53,9 +53,11 @@ class Figures:
             self.failed += 1
         if row["request_error"] or row["response_error"]:
             self.decode_errors += 1
-        errors = self.errors
-        for name in row["error_codes"]:
-            errors[name] = errors.get(name, 0) + 1
+        codes = row["error_codes"]
+        if codes:
+            errors = self.errors
+            for name in codes:
+                errors[name] = errors.get(name, 0) + 1
         if row.get("negotiation"):
             self.negotiations += 1
         latency = row["latency_ns"]

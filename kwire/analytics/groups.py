@@ -1,7 +1,7 @@
 """Consumer groups as the wire shows them: protocol, coordinator, generations, members, commits.
 
 `GroupsState` keeps the group observations of kwire.analytics.observe_groups in mergeable form and
-`document(names)` turns them into the `groups` key of the stats document (docs/groups.md):
+`document(names)` turns them into the `groups` key of the stats document (README.md, "Consumer groups and findings"):
 
     {group: {protocol, coordinator, generations: [{generation, start, end, leader, members:
      [{member_id, client_id, client, assignment: {topic: [partitions]}}]}], members: {member_id:
@@ -31,7 +31,7 @@ or the newest (generations, assignments).
 
 from __future__ import annotations
 
-from kwire.analytics.mergeable import Kept, SmallestKeys, choose, first_ns, last_ns
+from kwire.analytics.mergeable import Capped, Kept, choose, first_ns, keep_smallest, last_ns
 
 MAX_GROUPS = 1024
 MAX_MEMBERS = 512
@@ -77,20 +77,19 @@ class Member:
 
 
 class Generation:
-    __slots__ = ("start_ns", "leader", "join_ns", "sync_ns", "members", "evidence", "kept")
+    __slots__ = ("start_ns", "leader", "join_ns", "sync_ns", "members", "evidence")
 
     def __init__(self) -> None:
         self.start_ns = self.join_ns = self.sync_ns = None
         self.leader = None
         self.evidence = None  # the first answer that gave this generation
-        self.members: dict[str, list] = {}  # member -> [first ns, last ns] seen in this generation
-        self.kept = SmallestKeys(MAX_MEMBERS)
+        self.members: dict[str, list] = Capped()  # member -> [first ns, last ns] seen in this generation
 
     def seen(self, member: str, ts: int) -> None:
         have = self.members.get(member)
         if have is None:
             self.members[member] = [ts, ts]
-            self.kept.admit(self.members, member)
+            keep_smallest(self.members, MAX_MEMBERS)
         else:
             have[0], have[1] = min(have[0], ts), max(have[1], ts)
 
@@ -111,26 +110,24 @@ class Generation:
 
 
 class Group:
-    __slots__ = ("protocols", "coordinators", "members", "generations", "commits", "rebalancing", "stuck",
-                 "kept_members", "kept_commits")
+    __slots__ = ("protocols", "coordinators", "members", "generations", "commits", "rebalancing", "stuck")
 
     def __init__(self) -> None:
         self.protocols: dict[str, int] = {}
         self.coordinators: dict[str, int] = {}
-        self.members: dict[str, Member] = {}
+        self.members: dict[str, Member] = Capped()
         self.generations: dict[int, Generation] = {}
-        self.commits: dict[tuple, tuple] = {}  # (topic, partition) -> (ts, offset)
+        self.commits: dict[tuple, tuple] = Capped()  # (topic, partition) -> (ts, offset)
         self.rebalancing: list = [0, None, None]  # REBALANCE_IN_PROGRESS answers: count, first, last
         self.stuck = Kept(MAX_STUCK)  # JoinGroups not answered in their rebalance timeout
-        self.kept_members = SmallestKeys(MAX_MEMBERS)
-        self.kept_commits = SmallestKeys(MAX_COMMITS)
 
     def member(self, member_id: str) -> Member | None:
         have = self.members.get(member_id)
         if have is None:
             have = self.members[member_id] = Member()
-            if not self.kept_members.admit(self.members, member_id):
-                return None
+            if len(self.members) > MAX_MEMBERS:
+                keep_smallest(self.members, MAX_MEMBERS)
+                return self.members.get(member_id)
         return have
 
     def generation(self, generation) -> Generation | None:
@@ -147,11 +144,9 @@ class Group:
 
     def commit(self, key: tuple, value: tuple) -> None:
         have = self.commits.get(key)
-        if have is None:
+        if have is None or value > have:
             self.commits[key] = value
-            self.kept_commits.admit(self.commits, key)
-        elif value > have:
-            self.commits[key] = value
+            keep_smallest(self.commits, MAX_COMMITS)
 
     def merge(self, other: Group) -> None:
         for mine, theirs in ((self.protocols, other.protocols), (self.coordinators, other.coordinators)):
@@ -187,15 +182,15 @@ class Group:
 
 class GroupsState:
     def __init__(self) -> None:
-        self.groups: dict[str, Group] = {}
-        self.kept = SmallestKeys(MAX_GROUPS)
+        self.groups: dict[str, Group] = Capped()
 
     def group(self, group_id: str) -> Group | None:
         have = self.groups.get(group_id)
         if have is None:
             have = self.groups[group_id] = Group()
-            if not self.kept.admit(self.groups, group_id):
-                return None
+            if len(self.groups) > MAX_GROUPS:
+                keep_smallest(self.groups, MAX_GROUPS)
+                return self.groups.get(group_id)
         return have
 
     def add(self, ob: tuple) -> None:

@@ -8,9 +8,9 @@ depend on the split:
 
 - `keep_smallest(table, limit)`: a dict keeps the `limit` smallest keys. Keys are immutable facts
   (a member id, a generation, an offset), so a key kept in the whole is kept in every part that saw
-  it, and its value there is complete. `SmallestKeys` does the same for a table that grows one key
-  at a time, in O(log limit) a key (keep_smallest sorts the table: per key, a flood of new keys
-  would cost limit x log limit each).
+  it, and its value there is complete. A table made as `Capped()` carries a max-heap of its keys, so
+  trimming it after each key added costs O(log n), not a sort of the table (a plain dict is sorted:
+  fine at a merge, quadratic when called per key on a full table).
 - `Kept`: the `limit` smallest items by a total order (the first evidence by time, ties broken by
   client, broker and correlation id).
 - `Instants`: a set of moments at a resolution that doubles (from 100 ms) whenever more than
@@ -23,9 +23,10 @@ depend on the split:
 
 from __future__ import annotations
 
-import heapq
 import math
 import zlib
+from bisect import insort
+from heapq import heapify, heappop, heappush
 
 DECI_NS = 100_000_000  # Instants' finest resolution: 100 ms
 NS = 1_000_000_000
@@ -35,11 +36,53 @@ def stable_hash(*parts) -> int:
     return zlib.crc32(repr(parts).encode("utf-8", "replace"))
 
 
+class Capped(dict):
+    """A dict that keep_smallest trims in O(log n) per key added: a max-heap of its keys beside it,
+    brought up to date from the keys added since (the newest, at the end of the dict's order). Keys
+    must leave it only through keep_smallest."""
+
+    __slots__ = ("_heap", "_synced")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._heap: list | None = None
+        self._synced = 0  # len(self) when the heap last held every key
+
+    def __reduce__(self):  # pickled (Spark, worker processes) without the heap: rebuilt on first use
+        return (Capped, (), None, None, iter(self.items()))
+
+
+class _Largest:
+    """A key in a min-heap that pops the largest first."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key) -> None:
+        self.key = key
+
+    def __lt__(self, other: _Largest) -> bool:
+        return self.key > other.key
+
+
 def keep_smallest(table: dict, limit: int) -> None:
     """Drop every key of `table` but the `limit` smallest (in place)."""
-    if len(table) > limit:
+    if len(table) <= limit:
+        return
+    if type(table) is not Capped:
         for key in sorted(table)[limit:]:
             del table[key]
+        return
+    heap, added = table._heap, len(table) - table._synced
+    if heap is None or added > limit:
+        heap = [_Largest(key) for key in table]
+        heapify(heap)
+    else:
+        newest = reversed(table)
+        for _ in range(added):
+            heappush(heap, _Largest(next(newest)))
+    while len(table) > limit:
+        del table[heappop(heap).key]
+    table._heap, table._synced = heap, len(table)
 
 
 def first_ns(a: int | None, b: int | None) -> int | None:
@@ -55,56 +98,8 @@ def choose(a, b):
     return b if a is None else a if b is None else min(a, b)
 
 
-class _Reversed:
-    """A key ordered the other way round: a heapq min-heap of these is a max-heap of the keys."""
-
-    __slots__ = ("key",)
-
-    def __init__(self, key):
-        self.key = key
-
-    def __lt__(self, other: _Reversed) -> bool:
-        return other.key < self.key
-
-
-class SmallestKeys:
-    """keep_smallest(table, limit) after every new key, at O(log limit) a key: once the table first
-    holds more than `limit` keys, its keys are kept in a max-heap, and each new key drops the largest.
-
-    `admit(table, key)` after adding `key` to `table`: trims the table to `limit` keys and says
-    whether `key` stayed. Every key added to the table must be admitted; `reset()` after the table
-    was changed another way (a merge that ends in keep_smallest)."""
-
-    __slots__ = ("limit", "heap")
-
-    def __init__(self, limit: int):
-        self.limit = limit
-        self.heap: list | None = None
-
-    def admit(self, table: dict, key) -> bool:
-        heap = self.heap
-        if heap is None:
-            if len(table) <= self.limit:
-                return True
-            heap = self.heap = [_Reversed(k) for k in table]
-            heapq.heapify(heap)
-        else:
-            heapq.heappush(heap, _Reversed(key))
-        while len(table) > self.limit and heap:
-            table.pop(heapq.heappop(heap).key, None)
-        if len(table) > self.limit:  # keys added without admit(): start afresh
-            keep_smallest(table, self.limit)
-            self.heap = None
-        return key in table
-
-    def reset(self) -> None:
-        self.heap = None
-
-    def __getstate__(self):
-        return self.limit  # the heap is remade from the table when it is needed (another process)
-
-    def __setstate__(self, state) -> None:
-        self.limit, self.heap = state, None
+def _first(item: tuple):
+    return item[0]
 
 
 class Kept:
@@ -120,8 +115,7 @@ class Kept:
         items = self.items
         if len(items) >= self.limit and key >= items[-1][0]:
             return
-        items.append((key, value))
-        items.sort(key=lambda item: item[0])
+        insort(items, (key, value), key=_first)
         del items[self.limit:]
 
     def merge(self, other: Kept) -> None:

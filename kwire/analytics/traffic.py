@@ -20,8 +20,7 @@
 
 from __future__ import annotations
 
-from kwire.analytics.mergeable import (Instants, Kept, SmallestKeys, TimeHistograms, choose, first_ns, keep_smallest,
-                                      last_ns)
+from kwire.analytics.mergeable import Capped, Instants, Kept, TimeHistograms, choose, first_ns, keep_smallest, last_ns
 from kwire.model import NO_RESPONSE, PAIRED
 
 MAX_CONNECTIONS = 65536
@@ -64,15 +63,14 @@ class Connection:
 
 
 class ErrorLog:
-    __slots__ = ("count", "first_ns", "last_ns", "client_ids", "evidence", "moments", "kept")
+    __slots__ = ("count", "first_ns", "last_ns", "client_ids", "evidence", "moments")
 
     def __init__(self) -> None:
         self.count = 0
         self.first_ns = self.last_ns = None
         self.client_ids: set = set()
         self.evidence = Kept(MAX_EVIDENCE)
-        self.moments: dict[tuple, Instants] = {}  # (host, client id) -> when
-        self.kept = SmallestKeys(MAX_CLIENTS)
+        self.moments: dict[tuple, Instants] = Capped()  # (host, client id) -> when
 
     def merge(self, other: ErrorLog) -> None:
         self.count += other.count
@@ -83,7 +81,6 @@ class ErrorLog:
         for who, moments in other.moments.items():
             self.moments.setdefault(who, Instants()).merge(moments)
         keep_smallest(self.moments, MAX_CLIENTS)
-        self.kept.reset()
 
 
 class Tally:
@@ -129,11 +126,9 @@ def _merge_tables(mine: dict, theirs: dict, make) -> None:
 
 class TrafficState:
     def __init__(self) -> None:
-        self.connections: dict[tuple, Connection] = {}
-        self.kept_connections = SmallestKeys(MAX_CONNECTIONS)
-        self.kept_activity = SmallestKeys(MAX_CLIENTS)
+        self.connections: dict[tuple, Connection] = Capped()
         self.errors: dict[tuple, ErrorLog] = {}
-        self.activity: dict[tuple, dict[str, Instants]] = {}
+        self.activity: dict[tuple, dict[str, Instants]] = Capped()
         self.unanswered = Kept(MAX_UNANSWERED)
         self.latency: dict[str, TimeHistograms] = {}
         self.throttles: dict[tuple, Tally] = {}
@@ -174,8 +169,11 @@ class TrafficState:
         apis = self.activity.get(who)
         if apis is None:
             apis = self.activity[who] = {}
-            if not self.kept_activity.admit(self.activity, who):
-                return
+            if len(self.activity) > MAX_CLIENTS:
+                keep_smallest(self.activity, MAX_CLIENTS)
+                apis = self.activity.get(who)
+                if apis is None:
+                    return
         moments = apis.get(api)
         if moments is None:
             moments = apis[api] = Instants()
@@ -185,8 +183,9 @@ class TrafficState:
         conn = self.connections.get(key)
         if conn is None:
             conn = self.connections[key] = Connection()
-            if not self.kept_connections.admit(self.connections, key):
-                return None
+            if len(self.connections) > MAX_CONNECTIONS:
+                keep_smallest(self.connections, MAX_CONNECTIONS)
+                conn = self.connections.get(key)
         return conn
 
     def _error(self, key: tuple, row: dict, who: tuple) -> None:
@@ -201,12 +200,9 @@ class TrafficState:
             log.client_ids = set(sorted(log.client_ids, key=str)[:MAX_IDS])
         ev = evidence_of(row)
         log.evidence.add(ev[:4], ev)
-        moments = log.moments.get(who)
-        if moments is None:
-            moments = log.moments[who] = Instants()
-            if not log.kept.admit(log.moments, who):
-                return
-        moments.add(ts)
+        log.moments.setdefault(who, Instants()).add(ts)
+        if len(log.moments) > MAX_CLIENTS:
+            keep_smallest(log.moments, MAX_CLIENTS)
 
     def add(self, ob: tuple, row: dict) -> None:
         tag = ob[0]
@@ -227,14 +223,12 @@ class TrafficState:
     def merge(self, other: TrafficState) -> None:
         _merge_tables(self.connections, other.connections, Connection)
         keep_smallest(self.connections, MAX_CONNECTIONS)
-        self.kept_connections.reset()
         _merge_tables(self.errors, other.errors, ErrorLog)
         for who, apis in other.activity.items():
             mine = self.activity.setdefault(who, {})
             for api, moments in apis.items():
                 mine.setdefault(api, Instants()).merge(moments)
         keep_smallest(self.activity, MAX_CLIENTS)
-        self.kept_activity.reset()
         self.unanswered.merge(other.unanswered)
         _merge_tables(self.latency, other.latency, TimeHistograms)
         _merge_tables(self.throttles, other.throttles, Tally)

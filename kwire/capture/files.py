@@ -15,8 +15,10 @@ and reports "unknown link type N in FILE" (kwire.net.decode also counts such pac
 
 from __future__ import annotations
 
+import glob
 import heapq
 import os
+import re
 from operator import attrgetter
 from typing import BinaryIO, Callable, Iterable, Iterator
 
@@ -140,6 +142,31 @@ class MergedCaptures:
     def close(self) -> None:
         for r in self.readers:
             r.close()
+
+
+# capture.pcap, .pcapng, .cap, rotated parts (tcpdump -C: capture.pcap1, -G: any name with a
+# pcap suffix), each optionally gzipped.
+CAPTURE_NAME = re.compile(r"\.(pcap|pcapng|cap)\d*(\.gz)?$")
+
+
+def find_captures(args: Iterable[str]) -> list[str]:
+    """Paths as given, globs expanded (for shells that did not), directories walked for files named
+    as captures (CAPTURE_NAME). A glob that matches nothing, or nothing at all, is a CaptureError."""
+    paths: list[str] = []
+    for arg in args:
+        if os.path.isdir(arg):
+            for root, _, files in sorted(os.walk(arg)):
+                paths += [os.path.join(root, f) for f in sorted(files) if CAPTURE_NAME.search(f)]
+        elif any(ch in arg for ch in "*?[") and not os.path.exists(arg):
+            found = sorted(glob.glob(arg))
+            if not found:
+                raise CaptureError(f"no file matches {arg}")
+            paths += found
+        else:
+            paths.append(arg)
+    if not paths:
+        raise CaptureError("no capture files")
+    return paths
 
 
 def open_captures(paths: Iterable[PathLike], stats: CaptureStats | None = None,

@@ -1,20 +1,21 @@
-"""Live capture: packets from a network interface, handed over through a bounded queue.
+"""Live capture one packet at a time, handed over through a bounded queue: where there is no ring.
 
-Owns the capture socket, the sniffer thread and the queue between it and the pipeline. Guarantees:
+On Linux `kwire live` reads interfaces through kwire.capture.ring (a TPACKET_V3 ring, no system
+call per packet, in a process of its own). This module is the per-packet path it replaced, kept for
+the systems without one: scapy's own listening socket (`conf.L2listen`, backend "scapy", the link
+type scapy reports, no kernel drop counts), and on Linux an AF_PACKET SOCK_DGRAM socket read with
+one recvmsg per packet (backend "packet": kernel nanosecond timestamps, the link header already
+stripped, every packet LINKTYPE_RAW, the loopback's outgoing copies left out).
+
+Owns that socket, the sniffer thread and the queue between it and the pipeline. Guarantees:
 - Opening fails fast with one CaptureError naming the problem (no permission, unknown interface,
-  a BPF filter libpcap rejects); nothing is captured before the filter is attached.
+  a BPF filter libpcap rejects); nothing is captured before the filter (kwire.capture.bpf) is attached.
 - The queue is bounded by packets and by bytes (about a second or two of work for the pipeline):
   when it is full, packets are counted in `stats.queue_drops` and discarded until it has drained
   to half, so an overload costs a few long gaps (a few resyncs) rather than a gap every packet, and
   the dashboard never falls more than the queue behind the wire.
 - The kernel's own drops (socket buffer overflow, PACKET_STATISTICS) are read about twice a
   second and added to `stats.kernel_drops`.
-
-On Linux kwire reads an AF_PACKET SOCK_DGRAM socket itself (one recvmsg per packet, kernel
-nanosecond timestamps, the link header already stripped: every packet is LINKTYPE_RAW, so "every
-interface" works as one socket). Interface names and the BPF compilation (libpcap, for DLT_RAW)
-come from scapy. Elsewhere, scapy's own listening socket (`conf.L2listen`) is read instead, with
-the link type scapy reports and no kernel drop counts.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ import threading
 import time
 from dataclasses import dataclass
 
+from kwire.capture.bpf import (SNAPLEN, attach_filter, check_interface, compile_filter, default_filter,
+                               interface_names, permission_message, quiet_scapy)
 from kwire.capture.packet import LINKTYPE_RAW, Packet
 from kwire.errors import CaptureError
 
@@ -39,14 +42,12 @@ ARPHRD_LOOPBACK = 772
 PACKET_OUTGOING = 4
 SOL_PACKET = 263
 PACKET_STATISTICS = 6
-SO_ATTACH_FILTER = 26
 SO_TIMESTAMPNS = 35
 SO_RCVBUFFORCE = 33
 _RCVTIMEO = struct.Struct("ll")  # struct timeval
 _TIMESPEC = struct.Struct("ll")  # struct timespec, as SCM_TIMESTAMPNS carries it
 _TPACKET_STATS = struct.Struct("II")  # tp_packets, tp_drops (reading resets them)
 
-SNAPLEN = 262144          # loopback with segmentation offload hands out up to 64 KiB + headers
 QUEUE_PACKETS = 10_000    # packets waiting for the pipeline
 QUEUE_BYTES = 16 << 20    # bytes waiting for the pipeline
 SOCKET_BUFFER = 32 << 20  # kernel receive buffer asked for
@@ -70,80 +71,6 @@ class LiveStats:
     taken: int = 0          # written by the consumer
     taken_bytes: int = 0
     error: str | None = None  # why the sniffer thread stopped, when it failed
-
-
-def interface_names() -> list[str]:
-    """Names of this machine's network interfaces."""
-    try:
-        return [name for _, name in socket.if_nameindex()]
-    except (OSError, AttributeError):
-        try:
-            from scapy.interfaces import get_if_list
-
-            return list(get_if_list())
-        except Exception:  # noqa: BLE001 - a listing is only used in messages
-            return []
-
-
-def default_filter(ports=()) -> str:
-    """The BPF filter kwire uses unless told otherwise: TCP, on the given ports when there are any."""
-    ports = sorted(set(ports))
-    if not ports:
-        return "tcp"
-    return "tcp and (" + " or ".join(f"port {p}" for p in ports) + ")"
-
-
-def _check_interface(iface: str) -> None:
-    names = interface_names()
-    if names and iface not in names:
-        raise CaptureError(f"no interface named {iface!r} (this machine has: {', '.join(names)})")
-
-
-def _permission_message(where: str) -> str:
-    return (f"no permission to capture on {where}: run as root or give python CAP_NET_RAW "
-            f"(or watch a recorded capture with --replay FILE)")
-
-
-def _quiet_scapy() -> None:
-    """Scapy logs warnings to stderr, which would scribble over the dashboard."""
-    import logging
-
-    logging.getLogger("scapy").setLevel(logging.ERROR)
-
-
-def _compile_bpf(expression: str, linktype: int):
-    """libpcap's compilation of `expression` for `linktype`, as (bf_len, ctypes program) via scapy."""
-    _quiet_scapy()
-    try:
-        from scapy.arch.common import compile_filter
-        from scapy.error import Scapy_Exception
-    except Exception as exc:  # noqa: BLE001 - scapy missing or broken
-        raise CaptureError(f"cannot compile the capture filter: scapy is not usable ({exc})") from None
-    try:
-        return compile_filter(expression, linktype=linktype)
-    except ImportError as exc:
-        raise CaptureError(f"cannot compile the capture filter {expression!r}: {exc}") from None
-    except (Scapy_Exception, OSError) as exc:
-        text = str(exc)
-        if "(" in text and text.endswith(")"):
-            text = text[text.rindex("(") + 1:-1]
-        raise CaptureError(f"bad capture filter {expression!r}: {text}") from None
-
-
-def _attach_bpf(sock: socket.socket, expression: str) -> None:
-    import ctypes
-
-    from scapy.arch.common import free_filter
-    from scapy.data import DLT_RAW_ALT  # 101, compiled as DLT_RAW: filters start at the IP header
-
-    program = _compile_bpf(expression, DLT_RAW_ALT)
-    try:
-        fprog = struct.pack("HL", program.bf_len, ctypes.addressof(program.bf_insns.contents))
-        sock.setsockopt(socket.SOL_SOCKET, SO_ATTACH_FILTER, fprog)
-    except OSError as exc:
-        raise CaptureError(f"cannot attach the capture filter {expression!r}: {exc.strerror or exc}") from None
-    finally:
-        free_filter(program)
 
 
 class LiveCapture:
@@ -178,7 +105,7 @@ class LiveCapture:
 
     def start(self) -> None:
         if self.iface is not None:
-            _check_interface(self.iface)
+            check_interface(self.iface)
         if self.backend == "packet":
             self._sock = self._open_packet_socket()
             target = self._sniff_packet_socket
@@ -192,13 +119,13 @@ class LiveCapture:
         try:
             sock = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM, socket.htons(ETH_P_ALL))
         except PermissionError:
-            raise CaptureError(_permission_message(self.where)) from None
+            raise CaptureError(permission_message(self.where)) from None
         except OSError as exc:
             raise CaptureError(f"cannot open a capture socket: {exc.strerror or exc}") from None
         try:
             # Nothing may arrive before the filter: a zero buffer until it is attached.
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 0)
-            _attach_bpf(sock, self.bpf)
+            attach_filter(sock, compile_filter(self.bpf, LINKTYPE_RAW), self.bpf)
             if self.iface is not None:
                 try:
                     sock.bind((self.iface, ETH_P_ALL))
@@ -226,7 +153,7 @@ class LiveCapture:
         return sock
 
     def _open_scapy_socket(self):
-        _quiet_scapy()
+        quiet_scapy()
         try:
             from scapy.config import conf
             from scapy.error import Scapy_Exception
@@ -235,7 +162,7 @@ class LiveCapture:
         try:
             return conf.L2listen(iface=self.iface, filter=self.bpf)
         except PermissionError:
-            raise CaptureError(_permission_message(self.where)) from None
+            raise CaptureError(permission_message(self.where)) from None
         except (OSError, Scapy_Exception, ImportError) as exc:
             raise CaptureError(f"cannot capture on {self.where}: {exc}") from None
 
@@ -409,7 +336,7 @@ def can_capture() -> str | None:
     try:
         socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM, socket.htons(ETH_P_ALL)).close()
     except PermissionError:
-        return _permission_message("any interface")
+        return permission_message("any interface")
     except OSError as exc:
         return f"cannot open a capture socket: {exc.strerror or exc}"
     return None

@@ -4,8 +4,11 @@ Two forms, one meaning. A `Packet` is a record as an object: `ts_ns` is the capt
 integer nanoseconds since the epoch (whatever the file's resolution); `linktype` is the pcap
 LINKTYPE_* of the interface it was captured on; `data` is the captured bytes, `wire_len` the length
 on the wire (larger when the snap length cut the packet). A `RecordSink` is given the same facts
-for each record straight from the reader's buffer, before any object is made (the fast path: most
-records never become a Packet); `PacketCollector` is the sink that makes Packets of them.
+for each record straight from the reader's buffer (a file's chunk, or a live capture's ring block),
+before any object is made (the fast path: most records never become a Packet); `PacketCollector`
+is the sink that makes Packets of them. Runs of records that follow are offered in the buffer's own
+layout: back-to-back classic pcap records (`RecordLayout`, `run`) or ring frames, each with a header
+of its own and the offset of the next (`FrameLayout`, `frame_run`).
 """
 
 from __future__ import annotations
@@ -41,6 +44,25 @@ class RecordLayout(NamedTuple):
         return sec * 1_000_000_000 + frac * self.ts_mult
 
 
+class FrameLayout:
+    """How a live capture's ring block lays out its frames (for a RecordSink.frame_run walking them):
+    each frame starts with a header of its own, and its packet lies `data offset` bytes into it.
+    (A plain class: a NamedTuple's creation would add to every run's start-up.)"""
+
+    __slots__ = ("unpack", "unpack_ts", "stop_status")
+
+    def __init__(self, unpack: Callable, unpack_ts: Callable, stop_status: int):
+        self.unpack = unpack        # buf, pos -> (next frame's offset from pos, 0 after the last; seconds;
+                                    #              captured length; wire length; status; data offset)
+        self.unpack_ts = unpack_ts  # buf, pos -> (seconds, nanoseconds)
+        self.stop_status = stop_status  # status bits of a frame the run must leave to the walker
+
+    def ts_at(self, buf, pos: int) -> int:
+        """The capture time, in ns, of the frame starting at buf[pos]."""
+        sec, nsec = self.unpack_ts(buf, pos)
+        return sec * 1_000_000_000 + nsec
+
+
 class RecordSink(Protocol):
     """What a capture reader hands its records to, in capture order, before any Packet exists.
 
@@ -53,11 +75,16 @@ class RecordSink(Protocol):
     would take them one by one, and stops at the first it would not take or that is not whole in
     the buffer; it returns (position after the last record taken, number of records taken). The
     reader still owns the records: it checks every record it walks itself, and counts all of them.
+    A live capture's ring offers `sink.frame_run(buf, pos, end, layout)` instead: the same over the
+    ring frames from buf[pos] on (the last one ends at `end`); it returns (where the first frame not
+    taken starts, or `end`; frames taken; their captured bytes).
     """
 
     def record(self, ts_ns: int, linktype: int, buf, start: int, stop: int, wire_len: int) -> bool: ...
 
     def run(self, buf, pos: int, end: int, layout: RecordLayout) -> tuple[int, int]: ...
+
+    def frame_run(self, buf, pos: int, end: int, layout: FrameLayout) -> tuple[int, int, int]: ...
 
 
 def packets_of(feed: Callable[[RecordSink], Iterator[None]]) -> Iterator[Packet]:
@@ -88,6 +115,9 @@ class PacketCollector:
 
     def run(self, buf, pos: int, end: int, layout: RecordLayout) -> tuple[int, int]:
         return pos, 0
+
+    def frame_run(self, buf, pos: int, end: int, layout: FrameLayout) -> tuple[int, int, int]:
+        return pos, 0, 0
 
 
 # pcap LINKTYPE_* values kwire understands.

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import click
 
-from kwire.capture.follow import FollowedFile
-from kwire.tls import FollowedKeyLog, KeyLog, KeySource
+from kwire.keyfile import read_key_file
+from kwire.tls import KeySource
 
 
 def keylog_option(*, follow: bool = False):
@@ -25,13 +25,10 @@ def keylog_option(*, follow: bool = False):
 def load_keys(path: str | None, *, follow: bool = False) -> KeySource | None:
     if path is None:
         return None
-    file = FollowedFile(path)
-    keys = KeyLog()
-    keys.add_text(file.read_new(force=True))
-    if not len(keys):
-        click.echo(f"kwire: warning: {path}: no TLS secrets in it ({keys.lines} lines, "
-                   f"{keys.bad_lines} not in the NSS key log format)", err=True)
-    return FollowedKeyLog(keys, file.read_new) if follow else keys
+    keys, warning = read_key_file(path, follow=follow)
+    if warning:
+        click.echo(f"kwire: warning: {warning}", err=True)
+    return keys
 
 
 class Reading:

@@ -1,11 +1,14 @@
 """`kwire live`: a live dashboard of the Kafka traffic on an interface, or of a capture replayed.
 
 Thin: parse the options, open the source (errors end as one `kwire: error:` line before any screen
-is drawn), run kwire.live.feeder.Feeder on its thread, and redraw kwire.render.dashboard.build_view
-of its snapshot a few times a second inside rich's Live on the alternate screen. q, Ctrl-C or
-SIGTERM quit and leave the terminal as it was (screen, cursor, termios). When stdout is not a
-terminal there is no screen: the run goes on until it is done (--exit-when-done, --duration, or a
-signal) and the last view is printed once. A one-line summary goes to stderr on the way out.
+is drawn), run the feeder, and redraw kwire.render.dashboard.build_view of its snapshot a few times
+a second inside rich's Live on the alternate screen. On Linux the interface is read by
+kwire.live.ringfeed.RingFeeder (a capture process of its own on a TPACKET_V3 ring); elsewhere, and
+for a replay, by kwire.live.feeder.Feeder on a thread. q, Ctrl-C or SIGTERM quit and leave the
+terminal as it was (screen, cursor, termios). When stdout is not a terminal, or with --json, there
+is no screen: the run goes on until it is done (--exit-when-done, --duration, the end of a replay,
+or a signal) and the last view is printed once, or with --json the run's final figures as one JSON
+document (kwire.live.report.final_document). A one-line summary goes to stderr on the way out.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from kwire.cli.options import capture_paths, filter_options
 from kwire.cli.keys import keylog_option, load_keys
 
 MAX_REFRESH = 4.0  # screens per second at most
+RING_KIB = 65536   # the capture ring: 64 MiB, seconds of traffic at tens of thousands of packets/s
 
 
 @click.command("live")
@@ -41,59 +45,126 @@ MAX_REFRESH = 4.0  # screens per second at most
 @click.option("--exit-when-done", is_flag=True, help="Quit when the replay ends instead of waiting for q.")
 @click.option("--duration", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
               help="Quit after this many seconds.")
+@click.option("--json", "as_json", is_flag=True,
+              help="No screen: when the run ends, print its final figures as one JSON document.")
+@click.option("-w", "--write", "write", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help="Also keep the packets captured in FILE (pcap, nanosecond timestamps).")
+@click.option("-C", "file_size", type=click.FloatRange(min=0, min_open=True), default=None, metavar="MB",
+              help="With -w: a new file once the current one is larger than MB million bytes "
+                   "(FILE, FILE1, FILE2, ... as tcpdump -C names them).")
+@click.option("-B", "--buffer-size", "buffer_kib", type=click.IntRange(min=1024), default=RING_KIB,
+              show_default=True, metavar="KIB", help="Kernel capture ring size in KiB (as tcpdump -B).")
 @filter_options(times=False, port=False)
 @keylog_option(follow=True)
-def live_command(iface, ports, bpf, replay, speed, window, refresh, exit_when_done, duration, selection, keylog):
+def live_command(iface, ports, bpf, replay, speed, window, refresh, exit_when_done, duration, as_json, write,
+                 file_size, buffer_kib, selection, keylog):
     """Watch Kafka traffic live: requests/s, latency, errors, lag, share groups, capture health.
 
     The filters (--api, --topic, ...) choose the exchanges the dashboard counts."""
-    from kwire.live.feeder import Feeder
-    from kwire.live.sources import ReplaySource, SniffSource
     from kwire.live.state import DashboardState
 
+    if file_size is not None and write is None:
+        raise click.UsageError("-C needs -w FILE")
     if replay:
         if iface is not None or bpf is not None:
             raise click.UsageError("--replay reads a file: -i and --bpf do not apply")
+        if write is not None:
+            raise click.UsageError("-w keeps what is captured live: --replay reads a file")
         paths = capture_paths(replay)
-        source = ReplaySource(paths, speed)
         where = ", ".join(paths) + (f" at {speed:g}x" if speed else " at full speed")
+        expression = None
     else:
         if speed != 1.0:
             raise click.UsageError("--speed applies to --replay only")
-        from kwire.capture.live import default_filter
+        from kwire.capture.bpf import default_filter
 
         expression = bpf if bpf is not None else default_filter(ports)
-        source = SniffSource(iface, expression)
-        where = f"{source.where} ({expression})"
+        where = f"{iface if iface not in (None, '', 'any') else 'every interface'} ({expression})"
     keep = selection.exchange_filter()
     if selection.active:
         where += " · " + selection.describe()
-    state = DashboardState(source.kind, where, window=window, keep=keep if selection.active else None)
+    state = DashboardState("replay" if replay else "live", where, window=window,
+                           keep=keep if selection.active else None)
     # A live key log may get a handshake's secrets a little after the handshake: its records wait.
-    feeder = Feeder(source, state, port_hints=ports, keys=load_keys(keylog, follow=not replay),
-                    key_wait_bytes=KEY_WAIT_BYTES if keylog and not replay else 0)
+    keys = load_keys(keylog, follow=not replay)
+    key_wait = KEY_WAIT_BYTES if keylog and not replay else 0
+    if replay:
+        feeder, name = _replay_feeder(paths, speed, state, ports, keys)
+    else:
+        feeder, name = _live_feeder(iface, expression, state, ports, keys, key_wait, write, file_size, buffer_kib)
     feeder.start()  # CaptureError here: one line, exit 1, no screen
+    started = time.monotonic()
     quit_event = threading.Event()
     previous = _catch_signals(quit_event)
     try:
-        if sys.stdout.isatty():
+        if sys.stdout.isatty() and not as_json:
             _run_screen(feeder, quit_event, 1.0 / refresh, exit_when_done, duration)
         else:
-            _run_plain(feeder, quit_event, exit_when_done, duration)
+            _run_plain(feeder, quit_event, exit_when_done or bool(replay), duration, show=not as_json)
     finally:
         _restore_signals(previous)
         feeder.stop()
     snap = feeder.snapshot()
+    error = state.error or feeder.error
+    if as_json:
+        _print_document(feeder, snap, name, expression, time.monotonic() - started, error)
+    _closing_line(snap, name, error)
+
+
+def _closing_line(snap, name: str, error: str | None) -> None:
+    """The one-line summary on stderr (and the error, exit status 1, when the capture failed)."""
     h = snap.health
     dropped = (h.kernel_drops or 0) + h.queue_drops
-    click.echo(f"kwire: live {source.where}: {h.packets:,} packets, {snap.exchanges:,} exchanges, "
-               f"{h.kafka_connections} Kafka connections, {h.gaps} gaps, {dropped:,} packets dropped "
+    click.echo(f"kwire: live {name}: {h.packets:,} packets, {snap.exchanges:,} exchanges, "
+               f"{h.kafka_connections} Kafka connections, {h.gaps} gaps, {dropped:,} dropped "
                f"(kernel {h.kernel_drops if h.kernel_drops is not None else 'n/a'}, queue {h.queue_drops})",
                err=True)
-    error = state.error or feeder.error
     if error:
         click.echo(f"kwire: error: {error}", err=True)
         sys.exit(1)
+
+
+def _replay_feeder(paths, speed, state, ports, keys):
+    from kwire.live.feeder import Feeder
+    from kwire.live.sources import ReplaySource
+
+    source = ReplaySource(paths, speed)
+    return Feeder(source, state, port_hints=ports, keys=keys), source.where
+
+
+def _live_feeder(iface, expression, state, ports, keys, key_wait, write, file_size, buffer_kib):
+    """The ring capture in a process of its own where Linux offers it, else the per-packet sniffer."""
+    if _ring_capture():
+        from kwire.live.ringfeed import RingFeeder
+
+        feeder = RingFeeder(iface, expression, state, port_hints=ports, keys=keys, key_wait_bytes=key_wait,
+                            write=write, file_size=int(file_size * 1_000_000) if file_size else None,
+                            ring_bytes=buffer_kib << 10)
+        return feeder, feeder.where
+    if write is not None:
+        raise click.UsageError("-w needs Linux's capture ring")
+    from kwire.live.feeder import Feeder
+    from kwire.live.sources import SniffSource
+
+    source = SniffSource(iface, expression)
+    return Feeder(source, state, port_hints=ports, keys=keys, key_wait_bytes=key_wait), source.where
+
+
+def _ring_capture() -> bool:
+    import socket
+
+    return sys.platform.startswith("linux") and hasattr(socket, "AF_PACKET")
+
+
+def _print_document(feeder, snap, name: str, expression, seconds: float, error) -> None:
+    import json
+
+    from kwire.live.report import final_document
+
+    health, report = feeder.totals()
+    doc = final_document(where=name, expression=expression, seconds=seconds, health=health, report=report,
+                         counted=snap.exchanges, files=getattr(feeder, "files", []), error=error)
+    click.echo(json.dumps(doc, indent=2, sort_keys=True))
 
 
 KEY_WAIT_BYTES = 256 << 10  # bytes of a TLS connection held while its key log line is not written yet
@@ -139,19 +210,21 @@ def _run_screen(feeder, quit_event: threading.Event, interval: float, exit_when_
                 break
 
 
-def _run_plain(feeder, quit_event: threading.Event, exit_when_done: bool, duration: float | None) -> None:
-    from rich.console import Console
-
-    from kwire.render.dashboard import build_view
-
+def _run_plain(feeder, quit_event: threading.Event, exit_when_done: bool, duration: float | None,
+               show: bool = True) -> None:
+    """No screen: wait for the end (nobody can press q: a replay ends on its own), then print the
+    last view once (unless `show` is off: --json prints the figures instead)."""
     started = time.monotonic()
-    if not exit_when_done and duration is None and feeder.source.kind == "replay":
-        exit_when_done = True  # nobody can press q: a replay ends on its own
     while not _done(feeder, started, exit_when_done, duration):
         if quit_event.wait(0.1):
             break
-    console = Console(highlight=False)
-    console.print(build_view(feeder.snapshot(), console.width, 50))
+    if show:
+        from rich.console import Console
+
+        from kwire.render.dashboard import build_view
+
+        console = Console(highlight=False)
+        console.print(build_view(feeder.snapshot(), console.width, 50))
 
 
 def _catch_signals(event: threading.Event) -> dict:

@@ -3,37 +3,21 @@
 from __future__ import annotations
 
 import functools
-import glob
-import os
-import re
 
 import click
 
-from kwire.cli.selection import Selection, parse_when
-
-
-# capture.pcap, .pcapng, .cap, rotated parts (tcpdump -C: capture.pcap1, -G: any name with a
-# pcap suffix), each optionally gzipped.
-CAPTURE_NAME = re.compile(r"\.(pcap|pcapng|cap)\d*(\.gz)?$")
+from kwire.capture.files import find_captures
+from kwire.errors import CaptureError
+from kwire.selection import Selection, parse_when
 
 
 def capture_paths(args) -> list[str]:
-    """Paths as given, globs expanded (for shells that did not), directories walked for captures."""
-    paths: list[str] = []
-    for arg in args:
-        if os.path.isdir(arg):
-            for root, _, files in sorted(os.walk(arg)):
-                paths += [os.path.join(root, f) for f in sorted(files) if CAPTURE_NAME.search(f)]
-        elif any(ch in arg for ch in "*?[") and not os.path.exists(arg):
-            found = sorted(glob.glob(arg))
-            if not found:
-                raise click.BadParameter(f"no file matches {arg}", param_hint="CAPTURES")
-            paths += found
-        else:
-            paths.append(arg)
-    if not paths:
-        raise click.BadParameter("no capture files", param_hint="CAPTURES")
-    return paths
+    """Paths as given, globs expanded (for shells that did not), directories walked for captures
+    (kwire.capture.files.find_captures); none found is a usage error."""
+    try:
+        return find_captures(args)
+    except CaptureError as exc:
+        raise click.BadParameter(str(exc), param_hint="CAPTURES") from None
 
 
 def _when(ctx, param, value):
@@ -47,7 +31,7 @@ def _when(ctx, param, value):
 
 def filter_options(*, topic: bool = True, times: bool = True, port: bool = True):
     """The exchange filters the commands share, as one decorator: the command receives them as one
-    `selection` (kwire.cli.selection.Selection), and the --port hint as `ports` (`port`: live has
+    `selection` (kwire.selection.Selection), and the --port hint as `ports` (`port`: live has
     its own --port). `times`: --since and --until (not for live, which watches the present)."""
     options = [
         click.option("--api", "apis", multiple=True, metavar="NAME_OR_KEY",

@@ -1,10 +1,13 @@
 """`kwire spark ARCHIVE...`: the `kwire stats` summary of many capture files, computed by Apache Spark.
 
 Thin: expand the arguments (paths, globs, directories, .gz) and check that each is a readable file
-before the JVM starts, get a SparkSession (local[*] unless --master, or spark-submit's; the JVM's
-own messages off the terminal unless --verbose), run kwire.spark.job, then print the document
-exactly as `kwire stats` does (tables, `--json`, `--html`), write Parquet with `--out DIR`, and report damaged files (skipped,
-the job goes on; exit status 1 at the end, as `kwire stats` does) and the closing summary line.
+that starts as a capture before the JVM starts (as `kwire stats` does: the others are left out and
+reported, exit 1 at the end; none is one line), get a SparkSession (local[*] unless --master, or spark-submit's; the JVM's own
+messages off the terminal unless --verbose), run kwire.spark.job, then print the document exactly as
+`kwire stats` does (tables, `--json`, `--html`), write Parquet with `--out DIR`, and report files
+damaged part way (their good packets used; exit status 1 at the end, as `kwire stats` does) and the
+closing summary line. A failed job is one line `kwire: error: the Spark job failed: ...`; a cluster
+that has lost every executor for --executor-timeout seconds ends the job with one line too.
 """
 
 from __future__ import annotations
@@ -36,8 +39,28 @@ def check_readable(paths: list[str]) -> None:
         raise KwireError(bad[0] + more)
 
 
+def check_captures(paths: list[str]) -> tuple[list[str], list[str]]:
+    """Which files start as a capture (pcap, pcapng, gzip of either), checked as `kwire stats` checks
+    its files before it reads a packet: (the good paths, one message for each of the others). The
+    others are left out and reported, as `kwire stats` does; none good is one error. Damage further
+    in is the job's to report."""
+    from kwire.capture.files import open_capture
+    from kwire.errors import CaptureError
+
+    good, bad = [], []
+    for path in paths:
+        try:
+            open_capture(path).close()
+            good.append(path)
+        except CaptureError as exc:
+            bad.append(str(exc))
+    if not good:
+        raise KwireError(bad[0] if len(bad) == 1 else "; ".join(bad))
+    return good, bad
+
+
 @click.command("spark")
-@click.argument("archives", nargs=-1, required=True, type=click.Path(dir_okay=True, allow_dash=False))
+@click.argument("archives", nargs=-1, type=click.Path(dir_okay=True, allow_dash=False))
 @click.option("--master", default=None, metavar="URL",
               help="Spark master (default local[*]; ignored under spark-submit, which sets it).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON document (as `kwire stats --json`).")
@@ -46,27 +69,54 @@ def check_readable(paths: list[str]) -> None:
 @click.option("--out", type=click.Path(file_okay=False), default=None, metavar="DIR",
               help="Write Parquet tables DIR/exchanges and DIR/partitions (replaced if present).")
 @click.option("--partitions", type=click.IntRange(1, 100000), default=None, metavar="N",
-              help="Shuffle partitions for decoding (default: 4 x Spark's default parallelism).")
+              help="Shuffle partitions for decoding (default: 8 x Spark's default parallelism, at least 8).")
+@click.option("--follow", "follow_dir", type=click.Path(file_okay=False, exists=True), default=None, metavar="DIR",
+              help="Follow DIR as tcpdump -G/-C rotates captures into it (Spark Structured Streaming): each new "
+                   "file's exchanges are appended to --out DIR/exchanges, the summary rewritten in --out "
+                   "DIR/summary.json per micro-batch. Runs until interrupted, or see --follow-idle.")
+@click.option("--settle", type=click.FloatRange(min=0), default=10.0, show_default=True, metavar="SECONDS",
+              help="--follow: the newest file is complete once it has not changed for this long.")
+@click.option("--follow-idle", type=click.FloatRange(min=0), default=0.0, metavar="SECONDS",
+              help="--follow: stop when no new file has come for this long; the capture has then ended "
+                   "(connections still open are ended as at the end of a capture) and the summary is printed.")
 @filter_options()
 @keylog_option()
+@click.option("--executor-timeout", type=click.FloatRange(min=0), default=60.0, show_default=True, metavar="SECONDS",
+              help="On a cluster: end the job with an error when no executor has been left for this long "
+                   "(0: wait forever, as Spark does).")
 @click.option("--no-summary", is_flag=True, help="Leave out the closing summary line (on stderr).")
 @click.option("-v", "--verbose", is_flag=True,
               help="Show Spark's and the JVM's own messages on stderr (otherwise they go to "
                    "$TMPDIR/kwire-spark-UID.log).")
-def spark_command(archives, master, as_json, html, out, partitions, selection, ports, keylog, no_summary, verbose):
+def spark_command(archives, master, as_json, html, out, partitions, follow_dir, settle, follow_idle, selection, ports,
+                  keylog, executor_timeout, no_summary, verbose):
     """Summarise many capture files with Apache Spark (connections split across rotated files are stitched)."""
-    paths = [os.path.abspath(p) for p in capture_paths(archives)]
-    check_readable(paths)
+    if follow_dir is not None:
+        if archives:
+            raise click.UsageError("--follow DIR reads DIR: give no ARCHIVES with it")
+        if out is None:
+            raise click.UsageError("--follow needs --out DIR (where the exchanges and the summary go)")
+        paths, not_captures = [], []
+    else:
+        if not archives:
+            raise click.UsageError("missing ARCHIVES (or --follow DIR)")
+        paths = [os.path.abspath(p) for p in capture_paths(archives)]
+        check_readable(paths)
+        paths, not_captures = check_captures(paths)
     keep = selection.exchange_filter(paths)
     keys = load_keys(keylog)  # read here: executors get the secrets in the job, never a path to open
     try:
         from kwire.spark.job import run_job
         from kwire.spark.progress import JobProgress
-        from kwire.spark.session import get_session
-        from kwire.spark.transform import DecodeOptions
+        from kwire.spark.results import DecodeOptions
+        from kwire.spark.session import ExecutorWatch, get_session, job_error
     except ImportError as exc:
         raise click.ClickException(f"kwire spark needs pyspark ({exc}); pip install 'kwire[spark]'") from None
     spark = get_session(master, verbose=verbose)
+    options = DecodeOptions(port_hints=tuple(ports), keep=keep, keylog=keys)
+    if follow_dir is not None:
+        return _follow(spark, follow_dir, out, options, settle, follow_idle, partitions, as_json, html, selection,
+                       no_summary)
     total = 0
     for p in paths:
         try:
@@ -74,11 +124,47 @@ def spark_command(archives, master, as_json, html, out, partitions, selection, p
         except OSError:
             pass
     progress = JobProgress(spark, len(paths), total)
+    watch = ExecutorWatch(spark, executor_timeout)
     try:
-        result = run_job(spark, paths, DecodeOptions(port_hints=tuple(ports), keep=keep, keylog=keys), out=out,
-                         partitions=partitions)
+        result = run_job(spark, paths, options, out=out, partitions=partitions)
+    except KwireError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - Py4JJavaError, PythonException, ...: one line, not a traceback
+        if watch.lost:
+            raise KwireError(f"no Spark executor left for {executor_timeout:g} s (every worker lost?); "
+                             "the job was cancelled") from None
+        raise KwireError(f"the Spark job failed: {job_error(exc)}") from None
     finally:
+        watch.close()
         progress.close()
     result.summary.keylog_given = keys is not None
+    result.summary.capture_errors[:0] = not_captures
     write_outputs(result.document, as_json=as_json, html=html, sources=paths, filters=selection.describe())
     report_run(result.summary, no_summary, matched=result.document["totals"]["exchanges"], selection=selection)
+
+
+def _follow(spark, folder, out, options, settle, idle, partitions, as_json, html, selection, no_summary) -> None:
+    """`--follow DIR`: the streaming query until interrupted or idle (kwire.spark.follow)."""
+    from kwire.spark.follow import follow
+    from kwire.spark.job import run_summary
+    from kwire.spark.session import job_error
+
+    def on_batch(result, batch_id):
+        if not no_summary:
+            click.echo(f"kwire: micro-batch {batch_id if batch_id >= 0 else 'end'}: {result.exchanges:,} exchanges "
+                       f"so far; summary in {os.path.join(out, 'summary.json')}", err=True)
+
+    os.makedirs(out, exist_ok=True)
+    try:
+        result = follow(spark, os.path.abspath(folder), os.path.abspath(out), options, settle=settle, idle_stop=idle,
+                        partitions=partitions or max(4, spark.sparkContext.defaultParallelism * 4),
+                        on_batch=on_batch)
+    except KeyboardInterrupt:
+        click.echo("kwire: stopped; the next --follow with the same --out goes on from here", err=True)
+        return
+    except Exception as exc:  # noqa: BLE001 - one line, not a traceback
+        raise KwireError(f"the Spark query failed: {job_error(exc)}") from None
+    if idle:
+        document = result.aggregator.document()
+        write_outputs(document, as_json=as_json, html=html, sources=[folder], filters=selection.describe())
+        report_run(run_summary(result), no_summary, matched=document["totals"]["exchanges"], selection=selection)

@@ -5,7 +5,9 @@ Owns the public entry points:
 - `summarize_records(buf)`: walks the batches, reads each header (one precompiled Struct for the
   61-byte RecordBatch v2 header), verifies CRCs (CRC-32C for v2, CRC-32 for v0/v1) and decompresses
   nothing. Payload bytes are never copied: the walk works on memoryview slices.
-- `decode_records(buf, budget)`: the same, and every batch gets "Records" too, within a
+- `count_v2_records(buf)`: the records a set of whole v2 batches holds, from their headers alone
+  (the statistics' fast path; None when the set is anything else).
+- `decode_records(buf, budget)`: what summarize_records gives, and "Records" on every batch, within a
   kwire.codec.budget.RecordBudget: one per exchange, shared by every records field of its request and
   response. Batches decode until the budget's record data bytes (decompressed, or as stored when not
   compressed; what a failed decompression made counts too) or its entries (records and record
@@ -323,6 +325,30 @@ def _cut_note(cuts: dict, budget: RecordBudget) -> str:
         what = "summed in \"unlisted\"" if reason == budget.batches_cut() else "cut"
         parts.append(f"{reason}: {count:,} batch{'es' if count != 1 else ''} {what}")
     return "; ".join(parts)
+
+
+_V2_COUNT = struct.Struct(">8xi4xb4xh34xi")  # BatchLength, Magic, Attributes, RecordCount
+_CONTROL = 0x20
+
+
+def count_v2_records(buf) -> int | None:
+    """The RecordCount of the non-control batches of `buf` when it is nothing but whole v2 batches
+    (what a producer sends, and most fetched record sets); None for anything else (a legacy message,
+    a batch cut at the end, garbage), which summarize_records then describes. Reads the headers only:
+    no CRC, no dict per batch."""
+    n = len(buf)
+    pos = records = 0
+    unpack = _V2_COUNT.unpack_from
+    while pos < n:
+        if n - pos < V2_HEADER_SIZE:
+            return None
+        length, magic, attributes, count = unpack(buf, pos)
+        if magic != 2 or length < V2_MIN_BATCH_LENGTH or length + LOG_OVERHEAD > n - pos:
+            return None
+        if not attributes & _CONTROL:
+            records += count
+        pos += LOG_OVERHEAD + length
+    return records
 
 
 def summarize_records(buf, budget: RecordBudget | None = None) -> dict:

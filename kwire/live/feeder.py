@@ -1,16 +1,18 @@
-"""The feeder: one thread that runs a packet source through the Pipeline into the dashboard state.
+"""The feeder: one thread that turns traffic into the dashboard's state, and hands out Snapshots.
 
-`Feeder(source, state)`; `start()` opens the source in the caller's thread (so no permission,
-an unknown interface or a file that is not a capture raise CaptureError before any screen is
-drawn) and starts the thread; `snapshot()` may be called from any thread; `stop()` ends it.
+`SnapshotThread` is the hand-off both feeders share: `snapshot()` may be called from any thread; it
+asks the feeder thread and waits, and the feeder builds one between two pieces of work and hands it
+over, so the screen never waits for a whole batch and the hot path takes no lock. Once the thread
+has ended (or before it starts) `snapshot()` builds the Snapshot itself. The thread never lets an
+exception out: a failure becomes a note on the screen and a line on exit.
 
-Only the feeder thread touches the pipeline and the state while it runs. `snapshot()` asks it for
-a Snapshot and waits: the feeder builds one between two packets and hands it over, so the screen
-never waits for a whole batch and the hot path takes no lock. Once the thread has ended (or before
-it starts) `snapshot()` builds the Snapshot itself. When the source is finished (end of a replay,
-the sniffer died) the pipeline is finished too, so requests never answered are counted, and
-`state.finished` is set. The thread never lets an exception out: a failure in the pipeline becomes
-a note on the screen and a line on exit.
+`Feeder(source, state)` runs a packet source (kwire.live.sources: a capture replayed, or the
+per-packet live capture) through the Pipeline on its thread. `start()` opens the source in the
+caller's thread (so no permission, an unknown interface or a file that is not a capture raise
+CaptureError before any screen is drawn) and starts the thread; `stop()` ends it. When the source
+is finished (end of a replay, the sniffer died) the pipeline is finished too, so requests never
+answered are counted, and `state.finished` is set. (kwire.live.ringfeed.RingFeeder is the other
+feeder: Linux's ring capture in a process of its own.)
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import threading
 import time
 from typing import Iterable
 
+from kwire.live.report import lost_connections, pipeline_report
 from kwire.live.snapshot import Snapshot
 from kwire.live.state import DashboardState
 from kwire.pipeline import Pipeline
@@ -28,12 +31,11 @@ SMALL_BATCH = 64    # after a batch this small the feeder pauses, so packets are
 BATCH_PAUSE_S = 0.005  # one wake-up per few milliseconds instead of one per packet at low rates
 
 
-class Feeder:
-    def __init__(self, source, state: DashboardState, *, port_hints: Iterable[int] = (), keys=None,
-                 key_wait_bytes: int = 0):
-        self.source = source
+class SnapshotThread:
+    """The feeder thread and its snapshot hand-off; subclasses give `_loop` and `_build`."""
+
+    def __init__(self, state: DashboardState):
         self.state = state
-        self.pipeline = Pipeline(port_hints=port_hints, keys=keys, key_wait_bytes=key_wait_bytes)
         self.error: str | None = None
         self.snapshot_seconds = 0.0  # time the last snapshot took to build
         self._stop = threading.Event()
@@ -43,12 +45,9 @@ class Feeder:
         self._snapshot: Snapshot | None = None
         self._thread: threading.Thread | None = None
 
-    def start(self) -> None:
-        self.source.start()
+    def _start_thread(self) -> None:
         self._thread = threading.Thread(target=self._run, name="kwire-feeder", daemon=True)
         self._thread.start()
-
-    # -- the feeder thread
 
     def _run(self) -> None:
         try:
@@ -60,6 +59,59 @@ class Feeder:
         finally:
             if self._wanted.is_set():
                 self._serve()
+
+    def _loop(self) -> None:
+        raise NotImplementedError
+
+    def _build(self) -> Snapshot:
+        raise NotImplementedError
+
+    def _serve(self) -> None:
+        t0 = time.perf_counter()
+        self._snapshot = self._build()
+        self.snapshot_seconds = time.perf_counter() - t0
+        self._wanted.clear()
+        self._served.set()
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for the feeder to end on its own (a replay reaching its end); True when it has."""
+        if self._thread is None:
+            return True
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    def snapshot(self) -> Snapshot:
+        with self._asking:
+            if self.running:
+                self._served.clear()
+                self._wanted.set()
+                while not self._served.wait(0.05):
+                    if not self.running:
+                        break
+                if self._served.is_set():
+                    snap = self._snapshot
+                    self._snapshot = None
+                    assert snap is not None
+                    return snap
+                self._thread.join()  # type: ignore[union-attr] - it has ended or is ending
+            self._wanted.clear()
+            return self._build()
+
+
+class Feeder(SnapshotThread):
+    def __init__(self, source, state: DashboardState, *, port_hints: Iterable[int] = (), keys=None,
+                 key_wait_bytes: int = 0):
+        super().__init__(state)
+        self.source = source
+        self.pipeline = Pipeline(port_hints=port_hints, keys=keys, key_wait_bytes=key_wait_bytes)
+
+    def start(self) -> None:
+        self.source.start()
+        self._start_thread()
 
     def _loop(self) -> None:
         source, state, pipeline = self.source, self.state, self.pipeline
@@ -90,46 +142,13 @@ class Feeder:
         state.error = getattr(source, "error", None)
         state.finished = True
 
-    def _serve(self) -> None:
-        self._snapshot = self._build()
-        self._wanted.clear()
-        self._served.set()
-
     def _build(self) -> Snapshot:
-        t0 = time.perf_counter()
-        snap = self.state.snapshot(self.source.now_ns(), self.pipeline, self.source.health())
-        self.snapshot_seconds = time.perf_counter() - t0
-        return snap
+        health = dict(self.source.health(), lost=lost_connections(self.pipeline))
+        return self.state.snapshot(self.source.now_ns(), self.pipeline, health)
 
-    # -- any thread
-
-    @property
-    def running(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
-
-    def wait(self, timeout: float | None = None) -> bool:
-        """Wait for the feeder to end on its own (a replay reaching its end); True when it has."""
-        if self._thread is None:
-            return True
-        self._thread.join(timeout)
-        return not self._thread.is_alive()
-
-    def snapshot(self) -> Snapshot:
-        with self._asking:
-            if self.running:
-                self._served.clear()
-                self._wanted.set()
-                while not self._served.wait(0.05):
-                    if not self.running:
-                        break
-                if self._served.is_set():
-                    snap = self._snapshot
-                    self._snapshot = None
-                    assert snap is not None
-                    return snap
-                self._thread.join()  # type: ignore[union-attr] - it has ended or is ending
-            self._wanted.clear()
-            return self._build()
+    def totals(self) -> tuple[dict, dict]:
+        """(the source's health, pipeline_report) for kwire.live.report.final_document, once stopped."""
+        return self.source.health(), pipeline_report(self.pipeline)
 
     def stop(self) -> None:
         self._stop.set()

@@ -29,6 +29,7 @@ from kwire.live.window import NS, Window, per_api
 TOP = 10       # rows kept for the top-N panels
 SLOWEST = 10
 HISTORY = 60   # seconds of sparkline history
+LOST_NAMED = 3  # connections named in the "bytes lost" note
 
 
 class DashboardState:
@@ -66,20 +67,27 @@ class DashboardState:
     def add_packets(self, packets) -> None:
         if not packets:
             return
-        if self.first_packet_ns is None:
-            self.first_packet_ns = packets[0].ts_ns
-        self.last_packet_ns = packets[-1].ts_ns
-        seconds = self._packet_seconds
+        counts: dict[int, int] = {}
         for packet in packets:
             second = packet.ts_ns // NS
-            if seconds and seconds[-1][0] == second:
-                seconds[-1][1] += 1
-            elif not seconds or second > seconds[-1][0]:
-                seconds.append([second, 1])
+            counts[second] = counts.get(second, 0) + 1
+        self.count_packets(counts.items(), packets[0].ts_ns, packets[-1].ts_ns)
+
+    def count_packets(self, counts, first_ns: int | None, last_ns: int | None) -> None:
+        """Packets counted elsewhere: (capture second, packets) pairs, and the times of the first and
+        last packet among them (the ring capture counts them per block, in its own process)."""
+        if first_ns is not None and self.first_packet_ns is None:
+            self.first_packet_ns = first_ns
+        if last_ns is not None:
+            self.last_packet_ns = last_ns
+        seconds = self._packet_seconds
+        for second, n in counts:
+            if seconds and second <= seconds[-1][0]:
+                seconds[-1][1] += n  # this second, or out of order in time: counted with the latest
+            else:
+                seconds.append([second, n])
                 while seconds[0][0] <= second - self.window.seconds:
                     seconds.popleft()
-            else:
-                seconds[-1][1] += 1  # out of order in time: count it with the latest second
 
     # -- reading
 
@@ -226,8 +234,15 @@ class DashboardState:
                          else f"capture stopped: {self.error}")
         h = snap.health
         dropped = h.queue_drops + (h.kernel_drops or 0)
-        if dropped:
+        if dropped and source.get("queue_holds", "packets") != "packets" and h.queue_drops:
+            notes.append(f"dropping: {h.kernel_drops or 0:,} packets, {h.queue_drops:,} exchanges so far - "
+                         f"kwire cannot keep up, figures undercount")
+        elif dropped:
             notes.append(f"dropping packets: {dropped:,} so far - kwire cannot keep up, figures undercount")
+        lost = source.get("lost")
+        if lost:
+            notes.append("bytes lost (pairing resynced): " + ", ".join(
+                f"{label} {_size(size)}" for label, _gaps, size in lost[:LOST_NAMED]))
         if self.finished and self.kind == "replay":
             traffic = (self.last_packet_ns - self.first_packet_ns) / 1e9 if self.first_packet_ns else 0.0
             notes.append(f"replay finished: {h.packets:,} packets, {self.exchanges:,} exchanges, "
@@ -241,6 +256,12 @@ class DashboardState:
                 notes.append(f"no Kafka seen yet: {h.packets:,} packets, {h.connections} TCP connections open")
                 notes.append("(Kafka is recognised on any port once a request is answered; --port marks a broker)")
         return notes
+
+
+def _size(n: int) -> str:
+    if n < 1000:
+        return f"{n} B"
+    return f"{n / 1e3:.1f} KB" if n < 1_000_000 else f"{n / 1e6:.1f} MB"
 
 
 def _slow(brief: dict) -> SlowExchange:

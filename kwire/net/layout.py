@@ -10,6 +10,8 @@ checks, in one struct call (offsets: Ethernet type at 12, IPv4 at 14, TCP at 34)
   are, `header_key`): a TCP direction is looked up by it without building a tuple.
 - ETH_IPV4_TCP_RUN: type, version/IHL and TOS as one number (0x080045xx for what the fast paths
   take), then as KEYED without the addresses split.
+- RAW_IPV4_TCP_KEYED: KEYED's fields but the type, for a packet without link header (raw IP, as
+  live capture on every interface hands them over): everything 14 bytes earlier.
 
 TCP_PAYLOAD_AT[data offset byte] is where the TCP payload starts in such a frame (a data offset under
 5 words is damage: past any buffer). SLOW_BY_FLAGS[flags] tells SYN, FIN or RST among the flags.
@@ -24,7 +26,9 @@ from kwire.net.segment import FIN, RST, SYN
 ETH_IPV4_TCP = Struct("!12xHB1xH2xH1xB2x4s4sHHIIBB").unpack_from
 ETH_IPV4_TCP_KEYED = Struct("!12xHB1xH2xH1xB2x12sIIBB").unpack_from
 ETH_IPV4_TCP_RUN = Struct("!12xIH2xHxB2x12sIIBB").unpack_from
+RAW_IPV4_TCP_KEYED = Struct("!B1xH2xH1xB2x12sIIBB").unpack_from
 MIN_FRAME = 54  # Ethernet 14 + IPv4 20 + TCP 20
+MIN_RAW = 40    # IPv4 20 + TCP 20
 IPV4_NO_OPTIONS = 0x45
 ETHERTYPE_IPV4 = 0x0800
 IPPROTO_TCP = 6

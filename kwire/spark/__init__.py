@@ -1,1 +1,7 @@
-"""kwire on Apache Spark: the `kwire stats` summary of many capture files (kwire.spark.job)."""
+"""`kwire spark`: the `kwire stats` document of capture archives, computed by Apache Spark.
+
+kwire.spark.job wires the DataFrames (map: kwire.spark.mapside, shuffle rows: kwire.spark.wire,
+reduce: kwire.spark.stitch and kwire.spark.reread, facts: kwire.spark.results); kwire.spark.session
+starts or joins the SparkSession and ships kwire to executors; kwire.spark.source is the `kwire`
+data source (`spark.read.format("kwire")`). Importing this package does not import pyspark.
+"""

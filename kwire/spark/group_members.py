@@ -2,42 +2,24 @@
 
 The filter of a group (kwire.group_filter) needs to know which clients are its members before any
 exchange is counted, and members show up on their own connections (JoinGroup, heartbeats, commits)
-while their fetches go over others. So, before the job that counts, `group_members(spark, paths,
-group, ...)` runs the same extract, shuffle and per-connection pipeline (kwire.spark.extract,
-kwire.spark.transform's ordering), decoding only the group apis, and collects the members' (host,
-client id) on the driver: a small set. The archive is thus read twice.
+while their fetches go over others. So, before the job that counts, `group_members` runs the same
+map, shuffle and stitch as the counting job (kwire.spark.job.stitched) with DecodeOptions.members_of
+set: only the group apis are decoded, nothing is counted, and each task's members of G (host,
+client id) are merged on the driver: a small set. The archive is thus read twice.
 """
 
 from __future__ import annotations
 
-from kwire.capture.packet import Packet
-from kwire.group_filter import _undecoded, members_of
-from kwire.pipeline import Pipeline, RunSummary
-from kwire.spark.extract import REPORT_FLOW, file_records
+from dataclasses import replace
+
+from kwire.query import ExchangeFilter
+from kwire.spark.results import DecodeOptions
 
 
-def partition_members(records, group: str, port_hints, keys=None) -> list[tuple]:
-    """The members of `group` seen in one sorted shuffle partition (one Pipeline per connection)."""
-    found: set[tuple] = set()
-    flow = pipeline = None
-    for key, value in records:
-        if key[1] == REPORT_FLOW:
-            continue
-        if key[1] != flow:
-            if pipeline is not None:
-                found |= members_of(pipeline.finish(), group)
-            flow = key[1]
-            pipeline = Pipeline(port_hints=port_hints, summary=RunSummary(), offload=_undecoded, keys=keys)
-        found |= members_of(pipeline.feed(Packet(key[2], value[0], value[1], value[2])), group)
-    if pipeline is not None:
-        found |= members_of(pipeline.finish(), group)
-    return sorted(found, key=str)
+def group_members(spark, paths: list[str], group: str, partitions: int, options: DecodeOptions) -> set[tuple]:
+    from kwire.spark.job import merge_results, stitched
+    from kwire.spark.wire import RESULT
 
-
-def group_members(spark, paths: list[str], group: str, partitions: int, port_hints=(), keys=None) -> set[tuple]:
-    sc = spark.sparkContext
-    files = sc.parallelize(list(enumerate(paths)), max(len(paths), 1))
-    packets = files.flatMap(lambda item: file_records(item[0], item[1], partitions))
-    ordered = packets.repartitionAndSortWithinPartitions(partitions, partitionFunc=lambda key: key[0])
-    found = ordered.mapPartitions(lambda records: partition_members(records, group, tuple(port_hints), keys))
-    return {tuple(member) for member in found.collect()}
+    gather = replace(options, keep=ExchangeFilter(), rows=False, members_of=group)
+    results = stitched(spark, paths, gather, partitions).where(f"kind = {RESULT}")
+    return {tuple(member) for member in merge_results(r[1] for r in results.collect()).members}

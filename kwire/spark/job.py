@@ -1,25 +1,24 @@
 """The Spark job of `kwire spark`: capture files -> the stats document (and Parquet tables).
 
-    files --extract--> (part, flow, ts, file, n) -> packet    kwire.spark.extract, one task per file
-          --shuffle--> partition `part`, sorted by key         repartitionAndSortWithinPartitions
-          --decode---> facts, one Aggregator per partition     kwire.spark.transform
-          --merge----> Aggregator.document()                    treeReduce, then on the driver
+    range(files)  --mapInArrow(read_file)-->      wire rows      kwire.spark.mapside, one task per file
+                  --repartition(part), sort-->    by flow key    kwire.spark.wire.SORT_COLUMNS
+                  --mapInArrow(stitch)-->         results        kwire.spark.stitch, one task per partition
+                  --collect-->                    Aggregator.document() on the driver
 
-Stitching: every packet of a connection, from whichever rotated file (tcpdump -C / -G), lands in the
-same partition under the same flow key, sorted by capture time, and one Pipeline reassembles it. So
-the document equals `kwire stats` over the same traffic, key for key (kwire.analytics guarantees the
-aggregation does not depend on how exchanges were split). Known limits of that equality: a
-connection idle for longer than the flow table's idle timeout (300 s) with other traffic around it,
-and capture files whose timestamps go backwards, may be cut or ordered differently.
+Every step is a DataFrame -> DataFrame transform with an explicit schema, and every crossing between
+the JVM and Python is Arrow. The map tasks do TCP for their file and finish the connections that
+lie wholly inside it; only the payload runs of connections that touch a file's edge cross the
+shuffle (ACKs, headers and retransmissions never do), and the reduce tasks stitch them. Why the
+result equals `kwire stats` on the whole capture, key for key: each connection's bytes reach the
+same stream layers (TLS, Kafka, decoding) in the same order with the same times (kwire.spark.pieces,
+kwire.spark.stitch), and kwire.analytics merges exactly whatever the split.
 
-Why an RDD for the shuffle: the partition of a packet is chosen explicitly (`part`, so every
-partition also receives every file's report), and PySpark sorts it with its spilling external
-sorter; decoding is Python either way. The results become DataFrames with explicit schemas
-(kwire.spark.schemas) where they leave Python: the Parquet tables.
+`part`: a map task puts each flow key in shuffle partition crc32(flow) % N; Spark's repartition hashes
+the column, so the column holds, for each N, a number Spark hashes to that very partition
+(`partition_keys`), and every partition also gets every file's report.
 
-Memory: executors stream files and connections (bounded by kwire's own buffers); the shuffle spills
-to disk; the driver only ever holds merged Aggregators, whose size depends on the number of distinct
-apis, clients, brokers, partitions and latency values, not on the number of packets.
+Memory: map tasks hold a connection's events until it closes or its file ends (at most about a file);
+reduce tasks stream connections in sorted order; the driver holds only merged Aggregators.
 """
 
 from __future__ import annotations
@@ -28,8 +27,10 @@ import os
 from dataclasses import dataclass, replace
 
 from kwire.pipeline import RunSummary
-from kwire.spark.extract import FileReport, file_records
-from kwire.spark.transform import DecodeOptions, PartitionResult, decode_partition
+from kwire.spark.mapside import FileReport, read_file
+from kwire.spark.results import DecodeOptions, PartitionResult
+from kwire.spark.stitch import Reducer
+from kwire.spark.wire import OUT_DDL, PROWS, RESULT, SORT_COLUMNS, WIRE_DDL, XROWS, loads, table_of
 
 
 @dataclass
@@ -37,18 +38,70 @@ class JobResult:
     document: dict
     summary: RunSummary
     files: list[FileReport]
+    shuffle_bytes: int | None = None  # bytes the shuffle wrote, when Spark's status tracker said
 
 
 def default_partitions(spark, files: int) -> int:
-    return max(4, spark.sparkContext.defaultParallelism * 4)
+    """Reduce tasks: many more than cores, so that connections of very different sizes (a connection
+    is decoded by one task) spread evenly over the cores as tasks finish."""
+    return max(8, spark.sparkContext.defaultParallelism * 8)
 
 
-def _partition_of(key) -> int:
-    return key[0]
+def partition_keys(spark, n: int) -> list[int]:
+    """For each partition p < n, an int that `repartition(n, col)` sends to partition p."""
+    from pyspark.sql import functions as F
+
+    found: dict[int, int] = {}
+    span = 64 * n
+    while len(found) < n:
+        rows = (spark.range(0, span).select(F.col("id").cast("int").alias("k"))
+                .select("k", F.expr(f"pmod(hash(k), {n})").alias("p")).collect())
+        for k, p in rows:
+            found.setdefault(p, k)
+        span *= 4
+    return [found[p] for p in range(n)]
 
 
-def _merge(a: PartitionResult, b: PartitionResult) -> PartitionResult:
-    return a.merge(b)
+def wire_rows(spark, paths: list[str], options: DecodeOptions, n: int):
+    """The map stage: one task per file, rows of kwire.spark.wire, keyed for partition `part`."""
+    keys = partition_keys(spark, n)
+
+    def map_files(batches):
+        import pyarrow as pa
+
+        for batch in batches:
+            for i in batch.column(0).to_pylist():
+                for rows in read_file(i, paths[i], n, options):
+                    part = rows.column(0).to_pylist()
+                    yield rows.set_column(0, "part", pa.array([keys[p] for p in part], pa.int32()))
+
+    return spark.range(0, len(paths), 1, len(paths)).mapInArrow(map_files, WIRE_DDL)
+
+
+def stitched(spark, paths: list[str], options: DecodeOptions, n: int):
+    """Map, shuffle, reduce: the DataFrame of reduce results (kwire.spark.wire.OUT_SCHEMA)."""
+    def reduce(batches):
+        reducer = Reducer(options)
+        for batch in batches:
+            yield from reducer.batch(batch)
+        yield from reducer.end()
+
+    rows = wire_rows(spark, paths, options, n).repartition(n, "part").sortWithinPartitions(*SORT_COLUMNS)
+    return rows.mapInArrow(reduce, OUT_DDL)
+
+
+def merge_results(blobs) -> PartitionResult:
+    """The reduce tasks' PartitionResults as one; every task carries every file's report: kept once."""
+    merged: PartitionResult | None = None
+    files: dict[int, FileReport] = {}
+    for blob in blobs:
+        result = loads(blob)
+        for f in result.files:
+            files[f.index] = f
+        result.files = []
+        merged = result if merged is None else merged.merge(result)
+    merged.files = [files[i] for i in sorted(files)]
+    return merged
 
 
 def run_job(spark, paths: list[str], options: DecodeOptions = DecodeOptions(), *, out: str | None = None,
@@ -56,24 +109,20 @@ def run_job(spark, paths: list[str], options: DecodeOptions = DecodeOptions(), *
     """Run the job over `paths` (already expanded: files only) and return the summary."""
     from pyspark import StorageLevel
 
-    sc = spark.sparkContext
     if out is not None and not options.rows:
         options = replace(options, rows=True)
     n = partitions or default_partitions(spark, len(paths))
     options = _resolve_group(spark, paths, options, n)
-    files = sc.parallelize(list(enumerate(paths)), max(len(paths), 1))
-    packets = files.flatMap(lambda item: file_records(item[0], item[1], n))
-    ordered = packets.repartitionAndSortWithinPartitions(n, partitionFunc=_partition_of)
-    decoded = ordered.mapPartitionsWithIndex(lambda i, records: decode_partition(i, records, options))
+    results = stitched(spark, paths, options, n)
     if out is None:
-        result = decoded.map(lambda item: item[1]).treeReduce(_merge)
+        result = merge_results(r[1] for r in results.collect())
     else:
-        decoded.persist(StorageLevel.MEMORY_AND_DISK)
+        results.persist(StorageLevel.MEMORY_AND_DISK)
         try:
-            write_tables(spark, decoded, out)
-            result = decoded.filter(lambda item: item[0] == "a").map(lambda item: item[1]).treeReduce(_merge)
+            result = merge_results(r[1] for r in results.where(f"kind = {RESULT}").collect())
+            write_tables(results, out, result.aggregator.names)
         finally:
-            decoded.unpersist()
+            results.unpersist()
     return JobResult(result.aggregator.document(), run_summary(result), result.files)
 
 
@@ -86,18 +135,35 @@ def _resolve_group(spark, paths: list[str], options: DecodeOptions, n: int) -> D
         return options
     from kwire.spark.group_members import group_members
 
-    members = group_members(spark, paths, group, n, options.port_hints, options.keylog)
+    members = group_members(spark, paths, group, n, options)
     return replace(options, keep=with_members(options.keep, members))
 
 
-def write_tables(spark, decoded, out: str) -> None:
-    """Parquet: OUT/exchanges and OUT/partitions (overwritten)."""
-    from kwire.spark.schemas import EXCHANGE_SCHEMA, PARTITION_SCHEMA, exchange_tuple, partition_tuple
+def fact_rows(results, kind: int, schema, names: dict | None = None):
+    """The Arrow IPC blobs of one kind of fact rows, as a DataFrame of rows (`names`: topic ids
+    named in the `topic` column, as the document names them)."""
+    def explode(batches):
+        import pyarrow as pa
 
-    exchanges = decoded.filter(lambda item: item[0] == "x").map(lambda item: exchange_tuple(item[1]))
-    spark.createDataFrame(exchanges, EXCHANGE_SCHEMA).write.mode("overwrite").parquet(os.path.join(out, "exchanges"))
-    parts = decoded.filter(lambda item: item[0] == "p").map(lambda item: partition_tuple(item[1]))
-    spark.createDataFrame(parts, PARTITION_SCHEMA).write.mode("overwrite").parquet(os.path.join(out, "partitions"))
+        for batch in batches:
+            for blob in batch.column(1).to_pylist():
+                table = table_of(blob)
+                if names:
+                    topics = table.column("topic").to_pylist()
+                    table = table.set_column(table.schema.get_field_index("topic"), "topic",
+                                             pa.array([names.get(t, t) for t in topics], pa.string()))
+                yield from table.to_batches()
+
+    return results.where(f"kind = {kind}").mapInArrow(explode, schema)
+
+
+def write_tables(results, out: str, names: dict) -> None:
+    """Parquet: OUT/exchanges and OUT/partitions (overwritten)."""
+    from kwire.spark.schemas import EXCHANGE_SCHEMA, PARTITION_SCHEMA
+
+    fact_rows(results, XROWS, EXCHANGE_SCHEMA).write.mode("overwrite").parquet(os.path.join(out, "exchanges"))
+    fact_rows(results, PROWS, PARTITION_SCHEMA, names).write.mode("overwrite").parquet(
+        os.path.join(out, "partitions"))
 
 
 def run_summary(result: PartitionResult) -> RunSummary:

@@ -9,18 +9,29 @@
   `verbose`, the JVM's stderr (the launcher's warnings, log4j, executors' messages) goes to
   `jvm_log_path()` instead of the user's terminal: the JVM inherits that file as its stderr when it
   starts, and kwire's own stderr is put back at once. A JVM that does not start is a KwireError
-  that names the log.
+  that names the log;
+- either way kwire is shipped to the executors and the `kwire` data source (kwire.spark.source) is
+  registered in the session.
 
 `ship_kwire(spark)` adds a zip of the kwire package to the session (SparkContext.addPyFile) when the
-master is not local, so executors on other machines import the same kwire. Its dependencies
-(zstandard, lz4, cramjam, crc32c) must be installed on the executors.
+master is not local, so executors import the driver's own kwire, whether or not one is installed
+there; the zip is removed when the process exits. Its dependencies (zstandard, lz4, cramjam, crc32c,
+pyarrow, pandas, ...) must be installed on the executors.
+
+`job_error(exc)` is the one line a failed job is reported with; `ExecutorWatch` cancels the job when
+no executor is left for a while (every worker lost), which Spark itself would wait out forever.
 """
 
 from __future__ import annotations
 
+import atexit
 import os
+import re
+import shutil
 import sys
 import tempfile
+import threading
+import time
 import zipfile
 from contextlib import contextmanager
 
@@ -117,6 +128,9 @@ def get_session(master: str | None = None, app_name: str = "kwire spark", *, ver
                              + (f"; Spark's messages are in {log}" if log else "")) from None
     spark.sparkContext.setLogLevel("ERROR")
     ship_kwire(spark)
+    from kwire.spark.source import KwireDataSource
+
+    spark.dataSource.register(KwireDataSource)  # spark.read.format("kwire"), also where kwire is not installed
     return spark
 
 
@@ -124,6 +138,9 @@ def _new_session(SparkSession, master: str | None, app_name: str):
     master = master or "local[*]"
     if master.startswith("local"):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        # Python workers of a local master run this very interpreter (its kwire, pyarrow, pandas),
+        # not whatever `python3` the PATH finds first.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     java_opts = f"-Dlog4j2.configurationFile=file:{_log4j_file()}"
     return (SparkSession.builder.master(master).appName(app_name)
             .config("spark.ui.enabled", "false")
@@ -140,7 +157,9 @@ def ship_kwire(spark) -> None:
     import kwire
 
     root = os.path.dirname(os.path.abspath(kwire.__file__))
-    target = os.path.join(tempfile.mkdtemp(prefix="kwire-"), "kwire.zip")
+    folder = tempfile.mkdtemp(prefix="kwire-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)  # Spark serves it until the session ends
+    target = os.path.join(folder, "kwire.zip")
     with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as z:
         for folder, _, files in os.walk(root):
             for name in files:
@@ -149,3 +168,69 @@ def ship_kwire(spark) -> None:
                     z.write(full, os.path.relpath(full, os.path.dirname(root)))
     sc.addPyFile(target)
     sc._kwire_shipped = True
+
+
+_EXCEPTION_LINE = re.compile(r"^(?:[\w.$]+\.)?(\w*(?:Exception|Error)): (.+)$")
+
+
+def job_error(exc: BaseException) -> str:
+    """One line for a failed Spark job: the Python error an executor raised when there is one (its
+    last line), else the JVM's reason (Job aborted due to stage failure: ...), without stack traces."""
+    text = str(exc)
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    python = [line for line in lines if _EXCEPTION_LINE.match(line) and not line.startswith(("org.", "java.", "scala."))
+              and "Traceback" not in line]
+    jvm = [line for line in lines if line.startswith(("org.apache.spark.", "java.", "py4j."))]
+    if python:
+        line = python[-1]
+    elif jvm:
+        line = jvm[0].split(": ", 1)[-1]
+    else:
+        line = lines[0] if lines else type(exc).__name__
+    line = line.split(" at org.apache", 1)[0].split("\\n", 1)[0]
+    return line if len(line) <= 400 else line[:397] + "..."
+
+
+class ExecutorWatch:
+    """A daemon thread that cancels every job when no executor has been registered for `wait_s`
+    seconds (a cluster master without workers accepts the job and waits; so would kwire, forever).
+    `lost` says whether it did; `close()` stops it. Local masters need no watch."""
+
+    def __init__(self, spark, wait_s: float):
+        self.sc = spark.sparkContext
+        self.wait_s = wait_s
+        self.lost = False
+        self._stop = threading.Event()
+        self._thread = None
+        if not self.sc.master.startswith("local") and wait_s > 0:
+            self._thread = threading.Thread(target=self._run, name="kwire-executors", daemon=True)
+            self._thread.start()
+
+    def executors(self) -> int:
+        infos = self.sc._jsc.sc().statusTracker().getExecutorInfos()
+        return max(0, len(infos) - 1)  # the driver is listed too
+
+    def _run(self) -> None:
+        since = None
+        while not self._stop.wait(0.5):
+            try:
+                count = self.executors()
+            except Exception:  # noqa: BLE001 - the JVM went away: nothing left to watch
+                return
+            now = time.monotonic()
+            if count:
+                since = None
+            elif since is None:
+                since = now
+            elif now - since >= self.wait_s:
+                self.lost = True
+                try:
+                    self.sc.cancelAllJobs()
+                except Exception:  # noqa: BLE001
+                    pass
+                return
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=2)

@@ -28,11 +28,14 @@ Connections and roles:
   the table at once (reason "idle"): one scan per max_connections / 8 new connections, so a flood of
   connections costs amortised O(log n) each, not a scan of the table each.
 - Connection.counters is filled (sum of both directions' HALF_COUNTERS) when the connection closes.
+- `losses()` names the connections that lost bytes (gaps): the open ones and the last LOSSES_KEPT
+  closed ones, for a live view to say where an overload hit.
 """
 
 from __future__ import annotations
 
 import heapq
+from collections import deque
 from typing import NamedTuple
 
 from kwire.net.layout import SLOW_FLAGS, header_key
@@ -51,6 +54,7 @@ TABLE_COUNTERS = (
     "late_segments",       # segments on a recently closed 4-tuple (ignored)
 )
 ROOM_FRACTION = 8  # a full table evicts 1/8 of its connections at once
+LOSSES_KEPT = 16   # closed connections that lost bytes, remembered for losses()
 
 
 class FlowKey(NamedTuple):
@@ -109,6 +113,7 @@ class FlowTable:
         self._next_id = 1
         self._retired = dict.fromkeys(HALF_COUNTERS, 0)  # counters of closed connections
         self._table = dict.fromkeys(TABLE_COUNTERS, 0)
+        self._lost: deque[tuple[Connection, int, int]] = deque(maxlen=LOSSES_KEPT)  # closed, with gaps
 
     # -- feeding --------------------------------------------------------------------------------
 
@@ -283,6 +288,8 @@ class FlowTable:
             counters[name] = v
             totals[name] += v
         del self._flows[conn.id]
+        if counters["gaps"]:
+            self._lost.append((conn, counters["gaps"], counters["gap_bytes"]))
         fwd, rev = flow.tuples
         self._halves.pop(fwd, None)
         self._halves.pop(rev, None)  # the same tuple when a socket talks to itself
@@ -342,12 +349,28 @@ class FlowTable:
         result["open_connections"] = len(self._flows)
         return result
 
+    def losses(self) -> list[tuple[Connection, int, int]]:
+        """(connection, gaps, bytes lost) of every open connection that lost bytes and of the last
+        LOSSES_KEPT closed ones, most bytes first."""
+        found = list(self._lost)
+        for flow in self._flows.values():
+            h0, h1 = flow.halves
+            if h0.gaps or h1.gaps:
+                found.append((flow.conn, h0.gaps + h1.gaps, h0.gap_bytes + h1.gap_bytes))
+        found.sort(key=lambda item: (-item[2], item[0].id))
+        return found
+
     def latest_ts(self) -> int:
         """The newest capture time any open connection saw (0 when none is open)."""
         return max((flow.last_ts() for flow in self._flows.values()), default=0)
 
     def __len__(self) -> int:
         return len(self._flows)
+
+    def open_halves(self) -> list[tuple[Connection, HalfStream, HalfStream]]:
+        """The open connections with their two directions (0: from conn.a), oldest first: what a
+        reader that stops between two capture files looks at (kwire.spark.mapside)."""
+        return [(flow.conn, *flow.halves) for flow in self._flows.values()]
 
     def connections(self) -> list[Connection]:
         """The open connections, oldest first."""

@@ -92,7 +92,7 @@ class HalfStream(OutOfOrder):
     # -- starting -------------------------------------------------------------------------------
 
     def begin(self, seq: int) -> None:
-        """Start the direction at `seq` (the first byte it will carry)."""
+        """Start the direction at `seq` (the first byte it will carry), noted on the Connection."""
         self.nxt = self.start = seq & MASK
         self.conn.start_seq[self.direction] = self.start
 

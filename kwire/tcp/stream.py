@@ -25,7 +25,8 @@ Guarantees: calls for one connection come in capture order; no byte is handed ov
 is made up (a hole is a gap, never zero-filled); data before a gap or close is handed over before
 it. The consumer never calls back into TCP and never touches TCP's objects: the number data()
 returns is the whole of what it says to TCP. `Connection` is what a consumer may read about its
-connection (endpoints, who opened it, when); `conn.counters` is filled when it closes.
+connection (endpoints, who opened it, when, where each direction's sequence numbers started:
+`conn.start_seq`); `conn.counters` is filled when it closes.
 """
 
 from __future__ import annotations

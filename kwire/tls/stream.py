@@ -12,8 +12,15 @@ yields plaintext never makes one):
   boundary) go to inner.gap(direction, ts_ns, size), `size` being the ciphertext bytes lost (the
   plaintext lost is at most that);
 - close is passed on after what is held.
-data() returns the ciphertext bytes the TLS record in progress still needs, so TCP can hold a
-16 KB record's segments and hand them over at once.
+data() returns how many more ciphertext bytes must come before anything can be done with them, so
+TCP holds them back and hands them over at once: the rest of the TLS record in progress or, when
+the inner consumer waits for n more bytes of plaintext, n less the plaintext held here and the
+ciphertext already in for the record in progress, whichever is larger (a record carries less
+plaintext than ciphertext, so what the inner consumer waits for cannot be complete sooner). A 4 MB
+Fetch response thus comes in one delivery, not record by record, and reaches the inner consumer at
+the same capture time as record by record (that of the segment that completed its last record).
+Problems found on the records of such a delivery (a record that does not verify) are timed at its
+end.
 
 At close, `info` (a kwire.tls.info.TlsInfo) is complete and is given to `report(conn, info)` when a
 report callable was passed.
@@ -88,7 +95,7 @@ class TlsStream:
                         d.opened_bytes += n
                         info.records_decrypted += 1
                         self.session.opened(d, ts_ns, inner_type, plain)
-                        return 0
+                        return self._need(direction, reader)
         info.ciphertext_bytes[direction] += sum(map(len, data)) if type(data) is tuple else len(data)
         events = reader.feed(data)
         if events:
@@ -99,7 +106,7 @@ class TlsStream:
                     on_record(direction, ts_ns, event[0], event[1])
                 else:
                     self._resync(direction, ts_ns, event)
-        return reader.need
+        return self._need(direction, reader)
 
     def gap(self, direction: int, ts_ns: int, size: int) -> None:
         dropped = self.readers[direction].gap()
@@ -119,6 +126,16 @@ class TlsStream:
             self.report(self.conn, self.info)
 
     # -- inside --------------------------------------------------------------------------------
+
+    def _need(self, direction: int, reader: RecordReader) -> int:
+        """What data() returns (see the module docstring)."""
+        need = reader.need
+        want = self.want[direction]
+        if want and reader.state is SYNCED and self.session.state is ENCRYPTED:
+            more = want - self.held_bytes[direction] - reader.have
+            if more > need:
+                return more
+        return need
 
     def _resync(self, direction: int, ts_ns: int, event: Resync) -> None:
         if event.kind == BAD_RECORD_HEADER or event.skipped == 0:

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from kwire.cli.main import cli
-from kwire.cli.selection import When, capture_start, parse_when, resolve
+from kwire.selection import When, capture_start, parse_when, resolve
 from tests import truthlog
 
 CAPTURES = Path(__file__).resolve().parents[2] / "captures"

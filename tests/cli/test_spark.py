@@ -44,15 +44,32 @@ def test_cli_directory_glob_and_gz_print_the_stats_document(tmp_path):
     assert by_glob.stderr == ""
 
 
-def test_cli_tables_and_damaged_file(tmp_path):
+def test_cli_not_a_capture_as_stats(tmp_path):
+    """A file that is not a capture among good ones: `kwire stats` and `kwire spark` both leave it out
+    with one line, print the document of the others, and exit 1 (spark finds it before its JVM starts)."""
     parts = rotate(WHOLE, tmp_path, 40)
     bad = tmp_path / "part-99999.pcap"
     bad.write_bytes(b"\x00" * 64)
-    result = CliRunner().invoke(cli, ["spark", *map(str, parts), str(bad)], catch_exceptions=False)
-    assert result.exit_code == 1  # as kwire stats: the document is printed, the damage reported
+    args = [*map(str, parts), str(bad)]
+    stats = CliRunner().invoke(cli, ["stats", "--json", "--no-summary", *args], catch_exceptions=False)
+    spark = CliRunner().invoke(cli, ["spark", "--json", "--no-summary", *args], catch_exceptions=False)
+    assert stats.exit_code == spark.exit_code == 1
+    assert spark.stdout == stats.stdout and json.loads(spark.stdout)["totals"]["exchanges"] > 0
+    assert spark.stderr == stats.stderr and len(spark.stderr.splitlines()) == 1 and "part-99999.pcap" in spark.stderr
+    only_bad = CliRunner().invoke(cli, ["spark", "--json", str(bad)], catch_exceptions=False)
+    assert only_bad.exit_code == 1 and only_bad.stdout == "" and only_bad.stderr.startswith("kwire: error: ")
+
+
+def test_cli_tables_and_file_damaged_part_way(tmp_path):
+    """A file cut inside its last record: the document of the good packets, the damage reported, exit 1,
+    as `kwire stats` does."""
+    parts = rotate(WHOLE, tmp_path, 40)
+    parts[-1].write_bytes(parts[-1].read_bytes()[:-30])
+    result = CliRunner().invoke(cli, ["spark", *map(str, parts)], catch_exceptions=False)
+    stats = CliRunner().invoke(cli, ["stats", *map(str, parts)], catch_exceptions=False)
+    assert result.exit_code == stats.exit_code == 1
     assert "By api and version" in result.stdout
-    assert "kwire: error:" in result.stderr and "part-99999.pcap" in result.stderr
-    assert "Traceback" not in result.stderr
+    assert f"kwire: error: {parts[-1]}" in result.stderr and "Traceback" not in result.stderr
 
 
 def test_no_files_is_a_usage_error(tmp_path):

@@ -8,7 +8,13 @@ marshalled.
 
 kwire.parallel hands exchanges to worker processes through multiprocessing, which pickles them:
 flat tuples of ints, strings and bytes that the main process built itself, over a pipe between
-kwire's own processes. Captured bytes travel as bytes values; nothing read from a capture is ever
+kwire's own processes. kwire.live.channel does the same between `kwire live`'s capture process and
+the dashboard's (the pipe is created by the dashboard's process before it forks the other, and
+nothing else holds it). kwire's Spark job does the same between its own tasks and its driver: each
+task's PartitionResult (Aggregators, counters: objects kwire built) travels as a pickle inside
+Spark's Arrow rows (kwire.spark.wire), and `--follow` keeps each open connection's stream layers in
+Spark's state with PySpark's cloudpickle (kwire.spark.follow), as PySpark itself ships every
+function and row. Captured bytes travel as bytes values; nothing read from a capture is ever
 unpickled as a pickle stream.
 """
 
@@ -27,6 +33,11 @@ ALLOWED = {
     ("codec/code_cache.py", "marshal"),
     ("cli/main.py", "__import__"),                                     # kwire's own command modules
     ("codec/schemas/__init__.py", "importlib.import_module"),          # kwire's own schema modules
+    # Batches kwire's capture process builds (tuples of ints, strings, bytes), to the dashboard's
+    # process over a pipe only the two hold: as kwire.parallel's multiprocessing does.
+    ("live/channel.py", "pickle"),
+    # What kwire's own Spark tasks computed, to its driver and to the next micro-batch (see above).
+    ("spark/wire.py", "pickle"), ("spark/follow.py", "cloudpickle"),
 }
 
 

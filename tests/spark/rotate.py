@@ -34,3 +34,27 @@ def rotate(capture: str | Path, out_dir: Path, packets_per_file: int, *, gzip_ev
             path.write_bytes(blob)
         paths.append(path)
     return paths
+
+
+def interleaved_copies(capture: str | Path, dst: Path, copies: int, shift_us: int = 3000) -> Path:
+    """`copies` copies of a little-endian microsecond Ethernet/IPv4 pcap merged in time, copy i
+    shifted by i * shift_us and its TCP ports by 7 * i (each copy its own set of connections), as
+    scripts/bench.py makes its big capture. Many connections, each cut by many file edges."""
+    import heapq
+
+    header, records = pcap_records(Path(capture).read_bytes())
+    streams = []
+    for i in range(copies):
+        out = []
+        for rec in records:
+            sec, usec, caplen, wirelen = struct.unpack_from("<IIII", rec, 0)
+            ts = sec * 1_000_000 + usec + i * shift_us
+            data = bytearray(rec[16:])
+            if len(data) >= 38 and data[12:14] == b"\x08\x00" and data[23] == 6:
+                t = 14 + (data[14] & 0x0F) * 4
+                sport, dport = struct.unpack_from("!HH", data, t)
+                struct.pack_into("!HH", data, t, (sport + 7 * i) & 0xFFFF, (dport + 7 * i) & 0xFFFF)
+            out.append((ts, i, struct.pack("<IIII", ts // 1_000_000, ts % 1_000_000, caplen, wirelen) + bytes(data)))
+        streams.append(out)
+    dst.write_bytes(header + b"".join(r for _, _, r in heapq.merge(*streams)))
+    return dst

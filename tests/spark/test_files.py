@@ -1,11 +1,13 @@
-"""Damaged files are reported and skipped; Parquet tables; the extract step's keys."""
+"""Damaged files are reported and skipped; Parquet tables; the map side's rows."""
 
 from pathlib import Path
 
 
 from kwire.analytics import Aggregator
 from kwire.pipeline import analyze_files
-from kwire.spark.extract import FileReport, file_records, flow_bytes
+from kwire.spark.mapside import FileReport, read_file
+from kwire.spark.results import DecodeOptions
+from kwire.spark.wire import DATA, INTERIOR, PIECE, REPORT, RESULT, flow_bytes, loads
 from kwire.spark.job import run_job
 from kwire.spark.schemas import EXCHANGE_SCHEMA, PARTITION_SCHEMA
 from kwire.analytics.facts import EXCHANGE_COLUMNS, PARTITION_COLUMNS
@@ -27,17 +29,33 @@ def test_flow_key_is_the_same_both_ways():
     assert flow_bytes(a, 5000, b, 9092) != flow_bytes(a, 5001, b, 9092)
 
 
-def test_file_records_keys_and_report():
-    records = list(file_records(3, str(QUICK), 4))
-    packets = [r for r in records if r[0][1] != b""]
-    reports = [r for r in records if r[0][1] == b""]
-    assert len(packets) == 157
-    assert {r[0][0] for r in reports} == {0, 1, 2, 3}  # one report per partition
-    report = reports[0][1]
+def test_map_side_rows_and_report():
+    """One capture file: each partition gets the file's report, the task's result goes once, and
+    only payload runs cross (fewer rows than packets)."""
+    import pyarrow as pa
+
+    table = pa.Table.from_batches(list(read_file(3, str(QUICK), 4, DecodeOptions())))
+    kinds = table.column("kind").to_pylist()
+    reports = [loads(d) for k, d in zip(kinds, table.column("data").to_pylist()) if k == REPORT]
+    assert sorted(table.column("part").to_pylist()[i] for i, k in enumerate(kinds) if k == REPORT) == [0, 1, 2, 3]
+    report = reports[0]
     assert isinstance(report, FileReport) and report.packets == 157 and report.error is None
-    assert report.last_ts_ns == max(k[2] for k, _ in packets)
-    assert all(k[3] == 3 for k, _ in packets)
-    assert [k[4] for k, _ in packets] == sorted(k[4] for k, _ in packets)
+    assert report.first_ts_ns <= report.last_ts_ns
+    assert kinds.count(RESULT) == 1 and (PIECE in kinds or INTERIOR in kinds)
+    assert 0 < kinds.count(DATA) < 157  # no row for a pure ACK
+
+
+def test_map_side_ships_pieces_of_a_cut_file(tmp_path):
+    """A connection cut by a file's edge crosses as payload runs: fewer rows than packets, no more
+    payload bytes than the file's TCP payload."""
+    import pyarrow as pa
+
+    parts = rotate(QUICK, tmp_path, 60)
+    table = pa.Table.from_batches(list(read_file(0, str(parts[1]), 2, DecodeOptions())))
+    kinds = table.column("kind").to_pylist()
+    assert PIECE in kinds and DATA in kinds
+    data = [len(d) for k, d in zip(kinds, table.column("data").to_pylist()) if k == DATA]
+    assert 0 < len(data) < 60 and sum(data) < parts[1].stat().st_size
 
 
 def test_damaged_files_are_reported_and_skipped(spark, tmp_path):

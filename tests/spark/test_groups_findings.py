@@ -10,7 +10,7 @@ import pytest
 from kwire.group_filter import AllOf, GroupFilter, group_members
 from kwire.query import ExchangeFilter
 from kwire.spark.job import run_job
-from kwire.spark.transform import DecodeOptions
+from kwire.spark.results import DecodeOptions
 from tests import problems as P
 from tests.spark.rotate import rotate
 from tests.spark.test_stitching import assert_same, stats_document

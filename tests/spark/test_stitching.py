@@ -10,7 +10,7 @@ import pytest
 from kwire.analytics import Aggregator
 from kwire.pipeline import RunSummary, analyze_files
 from kwire.spark.job import run_job
-from kwire.spark.transform import DecodeOptions
+from kwire.spark.results import DecodeOptions
 from kwire.query import ExchangeFilter
 from kwire.tls import KeyLog
 from tests.spark.rotate import rotate

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from kwire.tls import KeyLog, TlsStream
 from kwire.tls.info import AUTH_FAILED, REASON_NO_HANDSHAKE, REASON_NO_KEY, REASON_NO_KEYLOG
+from kwire.tls.records import MAX_RECORD
 from kwire.tls.suites import SUITES
 from tests.tls import rfc8448 as R
 from tests.tls.build import Conversation, client_hello, record, server_hello
@@ -101,6 +102,76 @@ def test_split_anywhere_and_held_for_the_inner_need(suite_id, data) -> None:
     stream.close(99, "end")
     assert [bytes(s) for s in inner.one.stream] == [bytes(p) for p in conv.plain]
     assert sum(map(len, stream_bytes)) == sum(stream.info.ciphertext_bytes)
+
+
+class Frames:
+    """An inner consumer that frames as kwire.kafka does (4-byte length, then the body): it asks for
+    the rest of the frame in progress and notes each frame with the time data() completed it."""
+
+    def __init__(self, conn=None):
+        self.buf = (bytearray(), bytearray())
+        self.frames: list[tuple[int, int, bytes]] = []  # (direction, ts_ns, frame)
+
+    def data(self, direction: int, ts_ns: int, data) -> int:
+        buf = self.buf[direction]
+        buf += b"".join(bytes(p) for p in data) if type(data) is tuple else data
+        while len(buf) >= 4 and len(buf) >= 4 + int.from_bytes(buf[:4], "big"):
+            end = 4 + int.from_bytes(buf[:4], "big")
+            self.frames.append((direction, ts_ns, bytes(buf[:end])))
+            del buf[:end]
+        return 4 + int.from_bytes(buf[:4], "big") - len(buf) if len(buf) >= 4 else 0
+
+    def gap(self, direction: int, ts_ns: int, size: int) -> None:
+        raise AssertionError("no gap in this conversation")
+
+    def close(self, ts_ns: int, reason: str) -> None:
+        pass
+
+
+def segments(wire, mss: int = 1448) -> list[tuple[int, bytes]]:
+    """A conversation's records as TCP would carry them: each burst of one direction cut every `mss`
+    bytes, so segments end inside records and start the next ones."""
+    out, pending = [], bytearray()
+    for i, (direction, rec) in enumerate(wire):
+        pending += rec
+        if i + 1 == len(wire) or wire[i + 1][0] != direction:
+            out += [(direction, bytes(pending[j:j + mss])) for j in range(0, len(pending), mss)]
+            pending.clear()
+    return out
+
+
+@pytest.mark.parametrize("suite_id", [0x1301, 0x1303, 0xC02F, 0xC027])
+def test_the_need_holds_a_frame_of_many_records_and_it_completes_when_it_did(suite_id) -> None:
+    """TCP that heeds data()'s answer (holding segments until that many bytes are in) and TCP that
+    hands over every segment give the inner consumer the same frames at the same capture times; the
+    answer covers the rest of the frame, not only of the record, so a frame of many records comes in
+    a few deliveries rather than one per record."""
+    conv = Conversation(suite_id)
+    frames = [(0, 60000), (1, 40), (0, 20), (1, 50000), (1, 3), (0, 16380)]
+    for n, (direction, size) in enumerate(frames):
+        frame = size.to_bytes(4, "big") + bytes((n + j) % 251 for j in range(size))
+        for i in range(0, len(frame), 16384):
+            conv.send(direction, frame[i:i + 16384])
+    wire = segments(conv.wire)
+    loose, held = Frames(), Frames()
+    stream = TlsStream(connection(), lambda conn: loose, keys_of(conv.keylog))
+    for ts, (direction, seg) in enumerate(wire):
+        stream.data(direction, ts, seg)
+    stream = TlsStream(connection(), lambda conn: held, keys_of(conv.keylog))
+    answers = []
+    want, pieces = [0, 0], ([], [])
+    for ts, (direction, seg) in enumerate(wire):
+        pieces[direction].append(seg)
+        if want[direction] > len(seg):
+            want[direction] -= len(seg)
+            continue
+        data = pieces[direction][0] if len(pieces[direction]) == 1 else tuple(pieces[direction])
+        pieces[direction].clear()
+        want[direction] = stream.data(direction, ts, data)
+        answers.append(want[direction])
+    assert not pieces[0] and not pieces[1]
+    assert held.frames == loose.frames and len(held.frames) == len(frames)
+    assert max(answers) > MAX_RECORD + 5  # more than any one record can still need
 
 
 def test_key_update_and_padding() -> None:

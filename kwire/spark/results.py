@@ -1,0 +1,158 @@
+"""What a Spark task makes of the exchanges it finishes: facts, an Aggregator, run counters, rows.
+
+`DecodeOptions` travel with the job to the executors (port hints, the CLI's filters, `rows` for
+`--out`, the TLS key log). `Facts(options)` takes exchanges wherever a task finishes them (map side:
+connections wholly inside one file; reduce side: stitched ones): each exchange the filter keeps
+becomes facts (kwire.analytics.facts) in the task's Aggregator, and with `rows` also an exchange row
+and partition rows, gathered as Arrow tables (ARROW_EXCHANGES, ARROW_PARTITIONS) for the Parquet
+tables. `PartitionResult` is the Aggregator plus the counters of the run, merged exactly in any order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+
+from kwire.analytics import Aggregator
+from kwire.enrich import Enricher
+from kwire.analytics.facts import ACK_COLUMNS, EXCHANGE_COLUMNS, exchange_row, partition_rows, topic_names
+from kwire.analytics.observe import observations
+from kwire.group_filter import members_of, offload_all_but_groups
+from kwire.pipeline import Pipeline, RunSummary
+from kwire.query import ExchangeFilter
+from kwire.tls import KeyLog
+
+
+@dataclass(frozen=True)
+class DecodeOptions:
+    port_hints: tuple[int, ...] = ()
+    keep: ExchangeFilter = ExchangeFilter()
+    rows: bool = False  # also gather fact rows (for --out and the data source)
+    keylog: KeyLog | None = field(default=None, repr=False)  # TLS secrets, shipped with the job (never logged)
+    members_of: str | None = None  # a group: gather its members (kwire.spark.group_members), count nothing
+
+    def pipeline(self) -> Pipeline:
+        """A Pipeline whose stream layers (TLS, Kafka, decoding) a task drives connection by connection,
+        each connection enriched on its own (ConnectionEnricher); gathering a group's members, only
+        the group apis are decoded."""
+        offload = offload_all_but_groups if self.members_of is not None else None
+        pipeline = Pipeline(port_hints=self.port_hints, summary=RunSummary(), keys=self.keylog, offload=offload)
+        pipeline.enricher = ConnectionEnricher()
+        return pipeline
+
+
+class ConnectionEnricher:
+    """kwire.enrich.Enricher, one per connection: a task replays connections in an order unrelated to
+    capture time, so names one connection's Metadata answers teach are kept to that connection (a
+    connection's fetch offsets are its own anyway). The document does not depend on it (the
+    Aggregator names topic ids from every answer); `--topic NAME` matches ids only where the same
+    connection's Metadata named them (README)."""
+
+    def __init__(self) -> None:
+        self.by_connection: dict = {}
+
+    def enrich(self, ex) -> None:
+        enricher = self.by_connection.get(ex.connection_id)
+        if enricher is None:
+            enricher = self.by_connection[ex.connection_id] = Enricher()
+        enricher.enrich(ex)
+
+
+ARROW_EXCHANGES = pa.schema([
+    ("ts_ns", pa.int64()), ("request_ts_ns", pa.int64()), ("response_ts_ns", pa.int64()),
+    ("client", pa.string()), ("broker", pa.string()), ("client_id", pa.string()), ("api_key", pa.int32()),
+    ("api", pa.string()), ("api_version", pa.int32()), ("correlation_id", pa.int32()), ("status", pa.string()),
+    ("latency_ns", pa.int64()), ("request_bytes", pa.int64()), ("response_bytes", pa.int64()),
+    ("error_codes", pa.list_(pa.string())), ("failed", pa.bool_()), ("request_error", pa.string()),
+    ("response_error", pa.string()), ("group_id", pa.string()), ("wait", pa.bool_()), ("negotiation", pa.bool_()),
+])
+ARROW_PARTITIONS = pa.schema([
+    ("ts_ns", pa.int64()), ("api", pa.string()), ("group_id", pa.string()), ("topic", pa.string()),
+    ("partition", pa.int32()), ("bytes", pa.int64()), ("records", pa.int64()), ("fetch_offset", pa.int64()),
+    ("high_watermark", pa.int64()), ("lag", pa.int64()), ("acquired", pa.int64()), ("redelivered", pa.int64()),
+    *[(name, pa.int64()) for name in ACK_COLUMNS],
+    ("client", pa.string()), ("broker", pa.string()), ("correlation_id", pa.int32()),
+])
+assert tuple(ARROW_EXCHANGES.names) == EXCHANGE_COLUMNS
+
+
+@dataclass
+class PartitionResult:
+    aggregator: Aggregator
+    connections: int = 0  # Kafka connections
+    exchanges: int = 0
+    paired: int = 0
+    no_response: int = 0
+    no_request: int = 0
+    decode_errors: int = 0
+    tcp: dict[str, int] = field(default_factory=dict)
+    kafka: dict[str, int] = field(default_factory=dict)
+    files: list = field(default_factory=list)  # kwire.spark.mapside.FileReport, on the driver's result only
+    members: set = field(default_factory=set)  # DecodeOptions.members_of: the group's (host, client id)s
+
+    def merge(self, other: PartitionResult) -> PartitionResult:
+        self.aggregator.merge(other.aggregator)
+        for name in ("connections", "exchanges", "paired", "no_response", "no_request", "decode_errors"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        add_counts(self.tcp, other.tcp)
+        add_counts(self.kafka, other.kafka)
+        self.files += other.files
+        self.members |= other.members
+        return self
+
+    def add_run(self, pipeline: Pipeline) -> None:
+        """What a Pipeline whose stream layers a task drove counted (TCP is counted by the task)."""
+        summary = pipeline.summary
+        self.connections += len(summary.connections)
+        self.exchanges += summary.exchanges
+        self.paired += summary.paired
+        self.no_response += summary.no_response
+        self.no_request += summary.no_request
+        self.decode_errors += summary.decode_errors
+        self.aggregator.tls.merge(summary.tls)
+        add_counts(self.kafka, pipeline.kafka.counters.closed)
+
+
+def add_counts(mine: dict, theirs: dict) -> None:
+    for key, value in theirs.items():
+        mine[key] = mine.get(key, 0) + value
+
+
+class Facts:
+    """Exchanges -> the task's Aggregator (and fact rows with options.rows); see the module docstring."""
+
+    def __init__(self, options: DecodeOptions):
+        self.keep = options.keep
+        self.rows = options.rows
+        self.group = options.members_of
+        self.members: set[tuple] = set()
+        self.aggregator = Aggregator()
+        self.exchange_rows: list[dict] = []
+        self.partition_rows: list[dict] = []
+
+    def add(self, exchanges) -> None:
+        if self.group is not None:
+            self.members |= members_of(exchanges, self.group)
+            return
+        agg = self.aggregator
+        keep = self.keep
+        for ex in exchanges:
+            if not keep(ex):
+                agg.learn_names(ex)
+                continue
+            row, parts = exchange_row(ex), partition_rows(ex)
+            agg.add(row, parts, topic_names(ex), observations(ex))
+            if self.rows:
+                self.exchange_rows.append(row)
+                for part in parts:
+                    self.partition_rows.append(dict(part, client=row["client"], broker=row["broker"],
+                                                     correlation_id=row["correlation_id"]))
+
+    def take_tables(self) -> tuple[pa.Table | None, pa.Table | None]:
+        """The fact rows gathered since the last take, as Arrow tables (None when there are none)."""
+        ex = pa.Table.from_pylist(self.exchange_rows, schema=ARROW_EXCHANGES) if self.exchange_rows else None
+        parts = (pa.Table.from_pylist(self.partition_rows, schema=ARROW_PARTITIONS) if self.partition_rows
+                 else None)
+        self.exchange_rows, self.partition_rows = [], []
+        return ex, parts

@@ -1,0 +1,341 @@
+"""The reduce side of `kwire spark`: the pieces of each connection, from every file, stitched (executors).
+
+`stitch_partition(batches, options)` reads one shuffle partition (kwire.spark.wire, sorted): first
+every file's FileReport, then the results the map tasks finished themselves (passed on), then each
+flow key's pieces (metas, then events). `plan()` decides from the metas alone how the pieces of one
+flow key make connections, as `kwire stats` over the whole capture would see them:
+
+- a piece still open at its file's end, followed by a piece of the next file that starts mid-stream,
+  is the same connection when TCP's state at the edge was clean and each direction the next piece
+  starts begins exactly at the next sequence number the earlier one expected (and it came back
+  within the idle timeout): their events are played into one consumer, the earlier piece's tail
+  (what ending its file made) left out;
+- a piece that opens with a handshake, or follows a closed one, starts a new connection (a piece
+  wholly within the linger time after a FIN or RST is ignored, as TCP ignores late segments);
+- the last piece of a connection still open at its file's end is ended at the time the capture
+  ends (or when a new SYN takes over its 4-tuple), its tail played at that time.
+
+Anything else (holes open across an edge, sequence numbers that do not meet, late segments that go
+on, files overlapping in time) makes the flow key "dirty": its segments are read again from the files
+that hold them and reassembled from the packets (kwire.spark.reread), so the result is exact whatever
+the capture looks like; only its cost changes. Each connection's exchanges come out of one Pipeline's
+stream layers, exactly as in `kwire stats`, and become facts (kwire.spark.results).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+
+from kwire.spark.mapside import IDLE_NS, LINGER_NS
+from kwire.spark.pieces import OPEN, Piece, Replayer
+from kwire.spark.reread import Dirty, files_overlap, reread
+from kwire.spark.results import DecodeOptions, Facts, PartitionResult, add_counts
+from kwire.spark.wire import DATA, OUT_SCHEMA, PROWS, RESULT, XROWS, dumps, loads, table_bytes
+from kwire.tcp.stream import Connection
+
+DROP = "drop"  # a tail left out: the connection goes on in the next file
+
+
+@dataclass
+class Chain:
+    """One connection made of consecutive pieces."""
+
+    first: Piece
+    nxt: list                         # each direction's next sequence number (orientation of first.a)
+    close: tuple = (0, "end")         # (ts, reason) it ends with
+    pieces: list = field(default_factory=list)
+
+
+@dataclass
+class Plan:
+    """What to do with each piece's events: (chain or None, flip, tail) per piece; `dirty` from
+    which entry on the flow key must be read again (None: nowhere)."""
+
+    steps: list = field(default_factory=list)
+    dirty: int | None = None
+
+
+def _matches(nxt: list, piece: Piece, flip: bool) -> bool:
+    for d in (0, 1):
+        start = piece.starts[d ^ flip]
+        if nxt[d] is not None and start is not None and nxt[d] != start:
+            return False
+    return True
+
+
+def _extend(chain: Chain, piece: Piece, flip: bool) -> None:
+    if piece.end == OPEN:
+        for d in (0, 1):
+            if piece.starts[d ^ flip] is not None:
+                chain.nxt[d] = piece.nxt[d ^ flip]
+    else:
+        chain.close = (piece.close_ts, piece.end)
+
+
+def plan(entries: list[Piece], end_ts: int | None, idle_ns: int = IDLE_NS, linger_ns: int = LINGER_NS,
+         cut: bool = False) -> Plan:
+    """How one flow key's pieces (and interior connections), in file order, make connections.
+    end_ts None: the capture goes on (kwire.spark.follow), a connection open at the end stays open
+    (its Chain's close is None). `cut`: where the pieces cannot be stitched exactly, start a new
+    connection instead of marking the flow key dirty (follow, which cannot read files again)."""
+    result = Plan()
+    steps = result.steps
+    chain: Chain | None = None   # the connection a piece open at its file's end may go on with
+    prev: Piece | None = None    # the last entry that counted
+    start = 0                    # where `chain` (or the closed prev) began among the entries
+    for i, e in enumerate(entries):
+        if e.interior:
+            if chain is not None:
+                chain.close = (e.first_ts, "reused")
+            chain, prev, start = None, e, i
+            steps.append(None)
+            continue
+        if chain is not None:
+            if e.mid and e.first_ts - prev.last_ts <= idle_ns:
+                flip = e.flipped(chain.first.a)
+                if not (prev.clean and _matches(chain.nxt, e, flip)):
+                    if not cut:
+                        result.dirty = start
+                        return result
+                    chain.close = (e.first_ts, "end")
+                    chain = None
+                    prev = None
+                if chain is not None:
+                    steps[-1] = (steps[-1][0], steps[-1][1], DROP)
+                    chain.pieces.append(e)
+                    _extend(chain, e, flip)
+                    steps.append((chain, flip, None))
+                    if e.end != OPEN:
+                        chain = None
+                    prev = e
+                    continue
+            else:
+                chain.close = (e.first_ts, "reused") if not e.mid else (prev.last_ts + idle_ns, "idle")
+        elif (prev is not None and prev.end in ("fin", "rst") and e.mid
+              and e.first_ts <= prev.close_ts + linger_ns):
+            if e.end != OPEN and e.last_ts <= prev.close_ts + linger_ns:
+                steps.append(None)  # late segments of a closed connection: TCP ignores them
+                continue
+            if not cut:
+                result.dirty = start
+                return result
+        chain = Chain(e, list(e.nxt), pieces=[e])
+        _extend(chain, e, False)
+        steps.append((chain, False, None))
+        start = i
+        if e.end != OPEN:
+            chain = None
+        prev = e
+    if chain is not None:
+        chain.close = None if end_ts is None else (max(end_ts, prev.last_ts), "end")
+    return result
+
+
+class Reducer:
+    """One reduce task (module docstring); what batch() and end() return are OUT_SCHEMA rows.
+    `own_file`: play only the connections whose first piece is in that file (kwire.spark.source, where
+    each file's task sees the files around it too, and says when the capture ends: `end_ts`)."""
+
+    def __init__(self, options: DecodeOptions, own_file: int | None = None, end_ts: int | None = None):
+        self.options = options
+        self.own_file = own_file
+        self.given_end = end_ts
+        self.pipeline = options.pipeline()
+        self.facts = Facts(options)
+        self.result = PartitionResult(self.facts.aggregator, members=self.facts.members)
+        self.reports: dict = {}
+        self.overlap: bool | None = None
+        self.end_ts = 0
+        self.out: list[tuple[int, bytes]] = []
+        self.flow: bytes | None = None
+        self.metas: list[Piece] = []
+        self.player: _Player | None = None
+        self.dirty: list[Dirty] = []
+        self.next_id = 1
+        self.gaps = self.gap_bytes = 0
+
+    def _header(self) -> None:
+        if self.overlap is None:
+            reports = list(self.reports.values())
+            self.overlap = files_overlap(reports)
+            self.end_ts = max((r.last_ts_ns for r in reports if r.last_ts_ns is not None), default=0)
+            if self.given_end is not None:
+                self.end_ts = max(self.end_ts, self.given_end)
+
+    def batch(self, batch: pa.RecordBatch):
+        cols = [batch.column(name).to_pylist() for name in ("flow", "section", "kind", "dir", "ts", "size", "data")]
+        for flow, section, kind, direction, ts, size, data in zip(*cols):
+            if flow == b"":
+                if section == 0:
+                    report = loads(data)
+                    self.reports[report.index] = report
+                    continue
+                self._header()
+                if not self.overlap:
+                    if kind == RESULT:
+                        self.result.merge(loads(data))
+                    else:
+                        self.out.append((kind, data))
+                continue
+            if flow != self.flow:
+                self._end_flow()
+                self._header()
+                self.flow, self.metas, self.player = flow, [], None
+            if section == 0:
+                self.metas.append(loads(data))
+                continue
+            if self.player is None:
+                self.player = self._play(flow)
+            self.player.event(kind, direction, ts, data if kind == DATA else size)
+        self.facts.add(self.pipeline.take())
+        return self._rows()
+
+    def _play(self, flow: bytes) -> _Player:
+        p = plan(self.metas, self.end_ts)
+        if self.overlap:
+            p = Plan(steps=[None] * len(self.metas), dirty=0)
+        if p.dirty is not None:
+            if self.own_file is None or self.metas[p.dirty].file == self.own_file:
+                self.dirty.append(Dirty.of(flow, self.metas[p.dirty:], self.reports, self.overlap))
+            p.steps = p.steps[:p.dirty] + [None] * (len(self.metas) - p.dirty)
+        if self.own_file is not None:
+            p.steps = [s if s is not None and s[0].first.file == self.own_file else None for s in p.steps]
+        return _Player(self, p.steps)
+
+    def _end_flow(self) -> None:
+        if self.flow is not None:
+            if self.player is None:
+                self.player = self._play(self.flow)
+            self.player.done()
+        self.flow = None
+
+    def connection(self, first: Piece) -> Replayer:
+        conn = Connection(self.next_id, first.a, first.b, first.initiator, first.first_ts)
+        conn.start_seq = list(first.starts)
+        self.next_id += 1
+        return Replayer(self.pipeline.tls(conn))
+
+    def closing(self, chain: Chain, last: Piece, replay: Replayer) -> None:
+        pass  # (kwire.spark.follow plays a carried tail here)
+
+    def carry(self, chain: Chain, replay: Replayer, last: Piece, tail: list) -> None:
+        raise AssertionError("a batch job ends every connection")  # plan() is given the capture's end
+
+    def closed(self, replay: Replayer) -> None:
+        self.gaps += replay.gaps
+        self.gap_bytes += replay.gap_bytes
+        self.facts.add(self.pipeline.take())
+
+    def end(self):
+        self._end_flow()
+        self._header()
+        if self.dirty:
+            again = self.options.pipeline()
+            tcp = reread(self.dirty, self.reports, again, self.end_ts)
+            self.facts.add(again.take())
+            self.result.add_run(again)
+            add_counts(self.result.tcp, {"gaps": tcp.get("gaps", 0), "gap_bytes": tcp.get("gap_bytes", 0)})
+        self.result.add_run(self.pipeline)
+        add_counts(self.result.tcp, {"gaps": self.gaps, "gap_bytes": self.gap_bytes})
+        self.result.files = [self.reports[i] for i in sorted(self.reports)]
+        self.out.append((RESULT, dumps(self.result)))
+        return self._rows()
+
+    def _rows(self):
+        exchanges, partitions = self.facts.take_tables()
+        if exchanges is not None:
+            self.out.append((XROWS, table_bytes(exchanges)))
+        if partitions is not None:
+            self.out.append((PROWS, table_bytes(partitions)))
+        if not self.out:
+            return []
+        kinds, blobs = zip(*self.out)
+        self.out = []
+        return [pa.RecordBatch.from_arrays([pa.array(kinds, pa.int8()), pa.array(blobs, pa.binary())],
+                                           schema=OUT_SCHEMA)]
+
+
+class _Player:
+    """Plays one flow key's events, piece by piece, as its Plan says."""
+
+    def __init__(self, reducer: Reducer, steps: list):
+        self.reducer = reducer
+        self.steps = steps
+        self.metas = reducer.metas
+        self.i = -1
+        self.left = 0
+        self.seen = 0
+        self.replay: Replayer | None = None
+        self.chain: Chain | None = None
+        self.tail: list = []
+        self._next()
+
+    def _next(self) -> None:
+        """Move on to the next piece that has events left to come (closing chains on the way)."""
+        while True:
+            if self.i >= 0:
+                self._piece_done()
+            self.i += 1
+            if self.i >= len(self.steps):
+                self.left = -1
+                return
+            meta = self.metas[self.i]
+            self.left, self.seen = meta.events, 0
+            step = self.steps[self.i]
+            if step is not None and step[0] is not self.chain:
+                self.chain = step[0]
+                self.replay = self.reducer.connection(self.chain.first)
+                self.tail = []
+            if self.left:
+                return
+
+    def _piece_done(self) -> None:
+        step = self.steps[self.i]
+        if step is None:
+            return
+        chain = step[0]
+        if self.metas[self.i] is chain.pieces[-1]:
+            if chain.close is None:  # still open (follow): the caller carries it on
+                self.reducer.carry(chain, self.replay, self.metas[self.i], self.tail)
+            else:
+                self.reducer.closing(chain, self.metas[self.i], self.replay)
+                self.replay.close(*chain.close)
+                self.reducer.closed(self.replay)
+            self.replay = self.chain = None
+
+    def event(self, kind: int, direction: int, ts: int, value) -> None:
+        while self.left == 0:
+            self._next()
+        if self.left < 0:
+            return  # more events than the metas announced: cannot happen with kwire's own map side
+        meta = self.metas[self.i]
+        step = self.steps[self.i]
+        self.left -= 1
+        k = self.seen
+        self.seen += 1
+        if step is not None:
+            chain, flip, tail = step
+            if k >= meta.tail:
+                if tail is DROP:
+                    value = None
+                elif chain.close is None:
+                    self.tail.append((kind, direction, ts, value))  # played when it really ends
+                    value = None
+                elif meta.end == OPEN:
+                    ts = chain.close[0]
+            if value is not None:
+                if flip:
+                    direction = 1 - direction
+                if kind == DATA:
+                    self.replay.data(direction, ts, value)
+                else:
+                    self.replay.gap(direction, ts, value)
+        if self.left == 0:
+            self._next()
+
+    def done(self) -> None:
+        while self.left >= 0:
+            self.left = 0
+            self._next()
