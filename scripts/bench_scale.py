@@ -96,6 +96,10 @@ def measure(argv: list[str]) -> tuple[float, int, int]:
     return time.monotonic() - start, usage.ru_maxrss * 1024, proc.returncode
 
 
+def _size(n: int) -> str:
+    return f"{n / 2**20:,.0f} MiB" if n >= 2**20 else f"{n / 2**10:,.0f} KiB"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dir", type=Path, default=Path("/tmp/kwire-scale"))
@@ -114,7 +118,7 @@ def main() -> None:
             print(f"wrote {path} ({path.stat().st_size:,} bytes) in {time.monotonic() - start:.1f} s", flush=True)
         for command in commands:
             seconds, rss, status = measure([*command, str(path)])
-            row = (f"| {name} | {path.stat().st_size / 2**20:,.0f} MiB | `kwire {' '.join(command)}` | {seconds:.1f} s "
+            row = (f"| {name} | {_size(path.stat().st_size)} | `kwire {' '.join(command)}` | {seconds:.1f} s "
                    f"| {rss / 2**20:,.0f} MiB | {status} |")
             print(row, flush=True)
             rows.append(row)
