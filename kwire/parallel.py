@@ -24,6 +24,7 @@ import sys
 from collections import deque
 from typing import Callable, Iterator
 
+from kwire.codec.marks import carries_records
 from kwire.enrich import enriched
 from kwire.exchanges import ExchangeParts, build_from_parts, exchange_parts
 from kwire.kafka.pairing import RawExchange
@@ -34,6 +35,7 @@ BATCH_BYTES = 1 << 20  # or fewer, when their frames add up to this
 MAX_OFFLOADED_BYTES = 64 << 10  # request + response frames of an exchange sent to a worker
 MIN_CPUS = 2
 MAX_QUEUED = 4096  # texts rendered here that may wait in the tag of one batch in progress
+MAX_QUEUED_BYTES = 8 << 20  # or fewer, when they add up to this (a Produce of 1,000 batches: 800 KB of JSON)
 
 
 def offloadable(raw: RawExchange) -> bool:
@@ -45,6 +47,13 @@ def offloadable(raw: RawExchange) -> bool:
         return False
     header = req.header
     return not enriched(header.api_key, header.api_version)
+
+
+def offloadable_with_records(raw: RawExchange) -> bool:
+    """`offloadable` when every record is decoded (`--records`): exchanges of apis that carry records
+    stay here too, where the run's decompression budget is kept and charged in capture order
+    (kwire.render.records_run), so what it cuts does not depend on the number of workers."""
+    return offloadable(raw) and not carries_records(raw.request.header.api_key)
 
 
 def default_jobs() -> int:
@@ -226,7 +235,8 @@ class OrderedRenderer:
     """feed(item) for each item analyze_files(..., offload=offloadable) yields, then finish();
     both yield rendered bytes in capture order. Exchanges are rendered here; RawExchanges go to
     workers (Batches). A text rendered here while batches are out or in progress waits in the tag of
-    the batch in progress, at its position there. `on_errors(n)` is told the decode errors found in
+    the batch in progress, at its position there: at most MAX_QUEUED texts or MAX_QUEUED_BYTES, then
+    the batch goes out as it is. `on_errors(n)` is told the decode errors found in
     the workers."""
 
     def __init__(self, render: Callable[[Exchange], bytes | None], jobs: int,
@@ -234,6 +244,7 @@ class OrderedRenderer:
         self.render = render
         self.on_errors = on_errors
         self.batches = Batches(RenderEach(render), jobs, batch=batch, max_inflight=max_inflight)
+        self.queued_bytes = 0  # of the texts in the tag of the batch in progress
 
     def feed(self, item) -> Iterator[bytes]:
         batches = self.batches
@@ -249,9 +260,11 @@ class OrderedRenderer:
             return
         if batches.tag is None:
             batches.tag = []
+            self.queued_bytes = 0
         batches.tag.append((len(batches.batch), text))
-        if len(batches.tag) >= MAX_QUEUED:  # bounded: the batch in progress goes out as it is
-            batches.flush()
+        self.queued_bytes += len(text)
+        if len(batches.tag) >= MAX_QUEUED or self.queued_bytes >= MAX_QUEUED_BYTES:
+            batches.flush()  # bounded: the batch in progress goes out as it is
             yield from self._ready()
 
     def finish(self) -> Iterator[bytes]:
@@ -269,7 +282,23 @@ class OrderedRenderer:
                 self.on_errors(errors)
             if between:
                 texts = _merge(texts, between)
-            yield b"".join(texts)
+            yield from _joined(texts)
+
+
+def _joined(texts: list[bytes]) -> Iterator[bytes]:
+    """The texts in order, small ones joined (one write each batch), a big one on its own: joining
+    would copy it (a --records exchange can be 300 MB of JSON)."""
+    small: list[bytes] = []
+    for text in texts:
+        if len(text) < BATCH_BYTES:
+            small.append(text)
+            continue
+        if small:
+            yield b"".join(small)
+            small = []
+        yield text
+    if small:
+        yield b"".join(small)
 
 
 def _merge(texts: list[bytes], between: list[tuple[int, bytes]]) -> list[bytes]:

@@ -113,3 +113,37 @@ def test_a_dead_worker_costs_nothing_but_time(monkeypatch, tmp_path):
     together, line_together = run(capture, 2, dying)
     assert (tmp_path / "marker").exists() and failures and failures[0] >= 1
     assert together == alone and line_together == line_alone
+
+
+def test_texts_waiting_for_a_batch_are_bounded_in_bytes(monkeypatch, tmp_path):
+    """A batch in progress (one small exchange for a worker) while big exchanges are rendered here:
+    their texts wait in its tag only up to MAX_QUEUED_BYTES, then the batch goes out as it is (a
+    Produce of 1,000 batches is ~800 KB of JSON; 4,096 of them once waited: 856 MB)."""
+    from tests.campaign.traffic import batch_flood
+
+    path = tmp_path / "batches.pcap"
+    batch_flood(path, 20 * 1000, 1000)  # a Metadata exchange (to a worker), then 20 big Produce exchanges
+    monkeypatch.setattr(parallel, "MAX_QUEUED_BYTES", 1 << 20)
+    waited = []
+    real_flush = parallel.Batches.flush
+
+    def flush(self):
+        waited.append(sum(len(text) for _, text in self.tag or ()))
+        real_flush(self)
+
+    monkeypatch.setattr(parallel.Batches, "flush", flush)
+    render = JsonLines()
+    alone, _ = run(path, 0, render)
+    together, _ = run(path, 2, render)
+    assert together == alone and len(alone.splitlines()) == 21
+    biggest = max(len(line) for line in alone.splitlines())
+    assert waited and max(waited) < (1 << 20) + biggest
+
+
+def test_a_big_text_is_handed_on_as_it_is_not_copied_into_a_join():
+    """A --records exchange rendered here can be 300 MB of JSON: joined with the texts around it,
+    it was copied (inspect --json --records peaked at 597 MB instead of 366 MB)."""
+    big = b"x" * parallel.BATCH_BYTES + b"\n"
+    out = list(parallel._joined([b"a\n", b"b\n", big, b"c\n"]))
+    assert out == [b"a\nb\n", big, b"c\n"] and out[1] is big
+    assert list(parallel._joined([b"a\n", b"b\n"])) == [b"a\nb\n"] and list(parallel._joined([])) == []

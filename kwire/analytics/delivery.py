@@ -138,7 +138,7 @@ class DeliveryState:
         self.batches: dict[tuple, Batch] = Capped()  # (hash, topic, partition, key) -> Batch
         self.txn_batches: dict[tuple, Span] = {}  # (topic, partition, producer id)
         self.txn_adds: dict[tuple, Span] = {}
-        self.end_txns: dict[int, Instants] = {}
+        self.end_txns: dict[int, Instants] = Capped()
         self.stalls: dict[tuple, Stall] = {}  # (topic, partition, lso)
         self.share: dict[tuple, ShareLog] = {}  # (group, topic, partition)
 
@@ -162,7 +162,11 @@ class DeliveryState:
             table = self.txn_batches if tag == "tx" else self.txn_adds
             table.setdefault((ob[1], ob[2], ob[3]), Span()).add(ob[4])
         elif tag == "et":
-            self.end_txns.setdefault(ob[1], Instants(256)).add(ob[2])
+            moments = self.end_txns.get(ob[1])
+            if moments is None:  # bounded while adding too, not only when merging (an EndTxn flood)
+                moments = self.end_txns[ob[1]] = Instants(256)
+                keep_smallest(self.end_txns, MAX_PRODUCERS)
+            moments.add(ob[2])
         elif tag == "st":
             _, topic, partition, ts, lso, hw, client_id, ev = ob
             self.stalls.setdefault((topic, partition, lso), Stall()).add(ts, hw, client_id, ev)

@@ -106,6 +106,7 @@ def _produce(ex: Exchange, out: list) -> None:
     if request.get("Acks") == 0:
         out.append(("a0",))
     failed = _produce_failures(ex)
+    ev = evidence(ex)  # one tuple for every batch of the exchange
     for topic in request.get("TopicData") or ():
         label = topic_label(topic)
         for part in topic.get("PartitionData") or ():
@@ -115,9 +116,11 @@ def _produce(ex: Exchange, out: list) -> None:
                 continue
             index = part.get("Index")
             bad = failed is True or (failed is not None and (label, index) in failed)
+            transactions = set()  # a producer's batches of one exchange are one moment: one "tx"
             for key, pid, transactional in batch_keys(data):
-                out.append(("pb", label, index, key, evidence(ex), bad))
-                if transactional and pid >= 0:
+                out.append(("pb", label, index, key, ev, bad))
+                if transactional and pid >= 0 and pid not in transactions:
+                    transactions.add(pid)
                     out.append(("tx", label, index, pid, ex.ts_ns))
 
 
@@ -178,8 +181,8 @@ def _ack_refused(ex: Exchange) -> set | None:
         for part in topic.get("Partitions") or ():
             if part.get(field):
                 refused.add((topic_label(topic), part.get("PartitionIndex")))
-    if ex.response.get("ErrorCode"):
-        refused = {(topic_label(t), p.get("PartitionIndex")) for t in ex.request.get("Topics") or ()
+    if ex.response.get("ErrorCode"):  # the whole request refused (its body may not have decoded)
+        refused = {(topic_label(t), p.get("PartitionIndex")) for t in (ex.request or {}).get("Topics") or ()
                    for p in t.get("Partitions") or ()}
     return refused
 

@@ -18,9 +18,10 @@ from kwire.cli.options import capture_paths, filter_options
 from kwire.capture.source import STDIN
 from kwire.cli.output import binary_writer
 from kwire.cli.progress import progress_bar
-from kwire.parallel import OrderedRenderer, default_jobs, offloadable
+from kwire.parallel import OrderedRenderer, default_jobs, offloadable, offloadable_with_records
 from kwire.pipeline import RunSummary
 from kwire.render.jsonl import JsonLines
+from kwire.render.records_run import RecordsRun
 
 
 @click.command("inspect")
@@ -59,6 +60,7 @@ def inspect_command(captures, as_json, verbose, records, limit, selection, ports
         jobs = 0  # which exchanges are kept is known here, not in worker processes
     summary = RunSummary()
     records_mode = "full" if records else "summary"
+    run = RecordsRun()  # the record budgets: one per exchange, and what --records decompresses in all
     out = sys.stdout
     progress = progress_bar(paths)
     # A capture on standard input is shown as it comes: each exchange when it completes (no worker
@@ -66,17 +68,21 @@ def inspect_command(captures, as_json, verbose, records, limit, selection, ports
     streaming = STDIN in paths
     try:
         if as_json:
-            shown = write_json_lines(reading, summary, progress, JsonLines(records_mode, show_secrets, keep),
-                                     0 if streaming else default_jobs() if jobs is None else jobs, out, limit)
+            shown = write_json_lines(reading, summary, progress, JsonLines(records_mode, show_secrets, keep, run),
+                                     0 if streaming else default_jobs() if jobs is None else jobs, out, limit,
+                                     offloadable_with_records if records else offloadable)
         else:
             shown = write_readable(reading, summary, progress, keep, out, limit, streaming=streaming,
-                                   verbose=verbose or records, records=records_mode, show_secrets=show_secrets)
+                                   verbose=verbose or records, records=records_mode, show_secrets=show_secrets,
+                                   run=run)
     finally:
         if progress:
             progress.close()
     out.flush()
     if write_path is not None:
         write_excerpt(reading, kept[:shown], write_path)
+    if run.note():
+        click.echo(f"kwire: {run.note()}", err=True)
     report_run(summary, no_summary, matched=shown, selection=selection, limit=limit)
 
 
@@ -110,7 +116,8 @@ BATCH_LINES = 64  # one-line view: lines laid out per print
 
 
 def write_readable(reading: Reading, summary: RunSummary, progress, keep, out, limit: int | None, *,
-                   verbose: bool, records: str, show_secrets: bool, streaming: bool = False) -> int:
+                   verbose: bool, records: str, show_secrets: bool, streaming: bool = False,
+                   run: RecordsRun | None = None) -> int:
     """The line view, or the trees with -V; returns how many exchanges were shown."""
     from rich.console import Console
 
@@ -126,7 +133,7 @@ def write_readable(reading: Reading, summary: RunSummary, progress, keep, out, l
             if not keep(ex):
                 continue
             if verbose:
-                console.print(exchange_view(ex, records=records, show_secrets=show_secrets))
+                console.print(exchange_view(ex, records=records, show_secrets=show_secrets, run=run))
             else:
                 batch.append(line_parts(ex))
                 if len(batch) >= (1 if streaming else BATCH_LINES):
@@ -145,9 +152,10 @@ def write_readable(reading: Reading, summary: RunSummary, progress, keep, out, l
 
 
 def write_json_lines(reading: Reading, summary: RunSummary, progress, render: JsonLines, jobs: int, out,
-                     limit: int | None = None) -> int:
+                     limit: int | None = None, offload=offloadable) -> int:
     """inspect --json: decoding and rendering on `jobs` worker processes (kwire.parallel) or here;
-    returns how many lines were written (at most `limit`)."""
+    returns how many lines were written (at most `limit`). `offload` picks the exchanges workers may
+    take (with --records: offloadable_with_records)."""
     write = binary_writer(out)  # whole lines or an error, never a silent cut (kwire.cli.output)
     update = progress.update if progress else None
     shown = 0
@@ -182,7 +190,7 @@ def write_json_lines(reading: Reading, summary: RunSummary, progress, render: Js
         summary.decode_errors += n
 
     renderer = OrderedRenderer(render, jobs, count_errors)
-    items = reading.exchanges(summary, update, offloadable)
+    items = reading.exchanges(summary, update, offload)
     try:
         for item in items:
             for text in renderer.feed(item):

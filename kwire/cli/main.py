@@ -48,6 +48,10 @@ class KwireGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("kwire: interrupted", err=True)
             ctx.exit(130)
+        except MemoryError:  # a memory limit (ulimit -v, a container) below what the run needs
+            click.echo("kwire: error: out of memory (README: Bounds says what kwire needs and how to "
+                       "lower it)", err=True)
+            ctx.exit(1)
 
 
 @click.group(cls=KwireGroup, context_settings={"help_option_names": ["-h", "--help"]})

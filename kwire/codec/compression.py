@@ -7,7 +7,10 @@ limit)`, which returns the decompressed bytes or raises DecodeError. Guarantees:
   for lz4/zstd, at most 4 MiB); a stream that would exceed it raises `DecompressedTooLarge` as soon as
   the excess is seen: a declared size (raw snappy preamble, lz4/zstd frame content size) is checked
   before anything is decompressed;
-- every failure of the underlying libraries (zlib, cramjam, lz4, zstandard) is turned into DecodeError.
+- every failure of the underlying libraries (zlib, cramjam, lz4, zstandard) is turned into DecodeError;
+- every DecodeError says how much work it cost: `produced`, the bytes of output made before the
+  failure (the excess chunk of a bomb included), so budgets can charge failed decompressions too.
+  Chunk sizes depend only on the data and `limit`, so the same call fails the same way every time.
 
 Formats: gzip (or zlib) through zlib with header auto-detection and multi-member support; snappy raw
 or in the xerial framing the Java client writes (b"\\x82SNAPPY\\x00", version, compat, then
@@ -42,6 +45,18 @@ class DecompressedTooLarge(DecodeError):
     """A compressed payload whose output exceeds the caller's bound (a bomb, or a too-small bound)."""
 
 
+def _failed(message: str, produced: int = 0, kind=DecodeError) -> DecodeError:
+    """A DecodeError that carries the output bytes made before the failure."""
+    error = kind(message)
+    error.produced = produced
+    return error
+
+
+def produced_by(error: DecodeError) -> int:
+    """The output bytes a failed `decompress` made before failing (0 when it made none)."""
+    return getattr(error, "produced", 0)
+
+
 def codec_name(codec: int) -> str:
     return CODEC_NAMES[codec] if 0 <= codec < len(CODEC_NAMES) else f"unknown({codec})"
 
@@ -50,7 +65,8 @@ def decompress(codec: int, data, limit: int):
     """Decompress `data` (bytes-like) compressed with Kafka codec `codec`, producing at most `limit` bytes.
 
     Returns a bytes-like object (bytes or bytearray). Raises DecompressedTooLarge past `limit`,
-    DecodeError for corrupt or truncated input and for an unknown codec.
+    DecodeError for corrupt or truncated input and for an unknown codec; `produced_by(error)` is the
+    output made before the failure.
     """
     if codec == GZIP:
         return gunzip(data, limit)
@@ -62,15 +78,16 @@ def decompress(codec: int, data, limit: int):
         return unzstd(data, limit)
     if codec == NONE:
         if len(data) > limit:
-            raise DecompressedTooLarge(f"{len(data)} bytes exceed the limit of {limit}")
+            raise _failed(f"{len(data)} bytes exceed the limit of {limit}", 0, DecompressedTooLarge)
         return data
     raise DecodeError(f"unknown compression codec {codec}")
 
 
-def _too_large(codec: str, limit: int, declared: int | None = None) -> DecompressedTooLarge:
+def _too_large(codec: str, limit: int, declared: int | None = None, produced: int = 0) -> DecompressedTooLarge:
     if declared is not None:
-        return DecompressedTooLarge(f"{codec}: declares {declared} bytes, which exceeds the limit of {limit} bytes")
-    return DecompressedTooLarge(f"{codec}: output exceeds the limit of {limit} bytes")
+        return _failed(f"{codec}: declares {declared} bytes, which exceeds the limit of {limit} bytes", 0,
+                       DecompressedTooLarge)
+    return _failed(f"{codec}: output exceeds the limit of {limit} bytes", produced, DecompressedTooLarge)
 
 
 def gunzip(data, limit: int):
@@ -93,10 +110,7 @@ def gunzip(data, limit: int):
             elif not src:
                 raise DecodeError("gzip: stream is truncated")
 
-    try:
-        return _bounded_reads(read, _FIRST_CHUNK, limit, "gzip")
-    except zlib.error as e:
-        raise DecodeError(f"gzip: {e}") from None
+    return _bounded_reads(read, _FIRST_CHUNK, limit, "gzip", zlib.error)
 
 
 def _snappy_raw_size(block, where: str) -> int:
@@ -147,27 +161,33 @@ def unsnappy(data, limit: int):
         for block, size in zip(blocks, sizes):
             written = cramjam.snappy.decompress_raw_into(block, view[pos : pos + size])
             if written != size:
-                raise DecodeError(f"snappy: block produced {written} bytes, declared {size}")
+                raise _failed(f"snappy: block produced {written} bytes, declared {size}", total)
             pos += size
     except cramjam.DecompressionError as e:
-        raise DecodeError(f"snappy: {e}") from None
+        raise _failed(f"snappy: {e}", total) from None  # the output was allocated: it counts
     return out
 
 
-def _bounded_reads(read, first: int, limit: int, codec: str):
+def _bounded_reads(read, first: int, limit: int, codec: str, errors=()):
     """Call read(n) with growing n until it returns b"", never letting the total pass limit + 1.
 
-    One chunk is returned as it is; more are gathered in a bytearray (no list-then-join doubling)."""
+    One chunk is returned as it is; more are gathered in a bytearray (no list-then-join doubling).
+    A DecodeError or one of `errors` raised by read becomes a DecodeError carrying the bytes made."""
     out = b""
     total = 0
     step = first
     while True:
-        chunk = read(min(step, limit - total + 1))
+        try:
+            chunk = read(min(step, limit - total + 1))
+        except DecodeError as e:
+            raise _failed(str(e), total) from None
+        except errors as e:
+            raise _failed(f"{codec}: {e}", total) from None
         if not chunk:
             return out
         total += len(chunk)
         if total > limit:
-            raise _too_large(codec, limit)
+            raise _too_large(codec, limit, produced=total)
         if not out:
             out = chunk
         else:
@@ -200,12 +220,7 @@ def unlz4(data, limit: int):
             raise DecodeError("lz4: frame is truncated")
         return out
 
-    try:
-        return _bounded_reads(read, declared + 1 if declared else _FIRST_CHUNK, limit, "lz4")
-    except DecodeError:
-        raise
-    except Exception as e:
-        raise DecodeError(f"lz4: {e}") from None
+    return _bounded_reads(read, declared + 1 if declared else _FIRST_CHUNK, limit, "lz4", Exception)
 
 
 def unzstd(data, limit: int):
@@ -223,10 +238,12 @@ def unzstd(data, limit: int):
         raise _too_large("zstd", limit, declared)
     dctx = zstandard.ZstdDecompressor(max_window_size=_ZSTD_MAX_WINDOW)
     try:
-        with dctx.stream_reader(data, read_across_frames=True) as reader:
-            return _bounded_reads(reader.read, declared + 1 if known else _FIRST_CHUNK, limit, "zstd")
+        reader = dctx.stream_reader(data, read_across_frames=True)
     except zstandard.ZstdError as e:
         raise DecodeError(f"zstd: {e}") from None
+    with reader:
+        return _bounded_reads(reader.read, declared + 1 if known else _FIRST_CHUNK, limit, "zstd",
+                              zstandard.ZstdError)
 
 
 _ZSTD_MAGIC = 0xFD2FB528

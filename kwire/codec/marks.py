@@ -5,7 +5,8 @@ one (message, version) into a `Tree`: the path, through structs and arrays of st
 field whose mark passes a test, pruned of everything else and cached. `walk(body, tree)` then visits
 exactly those fields of a decoded body. Enrichment (topic names for topic ids), the `--topic` filter
 and the analytics find topics, groups and producers this way, so a new api or version is covered as
-soon as its schema is marked: no list of apis or field names anywhere.
+soon as its schema is marked: no list of apis or field names anywhere. `carries_records(api_key)`
+says, from the schemas too, which apis have record sets.
 
 A Tree is a tuple of (key, field, subtree): subtree None for a marked field itself, else the tree of
 the struct (or of each element of the array of structs) under `key`.
@@ -89,6 +90,26 @@ def message_tree(api_key: int, kind: str, version: int | None, entities: frozens
     if schema is None or version not in schema.valid:
         return ()
     return entity_tree(schema, version, entities)
+
+
+_RECORDS: dict[int, bool] = {}
+
+
+def carries_records(api_key: int | None) -> bool:
+    """Whether a request or response of this api has a records field in some version (Produce, Fetch,
+    ShareFetch): the exchanges whose record sets `--records` decompresses. False without a schema."""
+    known = _RECORDS.get(api_key)  # type: ignore[arg-type]
+    if known is None:
+        known = api_key is not None and any(
+            _has_records(schema.fields) for schema in (schema_for(api_key, "request"), schema_for(api_key, "response"))
+            if schema is not None)
+        if len(_RECORDS) < 4096:
+            _RECORDS[api_key] = known  # type: ignore[index]
+    return known
+
+
+def _has_records(fields) -> bool:
+    return any(f.element_type == "records" or (f.fields is not None and _has_records(f.fields)) for f in fields)
 
 
 def walk(body, tree: Tree) -> Iterator[tuple[dict, str, Field]]:

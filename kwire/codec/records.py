@@ -7,12 +7,16 @@ Owns the public entry points:
   nothing. Payload bytes are never copied: the walk works on memoryview slices.
 - `count_v2_records(buf)`: the records a set of whole v2 batches holds, from their headers alone
   (the statistics' fast path; None when the set is anything else).
-- `decode_records(buf, max_decompressed=64 MiB, max_records=250,000)`: the same, and every batch
-  gets "Records" too. Both limits hold for the whole record set, not per batch: batches decode until
-  `max_decompressed` bytes of record data (decompressed, or as stored when not compressed) and
-  `max_records` records are used up; a batch past either limit gets an "error" and no (or only its
-  first) records. A decompression bomb fails alone (its output counts for nothing) and the batches
-  after it still decode. So hostile record sets cost bounded memory however many batches they hold.
+- `decode_records(buf, budget)`: what summarize_records gives, and "Records" on every batch, within a
+  kwire.codec.budget.RecordBudget: one per exchange, shared by every records field of its request and
+  response. Batches decode until the budget's record data bytes (decompressed, or as stored when not
+  compressed; what a failed decompression made counts too) or its entries (records and record
+  headers) are used up; a batch past either gets an "error" and no (or only its first) records, and
+  the field's "budget" says which budget cut how many batches. So a thousand bombs cost one budget.
+
+Both list at most the budget's `batches` entries (shared by the exchange's records fields); the rest
+are summed in "unlisted" ({"batches", "records", "bytes", "crc_invalid", "first_offset",
+"last_offset"}), never kept one by one. `count_records(buf)` counts records in constant memory.
 
 Result: {"size": len(buf), "batches": [...], "partial_tail": n}. A batch cut by the end of the buffer
 (normal at the end of a Fetch response) is the last entry, {"partial": True, "available": n, ...}
@@ -64,11 +68,9 @@ from kwire.codec.compression import NONE, codec_name, decompress
 from kwire.codec.records_legacy import HEAD_FIELDS as LEGACY_FIELDS
 from kwire.codec.records_legacy import MIN_SIZE as LEGACY_MIN_SIZE
 from kwire.codec.records_legacy import decode_legacy, legacy_attributes, summarize_legacy
-from kwire.codec.records_v2 import decode_v2_records
+from kwire.codec.budget import RecordBudget, note_cut
+from kwire.codec.records_v2 import ENTRY_BUDGET_CUT, decode_v2_records
 from kwire.errors import DecodeError
-
-DEFAULT_MAX_DECOMPRESSED = 64 << 20
-DEFAULT_MAX_RECORDS = 250_000
 
 V2_HEADER = struct.Struct(">qiibIhiqqqhii")  # 61 bytes: every field up to and including RecordCount
 V2_HEADER_SIZE = V2_HEADER.size
@@ -128,43 +130,30 @@ def _v2_summary(mv, pos: int) -> dict:
     }
 
 
-class _Budget:
-    """What a decode_records call may still spend: record data bytes and records."""
-
-    __slots__ = ("data", "records")
-
-    def __init__(self, data: int, records: int):
-        self.data = data
-        self.records = records
-
-
-def _v2_decode(mv, pos: int, budget: _Budget) -> dict:
+def _v2_decode(mv, pos: int, budget: RecordBudget, cuts: dict) -> dict:
     entry = _v2_summary(mv, pos)
     _, length, _, _, _, attributes, _, base_ts, max_ts, _, _, _, count = V2_HEADER.unpack_from(mv, pos)
     payload = mv[pos + V2_HEADER_SIZE : pos + 12 + length]
     codec = attributes & 7
     entry["Records"] = []
+    if budget.entries <= 0 and count > 0:
+        return note_cut(entry, budget.entries_cut(), budget.entries_cut(), cuts)
     if codec != NONE:
-        try:
-            payload = decompress(codec, payload, budget.data)
-        except DecodeError as e:
-            entry["error"] = str(e)
-            return entry
+        payload, error, reason = budget.open(codec, payload)
+        if payload is None:
+            return note_cut(entry, error, reason, cuts)
         entry["DecompressedSize"] = len(payload)
-    elif len(payload) > budget.data:
-        entry["error"] = f"record data budget of this record set used up ({budget.data} bytes left)"
-        return entry
-    budget.data -= len(payload)
-    if budget.records <= 0 and count > 0:
-        entry["error"] = "record budget of this record set used up: records not shown"
-        return entry
-    records, error = decode_v2_records(
+    elif not budget.take_data(len(payload)):
+        return note_cut(entry, budget.data_cut(), budget.data_cut(), cuts)
+    records, error, made = decode_v2_records(
         payload, count, entry["BaseOffset"], base_ts,
-        max_ts if attributes & 0x08 else None, bool(attributes & 0x20), budget.records,
+        max_ts if attributes & 0x08 else None, bool(attributes & 0x20), budget.entries,
     )
-    budget.records -= len(records)
+    budget.entries -= made
     entry["Records"] = records
-    if error:
+    if error and error.startswith(ENTRY_BUDGET_CUT):
+        note_cut(entry, f"{budget.entries_cut()}: {len(records)} of {count} records shown", budget.entries_cut(), cuts)
+    elif error:
         entry["error"] = error
     return entry
 
@@ -213,7 +202,48 @@ def _check(mv, pos: int, available: int) -> str | None:
     return None
 
 
-def _walk(buf, decode: bool, budget: _Budget | None) -> dict:
+class BatchTally:
+    """Batches summed instead of listed: count, records (RecordCount of whole, non-control batches,
+    as stats counts them), bytes, CRC failures (unless `check_crc` is False), first and last offset."""
+
+    __slots__ = ("batches", "records", "bytes", "crc_invalid", "first_offset", "last_offset", "check_crc")
+
+    def __init__(self, check_crc: bool = True):
+        self.batches = self.records = self.bytes = self.crc_invalid = 0
+        self.first_offset = self.last_offset = None
+        self.check_crc = check_crc
+
+    def add_v2(self, mv, pos: int, length: int) -> None:
+        (base_offset, _, _, _, crc, attributes, last_delta, _, _, _, _, _, count) = V2_HEADER.unpack_from(mv, pos)
+        self._add(base_offset, base_offset + last_delta, 12 + length, 0 if attributes & 0x20 else count)
+        if self.check_crc and crc32c(mv[pos + 21 : pos + 12 + length]) != crc:
+            self.crc_invalid += 1
+
+    def add_entry(self, entry: dict) -> None:
+        """A legacy entry (or an odd v2 one), as summarised or decoded."""
+        attributes = entry.get("Attributes")
+        control = isinstance(attributes, dict) and attributes.get("IsControl")
+        count = 0 if control or "error" in entry else entry.get("RecordCount") or 0
+        first = entry.get("BaseOffset", entry.get("Offset"))
+        self._add(first, entry.get("LastOffset", first), entry["SizeBytes"], count)
+        if self.check_crc and entry.get("CrcValid") is False:
+            self.crc_invalid += 1
+
+    def _add(self, first, last, size: int, records: int) -> None:
+        if self.first_offset is None:
+            self.first_offset = first
+        self.last_offset = last
+        self.batches += 1
+        self.bytes += size
+        self.records += records
+
+    def as_dict(self) -> dict:
+        return {"batches": self.batches, "records": self.records, "bytes": self.bytes,
+                "crc_invalid": self.crc_invalid, "first_offset": self.first_offset, "last_offset": self.last_offset}
+
+
+def _walk(buf, decode: bool, budget: RecordBudget, tally: BatchTally | None = None) -> dict:
+    """The entries of a records field: listed while the budget's batches last, then summed in `tally`."""
     if buf is None:
         return {"size": 0, "batches": [], "partial_tail": 0}
     mv = buf if isinstance(buf, memoryview) else memoryview(buf)
@@ -222,6 +252,7 @@ def _walk(buf, decode: bool, budget: _Budget | None) -> dict:
     n = len(mv)
     batches: list[dict] = []
     result = {"size": n, "batches": batches, "partial_tail": 0}
+    cuts: dict[str, int] = {}
     pos = 0
     while pos < n:
         available = n - pos
@@ -229,34 +260,71 @@ def _walk(buf, decode: bool, budget: _Budget | None) -> dict:
             # The common entry: a whole v2 batch.
             length = _I32.unpack_from(mv, pos + 8)[0]
             if V2_MIN_BATCH_LENGTH <= length and length + LOG_OVERHEAD <= available:
-                batches.append(_v2_decode(mv, pos, budget) if decode else _v2_summary(mv, pos))
+                if budget.batches > 0:
+                    budget.batches -= 1
+                    batches.append(_v2_decode(mv, pos, budget, cuts) if decode else _v2_summary(mv, pos))
+                else:
+                    if tally is None:
+                        tally = BatchTally()
+                    tally.add_v2(mv, pos, length)
                 pos += LOG_OVERHEAD + length
                 continue
-        problem = _check(mv, pos, available)
-        if problem is not None:
-            entry = _header_fields(mv, pos, available, COMMON_FIELDS)
-            entry["error"] = problem
-            entry["at"] = pos
+        if _last_entry(mv, pos, available, result):
+            break
+        listed = budget.batches > 0
+        entry = _odd_entry(mv, pos, decode and listed, budget, cuts)
+        if listed:
+            budget.batches -= 1
             batches.append(entry)
-            result["error"] = f"batch {len(batches) - 1} at byte {pos}: {problem}"
-            result["unparsed"] = available
-            break
-        if available < LOG_OVERHEAD or _OFFSET_LENGTH.unpack_from(mv, pos)[1] + LOG_OVERHEAD > available:
-            batches.append(_cut_entry(mv, pos, available))
-            result["partial_tail"] = available
-            break
-        magic = mv[pos + 16]
-        if magic == 2:
-            entry = _v2_decode(mv, pos, budget) if decode else _v2_summary(mv, pos)
-        elif decode:
-            entry = decode_legacy(mv, pos, budget.data)
-            budget.data -= entry.get("DecompressedSize", 0)
-            budget.records -= len(entry.get("Records", ()))
         else:
-            entry = summarize_legacy(mv, pos)
-        batches.append(entry)
+            if tally is None:
+                tally = BatchTally()
+            tally.add_entry(entry)
         pos += entry["SizeBytes"]
+    if tally is not None and tally.batches:
+        result["unlisted"] = tally.as_dict()
+        cuts[budget.batches_cut()] = tally.batches
+    if cuts:
+        result["budget"] = _cut_note(cuts, budget)
     return result
+
+
+def _last_entry(mv, pos: int, available: int, result: dict) -> bool:
+    """When the entry at pos is garbage or cut by the end of the buffer: its entry, last in the list."""
+    batches = result["batches"]
+    problem = _check(mv, pos, available)
+    if problem is not None:
+        entry = _header_fields(mv, pos, available, COMMON_FIELDS)
+        entry["error"] = problem
+        entry["at"] = pos
+        batches.append(entry)
+        result["error"] = f"batch {len(batches) - 1} at byte {pos}: {problem}"
+        result["unparsed"] = available
+        return True
+    if available < LOG_OVERHEAD or _OFFSET_LENGTH.unpack_from(mv, pos)[1] + LOG_OVERHEAD > available:
+        batches.append(_cut_entry(mv, pos, available))
+        result["partial_tail"] = available
+        return True
+    return False
+
+
+def _odd_entry(mv, pos: int, decode: bool, budget: RecordBudget, cuts: dict) -> dict:
+    """A whole entry off the fast path: a legacy message, or a v2 batch too short for the header."""
+    magic = mv[pos + 16]
+    if magic == 2:
+        return _v2_decode(mv, pos, budget, cuts) if decode else _v2_summary(mv, pos)
+    if decode:
+        return decode_legacy(mv, pos, budget, cuts)
+    return summarize_legacy(mv, pos)
+
+
+def _cut_note(cuts: dict, budget: RecordBudget) -> str:
+    """The records field's "budget": what each budget cut, in batches."""
+    parts = []
+    for reason, count in cuts.items():
+        what = "summed in \"unlisted\"" if reason == budget.batches_cut() else "cut"
+        parts.append(f"{reason}: {count:,} batch{'es' if count != 1 else ''} {what}")
+    return "; ".join(parts)
 
 
 _V2_COUNT = struct.Struct(">8xi4xb4xh34xi")  # BatchLength, Magic, Attributes, RecordCount
@@ -283,22 +351,31 @@ def count_v2_records(buf) -> int | None:
     return records
 
 
-def summarize_records(buf) -> dict:
-    """Headers, CRC checks and sizes of every batch in `buf` (bytes-like or None); nothing decompressed."""
+def summarize_records(buf, budget: RecordBudget | None = None) -> dict:
+    """Headers, CRC checks and sizes of every batch in `buf` (bytes-like or None); nothing decompressed.
+    Batches past the budget's `batches` (shared with the other records fields of the exchange) are
+    summed in "unlisted"."""
     try:
-        return _walk(buf, False, None)
+        return _walk(buf, False, budget or RecordBudget())
     except (DecodeError, struct.error, ValueError, TypeError) as e:  # pragma: no cover - defensive
         return {"size": _size(buf), "batches": [], "partial_tail": 0, "error": f"internal: {e}"}
 
 
-def decode_records(buf, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED,
-                   max_records: int = DEFAULT_MAX_RECORDS) -> dict:
-    """`summarize_records` plus "Records" on every whole batch, within the record set's budget of
-    `max_decompressed` bytes of record data and `max_records` records."""
+def decode_records(buf, budget: RecordBudget | None = None) -> dict:
+    """`summarize_records` plus "Records" on every listed whole batch, within `budget` (one per exchange,
+    shared by its records fields; a fresh default one when not given)."""
     try:
-        return _walk(buf, True, _Budget(max_decompressed, max_records))
+        return _walk(buf, True, budget or RecordBudget())
     except (DecodeError, struct.error, ValueError, TypeError) as e:  # pragma: no cover - defensive
         return {"size": _size(buf), "batches": [], "partial_tail": 0, "error": f"internal: {e}"}
+
+
+def count_records(buf) -> int:
+    """RecordCount of every whole, non-control batch of a records field (what stats counts), without
+    listing a batch or checking a CRC: constant memory however many batches `buf` holds."""
+    tally = BatchTally(check_crc=False)
+    _walk(buf, False, RecordBudget(batches=0), tally)
+    return tally.records
 
 
 def _size(buf) -> int:

@@ -16,7 +16,8 @@ from __future__ import annotations
 import struct
 import zlib
 
-from kwire.codec.compression import LZ4, codec_name, decompress, repair_legacy_lz4
+from kwire.codec.budget import note_cut
+from kwire.codec.compression import LZ4, codec_name, repair_legacy_lz4
 from kwire.codec.records_v2 import text_or_hex
 from kwire.errors import DecodeError
 
@@ -133,8 +134,9 @@ def _inner_messages(mv) -> tuple[list, str | None]:
     return out, None
 
 
-def decode_legacy(mv, pos: int, limit: int) -> dict:
-    """A whole v0/v1 message at pos with "Records": itself, or a wrapper's inner messages."""
+def decode_legacy(mv, pos: int, budget, cuts: dict) -> dict:
+    """A whole v0/v1 message at pos with "Records": itself, or a wrapper's inner messages, within
+    `budget` (a kwire.codec.budget.RecordBudget; budget cuts are counted in `cuts`)."""
     try:
         fields = _parse(mv, pos)
     except DecodeError:
@@ -142,33 +144,50 @@ def decode_legacy(mv, pos: int, limit: int) -> dict:
         entry["Records"] = []
         return entry
     entry = _entry(fields)
-    offset, _, _, _, magic, attributes, timestamp, _, value = fields
+    offset, size, _, _, magic, attributes, timestamp, _, value = fields
+    entry["Records"] = []
+    if budget.entries <= 0:
+        return note_cut(entry, budget.entries_cut(), budget.entries_cut(), cuts)
     codec = attributes & 7
     if not codec:
+        if not budget.take_data(size):
+            return note_cut(entry, budget.data_cut(), budget.data_cut(), cuts)
+        budget.entries -= 1
         entry["Records"] = [_record(fields, offset, timestamp)]
         return entry
-    entry["Records"] = []
     if value is None:
         entry["error"] = "compressed message has a null value"
         return entry
-    try:
-        if codec == LZ4:
-            value, repaired = repair_legacy_lz4(value)
-            if repaired:
-                entry["Lz4BrokenHeaderChecksum"] = True
-        inner = decompress(codec, value, limit)
-    except DecodeError as e:
-        entry["error"] = str(e)
-        return entry
+    if codec == LZ4:
+        value, repaired = repair_legacy_lz4(value)
+        if repaired:
+            entry["Lz4BrokenHeaderChecksum"] = True
+    inner, error, reason = budget.open(codec, value)
+    if inner is None:
+        return note_cut(entry, error, reason, cuts)
     entry["DecompressedSize"] = len(inner)
     messages, error = _inner_messages(memoryview(inner))
+    if len(messages) > budget.entries:
+        messages = messages[:budget.entries]
+        error = error or f"{budget.entries_cut()}: the rest are not shown"
+        cuts[budget.entries_cut()] = cuts.get(budget.entries_cut(), 0) + 1
+    error = _inner_records(entry, messages, offset, magic, attributes, timestamp) or error
+    budget.entries -= len(entry["Records"])
+    if error:
+        entry["error"] = error
+    return entry
+
+
+def _inner_records(entry: dict, messages: list, offset: int, magic: int, attributes: int, timestamp) -> str | None:
+    """A wrapper's inner messages as its "Records" (offsets made absolute); an error for a nested wrapper."""
     records = entry["Records"]
+    error = None
     if messages:
         last_relative = messages[-1][0]
         log_append = magic >= 1 and attributes & 0x08
         for inner_fields in messages:
             if inner_fields[5] & 7:
-                error = error or f"inner message at offset {inner_fields[0]} is itself compressed"
+                error = f"inner message at offset {inner_fields[0]} is itself compressed"
                 break
             inner_offset = inner_fields[0]
             if magic >= 1:
@@ -177,6 +196,4 @@ def decode_legacy(mv, pos: int, limit: int) -> dict:
     if records:
         entry["BaseOffset"] = records[0]["Offset"]
     entry["RecordCount"] = len(records)
-    if error:
-        entry["error"] = error
-    return entry
+    return error

@@ -95,28 +95,46 @@ def decode_v2_records(
     base_timestamp: int,
     log_append_time: int | None,
     is_control: bool,
-    max_records: int | None = None,
-) -> tuple[list[dict], str | None]:
+    max_entries: int | None = None,
+) -> tuple[list[dict], str | None, int]:
     """Decode `count` records from `data` (the batch's bytes after its header, decompressed).
 
     `log_append_time` is the batch MaxTimestamp when its timestamp type is LogAppendTime (then every
-    record's Timestamp is that), else None. At most `max_records` records are decoded (an error says
-    so when the batch has more). Returns (records, error or None).
-    Works on one bytes copy of `data` (keys and values are copied out of it anyway); every length is
-    checked against the end of its record before it is used.
+    record's Timestamp is that), else None. At most `max_entries` records and record headers are
+    made (each record counts 1, each of its headers 1): a record that would pass the limit is not
+    decoded, and the error says the budget stopped the batch. Returns (records, error or None,
+    entries made). Works on `data` itself when it is bytes or a bytearray (a decompressed payload),
+    else on one bytes copy; every length is checked against the end of its record before it is used.
     """
-    buf = data if isinstance(data, bytes) else bytes(data)
+    buf = data if type(data) is bytes or type(data) is bytearray else bytes(data)
+    if count < 0:
+        return [], f"negative record count {count}", 0
+    left = count + 1 if max_entries is None else max_entries
+    records, pos, made, error = _read_records(buf, count, base_offset, base_timestamp, log_append_time,
+                                              is_control, left)
+    if error is None:
+        if len(records) < count and pos < len(buf):
+            error = (f"{ENTRY_BUDGET_CUT} after {len(records)} of {count} records: the rest are not shown")
+        elif pos != len(buf):
+            error = f"{len(buf) - pos} bytes left after {count} records"
+    return records, error, made
+
+
+ENTRY_BUDGET_CUT = "record budget used up"
+
+
+def _read_records(buf, count: int, base_offset: int, base_timestamp: int, log_append_time: int | None,
+                  is_control: bool, left: int) -> tuple[list[dict], int, int, str | None]:
+    """Records one after another until `count`, an error, or `left` entries are made:
+    (records, position after the last one, entries made, error or None)."""
     end = len(buf)
     records: list[dict] = []
-    if count < 0:
-        return records, f"negative record count {count}"
     append = records.append
     zigzag = _zigzag
-    pos = 0
-    i = 0
-    todo = count if max_records is None or count <= max_records else max_records
+    text = _text
+    pos = i = made = 0
     try:
-        for i in range(todo):
+        for i in range(count):
             if pos >= end:
                 raise DecodeError("no bytes left for the record", pos)
             b = buf[pos]
@@ -141,30 +159,28 @@ def decode_v2_records(
                 p += 1
             else:
                 off_delta, p = zigzag(buf, p)
-
             key, p = _field(buf, p, rec_end, "key")
-            key_shown = None if key is None else _text(key)
             value, p = _field(buf, p, rec_end, "value")
-            value_shown = None if value is None else _text(value)
-
             n_headers, p = zigzag(buf, p)
-            headers = []
             if n_headers:
                 if n_headers < 0 or n_headers > (rec_end - p) // 2:
                     raise DecodeError(f"header count {n_headers} with {rec_end - p} bytes left", p)
-                for _ in range(n_headers):
-                    hkey, p = _field(buf, p, rec_end, "header key")
-                    hvalue, p = _field(buf, p, rec_end, "header value")
-                    headers.append({"Key": None if hkey is None else _text(hkey),
-                                    "Value": None if hvalue is None else _text(hvalue)})
+                if made + 1 + n_headers > left:
+                    break  # the budget: decode_v2_records says so
+                headers, p = _headers(buf, p, rec_end, n_headers)
+                made += n_headers
+            elif made >= left:
+                break
+            else:
+                headers = []
             if p != rec_end:
                 raise DecodeError(f"record declares {length} bytes but its fields take {p - rec_end + length}",
                                   pos)
             record = {
                 "Offset": base_offset + off_delta,
                 "Timestamp": log_append_time if log_append_time is not None else base_timestamp + ts_delta,
-                "Key": key_shown,
-                "Value": value_shown,
+                "Key": None if key is None else text(key),
+                "Value": None if value is None else text(value),
                 "Headers": headers,
                 "Attributes": attributes - 256 if attributes > 127 else attributes,
                 "OffsetDelta": off_delta,
@@ -173,13 +189,22 @@ def decode_v2_records(
             if is_control:
                 record["Control"] = control_marker(key, value)
             append(record)
+            made += 1
             pos = rec_end
     except DecodeError as e:
-        return records, f"record {i}: {e}"
+        return records, pos, made, f"record {i}: {e}"
     except IndexError:  # a varint running past the end of the bytes
-        return records, f"record {i}: record is cut short (a field runs past the end)"
-    if todo < count and pos < end:
-        return records, f"more records than the {todo} left to decode in this record set: the rest are not shown"
-    if pos != end:
-        return records, f"{end - pos} bytes left after {count} records"
-    return records, None
+        return records, pos, made, f"record {i}: record is cut short (a field runs past the end)"
+    return records, pos, made, None
+
+
+def _headers(buf, p: int, rec_end: int, n: int) -> tuple[list[dict], int]:
+    """A record's `n` headers from p (n checked against the bytes left): ([{"Key", "Value"}, ...],
+    position after them)."""
+    headers = []
+    for _ in range(n):
+        hkey, p = _field(buf, p, rec_end, "header key")
+        hvalue, p = _field(buf, p, rec_end, "header value")
+        headers.append({"Key": None if hkey is None else _text(hkey),
+                        "Value": None if hvalue is None else _text(hvalue)})
+    return headers, p

@@ -7,34 +7,91 @@ secrets (values.SECRET_APIS) are walked by `plain_body` first, so redaction neve
 fast path. When orjson is installed it does the encoding (several times faster than the standard
 library's); anything it refuses (an integer past 64 bits, say) falls back to the standard encoder.
 The two differ only in how they spell some floats (1e-06 vs 1e-6) and non-finite ones (NaN vs null).
+
+The record sets of one exchange share one record budget, drawn from the run's (`run`, a
+kwire.render.records_run.RecordsRun; a fresh one per exchange when none is given).
 """
 
 from __future__ import annotations
 
 import json
+import mmap
 
 try:
     import orjson
 except ImportError:  # pragma: no cover - optional speed-up
     orjson = None
 
+from kwire.codec.marks import carries_records
 from kwire.kafka.error_codes import error_name
 from kwire.model import Exchange
 from kwire.query import error_codes
+from kwire.render.records_run import RecordsRun
 from kwire.render.values import SECRET_APIS, json_default, plain_body
 
 _ENCODERS: dict[str, json.JSONEncoder] = {}
-
-
 _DEFAULTS: dict[str, object] = {}
 
 
-def _encoder(records: str) -> json.JSONEncoder:
+def _encoder(records: str, budget) -> json.JSONEncoder:
+    if budget is not None:
+        return json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False,
+                                default=json_default(records, budget))
     enc = _ENCODERS.get(records)
     if enc is None:
         enc = _ENCODERS[records] = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"),
                                                     check_circular=False, default=json_default(records))
     return enc
+
+
+def _default(records: str, budget):
+    if budget is not None:
+        hook = json_default(records, budget)
+        if records != "full":
+            return hook
+
+        room = [0]  # what orjson's buffer may have grown to (asked for already)
+
+        def default(value):
+            plain = hook(value)
+            room[0] = _room_for(ESCAPED * (budget.limits[0] - budget.data), room[0])
+            return plain
+
+        return default
+    default = _DEFAULTS.get(records)
+    if default is None:
+        default = _DEFAULTS[records] = json_default(records)
+    return default
+
+
+# orjson crashes (SIGSEGV) when it cannot grow its output buffer, as under a memory limit (ulimit -v,
+# RLIMIT_AS). Before it writes decoded records, the room their JSON may need is asked for (address
+# space only: an anonymous mapping, never touched, unmapped at once), so a limit ends in MemoryError,
+# which kwire reports in one line. A record byte is at most 6 in JSON ("\u0001"), 7 with the rest of
+# the line, and orjson doubles its buffer as it grows: the room asked for is the power of two above.
+ESCAPED = 7
+MIN_PROBE = 16 << 20
+
+
+def _room_for(output: int, had: int) -> int:
+    """Ask for the room a buffer growing from `had` bytes to hold `output` bytes needs; returns
+    the size it may reach."""
+    if output < MIN_PROBE:
+        return had
+    size = 1 << (output - 1).bit_length()
+    if size > had:
+        try:
+            mmap.mmap(-1, size - had).close()
+        except OSError as e:
+            raise MemoryError(f"no room for {size:,} bytes of JSON") from e
+    return max(size, had)
+
+
+def _budget(ex: Exchange, run: RecordsRun | None):
+    """The exchange's record budget; None when its api has no records field (nothing will draw on it)."""
+    if not carries_records(ex.api_key):
+        return None
+    return (run or RecordsRun()).budget()
 
 
 def _seconds(ts_ns: int) -> float:
@@ -76,54 +133,71 @@ def _record(ex: Exchange, request, response) -> dict:
     return out
 
 
-def exchange_record(ex: Exchange, *, records: str = "summary", show_secrets: bool = False) -> dict:
-    return _record(ex, plain_body(ex.request, records, show_secrets, ex.api_key),
-                   plain_body(ex.response, records, show_secrets, ex.api_key))
+def exchange_record(ex: Exchange, *, records: str = "summary", show_secrets: bool = False,
+                    run: RecordsRun | None = None) -> dict:
+    budget = _budget(ex, run)
+    record = _record(ex, plain_body(ex.request, records, show_secrets, ex.api_key, budget),
+                     plain_body(ex.response, records, show_secrets, ex.api_key, budget))
+    if run is not None and budget is not None:
+        run.charge(budget)
+    return record
 
 
 def exchange_json(ex: Exchange, *, records: str = "summary", show_secrets: bool = False) -> str:
     return exchange_json_line(ex, records=records, show_secrets=show_secrets)[:-1].decode()
 
 
-def exchange_json_line(ex: Exchange, *, records: str = "summary", show_secrets: bool = False) -> bytes:
+def exchange_json_line(ex: Exchange, *, records: str = "summary", show_secrets: bool = False,
+                       run: RecordsRun | None = None) -> bytes:
     """The exchange's JSON object as UTF-8 bytes, newline included: what `inspect --json` writes."""
+    budget = None
     if ex.api_key in SECRET_APIS or ex.api_key is None:
-        record = exchange_record(ex, records=records, show_secrets=show_secrets)
+        record = exchange_record(ex, records=records, show_secrets=show_secrets, run=run)
     else:
         record = _record(ex, ex.request, ex.response)
+        budget = _budget(ex, run)
     if orjson is not None:
-        default = _DEFAULTS.get(records)
-        if default is None:
-            default = _DEFAULTS[records] = json_default(records)
         try:
-            return orjson.dumps(record, default=default, option=_ORJSON_OPTIONS)
-        except (TypeError, ValueError):  # orjson.JSONEncodeError is both
-            pass
-    return (_encoder(records).encode(record) + "\n").encode("utf-8", "replace")
+            line = orjson.dumps(record, default=_default(records, budget), option=_ORJSON_OPTIONS)
+        except (TypeError, ValueError) as e:  # orjson.JSONEncodeError is both
+            if isinstance(e.__cause__, MemoryError):  # _room_for, or the decoding, ran out of memory
+                raise e.__cause__ from None
+            budget = _budget(ex, run) if budget is not None else None  # the standard encoder starts afresh
+        else:
+            if run is not None and budget is not None:
+                run.charge(budget)
+            return line
+    line = (_encoder(records, budget).encode(record) + "\n").encode("utf-8", "replace")
+    if run is not None and budget is not None:
+        run.charge(budget)
+    return line
 
 
 class JsonLines:
     """`inspect --json`'s renderer as one picklable object (worker processes get a copy):
     exchange -> its JSON line as bytes, or None when `keep` (a filter such as
-    kwire.query.ExchangeFilter) turns it down."""
+    kwire.query.ExchangeFilter) turns it down. `run`: the run's record budgets (kept where the
+    exchanges that carry records are rendered: see kwire.render.records_run)."""
 
-    __slots__ = ("records", "show_secrets", "keep")
+    __slots__ = ("records", "show_secrets", "keep", "run")
 
-    def __init__(self, records: str = "summary", show_secrets: bool = False, keep=None):
+    def __init__(self, records: str = "summary", show_secrets: bool = False, keep=None,
+                 run: RecordsRun | None = None):
         self.records = records
         self.show_secrets = show_secrets
         self.keep = keep
+        self.run = run if run is not None else RecordsRun()
 
     def __call__(self, ex: Exchange) -> bytes | None:
         if self.keep is not None and not self.keep(ex):
             return None
-        return exchange_json_line(ex, records=self.records, show_secrets=self.show_secrets)
+        return exchange_json_line(ex, records=self.records, show_secrets=self.show_secrets, run=self.run)
 
     def __getstate__(self):
-        return (self.records, self.show_secrets, self.keep)
+        return (self.records, self.show_secrets, self.keep, self.run)
 
     def __setstate__(self, state) -> None:
-        self.records, self.show_secrets, self.keep = state
+        self.records, self.show_secrets, self.keep, self.run = state
 
 
 _ORJSON_OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE if orjson is not None else 0

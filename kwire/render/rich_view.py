@@ -18,12 +18,13 @@ from __future__ import annotations
 
 from rich.style import Style
 
-from kwire.codec.marks import enum_tree, walk
+from kwire.codec.marks import carries_records, enum_tree, walk
 from kwire.codec.schemas import schema_for
 from kwire.kafka.apis import api_name
 from kwire.kafka.error_codes import error_name
 from kwire.model import Exchange
 from kwire.render.line_view import Lines, line_parts
+from kwire.render.records_run import RecordsRun
 from kwire.render.safe import term_safe
 from kwire.render.times import ms_date
 from kwire.render.values import plain_body
@@ -154,13 +155,23 @@ class _Body:
 
     def records(self, head: str, prefix: str, key, value: dict) -> None:
         batches = value["batches"]
-        plural = "batch" if len(batches) == 1 else "batches"
-        if not self.line(head, [(f"{term_safe(key)}: {value['size']:,} bytes, {len(batches):,} {plural}", BOLD)]):
+        unlisted = value.get("unlisted") or {}
+        total = len(batches) + unlisted.get("batches", 0)
+        plural = "batch" if total == 1 else "batches"
+        if not self.line(head, [(f"{term_safe(key)}: {value['size']:,} bytes, {total:,} {plural}", BOLD)]):
             return
         shown = batches[:MAX_ITEMS]
         notes = []
         if len(batches) > MAX_ITEMS:
             notes.append((f"… {len(batches) - MAX_ITEMS:,} more batches", DIM))
+        if unlisted:
+            n, records, crc = unlisted["batches"], unlisted["records"], unlisted.get("crc_invalid")
+            notes.append((f"… {n:,} batch{'es' if n != 1 else ''} not listed: "
+                          f"{records:,} record{'s' if records != 1 else ''}, {unlisted['bytes']:,} bytes, "
+                          f"offsets {unlisted['first_offset']}-{unlisted['last_offset']}"
+                          + (f", {crc:,} CRC failures" if crc else ""), DIM))
+        if value.get("budget"):
+            notes.append((f"budget: {term_safe(value['budget'])}", WARN))
         if value.get("error"):
             notes.append((f"error: {term_safe(value['error'])}", RED))
         count = len(shown) + len(notes)
@@ -250,16 +261,21 @@ def _extra_lines(ex: Exchange) -> list[list]:
     return lines
 
 
-def exchange_view(ex: Exchange, *, records: str = "summary", show_secrets: bool = False) -> Lines:
-    """The exchange's line (with its frame sizes), its bodies as trees, its enrichments, a blank line."""
+def exchange_view(ex: Exchange, *, records: str = "summary", show_secrets: bool = False,
+                  run: RecordsRun | None = None) -> Lines:
+    """The exchange's line (with its frame sizes), its bodies as trees, its enrichments, a blank line.
+    Its record sets share one budget, drawn from the run's (`run`; a fresh one when not given)."""
     head = line_parts(ex)
     sizes = [f"{ex.request_size} B out" if ex.request_size is not None else "",
              f"{ex.response_size} B back" if ex.response_size is not None else ""]
     if any(sizes):
         head.append(("  (" + ", ".join(s for s in sizes if s) + ")", DIM))
     lines = [head]
+    budget = (run or RecordsRun()).budget() if carries_records(ex.api_key) else None
     for kind, body, error in (("request", ex.request, ex.request_error), ("response", ex.response, ex.response_error)):
-        lines += body_lines(kind, ex, kind, plain_body(body, records, show_secrets, ex.api_key), error)
+        lines += body_lines(kind, ex, kind, plain_body(body, records, show_secrets, ex.api_key, budget), error)
+    if run is not None and budget is not None:
+        run.charge(budget)
     lines += _extra_lines(ex)
     lines.append([])
     return Lines(lines)

@@ -3,7 +3,8 @@
 `plain_body(body, records=..., show_secrets=...)` turns a decoded body into dicts, lists, str, int,
 float, bool and None: RawRecords become a summary of their batches (records="summary"), every
 record ("full") or their size ("none"); bytes become {"hex": ...}; unknown tagged fields keep
-their tags as text keys.
+their tags as text keys. Record sets draw on `budget`, a kwire.codec.budget.RecordBudget: the caller
+gives one per exchange, shared by the request and the response (kwire.render.records_run).
 
 Secrets: the fields in SECRET_FIELDS (SaslAuthenticate AuthBytes, delegation-token Hmac, SCRAM
 credential Salt / SaltedPassword) are redacted unless show_secrets is set: AuthBytes become
@@ -18,6 +19,7 @@ renderers walk those bodies with plain_body and hand every other body to the enc
 
 from __future__ import annotations
 
+from kwire.codec.budget import RecordBudget
 from kwire.codec.records import decode_records, summarize_records
 from kwire.codec.values import RawRecords
 
@@ -28,22 +30,24 @@ SECRET_APIS = frozenset({36, 38, 39, 40, 41, 51})
 _BYTES = (bytes, bytearray, memoryview)
 
 
-def _records(value: RawRecords, records: str):
+def _records(value: RawRecords, records: str, budget: RecordBudget | None):
     if records == "full":
-        return decode_records(value.data)
+        return decode_records(value.data, budget)
     if records == "none":
         return {"size": len(value.data)}
-    return summarize_records(value.data)
+    return summarize_records(value.data, budget)
 
 
-def plain_value(value, records: str = "summary", show_secrets: bool = False, key: str | None = None):
+def plain_value(value, records: str = "summary", show_secrets: bool = False, key: str | None = None,
+                budget: RecordBudget | None = None):
+    """`value` made plain. Without a `budget`, each record set gets a fresh default one."""
     t = type(value)
     if t is dict or isinstance(value, dict):
-        return {str(k): plain_value(v, records, show_secrets, str(k)) for k, v in value.items()}
+        return {str(k): plain_value(v, records, show_secrets, str(k), budget) for k, v in value.items()}
     if t is list or t is tuple:
-        return [plain_value(v, records, show_secrets) for v in value]
+        return [plain_value(v, records, show_secrets, None, budget) for v in value]
     if t is RawRecords:
-        return _records(value, records)
+        return _records(value, records, budget)
     if isinstance(value, _BYTES):
         if key in SECRET_FIELDS and not show_secrets:
             return sasl_view(value) if key == "AuthBytes" else {"redacted": len(value)}
@@ -52,12 +56,12 @@ def plain_value(value, records: str = "summary", show_secrets: bool = False, key
 
 
 def plain_body(body: dict | None, records: str = "summary", show_secrets: bool = False,
-               api_key: int | None = None) -> dict | None:
+               api_key: int | None = None, budget: RecordBudget | None = None) -> dict | None:
     """`body` made plain; secrets redacted unless show_secrets. `api_key` None (not known) is treated
-    as an api that can carry secrets."""
+    as an api that can carry secrets. `budget`: the exchange's record budget."""
     if body is None:
         return None
-    plain = plain_value(body, records, show_secrets)
+    plain = plain_value(body, records, show_secrets, None, budget)
     if not show_secrets and (api_key is None or api_key in SECRET_APIS):
         _redact_unknown_tags(plain)
     return plain
@@ -78,12 +82,13 @@ def _redact_unknown_tags(node) -> None:
             _redact_unknown_tags(item)
 
 
-def json_default(records: str = "summary"):
-    """The `default` hook of a JSON encoder fed raw decoded bodies (of apis not in SECRET_APIS)."""
+def json_default(records: str = "summary", budget: RecordBudget | None = None):
+    """The `default` hook of a JSON encoder fed raw decoded bodies (of apis not in SECRET_APIS);
+    `budget`: the exchange's record budget (None: a fresh one per record set)."""
 
     def default(value):
         if type(value) is RawRecords:
-            return _records(value, records)
+            return _records(value, records, budget)
         if isinstance(value, _BYTES):
             return {"hex": bytes(value).hex()}
         raise TypeError(f"{type(value).__name__} is not JSON serializable")

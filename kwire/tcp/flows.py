@@ -301,6 +301,7 @@ class FlowTable:
             self._closed[flow.key] = ts
         if h0.stream is not None:
             h0.stream.close(ts, reason)
+        h0.peer = h1.peer = None  # no cycle left: the halves are freed now, not at the next full collection
 
     def sweep(self, ts: int) -> None:
         """Evict idle connections and forget old closed 4-tuples (due every sweep_interval_ns)."""

@@ -1,11 +1,16 @@
 """Facts of one exchange: the flat row, partition rows (fetch, produce, share), topic names."""
 
+import random
+import tracemalloc
 from pathlib import Path
 
 from kwire.analytics.facts import (EXCHANGE_COLUMNS, PARTITION_COLUMNS, exchange_row, partition_rows,
                                    records_facts, topic_names)
 from kwire.model import NO_RESPONSE, PAIRED, Exchange
+from kwire.codec.budget import RecordBudget
+from kwire.codec.records import summarize_records
 from kwire.pipeline import analyze_files
+from tests.codec.test_records_encoder import control_batch, legacy_message, legacy_wrapper, v2_batch
 
 QUICK = str(Path(__file__).parent / "data" / "quick.pcap")
 
@@ -54,6 +59,55 @@ def test_records_facts_skips_control_and_cut_batches():
     assert records_facts(None) == (0, 0)
     assert records_facts(b"") == (0, 0)
     assert records_facts(b"\x00" * 7) == (7, 0)  # a cut batch: bytes count, records do not
+
+
+def _counted_from_summaries(data) -> int:
+    """The definition records_facts keeps (README, kwire.analytics.facts), from the listed summaries."""
+    total = 0
+    for batch in summarize_records(data, RecordBudget(batches=1 << 30))["batches"]:
+        attributes = batch.get("Attributes")
+        if batch.get("partial") or "error" in batch or (isinstance(attributes, dict) and attributes.get("IsControl")):
+            continue
+        total += batch.get("RecordCount") or 0
+    return total
+
+
+def test_records_facts_agree_with_the_batch_summaries():
+    rng = random.Random(1212)
+    for _ in range(200):
+        parts = []
+        for i in range(rng.randint(0, 12)):
+            kind = rng.random()
+            if kind < 0.5:
+                parts.append(v2_batch([(b"k", b"v")] * rng.randint(0, 4), base_offset=i, codec=rng.choice((0, 1))))
+            elif kind < 0.6:
+                parts.append(control_batch(rng.randint(0, 1), 3, base_offset=i))
+            elif kind < 0.8:
+                parts.append(legacy_message(rng.randint(0, 1), i, b"k", b"v"))
+            elif kind < 0.9:
+                bad = bytearray(v2_batch([(b"k", b"v")] * 2, base_offset=i))
+                bad[-1] ^= 0xFF  # a CRC failure still counts: its header says how many records
+                parts.append(bytes(bad))
+            else:
+                parts.append(legacy_wrapper(1, i, legacy_message(1, 0, b"a", b"b"), 1))
+        data = b"".join(parts)
+        if rng.random() < 0.3:
+            data = data[: rng.randint(0, len(data))]  # a cut tail, or garbage after it
+        if rng.random() < 0.1:
+            data += bytes(rng.randrange(256) for _ in range(rng.randint(1, 40)))
+        assert records_facts(data) == (len(data), _counted_from_summaries(data))
+
+
+def test_records_facts_keep_nothing_per_batch():
+    """The issue's case, scaled down: many empty batches once kept one summary dict each."""
+    data = v2_batch([]) * 100_000
+    tracemalloc.start()
+    try:
+        assert records_facts(data) == (len(data), 0)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20  # summaries of 100,000 batches take ~100 MB
 
 
 def test_share_fetch_rows_count_acks_and_acquisitions():

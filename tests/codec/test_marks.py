@@ -83,3 +83,31 @@ def test_arrays_of_marked_values_are_walked_element_by_element():
     ])
     tree = entity_tree(schema, 0, frozenset({GROUP_ID}))
     assert list(values({"Groups": ["a", "b"], "Inner": {"GroupId": "c"}}, tree)) == ["a", "b", "c"]
+
+
+def test_carries_records_matches_the_bodies_of_the_captures():
+    """Every decoded body holding a record set (RawRecords) is of an api carries_records names, and
+    the apis Kafka documents as carrying records are named (checked against the bodies, not the schemas)."""
+    from pathlib import Path
+
+    from kwire.codec.marks import carries_records
+    from kwire.codec.values import RawRecords
+    from kwire.pipeline import analyze_files
+
+    def holds_records(node) -> bool:
+        if type(node) is RawRecords:
+            return True
+        if type(node) is dict:
+            return any(holds_records(v) for v in node.values())
+        if type(node) is list:
+            return any(holds_records(v) for v in node)
+        return False
+
+    captures = sorted(str(p) for p in (Path(__file__).parents[2] / "captures").glob("*.pcap"))
+    seen = set()
+    for ex in analyze_files(captures):
+        if holds_records(ex.request) or holds_records(ex.response):
+            seen.add(ex.api_key)
+    assert seen and all(carries_records(key) for key in seen)
+    assert {key for key in range(100) if carries_records(key)} == {0, 1, 78}  # Produce, Fetch, ShareFetch
+    assert not carries_records(None) and not carries_records(-5)

@@ -6,6 +6,7 @@ import lz4.frame
 import pytest
 
 from kwire.codec import compression as c
+from kwire.codec.budget import RecordBudget
 from kwire.codec.records import decode_records, summarize_records
 
 from .test_records_encoder import GZIP, LZ4, SNAPPY, compress, legacy_message, legacy_wrapper, v2_batch
@@ -161,7 +162,7 @@ def test_too_small_message_size(magic, size):
 def test_decompression_bound_applies_to_wrappers():
     inner = _inner(1, 50, relative=True)
     wrapper = legacy_wrapper(1, 49, inner, GZIP)
-    (e,) = decode_records(wrapper, max_decompressed=len(inner) - 1)["batches"]
+    (e,) = decode_records(wrapper, RecordBudget(data=len(inner) - 1))["batches"]
     assert "exceeds the limit" in e["error"] and e["Records"] == []
-    (e,) = decode_records(wrapper, max_decompressed=len(inner))["batches"]
+    (e,) = decode_records(wrapper, RecordBudget(data=len(inner)))["batches"]
     assert e["RecordCount"] == 50

@@ -30,6 +30,7 @@ import struct
 import sys
 
 from kwire.capture.files import open_capture
+from kwire.codec.budget import RecordBudget
 from kwire.codec.compiler import decoder_for
 from kwire.codec.records import decode_records, summarize_records
 from kwire.codec.schema import Field, MessageSchema
@@ -235,7 +236,7 @@ def decoders(data: bytes) -> None:
 def records(data: bytes) -> None:
     for buf in (data, _random_batches(random.Random(data)) + data[:64]):
         summary = summarize_records(buf)
-        full = decode_records(buf, max_decompressed=1 << 20)
+        full = decode_records(buf, RecordBudget(data=1 << 20, entries=5000, batches=64))
         _json(summary)
         _json(full)
         assert summary["size"] == len(buf) and full["size"] == len(buf)

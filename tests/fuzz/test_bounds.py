@@ -16,6 +16,7 @@ import pytest
 
 from kwire.capture.files import open_capture
 from kwire.capture.source import MAX_RECORD
+from kwire.codec.budget import RecordBudget
 from kwire.codec.records import decode_records
 from kwire.errors import CaptureError, DecodeError
 from kwire.kafka.framing import Framer
@@ -77,14 +78,14 @@ def _value_bomb(size: int) -> bytes:
     return v2_batch([(b"k", b"\x00" * size)], codec=GZIP)
 
 
-def test_decompression_is_bounded_per_record_set_not_per_batch():
+def test_decompression_is_bounded_per_exchange_not_per_batch():
     one = _value_bomb(1 << 20)
     assert len(one) < 4096
     buf = b"".join(_value_bomb(1 << 20) for _ in range(40))  # 40 MiB of values in ~100 KiB
     out = {}
 
     def run():
-        out.update(decode_records(buf, max_decompressed=4 << 20))
+        out.update(decode_records(buf, RecordBudget(data=4 << 20)))
 
     used = peak(run)
     decoded = [batch for batch in out["batches"] if batch["Records"]]
@@ -94,21 +95,29 @@ def test_decompression_is_bounded_per_record_set_not_per_batch():
     assert used < 24 << 20  # values kept as text are copies: ~2x the budget at most, plus slack
 
 
-def test_records_are_bounded_per_record_set():
+def test_records_are_bounded_per_exchange():
     batch = v2_batch([(None, b"v")] * 3000)
-    out = decode_records(batch * 3, max_records=5000)
+    budget = RecordBudget(entries=5000)
+    out = decode_records(batch * 3, budget)
     counts = [len(x["Records"]) for x in out["batches"]]
     assert counts == [3000, 2000, 0]
     assert "error" in out["batches"][1] and "error" in out["batches"][2]
     assert "error" not in out["batches"][0]
+    assert "5,000 records and headers" in out["budget"] and "2 batches cut" in out["budget"]
+    assert decode_records(batch, budget)["batches"][0]["Records"] == []  # the next field of the exchange
 
 
-def test_a_bomb_batch_does_not_spend_the_budget():
+def test_a_bomb_batch_spends_what_it_made():
     bomb = v2_batch(payload=gzip.compress(b"\x00" * (8 << 20)), codec=GZIP, record_count=1)
-    good = v2_batch([(b"k", b"v")], codec=NONE)
-    out = decode_records(good + bomb + good, max_decompressed=1 << 20)
-    first, middle, last = out["batches"]
-    assert first["Records"] and last["Records"] and not middle["Records"]
+    good = v2_batch([(b"k", b"v")], codec=GZIP)
+    plain = v2_batch([(b"k", b"v")], codec=NONE)
+    budget = RecordBudget(data=1 << 20)
+    out = decode_records(good + bomb + good + plain, budget)
+    first, middle, last, stored = out["batches"]
+    assert first["Records"] and not middle["Records"] and not last["Records"] and not stored["Records"]
+    assert "exceeds the limit" in middle["error"] and "budget of this exchange used up" in last["error"]
+    assert budget.data == 0 and budget.decompressed > 1 << 20
+    assert "record data budget" in out["budget"] and "3 batches cut" in out["budget"]
 
 
 def test_pcap_record_claiming_gigabytes_is_refused_without_reading_it():

@@ -11,6 +11,9 @@ written as zero, empty or null. On top of it:
   and timestamps put it anywhere (year 10000 and beyond, the epoch, ...).
 - `tagged_flood(n)`: an ApiVersions v3 request whose body carries n unknown tagged fields.
 - `sasl_tagged(secret)`: a SaslAuthenticate v2 exchange with the secret in unknown tagged fields.
+- `produce_exchange(corr, batches)` / `bomb_capture(exchanges, partitions, value_size)`: Produce
+  exchanges whose partitions carry the given record sets; zstd batches of one record whose value is
+  `value_size` zero bytes (a few KB on the wire), `partitions` of them per exchange.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import struct
 from kwire.codec.schema import Field
 from kwire.codec.schemas import schema_for
 from tests.capture.builders import epb, idb, shb
-from tests.codec.test_records_encoder import uvarint, v2_batch
+from tests.codec.test_records_encoder import ZSTD, uvarint, v2_batch
 from tests.fuzz.conversation import conversation, conversation_pcap
 from tests.fuzz.targets import Encoder
 from tests.kafka.frames import request_frame, response_frame
@@ -168,4 +171,22 @@ def sasl_tagged(secret: bytes) -> bytes:
                                            "_unknown_tagged_fields": {77: secret}},
                          {"ErrorCode": 0, "AuthBytes": b"", "SessionLifetimeMs": 0,
                           "_unknown_tagged_fields": {78: secret}})
+    return conversation_pcap(messages)
+
+
+def produce_exchange(corr: int, batches: list[bytes], client_id: str = "producer", acks: int = -1):
+    """A Produce v9 exchange, one partition of topic "t" per record set in `batches`."""
+    partitions = [{"Index": i, "Records": batch} for i, batch in enumerate(batches)]
+    return exchange(0, 9, corr, client_id, {"Acks": acks, "TimeoutMs": 30000, "TopicData": [
+        {"Name": "t", "PartitionData": partitions}]},
+        {"Responses": [{"Name": "t", "PartitionResponses": [{"Index": i, "ErrorCode": 0} for i in range(len(batches))]}]})
+
+
+def bomb_capture(exchanges: int, partitions: int, value_size: int) -> bytes:
+    """A pcap of `exchanges` Produce exchanges, each with `partitions` zstd batches of one record whose
+    value is `value_size` zero bytes."""
+    batch = v2_batch([(b"k", bytes(value_size))], codec=ZSTD)
+    messages = []
+    for corr in range(1, exchanges + 1):
+        messages += produce_exchange(corr, [batch] * partitions)
     return conversation_pcap(messages)
