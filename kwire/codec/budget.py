@@ -46,6 +46,11 @@ class RecordBudget:
         self.gated = False
         self.limits = (data, entries, batches)
 
+    @property
+    def decoded(self) -> int:
+        """Bytes of record data decoded so far (what failed decompressions made included)."""
+        return self.limits[0] - self.data
+
     def data_cut(self) -> str:
         return f"record data budget of this exchange used up ({self.limits[0]:,} bytes)"
 

@@ -9,7 +9,9 @@ library's); anything it refuses (an integer past 64 bits, say) falls back to the
 The two differ only in how they spell some floats (1e-06 vs 1e-6) and non-finite ones (NaN vs null).
 
 The record sets of one exchange share one record budget, drawn from the run's (`run`, a
-kwire.render.records_run.RecordsRun; a fresh one per exchange when none is given).
+kwire.render.records_run.RecordsRun; a fresh one per exchange when none is given). With decoded
+records, the room their JSON may take is asked for before orjson writes it (`_room_for`): orjson
+crashes when it cannot grow its buffer, a MemoryError is one line.
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ def _default(records: str, budget):
 
         def default(value):
             plain = hook(value)
-            room[0] = _room_for(ESCAPED * (budget.limits[0] - budget.data), room[0])
+            room[0] = _room_for(ESCAPED * budget.decoded, room[0])
             return plain
 
         return default
