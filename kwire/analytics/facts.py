@@ -84,6 +84,9 @@ def exchange_row(ex: Exchange) -> dict:
         "group_id": group_id(ex),
         "wait": is_wait(ex),
         "negotiation": negotiation,
+        # Not a column (EXCHANGE_COLUMNS): which TCP connection, so that the analytics tell apart two
+        # connections a client made from the same port one after the other.
+        "connection_id": ex.connection_id,
     }
 
 

@@ -77,7 +77,7 @@ def _text(parts: dict) -> str:
 
 def _client_alive_until(analysis, client: str, client_id) -> int | None:
     host = host_of(client)
-    ends = [conn.last_ns for (c, _), conn in analysis.traffic.connections.items()
+    ends = [conn.last_ns for (c, _, _), conn in analysis.traffic.connections.items()
             if host_of(c) == host and conn.client_id == client_id and conn.last_ns is not None]
     return max(ends) if ends else None
 

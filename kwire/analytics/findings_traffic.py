@@ -105,7 +105,7 @@ def _slow_broker(traffic) -> list[dict]:
 def _went_on(traffic, who: tuple, t: int) -> bool:
     """Did this client (host, client id) still talk a second after t?"""
     return any(conn.last_ns is not None and conn.last_ns > t + NS and host_of(client) == who[0]
-               and (conn.client_id or "") == who[1] for (client, _), conn in traffic.connections.items())
+               and (conn.client_id or "") == who[1] for (client, _, _), conn in traffic.connections.items())
 
 
 def _edges(series, window: list[int], width: int, threshold: float) -> tuple[int, int]:
@@ -174,7 +174,7 @@ def _throttled(traffic) -> list[dict]:
 def _by_client_broker(traffic) -> dict[tuple, list]:
     """(host, client id, broker) -> its connections [(client, Connection)] by first time."""
     out: dict[tuple, list] = {}
-    for (client, broker), conn in traffic.connections.items():
+    for (client, broker, _), conn in traffic.connections.items():
         out.setdefault((host_of(client), conn.client_id, broker), []).append((client, conn))
     for conns in out.values():
         conns.sort(key=lambda item: (item[1].first_ns or 0, item[0]))
@@ -195,19 +195,20 @@ def _kept_talking(spans: list[tuple[int, int]], start: int, end: int) -> bool:
 
 def _unanswered(traffic) -> list[dict]:
     spans: dict[tuple, list] = {}
-    for (client, broker), conn in traffic.connections.items():
+    for key, conn in traffic.connections.items():
         if conn.first_ns is not None:
-            spans.setdefault((host_of(client), conn.client_id), []).append((conn.first_ns, conn.last_ns, client, broker))
+            spans.setdefault((host_of(key[0]), conn.client_id), []).append((conn.first_ns, conn.last_ns, key))
     for items in spans.values():
         items.sort()
     by_api: dict[str, list] = {}
-    for ev, client_id in traffic.unanswered.values():
+    for ev, client_id, connection in traffic.unanswered.values():
         ts, client, broker, _, api = ev
         if api in ("JoinGroup", "SyncGroup"):
             continue
-        conn = traffic.connections.get((client, broker))
+        key = (client, broker, connection)
+        conn = traffic.connections.get(key)
         later = conn is not None and conn.answered_ns is not None and conn.answered_ns > ts
-        others = [(a, b) for a, b, c, k in spans.get((host_of(client), client_id), ()) if (c, k) != (client, broker)]
+        others = [(a, b) for a, b, k in spans.get((host_of(client), client_id), ()) if k != key]
         if later or _kept_talking(others, ts, ts + GAVE_UP_S * NS):
             by_api.setdefault(api, []).append((ev, client_id))
     out = []
@@ -250,7 +251,7 @@ def _violations(traffic) -> list[dict]:
         conns = sorted(tally.connections)
         software = sorted({traffic.connections[c].software for c in conns
                            if c in traffic.connections and traffic.connections[c].software})
-        brokers = sorted({broker for _, broker in conns})
+        brokers = sorted({key[1] for key in conns})
         who = (", ".join(software) or "client software unknown") if side == "client" else f"broker {', '.join(brokers)}"
         what = "bytes left after the body" if kind == "trailing_bytes" else "a body that does not decode"
         summary = f"{tally.count} {api} v{version} {'requests' if side == 'client' else 'answers'} with {what} ({who})"

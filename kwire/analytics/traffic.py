@@ -3,9 +3,10 @@
 `TrafficState` is fed one exchange row (kwire.analytics.facts) and its observations at a time
 (`add_row`, `add`) and merges exactly (kwire.analytics.mergeable). It keeps:
 
-- connections: per (client, broker) endpoint pair, its first and last times, exchanges, the last
-  exchange, the latest request that was answered, the client id and the client software its
-  ApiVersions request named (MAX_CONNECTIONS pairs, the smallest kept);
+- connections: per TCP connection (client and broker endpoints, and kwire's connection id: a busy
+  client reuses its local ports, and two connections on one pair of endpoints are two), its first
+  and last times, exchanges, the last exchange, the latest request that was answered, the client
+  id and the client software its ApiVersions request named (MAX_CONNECTIONS, the smallest kept);
 - errors: per (api, error name) a count, the client ids (MAX_IDS), the first MAX_EVIDENCE
   exchanges, and per client (host, client id) the moments they came (Instants);
 - activity: per client (host, client id) and api, the moments it sent a request of that api, for
@@ -139,7 +140,7 @@ class TrafficState:
     def add_row(self, row: dict, acks0: bool = False) -> None:
         client, broker, api, ts = row["client"], row["broker"], row["api"], row["ts_ns"]
         who = (host_of(client), row["client_id"] or "")
-        conn = self._connection((client, broker))
+        conn = self._connection((client, broker, row.get("connection_id")))
         if conn is not None:
             end = max(ts, row["response_ts_ns"] or 0)
             conn.first_ns, conn.last_ns = first_ns(conn.first_ns, ts), last_ns(conn.last_ns, end)
@@ -158,7 +159,7 @@ class TrafficState:
             self._error((api, name), row, who)
         if row["status"] == NO_RESPONSE and not acks0:
             ev = evidence_of(row)
-            self.unanswered.add(ev[:4], (ev, row["client_id"]))
+            self.unanswered.add(ev[:4], (ev, row["client_id"], row.get("connection_id")))
         if row["latency_ns"] is not None and api not in LONG_POLLS:
             series = self.latency.get(broker)
             if series is None:
@@ -207,14 +208,14 @@ class TrafficState:
     def add(self, ob: tuple, row: dict) -> None:
         tag = ob[0]
         if tag == "sw":
-            conn = self._connection((ob[1], ob[2]))
+            conn = self._connection((ob[1], ob[2], row.get("connection_id")))
             if conn is not None:
                 conn.software = choose(conn.software, ob[3])
         elif tag == "th":
             self.throttles.setdefault((ob[1], ob[2]), Tally()).add(ob[3], ob[4])
         elif tag == "pv":
             _, side, kind, api, version, client, broker, ev = ob
-            self.violations.setdefault((side, kind, api, version), Tally()).add(1, ev, (client, broker))
+            self.violations.setdefault((side, kind, api, version), Tally()).add(1, ev, (client, broker, row.get("connection_id")))
         elif tag == "rj":
             self.note_activity((host_of(row["client"]), row["client_id"] or ""), "JoinGroup", row["ts_ns"])
 

@@ -27,7 +27,8 @@ def test_exchange_row_basics():
     ex = _ex(response={"ErrorCode": 0, "Responses": [{"Partitions": [{"ErrorCode": 6}, {"ErrorCode": 1},
                                                                       {"ErrorCode": 6}]}]})
     row = exchange_row(ex)
-    assert tuple(row) == EXCHANGE_COLUMNS
+    assert tuple(row) == EXCHANGE_COLUMNS + ("connection_id",)  # the columns, then the connection (not a column)
+    assert row["connection_id"] == ex.connection_id
     assert row["latency_ns"] == 2_500
     assert row["error_codes"] == ["NOT_LEADER_OR_FOLLOWER", "NOT_LEADER_OR_FOLLOWER", "OFFSET_OUT_OF_RANGE"]
     assert row["failed"] is True
