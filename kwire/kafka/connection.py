@@ -164,7 +164,9 @@ class KafkaStream:
         spans.reverse()
         return spans
 
-    def _data_candidate(self, direction: int, ts_ns: int, data) -> int:
+    def _framed(self, direction: int, data) -> tuple:
+        """(the bytes as one, the frames they complete), counted as scanned: the first step of the
+        states that still look at every byte (roles unknown, candidate)."""
         if type(data) is tuple:
             data = b"".join(data)
         frames = self.framers[direction].feed(data)
@@ -172,18 +174,16 @@ class KafkaStream:
         self.scanned += len(data)
         if self.received is not None:
             self.received[direction] += len(data)
+        return data, frames
+
+    def _data_candidate(self, direction: int, ts_ns: int, data) -> int:
+        data, frames = self._framed(direction, data)
         self._dispatch(direction, ts_ns, frames, self._spans(direction, frames))
         self._judge()
         return 0
 
     def _data_roles_unknown(self, direction: int, ts_ns: int, data) -> int:
-        if type(data) is tuple:
-            data = b"".join(data)
-        frames = self.framers[direction].feed(data)
-        self.frames += len(frames)
-        self.scanned += len(data)
-        if self.received is not None:
-            self.received[direction] += len(data)
+        data, frames = self._framed(direction, data)
         roles = self.roles
         decided = roles.add(direction, ts_ns, data, frames)
         if decided is None:
