@@ -20,6 +20,7 @@ from kwire.capture.files import read_captures
 
 from tests.capture.builders import pcap
 from tests.test_fused import ether_ipv4_tcp
+from tests.netns import in_namespace, veth_namespace
 
 ROOT = Path(__file__).resolve().parents[2]
 MIXED = ROOT / "tests" / "live" / "data" / "mixed.pcap"
@@ -39,31 +40,18 @@ def _why_not() -> str | None:
 pytestmark = pytest.mark.skipif(_why_not() is not None, reason=str(_why_not()))
 
 
-def _in(ns: str, *argv: str) -> list[str]:
-    return ["ip", "netns", "exec", ns, *argv]
-
-
 @pytest.fixture
 def veth():
     """A namespace with a veth pair, both ends up, offloads that merge segments off."""
-    ns = f"kwire-ring-test-{os.getpid()}"
-    subprocess.run(["ip", "netns", "add", ns], check=True, capture_output=True)
-    try:
-        subprocess.run(["ip", "-n", ns, "link", "add", TX, "type", "veth", "peer", "name", RX], check=True,
-                       capture_output=True)
-        for dev in (TX, RX):
-            subprocess.run(["ip", "-n", ns, "link", "set", dev, "up"], check=True, capture_output=True)
-            subprocess.run(_in(ns, "ethtool", "-K", dev, "gro", "off"), capture_output=True)
+    with veth_namespace(f"kwire-ring-test-{os.getpid()}", TX, RX) as ns:
         yield ns
-    finally:
-        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
 
 
 class Probe:
     """tests/capture/ring_probe.py running in the namespace."""
 
     def __init__(self, ns: str, iface: str, expression: str, out: Path, *extra: str):
-        self.proc = subprocess.Popen(_in(ns, sys.executable, "-m", "tests.capture.ring_probe", iface, expression,
+        self.proc = subprocess.Popen(in_namespace(ns, sys.executable, "-m", "tests.capture.ring_probe", iface, expression,
                                          str(out), *extra), cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True)
         line = self.proc.stdout.readline()
@@ -86,7 +74,7 @@ class Probe:
 class Tcpdump:
     def __init__(self, ns: str, iface: str, expression: str, out: Path):
         self.out = out
-        self.proc = subprocess.Popen(_in(ns, "tcpdump", "-i", iface, "-n", "-s", "0", "-U", "-w", str(out),
+        self.proc = subprocess.Popen(in_namespace(ns, "tcpdump", "-i", iface, "-n", "-s", "0", "-U", "-w", str(out),
                                          "--immediate-mode", "--time-stamp-precision=nano", expression),
                                      stderr=subprocess.PIPE, text=True)
         line = self.proc.stderr.readline()
@@ -107,7 +95,7 @@ class Tcpdump:
 
 
 def _replay(ns: str, path: Path, pps: int = 2000) -> None:
-    subprocess.run(_in(ns, "tcpreplay", "-q", "-i", TX, "--pps", str(pps), str(path)), check=True,
+    subprocess.run(in_namespace(ns, "tcpreplay", "-q", "-i", TX, "--pps", str(pps), str(path)), check=True,
                    capture_output=True, timeout=120)
 
 

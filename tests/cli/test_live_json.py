@@ -17,6 +17,7 @@ import pytest
 
 from kwire.capture.files import read_captures
 from kwire.pipeline import RunSummary, analyze_files
+from tests.netns import in_namespace, veth_namespace
 
 ROOT = Path(__file__).resolve().parents[2]
 MIXED = ROOT / "tests" / "live" / "data" / "mixed.pcap"
@@ -70,30 +71,17 @@ def _why_not() -> str | None:
     return None
 
 
-def _in(ns: str, *argv: str) -> list[str]:
-    return ["ip", "netns", "exec", ns, *argv]
-
-
 @pytest.fixture
 def veth():
-    ns = f"kwire-json-test-{os.getpid()}"
-    subprocess.run(["ip", "netns", "add", ns], check=True, capture_output=True)
-    try:
-        subprocess.run(["ip", "-n", ns, "link", "add", TX, "type", "veth", "peer", "name", RX], check=True,
-                       capture_output=True)
-        for dev in (TX, RX):
-            subprocess.run(["ip", "-n", ns, "link", "set", dev, "up"], check=True, capture_output=True)
-            subprocess.run(_in(ns, "ethtool", "-K", dev, "gro", "off"), capture_output=True)
+    with veth_namespace(f"kwire-json-test-{os.getpid()}", TX, RX) as ns:
         yield ns
-    finally:
-        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
 
 
 def _capturing(ns: str, dev: str) -> bool:
     """Is a packet socket bound to `dev` (/proc/net/packet of the namespace)?"""
     index = subprocess.run(["ip", "-n", ns, "-o", "link", "show", dev], capture_output=True, text=True,
                            check=True).stdout.split(":", 1)[0]
-    table = subprocess.run(_in(ns, "cat", "/proc/net/packet"), capture_output=True, text=True, check=True).stdout
+    table = subprocess.run(in_namespace(ns, "cat", "/proc/net/packet"), capture_output=True, text=True, check=True).stdout
     return any(line.split()[4] == index for line in table.splitlines()[1:] if len(line.split()) > 4)
 
 
@@ -101,7 +89,7 @@ def _capturing(ns: str, dev: str) -> bool:
 def test_live_json_and_the_packets_it_kept(veth, tmp_path):
     kept = tmp_path / "kept.pcap"
     # --duration ends the run; it starts before the replay, so it is long enough for it.
-    kwire = subprocess.Popen(_in(veth, PY, "-m", "kwire", "live", "-i", RX, "--json", "--duration", "20",
+    kwire = subprocess.Popen(in_namespace(veth, PY, "-m", "kwire", "live", "-i", RX, "--json", "--duration", "20",
                                  "-w", str(kept), "-C", "0.05"),
                              cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -109,7 +97,7 @@ def test_live_json_and_the_packets_it_kept(veth, tmp_path):
         while not _capturing(veth, RX):
             assert kwire.poll() is None and time.monotonic() < deadline, kwire.stderr.read()
             time.sleep(0.1)
-        subprocess.run(_in(veth, "tcpreplay", "-q", "-i", TX, "--pps", "2000", str(MIXED)), check=True,
+        subprocess.run(in_namespace(veth, "tcpreplay", "-q", "-i", TX, "--pps", "2000", str(MIXED)), check=True,
                        capture_output=True, timeout=120)
         out, err = kwire.communicate(timeout=120)
     finally:
