@@ -89,39 +89,55 @@ def random_packets(rng: random.Random, n: int, tidy: bool = False) -> list[Packe
     return out
 
 
+class PlainBeside:
+    """A RecordFeed and, beside it, a FlowTable fed the same packets through the plain path (decode, then
+    feed), each with its scripted consumers; check() requires the same events and counters of both."""
+
+    WANTS = (0, 50, 500, 5000, 5000, 5000)
+
+    def __init__(self, round_: int):
+        self.ref_consumers = ScriptedConsumers(round_, self.WANTS)
+        self.fast_consumers = ScriptedConsumers(round_, self.WANTS)
+        self.a, self.b = FlowTable(self.ref_consumers), FlowTable(self.fast_consumers)
+        self.ca, self.cb = DecodeCounters(), DecodeCounters()
+        self.plain: list = []
+        self.feed = RecordFeed(self.b, self._fallback)
+
+    def _fallback(self, packet) -> None:
+        self.plain.append(packet)
+        seg = decode_segment(packet, self.cb)
+        if seg is not None:
+            self.b.feed(seg)
+
+    def plain_path(self, packet) -> int:
+        """Feed `packet` to the reference table; how many packets the feed had left to the plain path."""
+        seg = decode_segment(packet, self.ca)
+        if seg is not None:
+            self.a.feed(seg)
+        return len(self.plain)
+
+    def check(self) -> None:
+        self.a.flush(1000)
+        self.b.flush(1000)
+        assert describe(self.ref_consumers.events) == describe(self.fast_consumers.events)
+        assert self.ca == self.cb
+        assert self.a.counters() == self.b.counters()
+
+
 def test_record_does_what_decode_then_feed_does():
     outcomes = {"held": 0, "plain": 0, "fast": 0}
     rng = random.Random(11)
     for round_ in range(60):
         packets = random_packets(rng, 80, tidy=round_ % 2 == 1)
-        wants = (0, 50, 500, 5000, 5000, 5000)
-        ref_consumers, fast_consumers = ScriptedConsumers(round_, wants), ScriptedConsumers(round_, wants)
-        a, b = FlowTable(ref_consumers), FlowTable(fast_consumers)
-        ca, cb = DecodeCounters(), DecodeCounters()
-        plain = []
-
-        def fallback(packet):
-            plain.append(packet)
-            seg = decode_segment(packet, cb)
-            if seg is not None:
-                b.feed(seg)
-
-        feed = RecordFeed(b, fallback)
+        side = PlainBeside(round_)
         for p in packets:
-            seg = decode_segment(p, ca)
-            if seg is not None:
-                a.feed(seg)
-            before = len(plain)
+            before = side.plain_path(p)
             padded = b"pad" + p.data + b"pad"  # the record sits inside a bigger read buffer
-            if feed.record(p.ts_ns, p.linktype, padded, 3, 3 + len(p.data), p.wire_len):
+            if side.feed.record(p.ts_ns, p.linktype, padded, 3, 3 + len(p.data), p.wire_len):
                 outcomes["held"] += 1
             else:
-                outcomes["plain" if len(plain) > before else "fast"] += 1
-        a.flush(1000)
-        b.flush(1000)
-        assert describe(ref_consumers.events) == describe(fast_consumers.events)
-        assert ca == cb
-        assert a.counters() == b.counters()
+                outcomes["plain" if len(side.plain) > before else "fast"] += 1
+        side.check()
     assert min(outcomes.values()) > 10, outcomes  # every path was exercised
 
 
@@ -154,30 +170,11 @@ def test_raw_ip_records_do_what_decode_then_feed_does():
     for round_ in range(40):
         packets = [Packet(p.ts_ns, 101, p.data[14:], max(0, p.wire_len - 14))
                    for p in random_packets(rng, 80, tidy=round_ % 2 == 1)]
-        wants = (0, 50, 500, 5000, 5000, 5000)
-        ref_consumers, fast_consumers = ScriptedConsumers(round_, wants), ScriptedConsumers(round_, wants)
-        a, b = FlowTable(ref_consumers), FlowTable(fast_consumers)
-        ca, cb = DecodeCounters(), DecodeCounters()
-        plain = []
-
-        def fallback(packet):
-            plain.append(packet)
-            seg = decode_segment(packet, cb)
-            if seg is not None:
-                b.feed(seg)
-
-        feed = RecordFeed(b, fallback)
+        side = PlainBeside(round_)
         for p in packets:
-            seg = decode_segment(p, ca)
-            if seg is not None:
-                a.feed(seg)
-            before = len(plain)
+            before = side.plain_path(p)
             padded = b"pad" + p.data + b"pad"
-            assert feed.record(p.ts_ns, 101, padded, 3, 3 + len(p.data), p.wire_len) is False
-            outcomes["plain" if len(plain) > before else "fast"] += 1
-        a.flush(1000)
-        b.flush(1000)
-        assert describe(ref_consumers.events) == describe(fast_consumers.events)
-        assert ca == cb
-        assert a.counters() == b.counters()
+            assert side.feed.record(p.ts_ns, 101, padded, 3, 3 + len(p.data), p.wire_len) is False
+            outcomes["plain" if len(side.plain) > before else "fast"] += 1
+        side.check()
     assert min(outcomes.values()) > 100, outcomes
