@@ -14,19 +14,20 @@ request (nothing to decode).
 Bounded: at most `max_inflight` batches are out at a time; the main process waits for the oldest
 when there are more. The pool starts with the first full batch, so small captures never pay for it.
 Exchanges travel as kwire.exchanges.ExchangeParts (a named tuple of plain values, the bodies as
-bytes of their own), pickled between kwire's own processes; a worker's result is bytes and a count. Output is byte-for-byte what one process writes.
+bytes of their own), pickled between kwire's own processes (kwire.forkpool: forked workers,
+pipes); a worker's result is bytes and a count. Output is byte-for-byte what one process writes.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 from collections import deque
 from typing import Callable, Iterator
 
 from kwire.codec.marks import carries_records
 from kwire.enrich import enriched
 from kwire.exchanges import ExchangeParts, build_from_parts, exchange_parts
+from kwire.forkpool import ForkPool, WorkerDied, can_fork
 from kwire.kafka.pairing import RawExchange
 from kwire.model import Exchange
 
@@ -63,54 +64,51 @@ def default_jobs() -> int:
         cpus = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # pragma: no cover - not Linux
         cpus = os.cpu_count() or 1
-    return cpus if cpus >= MIN_CPUS else 0
+    return cpus if cpus >= MIN_CPUS and can_fork() else 0
 
 
-# ---- the worker side: the task, set once per process by the pool's initializer ---------------
-
-_task: Callable[[list[Exchange]], object] | None = None
-
-
-def _init_worker(task: Callable[[list[Exchange]], object]) -> None:
-    global _task
-    _task = task
-    # Ctrl-C is the main process's to handle (it stops the workers): no traceback from each worker.
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-def _run_batch(batch: list[ExchangeParts], task=None) -> tuple[object, int]:
+def _run_batch(batch: list[ExchangeParts], task) -> tuple[object, int]:
     """The task's result on a batch of exchange parts (decoded here, in order), and how many of
-    them had decode errors. In a worker, `task` is the one its initializer was given."""
+    them had decode errors."""
     exchanges = [build_from_parts(parts) for parts in batch]
     errors = 0
     for ex in exchanges:
         if ex.request_error or ex.response_error:
             errors += 1
-    return (task or _task)(exchanges), errors
+    return task(exchanges), errors
+
+
+class _BatchWork:
+    """What a worker does with each batch it is sent (kwire.forkpool's `work`)."""
+
+    def __init__(self, task):
+        self.task = task
+
+    def __call__(self, batch: list[ExchangeParts]) -> tuple[object, int]:
+        return _run_batch(batch, self.task)
 
 
 # ---- the main side ---------------------------------------------------------------------------
 
 
 class _Done:
-    """A batch run in the main process, queued like a worker's result."""
+    """A batch run in the main process, queued like a worker's ticket (kwire.forkpool.Ticket)."""
 
     def __init__(self, value):
-        self.value = value
+        self.answer = (value,)
 
     def done(self) -> bool:
         return True
 
     def result(self):
-        return self.value
+        return self.answer
 
 
 class Batches:
     """RawExchanges in, batches of them run by `task(exchanges) -> result` on `jobs` worker
-    processes, results out in the order the batches were made. `task` must be picklable (a
-    module-level function or an object of a module-level class): workers get a copy.
+    processes, results out in the order the batches were made. Workers are forked
+    (kwire.forkpool): they have `task` as it was when the pool started; its results must be
+    picklable.
 
     add(raw) queues an exchange; a full batch goes to a worker (the pool starts with the first one).
     flush() sends the batch in progress, or runs it here when no worker was ever needed. done(wait)
@@ -119,7 +117,8 @@ class Batches:
     note on the batch in progress, handed back with its result.
 
     A worker that dies (killed, out of memory) breaks the pool: its batches, and every later one,
-    are then run here, so the output is still whole (`worker_failures` counts the batches redone)."""
+    are then run here, so the output is still whole (`worker_failures` counts the batches redone).
+    A batch whose task raised in a worker is run again here, where the exception can surface."""
 
     def __init__(self, task: Callable[[list[Exchange]], object], jobs: int, *, batch: int | None = None,
                  max_inflight: int | None = None):
@@ -133,7 +132,7 @@ class Batches:
         self.batch_bytes = 0
         self.tag = None
         self.worker_failures = 0
-        self._out: deque = deque()  # (Future or _Done, tag, the batch while a worker has it)
+        self._out: deque = deque()  # (Ticket or _Done, tag, the batch while a worker has it)
         self._pool = None
         self._broken = False
 
@@ -169,12 +168,12 @@ class Batches:
         if self._pool is None:
             self._pool = _start_pool(self.jobs, self.task)
         try:
-            future = self._pool.submit(_run_batch, self.batch)
-        except RuntimeError:  # BrokenProcessPool (a RuntimeError): a worker died
+            ticket = self._pool.submit(self.batch)
+        except WorkerDied:
             self._broken = True
             self._run_here()
             return
-        self._out.append((future, self.tag, self.batch))
+        self._out.append((ticket, self.tag, self.batch))
         self.batch = []
         self.batch_bytes = 0
         self.tag = None
@@ -187,37 +186,33 @@ class Batches:
     def done(self, wait: bool = False) -> Iterator[tuple[object, object, int]]:
         out = self._out
         while out:
-            future, tag, batch = out[0]
-            if not (wait or len(out) > self.max_inflight or future.done()):
+            ticket, tag, batch = out[0]
+            if not (wait or len(out) > self.max_inflight or ticket.done()):
                 return
             try:
-                value, errors = future.result()
-            except RuntimeError:  # BrokenProcessPool: redo the batch here
+                answer = ticket.result()
+            except WorkerDied:  # redo the batch here, and every later one
                 self._broken = True
                 self.worker_failures += 1
-                value, errors = _run_batch(batch, self.task)
+                answer = None
+            (value, errors) = answer[0] if answer is not None else _run_batch(batch, self.task)
             out.popleft()
             yield value, tag, errors
 
     def close(self) -> None:
         if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool.close()
             self._pool = None
 
 
-def _start_pool(jobs: int, task):
-    # fork: the workers start with kwire imported and the decoders compiled; elsewhere, spawn.
+def _start_pool(jobs: int, task) -> ForkPool:
     import gc
-    import multiprocessing  # here: a run that never needs a worker does not pay for the import
-    from concurrent.futures import ProcessPoolExecutor
 
     # Forked workers share the parent's memory until they write to it, and the collector's walks
     # over inherited objects write (refcounts, gc links): out of its reach, they stay shared. (The
     # workers inherit the parent's collector thresholds too; see kwire.cli.main.settle_gc.)
     gc.freeze()
-    method = "fork" if sys.platform.startswith("linux") else "spawn"
-    return ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context(method),
-                               initializer=_init_worker, initargs=(task,))
+    return ForkPool(jobs, _BatchWork(task))
 
 
 class RenderEach:
