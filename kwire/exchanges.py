@@ -100,7 +100,8 @@ class ExchangeParts(NamedTuple):
     wire: tuple | None  # where the frames lie on the wire (Exchange.wire), when the run tracks it
 
 
-_new_parts = partial(tuple.__new__, ExchangeParts)  # without NamedTuple's Python-level __new__
+# Plain values in field order -> ExchangeParts, without NamedTuple's Python-level __new__.
+as_parts = partial(tuple.__new__, ExchangeParts)
 
 
 def exchange_parts(raw: RawExchange, *, owned: bool = False) -> ExchangeParts:
@@ -116,14 +117,14 @@ def exchange_parts(raw: RawExchange, *, owned: bool = False) -> ExchangeParts:
         resp_body = bytes(resp_body)
     req = raw.request
     if req is None:
-        return _new_parts((conn.id, client, broker, raw.status, raw.correlation_id, None, None, None, 0,
+        return as_parts((conn.id, client, broker, raw.status, raw.correlation_id, None, None, None, 0,
                            None, None, None, raw.response_ts_ns, raw.response_size, resp_body, None,
                            _wire(raw, None)))
     h = req.header
     body = req.body
     if owned and type(body) is not bytes:
         body = bytes(body)
-    return _new_parts((conn.id, client, broker, raw.status, raw.correlation_id, h.api_key, h.api_version,
+    return as_parts((conn.id, client, broker, raw.status, raw.correlation_id, h.api_key, h.api_version,
                        h.client_id, h.header_size, req.ts_ns, req.size, body, raw.response_ts_ns,
                        raw.response_size, resp_body, raw.given_up_ts_ns, _wire(raw, req.span)))
 
