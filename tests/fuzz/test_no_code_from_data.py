@@ -6,9 +6,9 @@ a cached decoder (and must be a version the schema declares). kwire/codec/code_c
 source and caches the code objects (marshal, in the user's cache directory): no captured byte is ever
 marshalled.
 
-kwire.parallel hands exchanges to worker processes through multiprocessing, which pickles them:
-flat tuples of ints, strings and bytes that the main process built itself, over a pipe between
-kwire's own processes. kwire.live.channel does the same between `kwire live`'s capture process and
+kwire.parallel hands exchanges to worker processes it forked (kwire.forkpool), pickled: flat
+tuples of ints, strings and bytes that the main process built itself, over pipes between kwire's
+own processes, created before the fork and held by nothing else; the results come back the same way. kwire.live.channel does the same between `kwire live`'s capture process and
 the dashboard's (the pipe is created by the dashboard's process before it forks the other, and
 nothing else holds it). kwire's Spark job does the same between its own tasks and its driver: each
 task's PartitionResult (Aggregators, counters: objects kwire built) travels as a pickle inside
@@ -33,8 +33,11 @@ ALLOWED = {
     ("codec/code_cache.py", "marshal"),
     ("cli/main.py", "__import__"),                                     # kwire's own command modules
     ("codec/schemas/__init__.py", "importlib.import_module"),          # kwire's own schema modules
+    # Batches kwire's main process builds (tuples of ints, strings, bytes), to the workers it forked,
+    # and their results back, over pipes only the two hold.
+    ("forkpool.py", "pickle"),
     # Batches kwire's capture process builds (tuples of ints, strings, bytes), to the dashboard's
-    # process over a pipe only the two hold: as kwire.parallel's multiprocessing does.
+    # process over a pipe only the two hold: as kwire.forkpool does.
     ("live/channel.py", "pickle"),
     # What kwire's own Spark tasks computed, to its driver and to the next micro-batch (see above).
     ("spark/wire.py", "pickle"), ("spark/follow.py", "cloudpickle"),
