@@ -80,7 +80,7 @@ def _run_batch(batch: list[ExchangeParts], task) -> tuple[object, int]:
 
 class _BatchWork:
     """What a worker does with each batch it is sent (kwire.forkpool's `work`). A batch travels as
-    plain tuples (`_plain`): pickle writes those in C, while each named tuple would cost it a
+    plain tuples (`_plain`): the pickler writes those in C, while each named tuple would cost it a
     Python-level call (__getnewargs__), a twentieth of the main process's time on small exchanges."""
 
     def __init__(self, task):
