@@ -84,6 +84,12 @@ class Aggregator:
         self.add(exchange_row(ex), partition_rows(ex), topic_names(ex), observations(ex))
 
     def add(self, row: dict, partitions=(), names=(), observed=()) -> None:
+        self.add_figures(row, partitions, names)
+        self.analysis.add(row, observed)
+
+    def add_figures(self, row: dict, partitions=(), names=()) -> None:
+        """`add` but for the group and finding analysis (a caller that keeps one Analysis for
+        several Aggregators feeds it itself: kwire.live.window)."""
         ts = row["ts_ns"]
         end = max(ts, row["response_ts_ns"] or 0)
         if self.first_ns is None or ts < self.first_ns:
@@ -121,7 +127,6 @@ class Aggregator:
             self.add_partition(part)
         for tid, name in names:
             self.add_name(tid, name)
-        self.analysis.add(row, observed)
 
     def add_partition(self, part: dict) -> None:
         key = (part["topic"], part["partition"])
