@@ -6,7 +6,8 @@ Reads the captures once through a Pipeline that offloads every exchange, as the 
 in batches of BATCH. Then times, several rounds, in CPU time, what the dashboard's process does
 with them (kwire.live.ringfeed.RingFeeder._take): unpickle each batch as the channel does, decode
 and enrich each exchange, DashboardState.add_exchanges, and a snapshot every second of capture time
-(the screen asks about once a second). Prints microseconds per exchange, best of the rounds, and
+(the screen asks about once a second), with the collector settled as the kwire command settles
+it. Prints microseconds per exchange, best of the rounds, and
 the share of each step.
 
     python scripts/bench_figures.py /tmp/kwire-bench/live/small-2.5m.pcap.first200000.pcap [--rounds 3]
@@ -24,6 +25,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from kwire.capture.files import open_captures  # noqa: E402
+from kwire.cli.main import settle_gc  # noqa: E402
 from kwire.enrich import Enricher  # noqa: E402
 from kwire.exchanges import build_from_parts, exchange_parts  # noqa: E402
 from kwire.live.report import ReportedPipeline  # noqa: E402
@@ -91,6 +93,7 @@ def main() -> None:
     parser.add_argument("--profile", help="write a cProfile of one round to this file")
     args = parser.parse_args()
     batches = sent_batches(args.captures)
+    settle_gc()  # as the kwire command does once it is loaded (the collector's thresholds)
     if args.profile:
         import cProfile
 

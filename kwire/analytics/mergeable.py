@@ -51,6 +51,15 @@ class Capped(dict):
     def __reduce__(self):  # pickled (Spark, worker processes) without the heap: rebuilt on first use
         return (Capped, (), None, None, iter(self.items()))
 
+    def refuses(self, key, limit: int) -> bool:
+        """Would `key`, added now and trimmed by keep_smallest(self, limit), be dropped at once? True
+        only when that is sure: the table is full and its heap (up to date) says every key it holds
+        is smaller. A caller can then skip making the value (a full table of a long capture refuses
+        most new keys)."""
+        heap = self._heap
+        return (len(self) >= limit and heap is not None and self._synced == len(self)
+                and key > heap[0].key)
+
 
 class _Largest:
     """A key in a min-heap that pops the largest first."""

@@ -33,6 +33,30 @@ def test_capped_trims_as_a_sort_does(seed):
     assert sorted(capped.items()) == sorted(plain.items()) and len(capped) == min(limit, len(plain))
 
 
+@pytest.mark.parametrize("seed", range(10))
+def test_a_key_capped_refuses_is_one_keep_smallest_would_drop_at_once(seed):
+    rng = random.Random(seed)
+    limit = rng.choice([1, 3, 16, 100])
+    capped, plain = Capped(), {}
+    refused = 0
+    for step in range(3000):
+        key = (rng.randint(0, 2000), rng.choice("abc"))
+        if key not in capped and capped.refuses(key, limit):
+            refused += 1
+            plain[key] = step
+            keep_smallest(plain, limit)
+            assert key not in plain  # dropped at once: skipping it changed nothing
+        else:
+            capped[key] = plain[key] = step
+            keep_smallest(capped, limit)
+            keep_smallest(plain, limit)
+        assert sorted(capped.items()) == sorted(plain.items())
+        if rng.random() < 0.01:
+            capped = pickle.loads(pickle.dumps(capped))  # no heap: refuses nothing until trimmed again
+            assert not capped.refuses((10**9, "z"), limit)
+    assert refused > 0
+
+
 def test_capped_is_a_plain_dict_to_its_readers():
     table = Capped()
     table.setdefault("b", []).append(1)
