@@ -243,9 +243,9 @@ class TimeHistograms:
         b = latency_bucket(latency_ns)
         hist[b] = hist.get(b, 0) + 1
         labels[label] = labels.get(label, 0) + 1
-        slowest = (latency_ns, evidence)
-        if cell[2] is None or _slower(slowest, cell[2]):
-            cell[2] = slowest
+        top = cell[2]
+        if top is None or (latency_ns >= top[0] and _slower((latency_ns, evidence), top)):
+            cell[2] = (latency_ns, evidence)
         if len(self.buckets) > self.limit:
             self._coarsen(self.resolution * 2)
 

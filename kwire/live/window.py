@@ -110,8 +110,8 @@ class Window:
         for second in sorted(s for s in self.live if s < oldest):
             bucket = self.live.pop(second)
             self.past.append((second, bucket.per_api_summary()))
+            drop_latencies(bucket.agg)  # before the merge: the retired keeps none, why merge them
             self.retired.merge(bucket.agg)
-            drop_latencies(self.retired)
         while self.past and self.past[0][0] <= now_second - self.history:
             self.past.popleft()
 
