@@ -140,25 +140,21 @@ def _wire(raw: RawExchange, request_span) -> tuple | None:
 def build_from_parts(parts: ExchangeParts, *, decode: bool = True) -> Exchange:
     (conn_id, client, broker, status, corr, api_key, api_version, client_id, header_size,
      req_ts, req_size, req_body, resp_ts, resp_size, resp_body, given_up_ts, wire) = parts
-    ex = Exchange(conn_id, client, broker, status, corr)
-    ex.given_up_ts_ns = given_up_ts
-    ex.wire = wire
-    if api_key is not None:
-        ex.api_key = api_key
-        ex.api = api_name(api_key)
-        ex.api_version = api_version
-        ex.client_id = client_id
-        ex.request_ts_ns = req_ts
-        ex.request_size = req_size
+    if resp_body is None:
+        resp_ts = resp_size = None
+    # every field in one call: cheaper than setting them one by one after
+    if api_key is None:
+        ex = Exchange(conn_id, client, broker, status, corr, None, None, None, None, None, resp_ts, given_up_ts,
+                      None, resp_size, wire=wire)
+    else:
+        ex = Exchange(conn_id, client, broker, status, corr, api_key, api_name(api_key), api_version, client_id,
+                      req_ts, resp_ts, given_up_ts, req_size, resp_size, wire=wire)
         if req_body is None:
             ex.request_error = BODY_NOT_KEPT
         elif decode:
             ex.request, ex.request_error, ex.request_trailing = decode_body(
                 api_key, "request", api_version, req_body, header_size)
-    if resp_body is not None:
-        ex.response_ts_ns = resp_ts
-        ex.response_size = resp_size
-        if api_key is not None and decode:
+        if resp_body is not None and decode:
             _decode_response(ex, resp_body)
     if decode and api_key in EMBEDDED_API_KEYS:
         decode_embedded(ex)

@@ -53,6 +53,13 @@ def _brief(row: dict) -> dict:
             "status": row["status"], "errors": list(row["error_codes"])}
 
 
+def _figures(table: dict, name) -> Figures:
+    figures = table.get(name)
+    if figures is None:
+        figures = table[name] = Figures()
+    return figures
+
+
 def _tie(row: dict) -> tuple:
     return (row["ts_ns"], row["client"], row["broker"], row["correlation_id"])
 
@@ -84,25 +91,33 @@ class Aggregator:
         self.add(exchange_row(ex), partition_rows(ex), topic_names(ex), observations(ex))
 
     def add(self, row: dict, partitions=(), names=(), observed=()) -> None:
+        self.add_figures(row, partitions, names)
+        self.analysis.add(row, observed)
+
+    def add_figures(self, row: dict, partitions=(), names=()) -> None:
+        """`add` but for the group and finding analysis (a caller that keeps one Analysis for
+        several Aggregators feeds it itself: kwire.live.window)."""
         ts = row["ts_ns"]
-        end = max(ts, row["response_ts_ns"] or 0)
+        end = row["response_ts_ns"] or 0
+        if end < ts:
+            end = ts
         if self.first_ns is None or ts < self.first_ns:
             self.first_ns = ts
         if self.last_ns is None or end > self.last_ns:
             self.last_ns = end
         self.total.add(row)
-        if row["api"] is None:
+        api = row["api"]
+        if api is None:
             key = (UNKNOWN, UNKNOWN)
             client_id = UNKNOWN
         else:
-            key = (row["api"], str(row["api_version"]))
-            client_id = row["client_id"] if row["client_id"] is not None else NULL_CLIENT_ID
-        for table, name in ((self.by_api_version, key), (self.by_client_id, client_id),
-                            (self.by_broker, row["broker"])):
-            figures = table.get(name)
-            if figures is None:
-                figures = table[name] = Figures()
-            figures.add(row)
+            key = (api, str(row["api_version"]))
+            client_id = row["client_id"]
+            if client_id is None:
+                client_id = NULL_CLIENT_ID
+        _figures(self.by_api_version, key).add(row)
+        _figures(self.by_client_id, client_id).add(row)
+        _figures(self.by_broker, row["broker"]).add(row)
         self.timeline.add(ts, (1, 1 if row["failed"] else 0, row["request_bytes"] or 0, row["response_bytes"] or 0))
         latency = row["latency_ns"]
         if latency is not None and not row.get("wait"):
@@ -112,7 +127,6 @@ class Aggregator:
                 self._keep(slowest, _slow_key(row), row, SLOWEST)
         if row["status"] == NO_RESPONSE:
             self._keep(self.unanswered_first, _tie(row), row, FIRST)
-        api = row["api"]
         if api == "ShareFetch":
             self._share_group(row["group_id"]).fetches += 1
         elif api == "ShareAcknowledge":
@@ -121,7 +135,6 @@ class Aggregator:
             self.add_partition(part)
         for tid, name in names:
             self.add_name(tid, name)
-        self.analysis.add(row, observed)
 
     def add_partition(self, part: dict) -> None:
         key = (part["topic"], part["partition"])

@@ -149,6 +149,8 @@ class DeliveryState:
             full = (stable_hash(topic, partition, key), topic, partition, key)
             batch = self.batches.get(full)
             if batch is None:
+                if self.batches.refuses(full, MAX_BATCHES):
+                    return
                 batch = self.batches[full] = Batch()
                 if len(self.batches) > MAX_BATCHES:
                     keep_smallest(self.batches, MAX_BATCHES)

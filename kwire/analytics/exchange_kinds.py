@@ -15,10 +15,11 @@ from kwire.codec.version_refusal import is_version_refusal
 from kwire.model import PAIRED, Exchange
 
 WAIT_FRACTION = 0.8
+WAIT_APIS = frozenset({"Fetch", "ShareFetch"})
 
 
 def is_wait(ex: Exchange) -> bool:
-    if ex.api not in ("Fetch", "ShareFetch") or ex.status != PAIRED or not ex.request or not ex.response:
+    if ex.api not in WAIT_APIS or ex.status != PAIRED or not ex.request or not ex.response:
         return False
     max_wait = ex.request.get("MaxWaitMs")
     if not isinstance(max_wait, int) or max_wait <= 0:

@@ -27,7 +27,7 @@ Definitions (the statistics inherit them):
 
 from __future__ import annotations
 
-from kwire.analytics.exchange_kinds import is_negotiation, is_wait
+from kwire.analytics.exchange_kinds import WAIT_APIS, is_negotiation, is_wait
 from kwire.codec.marks import message_tree, values
 from kwire.codec.records import count_records, count_v2_records
 from kwire.codec.schema import GROUP_ID
@@ -53,8 +53,9 @@ EXCHANGE_COLUMNS = ("ts_ns", "request_ts_ns", "response_ts_ns", "client", "broke
 def exchange_row(ex: Exchange) -> dict:
     latency = None
     status = ex.status
-    if status == PAIRED and ex.request_ts_ns is not None and ex.response_ts_ns is not None:
-        latency = ex.response_ts_ns - ex.request_ts_ns
+    request_ts, response_ts = ex.request_ts_ns, ex.response_ts_ns
+    if status == PAIRED and request_ts is not None and response_ts is not None:
+        latency = response_ts - request_ts
     found = error_codes(ex.response)
     negotiation = bool(found) and is_negotiation(ex, found)
     if negotiation:
@@ -63,9 +64,9 @@ def exchange_row(ex: Exchange) -> dict:
     # kwire.query.has_error: not paired, a decode error, or an error code
     failed = status != PAIRED or bool(ex.request_error or ex.response_error) or bool(found)
     return {
-        "ts_ns": ex.ts_ns,
-        "request_ts_ns": ex.request_ts_ns,
-        "response_ts_ns": ex.response_ts_ns,
+        "ts_ns": request_ts if request_ts is not None else response_ts or 0,  # Exchange.ts_ns
+        "request_ts_ns": request_ts,
+        "response_ts_ns": response_ts,
         "client": ex.client,
         "broker": ex.broker,
         "client_id": ex.client_id,
@@ -82,7 +83,7 @@ def exchange_row(ex: Exchange) -> dict:
         "request_error": ex.request_error,
         "response_error": ex.response_error,
         "group_id": group_id(ex),
-        "wait": is_wait(ex),
+        "wait": ex.api in WAIT_APIS and is_wait(ex),
         "negotiation": negotiation,
         # Not a column (EXCHANGE_COLUMNS): which TCP connection, so that the analytics tell apart two
         # connections a client made from the same port one after the other.

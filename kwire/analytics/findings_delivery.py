@@ -28,14 +28,27 @@ MAX_REDELIVERED = 100
 
 def by_name(table: dict, names: dict, at: int, make, drop: int | None = None) -> dict:
     """`table` re-keyed with the topic at position `at` of its keys named (a topic seen under its id
-    on one connection and its name on another counts once), entries that meet merged into new ones;
-    `drop`: a key position to leave out."""
+    on one connection and its name on another counts once), entries that meet merged into new ones
+    (an entry no other meets is the table's own: readers only read); `drop`: a key position to leave
+    out."""
     out: dict = {}
+    made: set = set()  # named keys whose entry is a new one, merged from several
+    get = names.get
     for key, value in table.items():
-        named = tuple(names.get(k, k) if i == at else k for i, k in enumerate(key) if i != drop)
+        named = list(key)
+        named[at] = get(named[at], named[at])
+        if drop is not None:
+            del named[drop]
+        named = tuple(named)
         have = out.get(named)
         if have is None:
-            have = out[named] = make()
+            out[named] = value
+            continue
+        if named not in made:
+            made.add(named)
+            fresh = out[named] = make()
+            fresh.merge(have)
+            have = fresh
         have.merge(value)
     return out
 

@@ -41,15 +41,25 @@ class Capped(dict):
     brought up to date from the keys added since (the newest, at the end of the dict's order). Keys
     must leave it only through keep_smallest."""
 
-    __slots__ = ("_heap", "_synced")
+    __slots__ = ("_heap", "_synced", "_rank")
 
     def __init__(self) -> None:
         super().__init__()
         self._heap: list | None = None
         self._synced = 0  # len(self) when the heap last held every key
+        self._rank = None  # how the heap's entries rank its keys (_rank_of), None: by _Largest alone
 
     def __reduce__(self):  # pickled (Spark, worker processes) without the heap: rebuilt on first use
         return (Capped, (), None, None, iter(self.items()))
+
+    def refuses(self, key, limit: int) -> bool:
+        """Would `key`, added now and trimmed by keep_smallest(self, limit), be dropped at once? True
+        only when that is sure: the table is full and its heap (up to date) says every key it holds
+        is smaller. A caller can then skip making the value (a full table of a long capture refuses
+        most new keys)."""
+        heap = self._heap
+        return (len(self) >= limit and heap is not None and self._synced == len(self)
+                and key > heap[0][1].key)
 
 
 class _Largest:
@@ -64,6 +74,40 @@ class _Largest:
         return self.key > other.key
 
 
+# A heap entry is (rank, _Largest(key)): when every key of a table is an int, or a tuple that starts
+# with one (the batches' stable hash), the rank is minus that int, so most comparisons are between
+# two ints and never reach _Largest.__lt__ (unique keys tie on the rank only where their first
+# items tie); otherwise the rank is 0 and _Largest orders alone.
+_INT, _INT_FIRST = "int", "int first"
+
+
+def _kind(key):
+    if type(key) is int:
+        return _INT
+    if type(key) is tuple and key and type(key[0]) is int:
+        return _INT_FIRST
+    return None
+
+
+def _entry(key, rank):
+    if rank is _INT_FIRST:
+        return (-key[0], _Largest(key))
+    return (-key if rank is _INT else 0, _Largest(key))
+
+
+def _heap_of(table: Capped) -> list:
+    rank = None
+    for key in table:
+        rank = _kind(key)
+        break
+    if rank is not None and any(_kind(key) is not rank for key in table):
+        rank = None
+    table._rank = rank
+    heap = [_entry(key, rank) for key in table]
+    heapify(heap)
+    return heap
+
+
 def keep_smallest(table: dict, limit: int) -> None:
     """Drop every key of `table` but the `limit` smallest (in place)."""
     if len(table) <= limit:
@@ -73,15 +117,19 @@ def keep_smallest(table: dict, limit: int) -> None:
             del table[key]
         return
     heap, added = table._heap, len(table) - table._synced
+    if heap is not None and added <= limit:
+        rank = table._rank
+        keys = reversed(table)
+        newest = [next(keys) for _ in range(added)]
+        if rank is not None and any(_kind(key) is not rank for key in newest):
+            heap = None  # a key of another kind: ranked by _Largest alone from now on
+        else:
+            for key in newest:
+                heappush(heap, _entry(key, rank))
     if heap is None or added > limit:
-        heap = [_Largest(key) for key in table]
-        heapify(heap)
-    else:
-        newest = reversed(table)
-        for _ in range(added):
-            heappush(heap, _Largest(next(newest)))
+        heap = _heap_of(table)
     while len(table) > limit:
-        del table[heappop(heap).key]
+        del table[heappop(heap)[1].key]
     table._heap, table._synced = heap, len(table)
 
 
@@ -234,9 +282,9 @@ class TimeHistograms:
         b = latency_bucket(latency_ns)
         hist[b] = hist.get(b, 0) + 1
         labels[label] = labels.get(label, 0) + 1
-        slowest = (latency_ns, evidence)
-        if cell[2] is None or _slower(slowest, cell[2]):
-            cell[2] = slowest
+        top = cell[2]
+        if top is None or (latency_ns >= top[0] and _slower((latency_ns, evidence), top)):
+            cell[2] = (latency_ns, evidence)
         if len(self.buckets) > self.limit:
             self._coarsen(self.resolution * 2)
 

@@ -35,6 +35,7 @@ from kwire.codec.values import RawRecords
 from kwire.model import PAIRED, Exchange
 
 _V2_HEAD = struct.Struct(">qiibIhiqqqhii")  # baseOffset .. recordCount (61 bytes)
+_I32 = struct.Struct(">i")
 _LEGACY_CRC = struct.Struct(">qiI")
 
 
@@ -81,7 +82,7 @@ def batch_keys(data) -> list[tuple]:
     view = memoryview(data)
     pos, end = 0, len(view)
     while pos + 17 <= end:
-        size = struct.unpack_from(">i", view, pos + 8)[0]
+        size = _I32.unpack_from(view, pos + 8)[0]
         magic = view[pos + 16]
         if size < 0 or pos + 12 + size > end:
             break
@@ -116,10 +117,12 @@ def _produce(ex: Exchange, out: list) -> None:
                 continue
             index = part.get("Index")
             bad = failed is True or (failed is not None and (label, index) in failed)
-            transactions = set()  # a producer's batches of one exchange are one moment: one "tx"
+            transactions = None  # a producer's batches of one exchange are one moment: one "tx"
             for key, pid, transactional in batch_keys(data):
                 out.append(("pb", label, index, key, ev, bad))
-                if transactional and pid >= 0 and pid not in transactions:
+                if transactional and pid >= 0 and (transactions is None or pid not in transactions):
+                    if transactions is None:
+                        transactions = set()
                     transactions.add(pid)
                     out.append(("tx", label, index, pid, ex.ts_ns))
 

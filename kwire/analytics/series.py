@@ -36,14 +36,15 @@ class Series:
         self._combine(cell, values)
 
     def _combine(self, cell: list, values) -> None:
-        for i, op in enumerate(self.ops):
+        i = 0
+        for op in self.ops:
             v = values[i]
-            if v is None:
-                continue
-            if op == "sum":
-                cell[i] += v
-            elif cell[i] is None or v > cell[i]:
-                cell[i] = v
+            if v is not None:
+                if op == "sum":
+                    cell[i] += v
+                elif cell[i] is None or v > cell[i]:
+                    cell[i] = v
+            i += 1
 
     def _coarsen(self, resolution: int) -> None:
         while True:

@@ -35,8 +35,18 @@ STEADY_APIS = frozenset({"Fetch", "ShareFetch", "Produce", "Heartbeat", "Consume
 LONG_POLLS = frozenset({"Fetch", "ShareFetch", "JoinGroup", "SyncGroup"})
 
 
+_HOSTS: dict[str, str] = {}
+
+
 def host_of(endpoint: str) -> str:
-    return endpoint.rsplit(":", 1)[0]
+    """The host of an "ip:port" endpoint (cached: every exchange asks for its client's)."""
+    host = _HOSTS.get(endpoint)
+    if host is None:
+        host = endpoint.rsplit(":", 1)[0]
+        if len(_HOSTS) >= 65536:  # endpoints come off the wire: bounded
+            _HOSTS.clear()
+        _HOSTS[endpoint] = host
+    return host
 
 
 def evidence_of(row: dict) -> tuple:
@@ -139,32 +149,42 @@ class TrafficState:
 
     def add_row(self, row: dict, acks0: bool = False) -> None:
         client, broker, api, ts = row["client"], row["broker"], row["api"], row["ts_ns"]
-        who = (host_of(client), row["client_id"] or "")
+        status, client_id = row["status"], row["client_id"]
         conn = self._connection((client, broker, row.get("connection_id")))
         if conn is not None:
-            end = max(ts, row["response_ts_ns"] or 0)
-            conn.first_ns, conn.last_ns = first_ns(conn.first_ns, ts), last_ns(conn.last_ns, end)
+            end = row["response_ts_ns"] or 0
+            if end < ts:
+                end = ts
+            if conn.first_ns is None or ts < conn.first_ns:
+                conn.first_ns = ts
+            if conn.last_ns is None or end > conn.last_ns:
+                conn.last_ns = end
             conn.exchanges += 1
-            last = (end, ts, row["correlation_id"], api, row["status"])
+            last = (end, ts, row["correlation_id"], api, status)
             if conn.last is None or last > conn.last:
                 conn.last = last
-            if row["status"] == PAIRED:
-                conn.answered_ns = last_ns(conn.answered_ns, ts)
-            conn.client_id = choose(conn.client_id, row["client_id"])
+            if status == PAIRED and (conn.answered_ns is None or ts > conn.answered_ns):
+                conn.answered_ns = ts
+            if conn.client_id != client_id:
+                conn.client_id = choose(conn.client_id, client_id)
         if api is None:
             return
-        if api not in STEADY_APIS:
-            self.note_activity(who, api, ts)
-        for name in row["error_codes"]:
-            self._error((api, name), row, who)
-        if row["status"] == NO_RESPONSE and not acks0:
+        if api not in STEADY_APIS or row["error_codes"]:
+            who = (host_of(client), client_id or "")
+            if api not in STEADY_APIS:
+                self.note_activity(who, api, ts)
+            for name in row["error_codes"]:
+                self._error((api, name), row, who)
+        ev = None
+        if status == NO_RESPONSE and not acks0:
             ev = evidence_of(row)
-            self.unanswered.add(ev[:4], (ev, row["client_id"], row.get("connection_id")))
-        if row["latency_ns"] is not None and api not in LONG_POLLS:
+            self.unanswered.add(ev[:4], (ev, client_id, row.get("connection_id")))
+        latency = row["latency_ns"]
+        if latency is not None and api not in LONG_POLLS:
             series = self.latency.get(broker)
             if series is None:
                 series = self.latency[broker] = TimeHistograms()
-            series.add(ts, row["latency_ns"], api, evidence_of(row))
+            series.add(ts, latency, api, ev or evidence_of(row))
 
     def note_activity(self, who: tuple, api: str, ts: int) -> None:
         apis = self.activity.get(who)

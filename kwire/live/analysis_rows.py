@@ -1,10 +1,10 @@
 """The dashboard's findings and groups panels: rows made from the analysis the Aggregators carry.
 
-`analysis_rows(parts, names)` merges the kwire.analytics.analysis state of the dashboard's
-Aggregators (the retired one and the window's seconds: everything since the start) into a fresh
-one and reads the same `findings` and `groups` documents `kwire stats` prints, as small rows for
-kwire.live.snapshot. The work grows with what the analysis keeps (bounded), not with traffic; the
-state calls it at most once per second of capture time.
+`analysis_rows(analysis, parts, names)` reads the same `findings` and `groups` documents `kwire
+stats` prints from the dashboard's analysis (kwire.live.window.Window.analysis: every exchange since
+the start), over the time its Aggregators span (`parts`: the retired one and the window's seconds),
+as small rows for kwire.live.snapshot. The work grows with what the analysis keeps (bounded), not
+with traffic; the state calls it at most once per second of capture time.
 """
 
 from __future__ import annotations
@@ -13,11 +13,9 @@ from kwire.analytics.analysis import Analysis
 from kwire.live.snapshot import FindingRow, GroupRow
 
 
-def analysis_rows(parts, names: dict[str, str]) -> tuple[list[FindingRow], list[GroupRow]]:
-    analysis = Analysis()
+def analysis_rows(analysis: Analysis, parts, names: dict[str, str]) -> tuple[list[FindingRow], list[GroupRow]]:
     first = last = None
     for agg in parts:
-        analysis.merge(agg.analysis)
         if agg.first_ns is not None:
             first = agg.first_ns if first is None else min(first, agg.first_ns)
             last = agg.last_ns if last is None else max(last, agg.last_ns)

@@ -124,7 +124,7 @@ class DashboardState:
                 for tid, name in agg.names.items():
                     if tid not in names or name < names[tid]:
                         names[tid] = name
-            self._analysis_rows = analysis_rows(parts, names)
+            self._analysis_rows = analysis_rows(self.window.analysis, parts, names)
             self._analysis_key = key
         return self._analysis_rows
 

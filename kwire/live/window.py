@@ -6,6 +6,11 @@ Built on kwire.analytics.Aggregator, so every figure the dashboard shows has the
   second of capture time, merged on demand (`recent()`);
 - since the start (counts, errors, bytes, lag, share groups): `retired`, where each second is
   merged once it leaves the window, latency distributions dropped.
+The group and finding analysis (kwire.analytics.analysis) is only ever read since the start, so it
+is one Analysis fed every exchange (`analysis`), not one per second merged again at every look:
+merging is exact, so that gives the state the seconds' Analyses would merge to, without the
+merges (a second's batches alone are tens of thousands of entries at production rates). The
+seconds' Aggregators carry an empty one.
 
 Memory stays bounded in a long live session: latency distributions (one entry per distinct latency,
 so about one per exchange with nanosecond timestamps) exist only for the window; `retired` keeps
@@ -23,6 +28,7 @@ from __future__ import annotations
 from collections import deque
 
 from kwire.analytics import Aggregator
+from kwire.analytics.analysis import Analysis
 from kwire.analytics.figures import Figures
 from kwire.analytics.distribution import percentiles
 
@@ -76,6 +82,7 @@ class Window:
         self.history = max(self.seconds, int(history))
         self.live: dict[int, _Second] = {}   # second -> its Aggregator, for the last `seconds`
         self.retired = Aggregator()          # everything older, latencies dropped
+        self.analysis = Analysis()           # groups and findings of every exchange since the start
         self.past: deque[tuple[int, dict]] = deque()  # (second, per-api summary) of retired seconds
         self.newest = None                   # the latest second anything completed in
 
@@ -93,7 +100,8 @@ class Window:
         bucket = self.live.get(second)
         if bucket is None:
             bucket = self.live[second] = _Second()
-        bucket.agg.add(row, partitions, names, observed)
+        bucket.agg.add_figures(row, partitions, names)
+        self.analysis.add(row, observed)
         bucket.adds += 1
 
     def advance(self, now_second: int) -> None:
@@ -102,8 +110,8 @@ class Window:
         for second in sorted(s for s in self.live if s < oldest):
             bucket = self.live.pop(second)
             self.past.append((second, bucket.per_api_summary()))
+            drop_latencies(bucket.agg)  # before the merge: the retired keeps none, why merge them
             self.retired.merge(bucket.agg)
-            drop_latencies(self.retired)
         while self.past and self.past[0][0] <= now_second - self.history:
             self.past.popleft()
 

@@ -11,15 +11,27 @@ import pytest
 from kwire.analytics.mergeable import Capped, Kept, keep_smallest
 
 
+def _key(rng: random.Random, shape: str):
+    """Keys of the shapes the analysis uses (the heap ranks ints and tuples that start with one by
+    that int), and a mix the heap must notice."""
+    n = rng.randint(0, 500)
+    if shape == "int":
+        return n
+    if shape == "str first" or (shape == "mixed" and rng.random() < 0.05):
+        return (n + 0.5, rng.choice("abc"))  # not an int first: ranked by the key alone
+    return (n, rng.choice("abc"))
+
+
+@pytest.mark.parametrize("shape", ["int first", "int", "str first", "mixed"])
 @pytest.mark.parametrize("seed", range(20))
-def test_capped_trims_as_a_sort_does(seed):
+def test_capped_trims_as_a_sort_does(seed, shape):
     rng = random.Random(seed)
     limit = rng.choice([1, 3, 16, 100])
     capped, plain = Capped(), {}
     for step in range(3000):
         burst = 1 if rng.random() < 0.8 else rng.randint(2, 3 * limit)
         for _ in range(burst):
-            key = (rng.randint(0, 500), rng.choice("abc"))
+            key = _key(rng, shape)
             capped[key] = plain[key] = step  # new keys and keys seen before, kept or trimmed
         if rng.random() < 0.9:
             keep_smallest(capped, limit)
@@ -31,6 +43,31 @@ def test_capped_trims_as_a_sort_does(seed):
     keep_smallest(capped, limit)
     keep_smallest(plain, limit)
     assert sorted(capped.items()) == sorted(plain.items()) and len(capped) == min(limit, len(plain))
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_a_key_capped_refuses_is_one_keep_smallest_would_drop_at_once(seed):
+    rng = random.Random(seed)
+    limit = rng.choice([1, 3, 16, 100])
+    capped, plain = Capped(), {}
+    refused = 0
+    shape = ("int first", "int", "str first", "mixed")[seed % 4]
+    for step in range(3000):
+        key = _key(rng, shape)
+        if key not in capped and capped.refuses(key, limit):
+            refused += 1
+            plain[key] = step
+            keep_smallest(plain, limit)
+            assert key not in plain  # dropped at once: skipping it changed nothing
+        else:
+            capped[key] = plain[key] = step
+            keep_smallest(capped, limit)
+            keep_smallest(plain, limit)
+        assert sorted(capped.items()) == sorted(plain.items())
+        if rng.random() < 0.01:
+            capped = pickle.loads(pickle.dumps(capped))  # no heap: refuses nothing until trimmed again
+            assert not capped.refuses(key, limit)
+    assert refused > 0
 
 
 def test_capped_is_a_plain_dict_to_its_readers():
