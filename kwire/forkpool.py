@@ -33,6 +33,11 @@ import struct
 LENGTH = struct.Struct("<Q")
 PIPE_SIZE = 1 << 20  # asked of the kernel for every pipe (fewer wake-ups per task); best effort
 READ_SIZE = 1 << 20
+# Workers run a little below the parent's priority. The parent is the run's one serial stage (it
+# reads, reassembles and pairs; workers only take what it hands out), and with a worker per CPU
+# there is one process more than CPUs: at equal priority the parent waits its turn behind its own
+# workers. Measured on small.pcap, 2 CPUs: inspect --json 0.59 s at 0, 0.56 s at 5 (medians of 12).
+WORKER_NICE = 5
 
 
 class WorkerDied(RuntimeError):
@@ -193,6 +198,10 @@ def _take_results(worker: _Worker) -> None:
 def _serve(task_fd: int, result_fd: int, work) -> None:
     """Answer tasks until the task pipe ends; never returns."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    try:
+        os.nice(WORKER_NICE)
+    except OSError:  # pragma: no cover - lowering one's own priority is always allowed on Linux
+        pass
     code = 0
     try:
         while True:

@@ -104,3 +104,15 @@ def test_workers_never_flush_the_parents_output():
     """)
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
     assert out == "buffered before the fork\n"
+
+
+def nice_here(_):
+    return os.nice(0)
+
+
+def test_workers_run_below_the_parents_priority(pools):
+    """The parent is the serial stage; its own workers must not crowd it out (WORKER_NICE)."""
+    from kwire.forkpool import WORKER_NICE
+
+    pool = pools(1, nice_here)
+    assert pool.submit(None).result() == (os.nice(0) + WORKER_NICE,)
