@@ -115,4 +115,4 @@ def test_workers_run_below_the_parents_priority(pools):
     from kwire.forkpool import WORKER_NICE
 
     pool = pools(1, nice_here)
-    assert pool.submit(None).result() == (os.nice(0) + WORKER_NICE,)
+    assert pool.submit(None).result() == (min(os.nice(0) + WORKER_NICE, 19),)  # 19: the lowest
