@@ -31,7 +31,7 @@ from kwire.capture.stats import CaptureStats
 from kwire.errors import KwireError
 from kwire.fused import RecordFeed
 from kwire.net.decode import SUPPORTED_LINKTYPES, DecodeCounters, decode_segment
-from kwire.spark.pieces import OPEN, Piece, Recorder, Replayer
+from kwire.spark.pieces import OPEN, Piece, Recorder, Replayer, lead_bytes
 from kwire.spark.results import DecodeOptions, Facts, PartitionResult, add_counts
 from kwire.spark.wire import (DATA, INTERIOR, PIECE, PROWS, REPORT, RESULT, XROWS, RowBuffer, dumps,
                               flow_bytes, table_bytes)
@@ -165,6 +165,8 @@ class FileSide:
             piece.last_ts = ts
             piece.tail = len(rec.events)
         piece.events = len(rec.events)
+        if piece.mid:
+            piece.lead = lead_bytes(rec.events, piece.tail)
         part, flow = self._meta(piece, PIECE)
         self._events(part, flow, rec.events)
 

@@ -47,6 +47,7 @@ class Piece:
     events: int = 0      # how many events follow in the shuffle
     tail: int = 0        # events[tail:] were made by ending the file (OPEN only; == events otherwise)
     interior: bool = False  # finished in its map task: no events follow
+    lead: list = field(default_factory=lambda: [0, 0])  # mid: each direction's DATA bytes before its first GAP
 
     @property
     def mid(self) -> bool:
@@ -56,6 +57,29 @@ class Piece:
     def flipped(self, a: tuple) -> bool:
         """Whether this piece's direction 0 is direction 1 of a connection whose `a` is given."""
         return self.a != a
+
+
+MAX_SKIP = 1 << 20  # bytes a piece may repeat of the one before it (a retransmission across the edge)
+
+
+def lead_bytes(events, upto: int) -> list:
+    """Each direction's DATA bytes before its first GAP among events[:upto], counted up to MAX_SKIP:
+    how much of its start a piece can drop as bytes TCP already had (kwire.spark.stitch)."""
+    lead = [0, 0]
+    open_ = [True, True]
+    for i in range(upto):
+        kind, direction, _, value = events[i]
+        if not open_[direction]:
+            continue
+        if kind == DATA:
+            lead[direction] += len(value)
+            if lead[direction] >= MAX_SKIP:
+                open_[direction] = False
+        else:
+            open_[direction] = False
+        if not (open_[0] or open_[1]):
+            break
+    return lead
 
 
 class Recorder:

@@ -7,9 +7,10 @@ flow key make connections, as `kwire stats` over the whole capture would see the
 
 - a piece still open at its file's end, followed by a piece of the next file that starts mid-stream,
   is the same connection when TCP's state at the edge was clean and each direction the next piece
-  starts begins exactly at the next sequence number the earlier one expected (and it came back
-  within the idle timeout): their events are played into one consumer, the earlier piece's tail
-  (what ending its file made) left out;
+  starts begins exactly at the next sequence number the earlier one expected, or a little before it
+  (a segment retransmitted across the edge: the bytes TCP already had are dropped, and counted as
+  TCP counts old bytes), and it came back within the idle timeout: their events are played into one
+  consumer, the earlier piece's tail (what ending its file made) left out;
 - a piece that opens with a handshake, or follows a closed one, starts a new connection (a piece
   wholly within the linger time after a FIN or RST is ignored, as TCP ignores late segments);
 - the last piece of a connection still open at its file's end is ended at the time the capture
@@ -29,13 +30,15 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from kwire.spark.mapside import IDLE_NS, LINGER_NS
-from kwire.spark.pieces import OPEN, Piece, Replayer
+from kwire.spark.pieces import MAX_SKIP, OPEN, Piece, Replayer
 from kwire.spark.reread import Dirty, files_overlap, reread
 from kwire.spark.results import DecodeOptions, Facts, PartitionResult, add_counts
 from kwire.spark.wire import DATA, OUT_SCHEMA, PROWS, RESULT, XROWS, dumps, loads, table_bytes
+from kwire.tcp.outoforder import MASK, count_differences
 from kwire.tcp.stream import Connection
 
 DROP = "drop"  # a tail left out: the connection goes on in the next file
+NO_SKIP = (0, 0)
 
 
 @dataclass
@@ -50,19 +53,31 @@ class Chain:
 
 @dataclass
 class Plan:
-    """What to do with each piece's events: (chain or None, flip, tail) per piece; `dirty` from
+    """What to do with each piece's events: (chain or None, flip, tail, skip) per piece (skip: the
+    bytes each direction drops at its start, in the chain's orientation; see _skips); `dirty` from
     which entry on the flow key must be read again (None: nowhere)."""
 
     steps: list = field(default_factory=list)
     dirty: int | None = None
 
 
-def _matches(nxt: list, piece: Piece, flip: bool) -> bool:
+def _skips(nxt: list, piece: Piece, flip: bool) -> tuple | None:
+    """How many bytes each direction of `piece` repeats at its start of what the chain already has
+    (in the chain's orientation), or None when the piece does not go on where the chain stopped.
+    A piece goes on where its start is the chain's next sequence number, or a little before it: a
+    segment retransmitted across the file edge, whose bytes TCP had (counted, then dropped, as
+    kwire.tcp.reassembly does with any old bytes), provided the piece handed over at least that many
+    bytes before any gap (Piece.lead)."""
+    skip = [0, 0]
     for d in (0, 1):
         start = piece.starts[d ^ flip]
-        if nxt[d] is not None and start is not None and nxt[d] != start:
-            return False
-    return True
+        if nxt[d] is None or start is None or nxt[d] == start:
+            continue
+        behind = (nxt[d] - start) & MASK
+        if behind > MAX_SKIP or behind > piece.lead[d ^ flip]:
+            return None
+        skip[d] = behind
+    return tuple(skip) if skip[0] or skip[1] else NO_SKIP
 
 
 def _extend(chain: Chain, piece: Piece, flip: bool) -> None:
@@ -95,7 +110,10 @@ def plan(entries: list[Piece], end_ts: int | None, idle_ns: int = IDLE_NS, linge
         if chain is not None:
             if e.mid and e.first_ts - prev.last_ts <= idle_ns:
                 flip = e.flipped(chain.first.a)
-                if not (prev.clean and _matches(chain.nxt, e, flip)):
+                skip = _skips(chain.nxt, e, flip) if prev.clean else None
+                if cut and skip != NO_SKIP:  # follow: the bytes to compare with are a batch ago
+                    skip = None
+                if skip is None:
                     if not cut:
                         result.dirty = start
                         return result
@@ -103,10 +121,10 @@ def plan(entries: list[Piece], end_ts: int | None, idle_ns: int = IDLE_NS, linge
                     chain = None
                     prev = None
                 if chain is not None:
-                    steps[-1] = (steps[-1][0], steps[-1][1], DROP)
+                    steps[-1] = (steps[-1][0], steps[-1][1], DROP, steps[-1][3])
                     chain.pieces.append(e)
                     _extend(chain, e, flip)
-                    steps.append((chain, flip, None))
+                    steps.append((chain, flip, None, skip))
                     if e.end != OPEN:
                         chain = None
                     prev = e
@@ -123,7 +141,7 @@ def plan(entries: list[Piece], end_ts: int | None, idle_ns: int = IDLE_NS, linge
                 return result
         chain = Chain(e, list(e.nxt), pieces=[e])
         _extend(chain, e, False)
-        steps.append((chain, False, None))
+        steps.append((chain, False, None, NO_SKIP))
         start = i
         if e.end != OPEN:
             chain = None
@@ -155,6 +173,7 @@ class Reducer:
         self.dirty: list[Dirty] = []
         self.next_id = 1
         self.gaps = self.gap_bytes = 0
+        self.repeats = {"retransmitted_bytes": 0, "conflicting_bytes": 0}  # across file edges (_skips)
 
     def _header(self) -> None:
         if self.overlap is None:
@@ -228,6 +247,11 @@ class Reducer:
         self.gap_bytes += replay.gap_bytes
         self.facts.add(self.pipeline.take())
 
+    def repeated(self, size: int, conflicting: int) -> None:
+        """Bytes a piece repeated of the chain before it, and how many of them differed."""
+        self.repeats["retransmitted_bytes"] += size
+        self.repeats["conflicting_bytes"] += conflicting
+
     def end(self):
         self._end_flow()
         self._header()
@@ -239,6 +263,7 @@ class Reducer:
             add_counts(self.result.tcp, {"gaps": tcp.get("gaps", 0), "gap_bytes": tcp.get("gap_bytes", 0)})
         self.result.add_run(self.pipeline)
         add_counts(self.result.tcp, {"gaps": self.gaps, "gap_bytes": self.gap_bytes})
+        add_counts(self.result.tcp, self.repeats)
         self.result.files = [self.reports[i] for i in sorted(self.reports)]
         self.out.append((RESULT, dumps(self.result)))
         return self._rows()
@@ -270,6 +295,9 @@ class _Player:
         self.replay: Replayer | None = None
         self.chain: Chain | None = None
         self.tail: list = []
+        self.skip = [0, 0]             # bytes each direction of the piece still drops (Plan's skip)
+        self.skipped: list = [[], []]  # what it dropped so far
+        self.last: list = [b"", b""]   # each direction's last run handed over: TCP's tail
         self._next()
 
     def _next(self) -> None:
@@ -288,6 +316,9 @@ class _Player:
                 self.chain = step[0]
                 self.replay = self.reducer.connection(self.chain.first)
                 self.tail = []
+                self.last = [b"", b""]
+            if step is not None:
+                self.skip = list(step[3])
             if self.left:
                 return
 
@@ -316,7 +347,7 @@ class _Player:
         k = self.seen
         self.seen += 1
         if step is not None:
-            chain, flip, tail = step
+            chain, flip, tail, _ = step
             if k >= meta.tail:
                 if tail is DROP:
                     value = None
@@ -329,11 +360,31 @@ class _Player:
                 if flip:
                     direction = 1 - direction
                 if kind == DATA:
-                    self.replay.data(direction, ts, value)
+                    if self.skip[direction]:
+                        value = self._drop(direction, value)
+                    if value:
+                        self.replay.data(direction, ts, value)
+                        self.last[direction] = value
                 else:
                     self.replay.gap(direction, ts, value)
         if self.left == 0:
             self._next()
+
+    def _drop(self, direction: int, value):
+        """The bytes of `value` past those the piece repeats (Plan's skip); once all are dropped,
+        they are counted as TCP counts old bytes: retransmitted, and compared with its tail."""
+        n = self.skip[direction]
+        dropped = value[:n]
+        self.skipped[direction].append(dropped)
+        self.skip[direction] = n - len(dropped)
+        if not self.skip[direction]:
+            data = b"".join(self.skipped[direction])
+            self.skipped[direction] = []
+            tail = self.last[direction]
+            both = min(len(tail), len(data))  # the repeat ends where the tail ends: at nxt
+            conflicting = count_differences(tail[len(tail) - both:], data[len(data) - both:]) if both else 0
+            self.reducer.repeated(len(data), conflicting)
+        return value[len(dropped):]
 
     def done(self) -> None:
         while self.left >= 0:

@@ -13,7 +13,7 @@ import pytest
 
 from kwire.analytics.facts import EXCHANGE_COLUMNS, exchange_row
 from kwire.capture.files import read_captures
-from kwire.pipeline import analyze_files
+from kwire.pipeline import RunSummary, analyze_files
 from kwire.spark.results import DecodeOptions
 from kwire.spark.source import last_time, owned_exchanges
 from tests.spark.inprocess import run_in_process
@@ -90,3 +90,56 @@ def test_data_source_partitions_own_each_connection_once(tmp_path, seed):
     expected = [{name: row[name] for name in EXCHANGE_COLUMNS}  # the columns (a row also says its connection)
                 for row in map(exchange_row, analyze_files(paths))]
     assert sorted(map(repr, rows)) == sorted(map(repr, expected))
+
+
+def _payload_at(record: bytes) -> int | None:
+    """Where the TCP payload of an Ethernet/IPv4 pcap record starts, or None when it carries none."""
+    frame = record[16:]
+    if len(frame) < 34 or frame[12:14] != b"\x08\x00" or frame[23] != 6:
+        return None
+    ihl = (frame[14] & 0x0F) * 4
+    total = int.from_bytes(frame[16:18], "big")
+    doff = (frame[14 + ihl + 12] >> 4) * 4
+    return 16 + 14 + ihl + doff if total > ihl + doff else None
+
+
+def _retransmitted_across_edges(tmp_path: Path, name: str, edges: int, alter: bool) -> list[Path]:
+    """The capture cut before `edges` data segments spread over it, each cut's next file starting
+    with the segment before the cut again (captured again, its time that of the packet after it):
+    a retransmission across every edge. `alter`: the copy's last byte differs (a conflicting copy)."""
+    header, records = pcap_records((CAPTURES / name).read_bytes())
+    data = [i for i, r in enumerate(records[:-1]) if i > 0 and _payload_at(r) is not None]
+    cuts = sorted({data[len(data) * (j + 1) // (edges + 1)] + 1 for j in range(edges)})
+    paths, start = [], 0
+    for j, end in enumerate(cuts + [len(records)]):
+        body = records[start:end]
+        if j:
+            again = bytearray(records[start - 1])
+            again[:8] = records[start][:8]  # the time of the packet that follows it
+            if alter:
+                again[-1] ^= 0xFF
+            body = [bytes(again)] + body
+        path = tmp_path / f"part-{j:04d}.pcap"
+        path.write_bytes(header + b"".join(body))
+        paths.append(path)
+        start = end
+    return paths
+
+
+@pytest.mark.parametrize("alter", [False, True], ids=["same", "conflicting"])
+@pytest.mark.parametrize("name", ["produce-consume-zstd.pcap", "bulk-fetch.pcap", "consumer-protocol-lz4.pcap"])
+def test_a_segment_retransmitted_across_an_edge_is_stitched_not_read_again(tmp_path, name, alter):
+    """A long connection crosses many files; one retransmission at an edge once made the rest of the
+    connection be read again from its packets, by one task. The next piece now drops the bytes TCP
+    already had, counted as TCP counts them (retransmitted, conflicting), and the result is exact."""
+    paths = _retransmitted_across_edges(tmp_path, name, 12, alter)
+    result, reducers = run_in_process(paths, parts=2)
+    assert_same(result.aggregator.document(), stats_document(paths))
+    assert not any(r.dirty for r in reducers)
+    summary = RunSummary()
+    for _ in analyze_files([str(p) for p in paths], summary=summary):
+        pass
+    for key in ("retransmitted_bytes", "conflicting_bytes", "gaps", "gap_bytes", "bytes"):
+        assert result.tcp.get(key, 0) == summary.tcp.get(key, 0), key
+    assert summary.tcp["retransmitted_bytes"] > 0
+    assert (summary.tcp["conflicting_bytes"] > 0) == alter
