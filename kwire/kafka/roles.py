@@ -7,7 +7,9 @@ requests") is wrong surprisingly often: a response with a small correlation id p
 request with an empty client id. Evidence, strongest first: the correlation ids of one direction's
 request frames come back at the start of the other direction's frames (a length, then that id);
 failing that, one direction framed requests while the other, which has sent bytes since, framed
-nothing. The detector is sans-IO and bounded; it never decides on a single coincidence.
+nothing; and out of room (MAX_EARLY_FRAMES), one direction framed only requests of one client id
+while the other framed nothing. The detector is sans-IO and bounded; it never decides on a single
+coincidence.
 """
 
 from __future__ import annotations
@@ -20,11 +22,18 @@ MAX_EARLY_FRAMES = 64  # frames held while the roles of a connection are unknown
 UNDECIDED_RAW = 64 * 1024  # bytes of each side kept while roles are unknown, to rescan the broker's side
 
 _I32 = struct.Struct(">i")
+_I16 = struct.Struct(">h")
 
 
 def looks_like_request(body, max_frame: int) -> bool:
     """Does a frame body (its length prefix taken off) start like a Kafka request?"""
     return len(body) >= 10 and plausible_request(_I32.pack(len(body)) + bytes(body[:10 + 1024]), 0, max_frame)
+
+
+def _client_id(body) -> bytes | None:
+    """A request frame body's client id as it is on the wire (header v1 and later), None if none."""
+    n = _I16.unpack_from(body, 8)[0]
+    return None if n < 0 else bytes(body[10:10 + n])
 
 
 def _answered(raw, corrs, max_frame: int) -> int:
@@ -82,9 +91,35 @@ class RoleDetector:
             if self.rescan:
                 self.early = [item for item in self.early if item[0] == decided]
         elif len(self.early) > MAX_EARLY_FRAMES:
-            self.gave_up = True
-            self.early.clear()
+            decided = self._lone_requester()
+            if decided is None:
+                self.gave_up = True
+                self.early.clear()
+            else:
+                self.rescan = len(self.raw[1 - decided]) < UNDECIDED_RAW
+                if self.rescan:
+                    self.early = [item for item in self.early if item[0] == decided]
         return decided
+
+    def _lone_requester(self) -> int | None:
+        """Out of room with no answer seen: the side whose frames, at least half the room's worth,
+        all parse as requests of one client id, while the other side framed nothing at all. A capture
+        that begins inside a busy connection shows this: the broker's bytes cannot be framed until
+        requests are pending (its first answers are to requests sent before the capture began), and
+        TCP may hand the client's side over as one burst. Roles only: the connection still has to
+        be seen answered (kwire.kafka.connection's CANDIDATE state) before it counts as Kafka."""
+        sides = {d for d, _, _ in self.early}
+        if len(sides) != 1:
+            return None
+        (side,) = sides
+        if len(self.early) < MAX_EARLY_FRAMES // 2:
+            return None
+        client_ids = set()
+        for _, _, body in self.early:
+            if not looks_like_request(body, self.max_frame):
+                return None
+            client_ids.add(_client_id(body))
+        return side if len(client_ids) == 1 else None
 
     def _decide(self) -> int | None:
         """Which direction carries requests, judged on what was seen so far; None: cannot tell yet."""
