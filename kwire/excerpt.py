@@ -24,7 +24,7 @@ from bisect import bisect_right
 
 from kwire.capture.files import read_captures
 from kwire.capture.packet import LINKTYPE_RAW
-from kwire.capture.writer import PcapWriter
+from kwire.capture.pcapwrite import PcapWriter
 from kwire.model import Exchange
 from kwire.net.build import tcp_packet
 from kwire.net.decode import decode_segment
@@ -200,11 +200,11 @@ class Excerpt:
         cs, bs = conn.sides[c].start or 1, conn.sides[b].start or 1
         for i, (src, dst, seq, ack, flags) in enumerate(((c, b, cs - 1, 0, SYN), (b, c, bs - 1, cs, SYN | ACK),
                                                          (c, b, cs, bs, ACK))):
-            writer.write(seg.ts_ns - 3 + i, tcp_packet(src[0], dst[0], src[1], dst[1], seq, ack, flags))
+            writer.write_packet(seg.ts_ns - 3 + i, tcp_packet(src[0], dst[0], src[1], dst[1], seq, ack, flags))
 
     def _emit(self, writer: PcapWriter, seg: Segment, seq: int, ack: int, flags: int, payload: bytes) -> None:
-        writer.write(seg.ts_ns, tcp_packet(seg.src_ip, seg.dst_ip, seg.src_port, seg.dst_port, seq, ack, flags,
-                                           payload))
+        writer.write_packet(seg.ts_ns, tcp_packet(seg.src_ip, seg.dst_ip, seg.src_port, seg.dst_port, seq, ack,
+                                                  flags, payload))
 
 
 def _frame_starts(payload, at: int, n: int, side: _Direction, offset: int) -> bool:

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Scale bounds, measured: wall time and peak RSS of `kwire stats` and `kwire inspect --json` on big
-captures written by kwire's own writer (tests/campaign/traffic.py: kwire.capture.writer.PcapWriter,
+captures written by kwire's own writer (tests/campaign/traffic.py: kwire.capture.pcapwrite.PcapWriter,
 frames from tests/kafka/frames.py and tests/render/hostile.py), into --dir (not committed):
 
 - syn200k:   200,000 SYN-only connections, then one Kafka exchange (issue 12: under 30 s);

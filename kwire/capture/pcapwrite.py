@@ -1,4 +1,5 @@
-"""Classic pcap files written from a live capture, rotating as tcpdump -C does.
+"""Classic pcap files written by kwire: from a live capture (rotating as tcpdump -C does), and what
+`kwire inspect -w` cuts out of a capture.
 
 `PcapWriter(path, linktype, file_size=None)` opens `path` at once (CaptureError when it cannot be
 created) and writes a nanosecond classic pcap file in this machine's byte order (what libpcap and
@@ -7,7 +8,8 @@ given as alternating (16-byte record header, packet bytes) pieces, as kwire.capt
 block over. With `file_size` (bytes; tcpdump's -C counts millions of bytes), before each record the
 current file is checked: once it is larger than `file_size` it is closed and the next one opened,
 named as tcpdump names them: FILE, FILE1, FILE2, ... So a file ends with the first record that took
-it past the size, never inside a record. `files` lists the files written; `close()` flushes.
+it past the size, never inside a record. `write_packet(ts_ns, data)` appends one whole packet.
+`files` lists the files written; `close()` flushes.
 A write that fails (disk full) raises CaptureError naming the file.
 """
 
@@ -19,6 +21,7 @@ from kwire.capture.bpf import SNAPLEN
 from kwire.errors import CaptureError
 
 FILE_HEADER = struct.Struct("=IHHiIII")
+RECORD_HEADER = struct.Struct("=IIII")
 NANOSECOND_MAGIC = 0xA1B23C4D
 BUFFERING = 1 << 20
 
@@ -67,6 +70,11 @@ class PcapWriter:
                 start = i
             size += len(pieces[i]) + len(pieces[i + 1])
         self._put(pieces[start:], None)
+
+    def write_packet(self, ts_ns: int, data: bytes) -> None:
+        """Append one packet, kept whole, captured at `ts_ns`."""
+        sec, frac = divmod(ts_ns, 1_000_000_000)
+        self.write([RECORD_HEADER.pack(sec & 0xFFFFFFFF, frac, len(data), len(data)), data])
 
     def _put(self, pieces: list, size: int | None) -> None:
         if not pieces:

@@ -1,5 +1,5 @@
 """Test-only: TCP traffic written packet by packet into a pcap with kwire's own writer
-(kwire.capture.writer.PcapWriter), for captures too big to hold in memory: SYN floods, acks=0
+(kwire.capture.pcapwrite.PcapWriter), for captures too big to hold in memory: SYN floods, acks=0
 producer floods, many record batches. Frames are Ethernet/IPv4 as tests/fuzz/conversation makes
 them (no checksums: kwire does not check them); Kafka frames come from tests/kafka/frames and
 tests/render/hostile (bodies encoded from kwire's schemas).
@@ -17,7 +17,7 @@ tests/render/hostile (bodies encoded from kwire's schemas).
 
 from __future__ import annotations
 
-from kwire.capture.writer import PcapWriter
+from kwire.capture.pcapwrite import PcapWriter
 from tests.codec.test_records_encoder import v2_batch
 from tests.fuzz.conversation import ACK, FIN, PSH, SYN, ether_ipv4_tcp
 from tests.kafka.frames import request_frame
@@ -41,7 +41,7 @@ class Traffic:
         self.step_ns = step_ns
 
     def packet(self, src, dst, seq: int, ack: int, flags: int, payload: bytes = b"") -> None:
-        self.writer.write(self.ts, ether_ipv4_tcp(src, dst, seq, ack, flags, payload))
+        self.writer.write_packet(self.ts, ether_ipv4_tcp(src, dst, seq, ack, flags, payload))
         self.ts += self.step_ns
 
     def syn(self, client, broker=BROKER) -> None:
