@@ -144,36 +144,43 @@ class NoRuns(RecordFeed):
         return pos, 0
 
 
-def reference(records, seed: int) -> tuple:
-    consumers = ScriptedConsumers(seed, DEMANDS)
-    table = FlowTable(consumers, idle_timeout_ns=3_000_000_000)
-    counters = DecodeCounters()
-    for ts, frame, wire in records:
-        seg = decode_segment(Packet(ts, 1, frame, wire), counters)
+class Scripted:
+    """Scripted consumers behind a FlowTable, fed packets the plain way (`plain`: decode, then feed)."""
+
+    def __init__(self, seed: int):
+        self.consumers = ScriptedConsumers(seed, DEMANDS)
+        self.table = FlowTable(self.consumers, idle_timeout_ns=3_000_000_000)
+        self.counters = DecodeCounters()
+        self.last_ts = 0
+
+    def plain(self, packet) -> None:
+        self.last_ts = packet.ts_ns
+        seg = decode_segment(packet, self.counters)
         if seg is not None:
-            table.feed(seg)
-    table.flush(records[-1][0] + 1)
-    return describe(consumers.events), table.counters(), counters
+            self.table.feed(seg)
+
+    def finish(self, ts_ns: int | None = None) -> tuple:
+        """(the consumers' events, TCP's counters) once the table is flushed past `ts_ns` (default:
+        the last packet or segment time)."""
+        table = self.table
+        table.flush((max(self.last_ts, table.latest_ts()) if ts_ns is None else ts_ns) + 1)
+        return describe(self.consumers.events), table.counters()
+
+
+def reference(records, seed: int) -> tuple:
+    scripted = Scripted(seed)
+    for ts, frame, wire in records:
+        scripted.plain(Packet(ts, 1, frame, wire))
+    return *scripted.finish(records[-1][0]), scripted.counters
 
 
 def through_reader(data: bytes, seed: int, run: bool) -> tuple:
-    consumers = ScriptedConsumers(seed, DEMANDS)
-    table = FlowTable(consumers, idle_timeout_ns=3_000_000_000)
-    counters = DecodeCounters()
+    scripted = Scripted(seed)
     stats = CaptureStats()
     reader = PcapReader(open_source(io.BytesIO(data)), stats)
-    last = [0]
-
-    def plain(packet):
-        last[0] = packet.ts_ns
-        seg = decode_segment(packet, counters)
-        if seg is not None:
-            table.feed(seg)
-
-    for _ in reader.feed((RecordFeed if run else NoRuns)(table, plain)):
+    for _ in reader.feed((RecordFeed if run else NoRuns)(scripted.table, scripted.plain)):
         pass
-    table.flush(max(last[0], table.latest_ts()) + 1)
-    return describe(consumers.events), table.counters(), counters, stats
+    return *scripted.finish(), scripted.counters, stats
 
 
 @pytest.mark.parametrize("seed", range(12))

@@ -17,12 +17,12 @@ from kwire.capture.pcapwrite import PcapWriter
 from kwire.capture.ring import RingStats, block_records, walk_block
 from kwire.capture.source import open_source
 from kwire.fused import RecordFeed
-from kwire.net.decode import DecodeCounters, decode_segment
+from kwire.net.decode import decode_segment
 from kwire.tcp.flows import FlowTable
 
 from tests.capture.ring_blocks import TP_STATUS_VLAN_TPID_VALID, TP_STATUS_VLAN_VALID, Frame, block
-from tests.test_fused import ScriptedConsumers, describe
-from tests.test_fused_run import DEMANDS, bulk_records, reference
+from tests.test_fused import ScriptedConsumers
+from tests.test_fused_run import DEMANDS, Scripted, bulk_records, reference
 
 TS = 1_795_000_000_123_456_789
 
@@ -99,28 +99,17 @@ def test_a_block_as_pcap_records_reads_back_as_the_same_packets(tmp_path, file_s
 def _through_ring(records, seed: int, rng: random.Random, per_block: int) -> tuple:
     """records laid out in ring blocks (random link-header offsets and padding) and walked with
     RecordFeed: runs over ring frames happen wherever a record is held."""
-    consumers = ScriptedConsumers(seed, DEMANDS)
-    table = FlowTable(consumers, idle_timeout_ns=3_000_000_000)
-    counters = DecodeCounters()
+    scripted = Scripted(seed)
     stats = RingStats()
-    last = [0]
-
-    def plain(packet):
-        last[0] = packet.ts_ns
-        seg = decode_segment(packet, counters)
-        if seg is not None:
-            table.feed(seg)
-
-    feed = RecordFeed(table, plain)
+    feed = RecordFeed(scripted.table, scripted.plain)
     size = 1 << 20
     for first in range(0, len(records), per_block):
         frames = [Frame(ts, frame, wire, mac=rng.choice((82,) * 8 + (78, 90)), pad=rng.choice((0,) * 8 + (8, 16)))
                   for ts, frame, wire in records[first:first + per_block]]
         ring = bytes(block(frames, size=size))
         walk_block(ring, 0, size, LINKTYPE_ETHERNET, feed, stats)
-        last[0] = max(last[0], frames[-1].ts_ns)
-    table.flush(max(last[0], table.latest_ts()) + 1)
-    return describe(consumers.events), table.counters(), stats
+        scripted.last_ts = max(scripted.last_ts, frames[-1].ts_ns)
+    return *scripted.finish(), stats
 
 
 @pytest.mark.parametrize("seed", range(10))
