@@ -16,24 +16,18 @@ from __future__ import annotations
 
 import struct
 
-from kwire.kafka.headers import plausible_request
+from kwire.errors import DecodeError
+from kwire.kafka.headers import parse_request_header, plausible_request
 
 MAX_EARLY_FRAMES = 64  # frames held while the roles of a connection are unknown
 UNDECIDED_RAW = 64 * 1024  # bytes of each side kept while roles are unknown, to rescan the broker's side
 
 _I32 = struct.Struct(">i")
-_I16 = struct.Struct(">h")
 
 
 def looks_like_request(body, max_frame: int) -> bool:
     """Does a frame body (its length prefix taken off) start like a Kafka request?"""
     return len(body) >= 10 and plausible_request(_I32.pack(len(body)) + bytes(body[:10 + 1024]), 0, max_frame)
-
-
-def _client_id(body) -> bytes | None:
-    """A request frame body's client id as it is on the wire (header v1 and later), None if none."""
-    n = _I16.unpack_from(body, 8)[0]
-    return None if n < 0 else bytes(body[10:10 + n])
 
 
 def _answered(raw, corrs, max_frame: int) -> int:
@@ -118,7 +112,10 @@ class RoleDetector:
         for _, _, body in self.early:
             if not looks_like_request(body, self.max_frame):
                 return None
-            client_ids.add(_client_id(body))
+            try:
+                client_ids.add(parse_request_header(body).client_id)
+            except DecodeError:
+                return None
         return side if len(client_ids) == 1 else None
 
     def _decide(self) -> int | None:
