@@ -13,6 +13,8 @@ import pytest
 
 from kwire.analytics.facts import EXCHANGE_COLUMNS, exchange_row
 from kwire.capture.files import read_captures
+from kwire.capture.packet import LINKTYPE_ETHERNET, Packet
+from kwire.net.decode import decode_segment
 from kwire.pipeline import RunSummary, analyze_files
 from kwire.spark.results import DecodeOptions
 from kwire.spark.source import last_time, owned_exchanges
@@ -92,15 +94,10 @@ def test_data_source_partitions_own_each_connection_once(tmp_path, seed):
     assert sorted(map(repr, rows)) == sorted(map(repr, expected))
 
 
-def _payload_at(record: bytes) -> int | None:
-    """Where the TCP payload of an Ethernet/IPv4 pcap record starts, or None when it carries none."""
-    frame = record[16:]
-    if len(frame) < 34 or frame[12:14] != b"\x08\x00" or frame[23] != 6:
-        return None
-    ihl = (frame[14] & 0x0F) * 4
-    total = int.from_bytes(frame[16:18], "big")
-    doff = (frame[14 + ihl + 12] >> 4) * 4
-    return 16 + 14 + ihl + doff if total > ihl + doff else None
+def _carries_payload(record: bytes) -> bool:
+    """Whether a pcap record (Ethernet) is a TCP segment with payload, as kwire's decoder reads it."""
+    seg = decode_segment(Packet(0, LINKTYPE_ETHERNET, record[16:], len(record) - 16))
+    return seg is not None and len(seg.payload) > 0
 
 
 def _retransmitted_across_edges(tmp_path: Path, name: str, edges: int, alter: bool) -> list[Path]:
@@ -108,7 +105,7 @@ def _retransmitted_across_edges(tmp_path: Path, name: str, edges: int, alter: bo
     with the segment before the cut again (captured again, its time that of the packet after it):
     a retransmission across every edge. `alter`: the copy's last byte differs (a conflicting copy)."""
     header, records = pcap_records((CAPTURES / name).read_bytes())
-    data = [i for i, r in enumerate(records[:-1]) if i > 0 and _payload_at(r) is not None]
+    data = [i for i, r in enumerate(records[:-1]) if i > 0 and _carries_payload(r)]
     cuts = sorted({data[len(data) * (j + 1) // (edges + 1)] + 1 for j in range(edges)})
     paths, start = [], 0
     for j, end in enumerate(cuts + [len(records)]):
