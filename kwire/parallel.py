@@ -70,17 +70,28 @@ def default_jobs() -> int:
 def _run_batch(batch: list[ExchangeParts], task) -> tuple[object, int]:
     """The task's result on a batch of exchange parts (decoded here, in order), and how many of
     them had decode errors."""
+    exchanges, errors = decode_parts(batch)
+    return task(exchanges), errors
+
+
+def decode_parts(batch: list[ExchangeParts]) -> tuple[list[Exchange], int]:
+    """A batch of exchange parts decoded, in order, and how many of them had decode errors."""
     exchanges = [build_from_parts(parts) for parts in batch]
     errors = 0
     for ex in exchanges:
         if ex.request_error or ex.response_error:
             errors += 1
-    return task(exchanges), errors
+    return exchanges, errors
+
+
+def decode_plain(batch: list[tuple]) -> tuple[list[Exchange], int]:
+    """decode_parts of a batch that travelled as plain tuples (plain_batch)."""
+    return decode_parts([as_parts(values) for values in batch])
 
 
 class _BatchWork:
     """What a worker does with each batch it is sent (kwire.forkpool's `work`). A batch travels as
-    plain tuples (`_plain`): the pickler writes those in C, while each named tuple would cost it a
+    plain tuples (`plain_batch`): the pickler writes those in C, while each named tuple would cost it a
     Python-level call (__getnewargs__), a twentieth of the main process's time on small exchanges."""
 
     def __init__(self, task):
@@ -90,7 +101,7 @@ class _BatchWork:
         return _run_batch([as_parts(values) for values in batch], self.task)
 
 
-def _plain(batch: list[ExchangeParts]) -> list[tuple]:
+def plain_batch(batch: list[ExchangeParts]) -> list[tuple]:
     return [tuple(parts) for parts in batch]
 
 
@@ -174,7 +185,7 @@ class Batches:
         if self._pool is None:
             self._pool = _start_pool(self.jobs, self.task)
         try:
-            ticket = self._pool.submit(_plain(self.batch))
+            ticket = self._pool.submit(plain_batch(self.batch))
         except WorkerDied:
             self._broken = True
             self._run_here()
@@ -216,7 +227,7 @@ def _start_pool(jobs: int, task) -> ForkPool:
 
     # Forked workers share the parent's memory until they write to it, and the collector's walks
     # over inherited objects write (refcounts, gc links): out of its reach, they stay shared. (The
-    # workers inherit the parent's collector thresholds too; see kwire.cli.main.settle_gc.)
+    # workers inherit the parent's collector thresholds too; see kwire.gc_policy.)
     gc.freeze()
     return ForkPool(jobs, _BatchWork(task))
 

@@ -15,6 +15,7 @@ import click
 
 from kwire import __version__
 from kwire.errors import KwireError
+from kwire.gc_policy import settle_gc
 
 
 # What writing the output can fail with (reading captures maps its own errors to CaptureError).
@@ -93,17 +94,6 @@ def _get_command(self, ctx, name: str):
             self.add_command(command, name)
             settle_gc()
     return command
-
-
-def settle_gc() -> None:
-    """Once the command is imported: what exists now (modules, schemas, tables) lives until exit, so
-    move it out of the cycle collector's walks, and let the collector run less often. A run makes and
-    drops millions of small objects, nearly all freed by reference counting; the collector's walks
-    cost 5-10 % of a run for nothing."""
-    import gc
-
-    gc.freeze()
-    gc.set_threshold(50_000, 20, 20)
 
 
 KwireGroup.list_commands = _list_commands

@@ -3,6 +3,8 @@
     range(files)  --mapInArrow(read_file)-->      wire rows      kwire.spark.mapside, one task per file
                   --repartition(part), sort-->    by flow key    kwire.spark.wire.SORT_COLUMNS
                   --mapInArrow(stitch)-->         results        kwire.spark.stitch, one task per partition
+                  --repartition(d)-->             round robin    kwire.spark.job.decode_partitions
+                  --mapInArrow(decode)-->         results        kwire.spark.spread, the undecoded exchanges
                   --collect-->                    Aggregator.document() on the driver
 
 Every step is a DataFrame -> DataFrame transform with an explicit schema, and every crossing between
@@ -26,9 +28,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, replace
 
+from kwire.gc_policy import settle_gc
 from kwire.pipeline import RunSummary
 from kwire.spark.mapside import FileReport, read_file
 from kwire.spark.results import DecodeOptions, PartitionResult
+from kwire.spark.spread import decode_stage
 from kwire.spark.stitch import Reducer
 from kwire.spark.wire import OUT_DDL, PROWS, RESULT, SORT_COLUMNS, WIRE_DDL, XROWS, loads, table_of
 
@@ -69,6 +73,7 @@ def wire_rows(spark, paths: list[str], options: DecodeOptions, n: int):
     def map_files(batches):
         import pyarrow as pa
 
+        settle_gc(collect=True)
         for batch in batches:
             for i in batch.column(0).to_pylist():
                 for rows in read_file(i, paths[i], n, options):
@@ -78,16 +83,30 @@ def wire_rows(spark, paths: list[str], options: DecodeOptions, n: int):
     return spark.range(0, len(paths), 1, len(paths)).mapInArrow(map_files, WIRE_DDL)
 
 
-def stitched(spark, paths: list[str], options: DecodeOptions, n: int):
-    """Map, shuffle, reduce: the DataFrame of reduce results (kwire.spark.wire.OUT_SCHEMA)."""
+def decode_partitions(spark) -> int:
+    """Decode tasks: their batches are dealt round robin, so two per core balance them; few, since
+    each task's Aggregator is merged on the driver (a full produce-batch table costs it 0.5 s)."""
+    return max(2, 2 * spark.sparkContext.defaultParallelism)
+
+
+def stitched(spark, paths: list[str], options: DecodeOptions, n: int, decoders: int = 0):
+    """Map, shuffle, reduce: the DataFrame of reduce results (kwire.spark.wire.OUT_SCHEMA); with
+    `decoders`, then the decode stage (kwire.spark.spread) over that many tasks, the batches dealt
+    round robin."""
+    spread = decoders > 0
+
     def reduce(batches):
-        reducer = Reducer(options)
+        settle_gc(collect=True)
+        reducer = Reducer(options, spread=spread)
         for batch in batches:
             yield from reducer.batch(batch)
         yield from reducer.end()
 
     rows = wire_rows(spark, paths, options, n).repartition(n, "part").sortWithinPartitions(*SORT_COLUMNS)
-    return rows.mapInArrow(reduce, OUT_DDL)
+    results = rows.mapInArrow(reduce, OUT_DDL)
+    if spread:
+        results = results.repartition(decoders).mapInArrow(decode_stage(options), OUT_DDL)
+    return results
 
 
 def merge_results(blobs) -> PartitionResult:
@@ -113,7 +132,7 @@ def run_job(spark, paths: list[str], options: DecodeOptions = DecodeOptions(), *
         options = replace(options, rows=True)
     n = partitions or default_partitions(spark, len(paths))
     options = _resolve_group(spark, paths, options, n)
-    results = stitched(spark, paths, options, n)
+    results = stitched(spark, paths, options, n, decode_partitions(spark))
     if out is None:
         result = merge_results(r[1] for r in results.collect())
     else:

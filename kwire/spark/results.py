@@ -19,8 +19,11 @@ from kwire.enrich import Enricher
 from kwire.analytics.facts import ACK_COLUMNS, EXCHANGE_COLUMNS, exchange_row, partition_rows, topic_names
 from kwire.analytics.observe import observations
 from kwire.group_filter import members_of, offload_all_but_groups
+from kwire.kafka.pairing import RawExchange
+from kwire.parallel import offloadable
 from kwire.pipeline import Pipeline, RunSummary
 from kwire.query import ExchangeFilter
+from kwire.spark.wire import PROWS, RAWS, XROWS, table_bytes
 from kwire.tls import KeyLog
 
 
@@ -32,11 +35,15 @@ class DecodeOptions:
     keylog: KeyLog | None = field(default=None, repr=False)  # TLS secrets, shipped with the job (never logged)
     members_of: str | None = None  # a group: gather its members (kwire.spark.group_members), count nothing
 
-    def pipeline(self) -> Pipeline:
+    def pipeline(self, spread: bool = False) -> Pipeline:
         """A Pipeline whose stream layers (TLS, Kafka, decoding) a task drives connection by connection,
         each connection enriched on its own (ConnectionEnricher); gathering a group's members, only
-        the group apis are decoded."""
-        offload = offload_all_but_groups if self.members_of is not None else None
+        the group apis are decoded; `spread`: the exchanges kwire.parallel.offloadable picks are left
+        undecoded, for the decode stage (kwire.spark.spread)."""
+        if self.members_of is not None:
+            offload = offload_all_but_groups
+        else:
+            offload = offloadable if spread else None
         pipeline = Pipeline(port_hints=self.port_hints, summary=RunSummary(), keys=self.keylog, offload=offload)
         pipeline.enricher = ConnectionEnricher()
         return pipeline
@@ -120,9 +127,11 @@ def add_counts(mine: dict, theirs: dict) -> None:
 
 
 class Facts:
-    """Exchanges -> the task's Aggregator (and fact rows with options.rows); see the module docstring."""
+    """Exchanges -> the task's Aggregator (and fact rows with options.rows); see the module docstring.
+    RawExchanges (a Pipeline with `spread`) go to `raws` (kwire.spark.spread.RawBatches), undecoded."""
 
-    def __init__(self, options: DecodeOptions):
+    def __init__(self, options: DecodeOptions, raws=None):
+        self.raws = raws
         self.keep = options.keep
         self.rows = options.rows
         self.group = options.members_of
@@ -138,6 +147,9 @@ class Facts:
         agg = self.aggregator
         keep = self.keep
         for ex in exchanges:
+            if type(ex) is RawExchange:
+                self.raws.add(ex)
+                continue
             if not keep(ex):
                 agg.learn_names(ex)
                 continue
@@ -148,6 +160,21 @@ class Facts:
                 for part in parts:
                     self.partition_rows.append(dict(part, client=row["client"], broker=row["broker"],
                                                      correlation_id=row["correlation_id"]))
+
+    def take_out(self, end: bool = False) -> list[tuple[int, bytes]]:
+        """What was gathered since the last take, as (kind, blob) rows of kwire.spark.wire: the fact rows
+        (XROWS, PROWS) and the full batches of RawExchanges (RAWS; at the `end`, the last one too)."""
+        out = []
+        exchanges, partitions = self.take_tables()
+        if exchanges is not None:
+            out.append((XROWS, table_bytes(exchanges)))
+        if partitions is not None:
+            out.append((PROWS, table_bytes(partitions)))
+        if self.raws is not None:
+            if end:
+                self.raws.flush()
+            out += [(RAWS, blob) for blob in self.raws.take()]
+        return out
 
     def take_tables(self) -> tuple[pa.Table | None, pa.Table | None]:
         """The fact rows gathered since the last take, as Arrow tables (None when there are none)."""

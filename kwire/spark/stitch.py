@@ -33,7 +33,8 @@ from kwire.spark.mapside import IDLE_NS, LINGER_NS
 from kwire.spark.pieces import MAX_SKIP, OPEN, Piece, Replayer
 from kwire.spark.reread import Dirty, files_overlap, reread
 from kwire.spark.results import DecodeOptions, Facts, PartitionResult, add_counts
-from kwire.spark.wire import DATA, OUT_SCHEMA, PROWS, RESULT, XROWS, dumps, loads, table_bytes
+from kwire.spark.spread import RawBatches
+from kwire.spark.wire import DATA, RESULT, dumps, loads, out_batches
 from kwire.tcp.outoforder import MASK, count_differences
 from kwire.tcp.stream import Connection
 
@@ -154,14 +155,17 @@ def plan(entries: list[Piece], end_ts: int | None, idle_ns: int = IDLE_NS, linge
 class Reducer:
     """One reduce task (module docstring); what batch() and end() return are OUT_SCHEMA rows.
     `own_file`: play only the connections whose first piece is in that file (kwire.spark.source, where
-    each file's task sees the files around it too, and says when the capture ends: `end_ts`)."""
+    each file's task sees the files around it too, and says when the capture ends: `end_ts`).
+    `spread`: exchanges that need only their own bytes leave undecoded, as RAWS rows (kwire.spark.spread)."""
 
-    def __init__(self, options: DecodeOptions, own_file: int | None = None, end_ts: int | None = None):
+    def __init__(self, options: DecodeOptions, own_file: int | None = None, end_ts: int | None = None,
+                 spread: bool = False):
         self.options = options
         self.own_file = own_file
         self.given_end = end_ts
-        self.pipeline = options.pipeline()
-        self.facts = Facts(options)
+        self.spread = spread
+        self.pipeline = options.pipeline(spread)
+        self.facts = Facts(options, RawBatches() if spread else None)
         self.result = PartitionResult(self.facts.aggregator, members=self.facts.members)
         self.reports: dict = {}
         self.overlap: bool | None = None
@@ -256,7 +260,7 @@ class Reducer:
         self._end_flow()
         self._header()
         if self.dirty:
-            again = self.options.pipeline()
+            again = self.options.pipeline(self.spread)
             tcp = reread(self.dirty, self.reports, again, self.end_ts)
             self.facts.add(again.take())
             self.result.add_run(again)
@@ -266,20 +270,11 @@ class Reducer:
         add_counts(self.result.tcp, self.repeats)
         self.result.files = [self.reports[i] for i in sorted(self.reports)]
         self.out.append((RESULT, dumps(self.result)))
-        return self._rows()
+        return self._rows(end=True)
 
-    def _rows(self):
-        exchanges, partitions = self.facts.take_tables()
-        if exchanges is not None:
-            self.out.append((XROWS, table_bytes(exchanges)))
-        if partitions is not None:
-            self.out.append((PROWS, table_bytes(partitions)))
-        if not self.out:
-            return []
-        kinds, blobs = zip(*self.out)
-        self.out = []
-        return [pa.RecordBatch.from_arrays([pa.array(kinds, pa.int8()), pa.array(blobs, pa.binary())],
-                                           schema=OUT_SCHEMA)]
+    def _rows(self, end: bool = False):
+        out, self.out = self.out + self.facts.take_out(end), []
+        return out_batches(out)
 
 
 class _Player:

@@ -14,6 +14,11 @@ repartitions them by `part` and sorts each partition by SORT_COLUMNS; a reduce t
     DATA      section 1: in-order bytes of one direction (`dir`), captured at `ts`
     GAP       section 1: `size` bytes of `dir` never captured
 
+A reduce task's rows (OUT_SCHEMA) are RESULT, XROWS and PROWS, and, with DecodeOptions.spread,
+
+    RAWS      exchanges paired but not decoded: a pickled list of kwire.exchanges.ExchangeParts as
+              plain tuples, for the decode stage (kwire.spark.spread)
+
 Within a connection's flow key, section 0 (what each file saw, small) sorts before section 1 (the
 bytes), and both in file order (`forder`: the file's first capture time, then `file`), then `n`.
 Only payload bytes and gaps cross: ACKs, headers and retransmissions were consumed by TCP in the
@@ -28,7 +33,7 @@ import struct
 
 import pyarrow as pa
 
-REPORT, RESULT, XROWS, PROWS, PIECE, INTERIOR, DATA, GAP = range(8)
+REPORT, RESULT, XROWS, PROWS, PIECE, INTERIOR, DATA, GAP, RAWS = range(9)
 
 WIRE_SCHEMA = pa.schema([
     ("part", pa.int32()),
@@ -88,6 +93,15 @@ class RowBuffer:
         self.columns = [[] for _ in WIRE_SCHEMA]
         self.bytes = 0
         return batch
+
+
+def out_batches(out: list[tuple[int, bytes]]) -> list[pa.RecordBatch]:
+    """(kind, blob) pairs as OUT_SCHEMA rows (no batch when there are none)."""
+    if not out:
+        return []
+    kinds, blobs = zip(*out)
+    return [pa.RecordBatch.from_arrays([pa.array(kinds, pa.int8()), pa.array(blobs, pa.binary())],
+                                       schema=OUT_SCHEMA)]
 
 
 def dumps(value) -> bytes:

@@ -1,0 +1,92 @@
+"""The decode stage of `kwire spark`: one busy connection's exchanges decoded by many tasks.
+
+A connection is reassembled, decrypted and paired by one reduce task (kwire.spark.stitch): its bytes
+must meet the stream layers in order. Decoding the bodies and counting them is most of what remains,
+and needs nothing but each exchange's own bytes for the exchanges kwire.parallel.offloadable picks (the
+enricher needs none of them, their frames are small), so, as `kwire stats --jobs` does in process,
+the reduce task leaves those undecoded (DecodeOptions.spread) and ships them in batches:
+
+    reduce task   Facts.add(RawExchange)  --RawBatches-->  RAWS rows (a pickled batch of plain tuples)
+                  --repartition(n), round robin-->         every task a like share of the batches
+    decode task   decode_stage: RAWS -> Exchanges -> facts, a PartitionResult; other rows pass on
+
+Aggregators merge exactly in any order (kwire.analytics.aggregate), so where an exchange is counted
+does not change the document. Without it, the reduce stage lasts as long as the busiest connection:
+one task decodes all of it while the other cores idle.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from kwire.exchanges import exchange_parts
+from kwire.gc_policy import settle_gc
+from kwire.kafka.pairing import RawExchange
+from kwire.parallel import BATCH, BATCH_BYTES, decode_plain
+from kwire.spark.results import DecodeOptions, Facts, PartitionResult
+from kwire.spark.wire import RAWS, RESULT, dumps, loads, out_batches
+
+
+class RawBatches:
+    """RawExchanges in, RAWS blobs out: batches of at most BATCH exchanges or BATCH_BYTES of frames."""
+
+    def __init__(self) -> None:
+        self.batch: list[tuple] = []
+        self.bytes = 0
+        self.blobs: list[bytes] = []
+
+    def add(self, raw: RawExchange) -> None:
+        self.batch.append(tuple(exchange_parts(raw, owned=True)))
+        self.bytes += (raw.request.size if raw.request is not None else 0) + (raw.response_size or 0)
+        if len(self.batch) >= BATCH or self.bytes >= BATCH_BYTES:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.batch:
+            self.blobs.append(dumps(self.batch))
+            self.batch, self.bytes = [], 0
+
+    def take(self) -> list[bytes]:
+        """The full batches made since the last take."""
+        blobs, self.blobs = self.blobs, []
+        return blobs
+
+
+class Decoder:
+    """One decode task: RAWS rows decoded and counted, every other row handed on as it came."""
+
+    def __init__(self, options: DecodeOptions):
+        self.facts = Facts(options)
+        self.result = PartitionResult(self.facts.aggregator)
+        self.batches = 0
+
+    def batch(self, batch: pa.RecordBatch) -> list[pa.RecordBatch]:
+        kinds = batch.column(0).to_pylist()
+        if RAWS not in kinds:
+            return [batch]
+        out = []
+        for kind, blob in zip(kinds, batch.column(1).to_pylist()):
+            if kind != RAWS:
+                out.append((kind, blob))
+                continue
+            exchanges, errors = decode_plain(loads(blob))
+            self.result.decode_errors += errors
+            self.facts.add(exchanges)
+            self.batches += 1
+        return out_batches(out + self.facts.take_out())
+
+    def end(self) -> list[pa.RecordBatch]:
+        """The task's PartitionResult, when it decoded anything."""
+        return out_batches([(RESULT, dumps(self.result))]) if self.batches else []
+
+
+def decode_stage(options: DecodeOptions):
+    """The decode stage as a mapInArrow function (OUT_SCHEMA rows in, OUT_SCHEMA rows out)."""
+    def decode(batches):
+        settle_gc(collect=True)
+        decoder = Decoder(options)
+        for batch in batches:
+            yield from decoder.batch(batch)
+        yield from decoder.end()
+
+    return decode

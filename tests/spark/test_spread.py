@@ -1,0 +1,105 @@
+"""kwire.spark.spread: a busy connection's exchanges leave the reduce task undecoded and are decoded by
+every task of the decode stage, and the document, the counters and the fact rows come out the same
+as when the reduce task decodes them itself, and as `kwire stats`'."""
+
+from __future__ import annotations
+
+import gzip
+from collections import Counter
+from pathlib import Path
+
+import pyarrow as pa
+
+from kwire.kafka.pairing import RawExchange
+from kwire.parallel import offloadable
+from kwire.pipeline import analyze_files
+from kwire.spark.results import DecodeOptions
+from kwire.spark.spread import Decoder, RawBatches
+from kwire.spark.wire import OUT_SCHEMA, RAWS, RESULT, XROWS, dumps, loads, table_of
+from tests.spark.inprocess import run_in_process
+from tests.spark.rotate import rotate
+from tests.spark.test_stitching import assert_same, stats_document
+
+# 10,000 packets of a real busy producer, 3,038 Produce exchanges on one connection (tests/kafka)
+BUSY = Path(__file__).parents[1] / "kafka" / "data" / "midstream-busy-producer.pcap.gz"
+
+
+def busy_files(tmp_path: Path, packets: int = 1500) -> list[Path]:
+    whole = tmp_path / "busy.pcap"
+    whole.write_bytes(gzip.decompress(BUSY.read_bytes()))
+    return rotate(whole, tmp_path / "files", packets)
+
+
+def test_a_busy_connection_is_decoded_by_every_decode_task(tmp_path):
+    paths = busy_files(tmp_path)
+    result, reducers = run_in_process(paths, parts=3, spread=True)
+    assert_same(result.aggregator.document(), stats_document(paths))
+    assert result.exchanges == 3038 and result.decode_errors == 0
+    # the reduce tasks counted none of the Produce exchanges themselves: they shipped them
+    assert sum(r.facts.aggregator.document()["totals"]["exchanges"] for r in reducers) == 0
+    assert sum(r.result.exchanges for r in reducers) == 3038  # (but paired them, and counted them so)
+
+
+def test_spread_or_not_the_same_result_and_rows(tmp_path):
+    paths = busy_files(tmp_path, packets=700)
+    rows = DecodeOptions(rows=True)
+    spread, _ = run_in_process(paths, parts=4, options=rows, spread=True)
+    whole, _ = run_in_process(paths, parts=4, options=rows, spread=False)
+    assert spread.aggregator.document() == whole.aggregator.document()
+    for name in ("connections", "exchanges", "paired", "no_response", "no_request", "decode_errors", "tcp", "kafka"):
+        assert getattr(spread, name) == getattr(whole, name), name
+
+
+def test_decode_stage_deals_batches_evenly_and_passes_other_rows_on(tmp_path):
+    raws = [raw for raw in analyze_files(busy_files(tmp_path), offload=offloadable) if type(raw) is RawExchange]
+    assert len(raws) == 3038
+    batches = RawBatches()
+    for raw in raws:
+        batches.add(raw)
+    full = batches.take()
+    batches.flush()
+    last = batches.take()
+    assert [len(loads(b)) for b in full] == [512] * 5 and len(loads(last[0])) == 3038 - 5 * 512
+    blobs = full + last
+    decoders = [Decoder(DecodeOptions(rows=True)) for _ in range(3)]
+    out = []
+    for i, blob in enumerate(blobs + [b"a result row"]):
+        kind = RAWS if blob in blobs else RESULT
+        rows = pa.RecordBatch.from_arrays([pa.array([kind], pa.int8()), pa.array([blob], pa.binary())],
+                                          schema=OUT_SCHEMA)
+        out += decoders[i % 3].batch(rows)
+    kinds = Counter()
+    exchange_rows = 0
+    for batch in out:
+        for kind, blob in zip(batch.column(0).to_pylist(), batch.column(1).to_pylist()):
+            kinds[kind] += 1
+            if kind == XROWS:
+                exchange_rows += table_of(blob).num_rows
+            if kind == RESULT:
+                assert blob == b"a result row"  # handed on untouched
+    assert kinds[RESULT] == 1 and exchange_rows == 3038
+    ends = [decoder.end() for decoder in decoders]
+    assert all(len(end) == 1 for end in ends)  # each decoded some: each has a result
+    results = [loads(end[0].column(1)[0].as_py()) for end in ends]
+    counted = [r.aggregator.document()["totals"]["exchanges"] for r in results]
+    assert sum(counted) == 3038 and min(counted) >= 512
+
+
+def test_decode_errors_are_counted_where_the_bodies_are_decoded(tmp_path):
+    raws = [raw for raw in analyze_files(busy_files(tmp_path), offload=offloadable) if type(raw) is RawExchange]
+    batches = RawBatches()
+    for raw in raws[:10]:
+        batches.add(raw)
+    batches.flush()
+    (blob,) = batches.take()
+    parts = loads(blob)
+    body = parts[3][11]  # ExchangeParts.request_body: cut short, the Produce request cannot decode
+    parts[3] = parts[3][:11] + (body[:len(body) // 2],) + parts[3][12:]
+    decoder = Decoder(DecodeOptions())
+    decoder.batch(pa.RecordBatch.from_arrays([pa.array([RAWS], pa.int8()), pa.array([dumps(parts)])],
+                                             schema=OUT_SCHEMA))
+    (end,) = decoder.end()
+    result = loads(end.column(1)[0].as_py())
+    assert result.decode_errors == 1
+    assert result.aggregator.document()["totals"]["exchanges"] == 10
+
