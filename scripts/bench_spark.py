@@ -14,6 +14,12 @@ configuration: the best job time, MB/s, packets/s, exchanges/s, the start-up and
 the bytes Spark's shuffle wrote per captured input byte (Spark's own stage metrics). Every document
 is checked equal to the one `kwire stats` computes in process over the unsplit capture, which is
 timed the same way (best of --repeat). The load average is printed at the start and at the end.
+
+A worker started with `--cores 1` runs one task at a time, but its executor's JVM and the task's Python
+worker are two processes, which on a shared machine run on two CPUs at once. The `-pinned`
+configurations confine each worker, and everything it starts, to a CPU of its own
+(tests/spark/cluster.py `pin`): one worker then has one core, as on a machine of one core, and two
+workers have two. The driver and the master are not pinned.
 """
 
 from __future__ import annotations
@@ -30,9 +36,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from kwire.analytics import Aggregator, summary_json  # noqa: E402
+from kwire.gc_policy import settle_gc  # noqa: E402
 from kwire.pipeline import RunSummary, analyze_files  # noqa: E402
 
-CONFIGS = ("local[1]", "local[2]", "cluster-1", "cluster-2")
+CONFIGS = ("local[1]", "local[2]", "cluster-1", "cluster-2", "cluster-1-pinned", "cluster-2-pinned")
 
 
 def stats_run(capture: Path) -> tuple[float, dict, RunSummary]:
@@ -68,7 +75,7 @@ class Master:
         if name.startswith("cluster-"):
             from tests.spark.cluster import Cluster
 
-            self.cluster = Cluster(root / name, workers=int(name.split("-")[1]))
+            self.cluster = Cluster(root / name, workers=int(name.split("-")[1]), pin=name.endswith("-pinned"))
             self.cluster.start()
 
     def session(self):
@@ -137,6 +144,7 @@ def round_in_child(name: str, tmp: Path, partitions) -> dict:
 
 
 def main() -> None:
+    settle_gc()  # as kwire's commands do once imported (kwire.cli.main)
     if "--child" in sys.argv:
         ap = argparse.ArgumentParser()
         ap.add_argument("--child")
@@ -188,8 +196,11 @@ def main() -> None:
         b = r["job"]
         print(f"| kwire spark {name} | {b:.2f} s | {mb / b:.1f} | {packets / b:,.0f} | {exchanges / b:,.0f} | "
               f"{b / best_stats:.2f} | {r['start']:.1f} s | {r['warm']:.1f} s | {r['shuffle'] / size:.3f} |")
-    if "cluster-1" in best and "cluster-2" in best:
-        print(f"\ntwo workers vs one: {best['cluster-1']['job'] / best['cluster-2']['job']:.2f}x")
+    print()
+    for pin in ("", "-pinned"):
+        one, two = best.get("cluster-1" + pin), best.get("cluster-2" + pin)
+        if one and two:
+            print(f"two workers vs one{' (pinned)' if pin else ''}: {one['job'] / two['job']:.2f}x")
     if "local[2]" in best:
         print(f"local[2] vs kwire stats: {best['local[2]']['job'] / best_stats:.2f} of its time")
     print(f"load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} at the end; every document equal to "

@@ -63,7 +63,14 @@ def clean_env(**extra) -> dict:
 
 
 class Cluster:
-    def __init__(self, root: Path, workers: int = 2):
+    """`pin`: each worker, and the executors and Python workers it starts, confined to one CPU of its
+    own (worker i to CPU i, as a machine of one core would have it); otherwise Spark's `--cores 1` is
+    only a task slot, and one executor's JVM and Python worker run on two CPUs at once."""
+
+    def __init__(self, root: Path, workers: int = 2, pin: bool = False):
+        if pin and workers > len(os.sched_getaffinity(0)):
+            raise ValueError(f"cannot pin {workers} workers to a CPU each on {len(os.sched_getaffinity(0))} CPUs")
+        self.pin = pin
         self.root = root
         self.python = executor_python(root)
         self.port, self.ui = free_port(), free_port()
@@ -73,11 +80,13 @@ class Cluster:
         self.logs = root / "logs"
         self.logs.mkdir(exist_ok=True)
 
-    def _daemon(self, name: str, args: list[str]) -> subprocess.Popen:
+    def _daemon(self, name: str, args: list[str], cpu: int | None = None) -> subprocess.Popen:
         log = open(self.logs / f"{name}.log", "ab")  # noqa: SIM115 - kept open by the child
         env = clean_env(SPARK_WORKER_DIR=str(self.root / "work"), SPARK_LOG_DIR=str(self.logs))
+        # set before exec: every thread and child of the daemon inherits it
+        pin = None if cpu is None else (lambda: os.sched_setaffinity(0, {cpu}))
         return subprocess.Popen([str(SPARK_HOME / "bin" / "spark-class"), *args], stdout=log, stderr=log, env=env,
-                                cwd=self.root, start_new_session=True)
+                                cwd=self.root, start_new_session=True, preexec_fn=pin)
 
     def start(self) -> None:
         self.master = self._daemon("master", ["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
@@ -89,7 +98,8 @@ class Cluster:
             if worker is None or worker.poll() is not None:
                 self.workers[i] = self._daemon(f"worker-{i}", [
                     "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1", "--cores", "1", "--memory", "2g",
-                    "--webui-port", str(free_port()), "--work-dir", str(self.root / "work"), self.url])
+                    "--webui-port", str(free_port()), "--work-dir", str(self.root / "work"), self.url],
+                    cpu=sorted(os.sched_getaffinity(0))[i] if self.pin else None)
         count = len(self.workers)
         self.wait_for(lambda state: state.get("aliveworkers", 0) >= count, f"{count} alive workers")
 
