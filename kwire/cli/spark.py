@@ -69,7 +69,8 @@ def check_captures(paths: list[str]) -> tuple[list[str], list[str]]:
 @click.option("--out", type=click.Path(file_okay=False), default=None, metavar="DIR",
               help="Write Parquet tables DIR/exchanges and DIR/partitions (replaced if present).")
 @click.option("--partitions", type=click.IntRange(1, 100000), default=None, metavar="N",
-              help="Shuffle partitions for decoding (default: 8 x Spark's default parallelism, at least 8).")
+              help="Reduce tasks, which pair each connection's exchanges "
+                   "(default: 8 x Spark's default parallelism, at least 8).")
 @click.option("--follow", "follow_dir", type=click.Path(file_okay=False, exists=True), default=None, metavar="DIR",
               help="Follow DIR as tcpdump -G/-C rotates captures into it (Spark Structured Streaming): each new "
                    "file's exchanges are appended to --out DIR/exchanges, the summary rewritten in --out "

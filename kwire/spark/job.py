@@ -15,9 +15,11 @@ result equals `kwire stats` on the whole capture, key for key: each connection's
 same stream layers (TLS, Kafka, decoding) in the same order with the same times (kwire.spark.pieces,
 kwire.spark.stitch), and kwire.analytics merges exactly whatever the split.
 
-`part`: a map task puts each flow key in shuffle partition crc32(flow) % N; Spark's repartition hashes
-the column, so the column holds, for each N, a number Spark hashes to that very partition
-(`partition_keys`), and every partition also gets every file's report.
+`part`: a map task puts each flow key in the shuffle partition kwire.spark.placement chose for it
+(the busiest connections of a sample of the files dealt out by weight, the others crc32(flow) % N),
+before the map stage, by a small job that weighs the sample. Spark's repartition hashes the column,
+so the column holds, for each N, a number Spark hashes to that very partition (`partition_keys`), and
+every partition also gets every file's report.
 
 Memory: map tasks hold a connection's events until it closes or its file ends (at most about a file);
 reduce tasks stream connections in sorted order; the driver holds only merged Aggregators.
@@ -31,6 +33,7 @@ from dataclasses import dataclass, replace
 from kwire.gc_policy import settle_gc
 from kwire.pipeline import RunSummary
 from kwire.spark.mapside import FileReport, read_file
+from kwire.spark.placement import flow_weights, place, sample
 from kwire.spark.results import DecodeOptions, PartitionResult
 from kwire.spark.spread import decode_stage
 from kwire.spark.stitch import Reducer
@@ -66,8 +69,31 @@ def partition_keys(spark, n: int) -> list[int]:
     return [found[p] for p in range(n)]
 
 
-def wire_rows(spark, paths: list[str], options: DecodeOptions, n: int):
-    """The map stage: one task per file, rows of kwire.spark.wire, keyed for partition `part`."""
+def placed_flows(spark, paths: list[str], n: int) -> dict[bytes, int]:
+    """The busiest connections' reduce partitions, from a sample of the files weighed by a small job
+    (kwire.spark.placement)."""
+    chosen = sample(len(paths))
+
+    def weigh(batches):
+        import pyarrow as pa
+
+        for batch in batches:
+            for i in batch.column(0).to_pylist():
+                weights = flow_weights(paths[chosen[i]])
+                yield pa.RecordBatch.from_arrays([pa.array(list(weights), pa.binary()),
+                                                  pa.array(list(weights.values()), pa.int64())],
+                                                 names=["flow", "weight"])
+
+    weights: dict[bytes, int] = {}
+    rows = spark.range(0, len(chosen), 1, len(chosen)).mapInArrow(weigh, "flow binary, weight bigint").collect()
+    for flow, weight in rows:
+        weights[bytes(flow)] = weights.get(bytes(flow), 0) + weight
+    return place(weights, n)
+
+
+def wire_rows(spark, paths: list[str], options: DecodeOptions, n: int, placed: dict | None = None):
+    """The map stage: one task per file, rows of kwire.spark.wire, keyed for partition `part` (the
+    flow keys in `placed` to the partition it gives, the others by hash)."""
     keys = partition_keys(spark, n)
 
     def map_files(batches):
@@ -76,7 +102,7 @@ def wire_rows(spark, paths: list[str], options: DecodeOptions, n: int):
         settle_gc(collect=True)
         for batch in batches:
             for i in batch.column(0).to_pylist():
-                for rows in read_file(i, paths[i], n, options):
+                for rows in read_file(i, paths[i], n, options, placed):
                     part = rows.column(0).to_pylist()
                     yield rows.set_column(0, "part", pa.array([keys[p] for p in part], pa.int32()))
 
@@ -89,10 +115,11 @@ def decode_partitions(spark) -> int:
     return max(2, 2 * spark.sparkContext.defaultParallelism)
 
 
-def stitched(spark, paths: list[str], options: DecodeOptions, n: int, decoders: int = 0):
+def stitched(spark, paths: list[str], options: DecodeOptions, n: int, decoders: int = 0,
+             placed: dict | None = None):
     """Map, shuffle, reduce: the DataFrame of reduce results (kwire.spark.wire.OUT_SCHEMA); with
     `decoders`, then the decode stage (kwire.spark.spread) over that many tasks, the batches dealt
-    round robin."""
+    round robin; `placed`: flow keys placed by weight (kwire.spark.placement)."""
     spread = decoders > 0
 
     def reduce(batches):
@@ -102,7 +129,7 @@ def stitched(spark, paths: list[str], options: DecodeOptions, n: int, decoders: 
             yield from reducer.batch(batch)
         yield from reducer.end()
 
-    rows = wire_rows(spark, paths, options, n).repartition(n, "part").sortWithinPartitions(*SORT_COLUMNS)
+    rows = wire_rows(spark, paths, options, n, placed).repartition(n, "part").sortWithinPartitions(*SORT_COLUMNS)
     results = rows.mapInArrow(reduce, OUT_DDL)
     if spread:
         results = results.repartition(decoders).mapInArrow(decode_stage(options), OUT_DDL)
@@ -132,7 +159,7 @@ def run_job(spark, paths: list[str], options: DecodeOptions = DecodeOptions(), *
         options = replace(options, rows=True)
     n = partitions or default_partitions(spark, len(paths))
     options = _resolve_group(spark, paths, options, n)
-    results = stitched(spark, paths, options, n, decode_partitions(spark))
+    results = stitched(spark, paths, options, n, decode_partitions(spark), placed_flows(spark, paths, n))
     if out is None:
         result = merge_results(r[1] for r in results.collect())
     else:

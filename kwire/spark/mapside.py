@@ -21,7 +21,6 @@ are used, and the error rides in the file's FileReport, which goes to every redu
 
 from __future__ import annotations
 
-import zlib
 from collections import deque
 from dataclasses import asdict, dataclass, field
 
@@ -32,6 +31,7 @@ from kwire.errors import KwireError
 from kwire.fused import RecordFeed
 from kwire.net.decode import SUPPORTED_LINKTYPES, DecodeCounters, decode_segment
 from kwire.spark.pieces import OPEN, Piece, Recorder, Replayer, lead_bytes
+from kwire.spark.placement import Placement
 from kwire.spark.results import DecodeOptions, Facts, PartitionResult, add_counts
 from kwire.spark.wire import (DATA, INTERIOR, PIECE, PROWS, REPORT, RESULT, XROWS, RowBuffer, dumps,
                               flow_bytes, table_bytes)
@@ -86,14 +86,16 @@ class _Times:
         return self.record_inner(ts, linktype, buf, start, stop, wire_len)
 
 
-def read_file(index: int, path: str, parts: int, options: DecodeOptions):
-    """The rows of one capture file, as Arrow RecordBatches (module docstring)."""
-    return FileSide(index, path, parts, options).batches()
+def read_file(index: int, path: str, parts: int, options: DecodeOptions, placed: dict | None = None):
+    """The rows of one capture file, as Arrow RecordBatches (module docstring); each flow key in the
+    partition `placed` gives it, or hashed (kwire.spark.placement)."""
+    return FileSide(index, path, parts, options, placed).batches()
 
 
 class FileSide:
-    def __init__(self, index: int, path: str, parts: int, options: DecodeOptions):
+    def __init__(self, index: int, path: str, parts: int, options: DecodeOptions, placed: dict | None = None):
         self.index, self.path, self.parts = index, path, parts
+        self.placement = Placement(parts, placed)
         self.pipeline = options.pipeline()
         self.facts = Facts(options)
         self.net = DecodeCounters()
@@ -172,7 +174,7 @@ class FileSide:
 
     def _meta(self, piece: Piece, kind: int) -> tuple[int, bytes]:
         flow = flow_bytes(piece.a[0], piece.a[1], piece.b[0], piece.b[1])
-        part = zlib.crc32(flow) % self.parts
+        part = self.placement(flow)
         self.rows.add(part, flow, 0, piece.forder, self.index, piece.index, kind, data=dumps(piece))
         return part, flow
 

@@ -4,15 +4,17 @@ A connection is reassembled, decrypted and paired by one reduce task (kwire.spar
 must meet the stream layers in order. Decoding the bodies and counting them is most of what remains,
 and needs nothing but each exchange's own bytes for the exchanges kwire.parallel.offloadable picks (the
 enricher needs none of them, their frames are small), so, as `kwire stats --jobs` does in process,
-the reduce task leaves those undecoded (DecodeOptions.spread) and ships them in batches:
+the reduce task leaves those undecoded (DecodeOptions.pipeline(spread=True)) and ships them in batches:
 
     reduce task   Facts.add(RawExchange)  --RawBatches-->  RAWS rows (a pickled batch of plain tuples)
-                  --repartition(n), round robin-->         every task a like share of the batches
+                  --repartition(d), round robin-->         every task a like share of the batches
     decode task   decode_stage: RAWS -> Exchanges -> facts, a PartitionResult; other rows pass on
 
 Aggregators merge exactly in any order (kwire.analytics.aggregate), so where an exchange is counted
 does not change the document. Without it, the reduce stage lasts as long as the busiest connection:
-one task decodes all of it while the other cores idle.
+one task decodes all of it while the other cores idle. A batch is pickled by the kwire task that
+built it and read by another kwire task of the same job (as kwire.parallel's batches between kwire's
+own processes): tuples of ints, strings and bytes; captured bytes stay bytes values.
 """
 
 from __future__ import annotations

@@ -12,7 +12,8 @@ own processes, created before the fork and held by nothing else; the results com
 the dashboard's (the pipe is created by the dashboard's process before it forks the other, and
 nothing else holds it). kwire's Spark job does the same between its own tasks and its driver: each
 task's PartitionResult (Aggregators, counters: objects kwire built) travels as a pickle inside
-Spark's Arrow rows (kwire.spark.wire), and `--follow` keeps each open connection's stream layers in
+Spark's Arrow rows (kwire.spark.wire), as do the batches of paired, undecoded exchanges a reduce task
+hands to the decode stage (kwire.spark.spread: flat tuples, as kwire.parallel's), and `--follow` keeps each open connection's stream layers in
 Spark's state with PySpark's cloudpickle (kwire.spark.follow), as PySpark itself ships every
 function and row. Captured bytes travel as bytes values; nothing read from a capture is ever
 unpickled as a pickle stream.

@@ -15,12 +15,12 @@ from kwire.spark.wire import OUT_SCHEMA, RESULT, SORT_COLUMNS
 
 
 def run_in_process(paths, parts: int = 3, options: DecodeOptions = DecodeOptions(),
-                   spread: bool = True) -> tuple[PartitionResult, list]:
+                   spread: bool = True, placed: dict | None = None) -> tuple[PartitionResult, list]:
     """(the merged result, the Reducers) of the job over `paths` (in argument order); with `spread`, the
     reduce tasks' rows are dealt round robin to `parts` decode tasks (kwire.spark.spread), as the job does."""
     batches = []
     for i, path in enumerate(paths):
-        batches += list(read_file(i, str(path), parts, options))
+        batches += list(read_file(i, str(path), parts, options, placed))
     table = pa.Table.from_batches(batches)
     out, reducers = [], []
     for part in range(parts):
