@@ -53,6 +53,27 @@ def stats_run(capture: Path) -> tuple[float, dict, RunSummary]:
     return time.perf_counter() - t, doc, summary
 
 
+def stage_times(spark, since: float) -> list[dict]:
+    """Spark's own account of the stages submitted since `since` (epoch s): when each started (s after
+    `since`), how long it ran, and the time its tasks ran in all (one core's worth: the stage's work)."""
+    sc = spark.sparkContext
+    gw = sc._gateway
+    empty = gw.jvm.java.util.ArrayList()
+    stages = sc._jsc.sc().statusStore().stageList(empty, False, False, gw.new_array(gw.jvm.double, 0), empty)
+    it = stages.iterator()
+    out = []
+    while it.hasNext():
+        s = it.next()
+        sub, done = s.submissionTime(), s.completionTime()
+        if not (sub.isDefined() and done.isDefined()) or sub.get().getTime() / 1000 < since:
+            continue
+        start = sub.get().getTime() / 1000 - since
+        out.append({"id": s.stageId(), "tasks": s.numTasks(), "start": round(start, 2),
+                    "seconds": round((done.get().getTime() - sub.get().getTime()) / 1000, 2),
+                    "task_seconds": round(s.executorRunTime() / 1000, 2)})
+    return sorted(out, key=lambda stage: stage["id"])
+
+
 def shuffle_written(spark) -> int:
     """Bytes every stage of this session's shuffles wrote so far (Spark's stage metrics)."""
     sc = spark.sparkContext
@@ -109,15 +130,17 @@ def one_round(master: Master, parts: list[str], whole: str, partitions) -> dict:
         run_job(spark, parts[:2], partitions=partitions)
         warm = time.perf_counter() - t
         before = shuffle_written(spark)
+        since = time.time()
         t = time.perf_counter()
         result = run_job(spark, parts, partitions=partitions)
         elapsed = time.perf_counter() - t
         shuffled = shuffle_written(spark) - before
+        stages = stage_times(spark, since)
     finally:
         spark.stop()
     if summary_json(result.document) != whole:  # `--json` text, to the byte
         raise SystemExit(f"{master.name}: the Spark document differs from kwire stats'")
-    return {"job": elapsed, "start": started, "warm": warm, "shuffle": shuffled}
+    return {"job": elapsed, "start": started, "warm": warm, "shuffle": shuffled, "stages": stages}
 
 
 def child(name: str, parts_file: Path, whole_file: Path, partitions) -> None:
@@ -159,6 +182,7 @@ def main() -> None:
     ap.add_argument("--configs", default=",".join(CONFIGS), help=f"comma-separated, of {', '.join(CONFIGS)}")
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--partitions", type=int, default=None)
+    ap.add_argument("--stages", action="store_true", help="print each timed job's stages (Spark's status store)")
     args = ap.parse_args()
 
     size = args.capture.stat().st_size
@@ -184,6 +208,10 @@ def main() -> None:
             for name in configs:
                 r = round_in_child(name, Path(tmp), args.partitions)
                 print(f"  {name}: job {r['job']:.2f} s, start {r['start']:.1f} s, warm-up {r['warm']:.1f} s", flush=True)
+                if args.stages:
+                    for st in r["stages"]:
+                        print(f"    stage {st['id']}: {st['tasks']} tasks, from {st['start']:.2f} s "
+                              f"for {st['seconds']:.2f} s, task time {st['task_seconds']:.2f} s", flush=True)
                 if name not in best or r["job"] < best[name]["job"]:
                     best[name] = r
     print()

@@ -73,6 +73,8 @@ def placed_flows(spark, paths: list[str], n: int) -> dict[bytes, int]:
     """The busiest connections' reduce partitions, from a sample of the files weighed by a small job
     (kwire.spark.placement)."""
     chosen = sample(len(paths))
+    if not chosen:
+        return {}
 
     def weigh(batches):
         import pyarrow as pa
