@@ -53,17 +53,21 @@ def stats_run(capture: Path) -> tuple[float, dict, RunSummary]:
     return time.perf_counter() - t, doc, summary
 
 
-def stage_times(spark, since: float) -> list[dict]:
-    """Spark's own account of the stages submitted since `since` (epoch s): when each started (s after
-    `since`), how long it ran, and the time its tasks ran in all (one core's worth: the stage's work)."""
+def spark_stages(spark):
+    """Every stage this session ran so far (Spark's status store)."""
     sc = spark.sparkContext
     gw = sc._gateway
     empty = gw.jvm.java.util.ArrayList()
-    stages = sc._jsc.sc().statusStore().stageList(empty, False, False, gw.new_array(gw.jvm.double, 0), empty)
-    it = stages.iterator()
-    out = []
+    it = sc._jsc.sc().statusStore().stageList(empty, False, False, gw.new_array(gw.jvm.double, 0), empty).iterator()
     while it.hasNext():
-        s = it.next()
+        yield it.next()
+
+
+def stage_times(spark, since: float) -> list[dict]:
+    """Spark's own account of the stages submitted since `since` (epoch s): when each started (s after
+    `since`), how long it ran, and the time its tasks ran in all (one core's worth: the stage's work)."""
+    out = []
+    for s in spark_stages(spark):
         sub, done = s.submissionTime(), s.completionTime()
         if not (sub.isDefined() and done.isDefined()) or sub.get().getTime() / 1000 < since:
             continue
@@ -76,15 +80,7 @@ def stage_times(spark, since: float) -> list[dict]:
 
 def shuffle_written(spark) -> int:
     """Bytes every stage of this session's shuffles wrote so far (Spark's stage metrics)."""
-    sc = spark.sparkContext
-    gw = sc._gateway
-    empty = gw.jvm.java.util.ArrayList()
-    stages = sc._jsc.sc().statusStore().stageList(empty, False, False, gw.new_array(gw.jvm.double, 0), empty)
-    it = stages.iterator()
-    total = 0
-    while it.hasNext():
-        total += it.next().shuffleWriteBytes()
-    return total
+    return sum(s.shuffleWriteBytes() for s in spark_stages(spark))
 
 
 class Master:

@@ -37,7 +37,7 @@ from kwire.spark.pieces import Piece, Replayer
 from kwire.spark.results import DecodeOptions, Facts, PartitionResult, add_counts
 from kwire.spark.stitch import Chain, _Player, plan
 from kwire.spark.wire import (DATA, OUT_DDL, PIECE, REPORT, RESULT, SORT_COLUMNS, WIRE_DDL, XROWS, dumps, loads,
-                              table_bytes)
+                              out_batches, table_bytes)
 from kwire.tcp.stream import Connection
 
 STATE_DDL = "state binary"
@@ -290,14 +290,11 @@ def end_of_capture(spark, checkpoint: str, folder: str, options: DecodeOptions):
     states = spark.read.format("statestore").load(checkpoint)
 
     def ending(batches):
-        import pyarrow as pa
-
         for batch in batches:
             for value in batch.column(0).to_pylist():
                 carried = cloudpickle.loads(value)
                 out = end_carried(carried, options, max(end, carried.piece.last_ts), "end")
-                yield pa.RecordBatch.from_arrays([pa.array([k for k, _ in out], pa.int8()),
-                                                  pa.array([d for _, d in out], pa.binary())], names=["kind", "data"])
+                yield from out_batches(out)
 
     return states.select("value.groupState.state").mapInArrow(ending, OUT_DDL)
 

@@ -73,7 +73,7 @@ def placed_flows(spark, paths: list[str], n: int) -> dict[bytes, int]:
     """The busiest connections' reduce partitions, from a sample of the files weighed by a small job
     (kwire.spark.placement)."""
     chosen = sample(len(paths))
-    if not chosen:
+    if not chosen or n == 1:  # nothing to weigh, or nowhere else to put it
         return {}
 
     def weigh(batches):
@@ -89,7 +89,8 @@ def placed_flows(spark, paths: list[str], n: int) -> dict[bytes, int]:
     weights: dict[bytes, int] = {}
     rows = spark.range(0, len(chosen), 1, len(chosen)).mapInArrow(weigh, "flow binary, weight bigint").collect()
     for flow, weight in rows:
-        weights[bytes(flow)] = weights.get(bytes(flow), 0) + weight
+        flow = bytes(flow)
+        weights[flow] = weights.get(flow, 0) + weight
     return place(weights, n)
 
 

@@ -18,6 +18,7 @@ splits a connection, so the result is the same whatever the sample saw.
 from __future__ import annotations
 
 import zlib
+from heapq import heapify, heapreplace
 
 from kwire.capture.files import read_captures
 from kwire.net.decode import DecodeCounters, decode_segment
@@ -62,11 +63,13 @@ def place(weights: dict[bytes, int], parts: int) -> dict[bytes, int]:
     for flow, weight in weights.items():
         if flow not in chosen:
             load[hashed(flow, parts)] += weight
+    least = [(weight, p) for p, weight in enumerate(load)]  # a heap: the least loaded, then the lowest
+    heapify(least)
     placed = {}
     for flow in heavy:
-        part = min(range(parts), key=lambda p: (load[p], p))
+        weight, part = least[0]
         placed[flow] = part
-        load[part] += weights[flow]
+        heapreplace(least, (weight + weights[flow], part))
     return placed
 
 
@@ -79,4 +82,4 @@ class Placement:
 
     def __call__(self, flow: bytes) -> int:
         part = self.placed.get(flow)
-        return zlib.crc32(flow) % self.parts if part is None else part
+        return hashed(flow, self.parts) if part is None else part

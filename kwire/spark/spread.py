@@ -24,7 +24,7 @@ import pyarrow as pa
 from kwire.exchanges import exchange_parts
 from kwire.gc_policy import settle_gc
 from kwire.kafka.pairing import RawExchange
-from kwire.parallel import BATCH, BATCH_BYTES, decode_plain
+from kwire.parallel import BATCH, BATCH_BYTES, decode_plain, frames_size
 from kwire.spark.results import DecodeOptions, Facts, PartitionResult
 from kwire.spark.wire import RAWS, RESULT, dumps, loads, out_batches
 
@@ -39,7 +39,7 @@ class RawBatches:
 
     def add(self, raw: RawExchange) -> None:
         self.batch.append(tuple(exchange_parts(raw, owned=True)))
-        self.bytes += (raw.request.size if raw.request is not None else 0) + (raw.response_size or 0)
+        self.bytes += frames_size(raw)
         if len(self.batch) >= BATCH or self.bytes >= BATCH_BYTES:
             self.flush()
 

@@ -14,7 +14,8 @@ repartitions them by `part` and sorts each partition by SORT_COLUMNS; a reduce t
     DATA      section 1: in-order bytes of one direction (`dir`), captured at `ts`
     GAP       section 1: `size` bytes of `dir` never captured
 
-A reduce task's rows (OUT_SCHEMA) are RESULT, XROWS and PROWS, and, with DecodeOptions.spread,
+A reduce task's rows (OUT_SCHEMA) are RESULT, XROWS and PROWS, and, when it spreads decoding
+(kwire.spark.stitch.Reducer's `spread`),
 
     RAWS      exchanges paired but not decoded: a pickled list of kwire.exchanges.ExchangeParts as
               plain tuples, for the decode stage (kwire.spark.spread)
