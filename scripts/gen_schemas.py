@@ -439,6 +439,15 @@ def apis_markdown(pairs, label: str) -> str:
              "a test checks that this page equals the api table in kwire/kafka/apis.py. Keys Kafka adds later are",
              "still framed, paired and shown with their number. 'served by' is who Kafka says answers the api:",
              "brokers, KRaft controllers, or the ZooKeeper-era brokers (zkBroker) of clusters before 4.0.", "",
+             "How the decoders are checked: for every api key, version and direction kio (an independent Kafka",
+             "protocol implementation, 0.6.5, from Kafka 4.3's definitions) defines, random messages written by kio's",
+             "serialisers are decoded by kwire and compared field by field (tests/codec/test_differential_kio.py);",
+             "that is how the apis only a real cluster speaks (the KRaft quorum, broker registration and heartbeats,",
+             "inter-broker transaction markers, share-group state) are tested, since no JVM Kafka broker can run",
+             "where kwire is built. Real traffic of clients and admin tools against Tansu and librdkafka's mock",
+             "cluster is decoded in tests too. The keys kio does not define (4-7, spoken only by clusters before",
+             "4.0; 93-94, newer than kio) are checked for shape against Kafka's definitions by the generator and",
+             "fuzzed, with no independent encoder.", "",
              "| key | api | versions | flexible from | served by |", "|---|---|---|---|---|"]
     for req, _ in pairs:
         flex = str(req.flexible[0]) if req.flexible else "never"
