@@ -3,7 +3,9 @@ exception) in the truth file (scripts/admin_truth.py). Run by scripts/record_adm
 
 kafka-python picks each api's version from the broker's ApiVersions answer and refuses locally
 (IncompatibleBrokerVersion, UnsupportedVersionError) what the broker does not offer: such an operation
-is an error line with nothing on the wire.
+is an error line with nothing on the wire. `run_pinned` runs the same work with the client told a
+broker version (api_version=(3, 5), a setting users give to skip the probe): it then sends what the
+broker does not offer, and the broker's answer (Tansu closes the connection) is on the wire too.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from admin_truth import AdminTruth
 
 TOPIC_A, TOPIC_B = "kwire-kp-orders", "kwire-kp-audit"
 GROUP = "kwire-kp-group"
+PINNED: tuple | None = None  # api_version given to every client (run_pinned)
 
 
 def run(bootstrap: str, truth_path: str, broker: str) -> dict:
@@ -21,7 +24,7 @@ def run(bootstrap: str, truth_path: str, broker: str) -> dict:
                              ResourceType, ScramMechanism, UserScramCredentialDeletion, UserScramCredentialUpsertion)
     from kafka.structs import OffsetAndMetadata
 
-    truth = AdminTruth(truth_path, "kafka-python")
+    truth = AdminTruth(truth_path, "kafka-python" if PINNED is None else f"kafka-python api_version={PINNED}")
     op = truth.op
     admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="kwire-admin-kafka-python",
                              request_timeout_ms=8000, **_version_hint(broker))
@@ -114,8 +117,16 @@ def _produce(bootstrap: str, producer_class, broker: str) -> dict:
     return {"offsets": offsets}
 
 
+def run_pinned(bootstrap: str, truth_path: str, broker: str) -> dict:
+    global PINNED
+    PINNED = (3, 5)
+    return run(bootstrap, truth_path, broker)
+
+
 def _version_hint(broker: str) -> dict:
     """The mock refuses kafka-python's ApiVersions v3 probe with UNSUPPORTED_VERSION in a body
     kafka-python cannot read (the mock's layout, see kwire.codec.version_refusal), and kafka-python
     gives up bootstrapping. Told a broker version before ApiVersions v3 (2.3), it asks v2 first."""
+    if PINNED is not None:
+        return {"api_version": PINNED}
     return {"api_version": (2, 3)} if broker == "mock" else {}

@@ -36,14 +36,18 @@ sys.path.insert(0, str(HERE))
 
 from record_capture import RecordError, Tcpdump, _last_json, in_namespace, network_namespace  # noqa: E402
 
-CLIENTS = ("confluent", "kafka-python", "aiokafka", "kafkajs")
+CLIENTS = ("confluent", "kafka-python", "aiokafka", "kafkajs", "kafka-python-pinned")
 BROKERS = ("tansu", "mock")
+# What is recorded: every client against every broker, and kafka-python told a broker version
+# (api_version=(3, 5)) against Tansu, so that it sends the admin apis Tansu does not offer.
+PAIRS = tuple((c, b) for c in CLIENTS[:4] for b in BROKERS) + (("kafka-python-pinned", "tansu"),)
 TANSU_PORT = 9092
 SCENARIO_TIMEOUT = 240.0
 # The mock cluster has no CreateTopics (and no controller): each client's topics are made through
 # its C API before the client starts, so that produce, offsets and groups have topics to work on.
 MOCK_TOPICS = {"confluent": ("kwire-admin-orders", "kwire-admin-audit"),
                "kafka-python": ("kwire-kp-orders", "kwire-kp-audit"),
+               "kafka-python-pinned": ("kwire-kp-orders", "kwire-kp-audit"),
                "aiokafka": ("kwire-aio-orders", "kwire-aio-audit"), "kafkajs": ("kwire-js-orders", "kwire-js-audit")}
 
 
@@ -58,7 +62,7 @@ def versions(client: str, node_modules: str | None) -> dict:
         version = confluent_kafka.version()
         out.update(confluent_kafka=version if isinstance(version, str) else version[0],
                    librdkafka=confluent_kafka.libversion()[0])
-    elif client == "kafka-python":
+    elif client.startswith("kafka-python"):
         import kafka
 
         out["kafka_python"] = kafka.__version__
@@ -105,9 +109,10 @@ def run_client(client: str, bootstrap: str, truth: str, broker: str, node_module
         if proc.returncode != 0:
             raise RecordError(f"admin_kafkajs.js exited {proc.returncode}: {summary}")
         return summary
-    module = {"confluent": "admin_confluent", "kafka-python": "admin_kafka_python",
-              "aiokafka": "admin_aiokafka"}[client]
-    return __import__(module).run(bootstrap, truth, broker)
+    module, function = {"confluent": ("admin_confluent", "run"), "kafka-python": ("admin_kafka_python", "run"),
+                        "kafka-python-pinned": ("admin_kafka_python", "run_pinned"),
+                        "aiokafka": ("admin_aiokafka", "run")}[client]
+    return getattr(__import__(module), function)(bootstrap, truth, broker)
 
 
 def in_namespace_main(client: str, broker: str, truth: str, node_modules: str | None) -> dict:
@@ -157,7 +162,7 @@ def record(client: str, broker: str, out_dir: Path, node_modules: str | None) ->
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--client", type=click.Choice(CLIENTS))
 @click.option("--broker", type=click.Choice(BROKERS))
-@click.option("--all", "every", is_flag=True, help="every client against every broker")
+@click.option("--all", "every", is_flag=True, help="every recording of PAIRS")
 @click.option("--out-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("captures/admin"),
               show_default=True)
 @click.option("--node-modules", default=None, help="a node_modules folder holding kafkajs (for --client kafkajs)")
@@ -173,7 +178,7 @@ def main(client, broker, every, out_dir, node_modules, truth, in_namespace) -> N
             sys.exit(1)
         print(json.dumps(summary, sort_keys=True), flush=True)
         return
-    pairs = [(c, b) for c in CLIENTS for b in BROKERS] if every else [(client, broker)]
+    pairs = list(PAIRS) if every else [(client, broker)]
     if None in pairs[0]:
         raise click.UsageError("give --client and --broker, or --all")
     for c, b in pairs:

@@ -294,18 +294,21 @@ def test_the_cluster_id_the_clients_report_is_the_one_answered():
     assert len(compared) >= 6, compared  # confluent-kafka's describe_cluster waits out the mock's missing controller
 
 
-@pytest.mark.parametrize("capture", [p for p in CASES if "tansu" in p.name], ids=lambda p: p.name)
-def test_described_configs_are_what_the_client_reported(capture: Path):
-    _, ops = truth(capture)
-    reported = {str(leaf) for op in ops if op["operation"] == "describe_configs" and succeeded(op)
-                for _, leaf in _walk(op["result"])}
-    reported |= {key for op in ops if op["operation"] == "describe_configs" and succeeded(op)
-                 for path, _ in _walk(op["result"]) for key in path}
-    answered = [(c["Name"], c["Value"]) for body in _bodies_of(capture, 32, "response")
-                for r in body["Results"] for c in r["Configs"]]
-    assert answered
-    for name, value in answered:
-        assert name in reported and value in reported, (name, value)
+def test_described_configs_are_what_the_clients_reported():
+    checked = []
+    for capture in CASES:
+        done = [op for op in truth(capture)[1] if op["operation"] == "describe_configs" and succeeded(op)]
+        if not done:
+            continue
+        reported = {str(leaf) for op in done for _, leaf in _walk(op["result"])}
+        reported |= {key for op in done for path, _ in _walk(op["result"]) for key in path}
+        answered = [(c["Name"], c["Value"]) for body in _bodies_of(capture, 32, "response")
+                    for r in body["Results"] for c in r["Configs"]]
+        assert answered, capture.name
+        for name, value in answered:
+            assert name in reported and value in reported, (capture.name, name, value)
+        checked.append(capture.name)
+    assert len(checked) >= 4, checked  # the four clients on Tansu (the mock has no DescribeConfigs)
 
 
 # ---- secrets -----------------------------------------------------------------------------------

@@ -30,7 +30,8 @@ at = _load("admin_truth")
 
 def test_every_client_and_broker_pair_is_recorded_with_its_truth():
     recorded = {p.name for p in ADMIN.glob("*.pcap")}
-    assert recorded == {f"{c}-{b}.pcap" for c in ra.CLIENTS for b in ra.BROKERS}
+    assert recorded == {f"{c}-{b}.pcap" for c, b in ra.PAIRS}
+    assert {c for c, _ in ra.PAIRS} == set(ra.CLIENTS) and {b for _, b in ra.PAIRS} == set(ra.BROKERS)
     for name in recorded:
         lines = (ADMIN / f"{name}.truth.jsonl").read_text().splitlines()
         header = json.loads(lines[0])["recording"]
