@@ -37,7 +37,9 @@ from kwire.render.records_run import RecordsRun
 @click.option("-w", "--write", "write_path", type=click.Path(dir_okay=False, writable=True), default=None,
               metavar="FILE", help="Also write the packets of the exchanges shown to FILE (a pcap: their "
                                    "connections' handshakes and the segments carrying them, cut out).")
-@click.option("--show-secrets", is_flag=True, help="Show SASL credentials instead of redacting them.")
+@click.option("--show-secrets", is_flag=True,
+              help="Show secrets instead of redacting them: SASL credentials, token HMACs, SCRAM salts, "
+                   "sensitive configuration values.")
 @click.option("--no-summary", is_flag=True, help="Leave out the closing summary line (on stderr).")
 @click.option("--jobs", "-j", type=click.IntRange(min=0), default=None,
               help="Worker processes decoding and rendering --json output (0: none; default: one per CPU "
