@@ -44,7 +44,7 @@ _I32 = struct.Struct(">i").unpack_from
 
 
 def _trunc(what: str, pos: int, need: int, have: int) -> DecodeError:
-    return DecodeError(f"{what}: need {need} bytes, {max(have, 0)} left", pos)
+    return DecodeError(f"need {need} bytes, {max(have, 0)} left", pos, field=what)
 
 
 def _uvar(buf, pos):
@@ -174,7 +174,7 @@ class _Generator:
         elem = field.element_type
         lines = self.length_code(indent, "_n", what, self.flexible, 4)
         lines.append(f"{indent}if _n > 0 and _n * {self.elem_min_size(field)} > end - pos:")
-        lines.append(f"{indent}    raise DecodeError(f\"{{{what}}}: {{_n}} elements cannot fit in {{end - pos}} bytes\", pos)")
+        lines.append(f"{indent}    raise DecodeError(f\"{{_n}} elements cannot fit in {{end - pos}} bytes\", pos, {what})")
         lines.append(f"{indent}if _n < 0:")
         lines.append(f"{indent}    {target} = None")
         lines.append(f"{indent}else:")
@@ -369,9 +369,9 @@ def decoder_for(schema: MessageSchema, version: int):
         try:
             return fn(mv, pos, len(mv))
         except DecodeError as exc:
-            raise DecodeError(f"{label}: {exc.args[0]}", exc.offset) from None
+            raise DecodeError(exc.reason, exc.offset, exc.field, label) from None
         except (struct.error, IndexError, ValueError, OverflowError, MemoryError) as exc:
-            raise DecodeError(f"{label}: malformed ({exc})") from None
+            raise DecodeError(f"malformed ({exc})", message_name=label) from None
 
     _DECODERS[key] = decode
     return decode
