@@ -4,8 +4,10 @@ The response carries no api key or version: it is decoded with its request's. Wh
 body is a kwire.outcomes.BodyOutcome on the exchange, never an exception: decoded; trailing_bytes
 (decoded, bytes left after it); malformed (where and why, from the DecodeError's field, offset and
 reason); no_decoder (no schema for the api and version: the body stays None, the exchange still
-has name, version, ids, sizes and latency); not_kept (pairing dropped the request body under its
-bound: kwire.kafka.pairing.MAX_PENDING_BYTES).
+has name, version, ids, sizes and latency); and what the layers below say left a body undecodable:
+PendingRequest.lost / RawExchange.response_lost, a body kind (not_kept: pairing dropped the request
+body under its bound, kwire.kafka.pairing.MAX_PENDING_BYTES; cut_by_snaplen: the packet path saw the
+snap length cut it), carried as `request_lost` / `response_lost` and becoming the body's outcome.
 
 Protocol quirk, kept here: an ApiVersions response whose ErrorCode is UNSUPPORTED_VERSION (35) is
 written in the v0 body whatever version was asked (the broker cannot know which the client speaks).
@@ -27,8 +29,7 @@ from kwire.kafka.headers import parse_response_header
 from kwire.kafka.pairing import RawExchange
 from kwire.model import Exchange
 from kwire.net.segment import format_endpoint
-from kwire.outcomes import (DECODED_BODY, MALFORMED, NO_DECODER_BODY, NOT_KEPT_BODY, BodyOutcome, malformed,
-                            trailing)
+from kwire.outcomes import DECODED_BODY, MALFORMED, NO_DECODER_BODY, BodyOutcome, lost_body, malformed, trailing
 
 _I16 = struct.Struct(">h")
 UNSUPPORTED_VERSION = 35
@@ -101,7 +102,8 @@ class ExchangeParts(NamedTuple):
     given_up_ts_ns: int | None  # no_response: when kwire stopped waiting for the answer
     wire: tuple | None  # where the frames lie on the wire (Exchange.wire), when the run tracks it
     unanswered: str | None  # no_response: why (kwire.outcomes.UNANSWERED_KINDS)
-    request_kept: bool  # False: pairing dropped the request body (not_kept); True otherwise
+    request_lost: str | None  # why the request body cannot be decoded (a body kind), else None
+    response_lost: str | None  # the same for the response body
 
 
 # Plain values in field order -> ExchangeParts, without NamedTuple's Python-level __new__.
@@ -123,7 +125,7 @@ def exchange_parts(raw: RawExchange, *, owned: bool = False) -> ExchangeParts:
     if req is None:
         return as_parts((conn.id, client, broker, raw.status, raw.correlation_id, None, None, None, 0,
                            None, None, None, raw.response_ts_ns, raw.response_size, resp_body, None,
-                           _wire(raw, None), raw.unanswered, True))
+                           _wire(raw, None), raw.unanswered, None, raw.response_lost))
     h = req.header
     body = req.body
     if owned and body is not None and type(body) is not bytes:  # None: a body pairing did not keep
@@ -131,7 +133,7 @@ def exchange_parts(raw: RawExchange, *, owned: bool = False) -> ExchangeParts:
     return as_parts((conn.id, client, broker, raw.status, raw.correlation_id, h.api_key, h.api_version,
                        h.client_id, h.header_size, req.ts_ns, req.size, body, raw.response_ts_ns,
                        raw.response_size, resp_body, raw.given_up_ts_ns, _wire(raw, req.span), raw.unanswered,
-                       not req.dropped))
+                       req.lost, raw.response_lost))
 
 
 def _wire(raw: RawExchange, request_span) -> tuple | None:
@@ -144,21 +146,26 @@ def _wire(raw: RawExchange, request_span) -> tuple | None:
 
 def build_from_parts(parts: ExchangeParts, *, decode: bool = True) -> Exchange:
     (conn_id, client, broker, status, corr, api_key, api_version, client_id, header_size,
-     req_ts, req_size, req_body, resp_ts, resp_size, resp_body, given_up_ts, wire, unanswered, kept) = parts
+     req_ts, req_size, req_body, resp_ts, resp_size, resp_body, given_up_ts, wire, unanswered, req_lost,
+     resp_lost) = parts
     if resp_body is None:
         resp_ts = resp_size = None
     # every field in one call: cheaper than setting them one by one after
     if api_key is None:
         ex = Exchange(conn_id, client, broker, status, corr, None, None, None, None, None, resp_ts, given_up_ts,
                       None, resp_size, wire=wire)
+        if resp_lost is not None:
+            ex.response_outcome = lost_body(resp_lost)
     else:
         ex = Exchange(conn_id, client, broker, status, corr, api_key, api_name(api_key), api_version, client_id,
                       req_ts, resp_ts, given_up_ts, req_size, resp_size, wire=wire, unanswered=unanswered)
-        if not kept:
-            ex.request_outcome = NOT_KEPT_BODY
+        if req_lost is not None:
+            ex.request_outcome = lost_body(req_lost)
         elif decode and req_body is not None:
             ex.request, ex.request_outcome = decode_body(api_key, "request", api_version, req_body, header_size)
-        if resp_body is not None and decode:
+        if resp_lost is not None:
+            ex.response_outcome = lost_body(resp_lost)
+        elif resp_body is not None and decode:
             _decode_response(ex, resp_body)
     if decode and api_key in EMBEDDED_API_KEYS:
         decode_embedded(ex)

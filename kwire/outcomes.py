@@ -108,6 +108,15 @@ NO_DECODER_BODY = BodyOutcome(NO_DECODER)
 CUT_BODY = BodyOutcome(CUT_BY_SNAPLEN)
 
 
+_LOST = {NOT_KEPT: NOT_KEPT_BODY, CUT_BY_SNAPLEN: CUT_BODY}
+
+
+def lost_body(kind: str) -> BodyOutcome:
+    """The outcome of a body a layer below decoding marked with a body kind (kwire.kafka.pairing's
+    PendingRequest.lost, RawExchange.response_lost: NOT_KEPT, CUT_BY_SNAPLEN, UNDECRYPTABLE)."""
+    return _LOST.get(kind) or BodyOutcome(kind)
+
+
 def trailing(size: int) -> BodyOutcome:
     return BodyOutcome(TRAILING_BYTES, size=size) if size else DECODED_BODY
 

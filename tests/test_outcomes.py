@@ -146,3 +146,27 @@ def test_malformed_carries_the_field_and_offset_as_data():
     assert outcome.field in describe(outcome) and f"byte {outcome.offset}" in describe(outcome)
     made = malformed(DecodeError("need 2 bytes, 0 left", 7, "Name"))
     assert (made.field, made.offset, made.reason) == ("Name", 7, "need 2 bytes, 0 left")
+
+
+def test_a_body_the_packet_path_marks_cut_maps_to_its_kind():
+    """What issue 26's packet path sets (PendingRequest.lost / RawExchange.response_lost =
+    CUT_BY_SNAPLEN) becomes the body's outcome: not decoded, not malformed, blaming nobody on the wire."""
+    from kwire.analytics.observe import observations
+    from kwire.exchanges import build_from_parts, exchange_parts
+    from kwire.outcomes import CUT_BY_SNAPLEN, is_malformed
+
+    raw = next(iter(_raw_exchanges(ROOT / "captures" / "produce-consume-none.pcap")))
+    raw.response_lost = CUT_BY_SNAPLEN
+    raw.request.lost = CUT_BY_SNAPLEN
+    ex = build_from_parts(exchange_parts(raw))
+    assert ex.request_outcome.kind == ex.response_outcome.kind == CUT_BY_SNAPLEN
+    assert ex.request is None and ex.response is None and not is_malformed(ex)
+    assert ex.response_error == describe(BodyOutcome(CUT_BY_SNAPLEN))
+    assert not [o for o in observations(ex) if o[0] == "pv"]
+
+
+def _raw_exchanges(capture: Path):
+    """The capture's RawExchanges (the pipeline's `offload` takes every one before decoding)."""
+    taken = []
+    list(analyze_files([str(capture)], offload=lambda raw: taken.append(raw) or True))
+    return [raw for raw in taken if raw.request is not None and raw.response_body is not None]

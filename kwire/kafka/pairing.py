@@ -29,7 +29,7 @@ from kwire.kafka.primitives import read_uvarint
 
 from kwire.kafka.headers import RequestHeader
 from kwire.outcomes import (CAPTURE_ENDED, CONNECTION_CLOSED, CONNECTION_IDLE, NO_ANSWER_EXPECTED, NO_REQUEST,
-                            NO_RESPONSE, PAIRED, PENDING_OVERFLOW)
+                            NO_RESPONSE, NOT_KEPT, PAIRED, PENDING_OVERFLOW)
 from kwire.tcp.stream import Connection
 
 __all__ = ["PAIRED", "NO_RESPONSE", "NO_REQUEST", "Pairing", "RawExchange", "PendingRequest", "CLOSE_REASONS"]
@@ -63,6 +63,8 @@ class PendingRequest:
     ts_ns: int
     size: int
     dropped: bool = False  # the body was not kept (MAX_PENDING_BYTES)
+    lost: str | None = None  # why its body cannot be decoded, a body kind of kwire.outcomes (NOT_KEPT when
+                             # dropped; CUT_BY_SNAPLEN for the packet path to set), else None
     done: bool = False  # no longer pending: answered, or given up
     span: tuple | None = None  # (start, end) of the frame in its direction's bytes, when tracked
 
@@ -97,6 +99,7 @@ class RawExchange:
     given_up_ts_ns: int | None = None  # no_response: the capture time kwire stopped waiting for the answer
     response_span: tuple | None = None  # (start, end) of the response frame in the broker's bytes, when tracked
     unanswered: str | None = None  # no_response: why (kwire.outcomes.UNANSWERED_KINDS)
+    response_lost: str | None = None  # why the response body cannot be decoded (PendingRequest.lost)
 
 
 Out = Callable[[RawExchange], None]
@@ -187,6 +190,7 @@ class Pairing:
             if not old.done:
                 old.body = None
                 old.dropped = True
+                old.lost = NOT_KEPT
                 self.kept_bytes -= old.size
                 self.dropped_bodies += 1
         if len(kept) > 2 * self.count + 64:  # requests answered out of order linger: sweep them out
