@@ -2,7 +2,7 @@
 counters and findings; bodies a bound did not keep are counted as such, never as malformed.
 
 The real recording captures/problems/pending-cap.pcap.gz (scripts/record_problems.py): a
-confluent-kafka Producer pipelines 12 Produce requests of ~260 KB to librdkafka's mock broker, which
+confluent-kafka Producer pipelines 12 Produce requests of ~240 KB to librdkafka's mock broker, which
 answers each 2 s late, so its connection holds ~3 MB of unanswered requests, past a cap lowered to
 1 MiB. Which bodies that cap drops is worked out from the client's own log (what it sent and
 received, in order), not from kwire's framing.
