@@ -46,11 +46,14 @@ _TIMELINE_OPS = ("sum", "sum", "sum", "sum")  # exchanges, failed, request bytes
 
 
 def _brief(row: dict) -> dict:
-    return {"ts": round(row["ts_ns"] / 1e9, 9), "api": row["api"], "api_version": row["api_version"],
-            "client_id": row["client_id"], "client": row["client"], "broker": row["broker"],
-            "correlation_id": row["correlation_id"], "latency_ms": ms(row["latency_ns"]),
+    """An exchange in `slowest` and `unanswered.first`: its facts under the names of every output
+    (docs/vocabulary.md); `ts` and `errors` are the deprecated names of ts_ns and error_codes."""
+    codes = list(row["error_codes"])
+    return {"ts_ns": row["ts_ns"], "ts": round(row["ts_ns"] / 1e9, 9), "api": row["api"],
+            "api_version": row["api_version"], "client_id": row["client_id"], "client": row["client"],
+            "broker": row["broker"], "correlation_id": row["correlation_id"], "latency_ms": ms(row["latency_ns"]),
             "request_bytes": row["request_bytes"], "response_bytes": row["response_bytes"],
-            "status": row["status"], "errors": list(row["error_codes"])}
+            "status": row["status"], "unanswered": row["unanswered"], "error_codes": codes, "errors": codes}
 
 
 def _figures(table: dict, name) -> Figures:
@@ -231,6 +234,7 @@ class Aggregator:
             "unanswered": {
                 "count": self.total.no_response,
                 "by_api": {api: f.no_response for api, f in per_api.items() if f.no_response},
+                "by_reason": dict(self.total.unanswered),
                 "first": [brief for _, brief in self.unanswered_first],
             },
             "slowest": [brief for _, brief in self.slowest],

@@ -34,6 +34,7 @@ from __future__ import annotations
 from kwire.analytics.findings import finding
 from kwire.analytics.mergeable import bucket_upper_ms, histogram_percentile, merge_counts
 from kwire.analytics.traffic import STEADY_APIS, host_of
+from kwire.outcomes import TRAILING_BYTES
 
 NS = 1_000_000_000
 SLOW_WINDOW_S = 4
@@ -255,7 +256,7 @@ def _violations(traffic) -> list[dict]:
         who = (", ".join(software) or "client software unknown") if side == "client" else f"broker {', '.join(brokers)}"
         what = "bytes left after the body" if kind == "trailing_bytes" else "a body that does not decode"
         summary = f"{tally.count} {api} v{version} {'requests' if side == 'client' else 'answers'} with {what} ({who})"
-        out.append(finding("protocol_violation", "info" if kind == "trailing_bytes" else "warning", summary,
+        out.append(finding("protocol_violation", "info" if kind == TRAILING_BYTES else "warning", summary,
                            tally.first_ns, tally.last_ns, tally.evidence.values(), side=side, api=api,
                            api_version=version, violation=kind, count=tally.count,
                            software=", ".join(software) if side == "client" and software else None, brokers=brokers))

@@ -33,6 +33,7 @@ from kwire.enrich import topic_label
 from kwire.analytics.observe_groups import GROUP_APIS, group_observations
 from kwire.codec.values import RawRecords
 from kwire.model import PAIRED, Exchange
+from kwire.outcomes import DECODED, SENDER, blames
 
 _V2_HEAD = struct.Struct(">qiibIhiqqqhii")  # baseOffset .. recordCount (61 bytes)
 _I32 = struct.Struct(">i")
@@ -56,17 +57,18 @@ def observations(ex: Exchange) -> list[tuple]:
         throttle = response.get("ThrottleTimeMs")
         if type(throttle) is int and throttle > 0:
             out.append(("th", ex.client_id, ex.broker, throttle, evidence(ex)))
-    if ex.request_trailing or ex.response_trailing or ex.request_error or ex.response_error:
+    req, resp = ex.request_outcome, ex.response_outcome
+    if (req is not None and req.kind != DECODED) or (resp is not None and resp.kind != DECODED):
         _violations(ex, out)
     return out
 
 
 def _violations(ex: Exchange, out: list) -> None:
-    for side, trailing, error in (("client", ex.request_trailing, ex.request_error),
-                                  ("broker", ex.response_trailing, ex.response_error)):
-        kind = "malformed" if error else "trailing_bytes" if trailing else None
-        if kind:
-            out.append(("pv", side, kind, ex.api, ex.api_version, ex.client, ex.broker, evidence(ex)))
+    """A body the sender wrote against Kafka's schema (a kind that blames the sender: malformed,
+    trailing bytes); bodies not kept, cut by the snap length or without a decoder blame nobody."""
+    for side, outcome in (("client", ex.request_outcome), ("broker", ex.response_outcome)):
+        if outcome is not None and blames(outcome.kind) == SENDER:
+            out.append(("pv", side, outcome.kind, ex.api, ex.api_version, ex.client, ex.broker, evidence(ex)))
 
 
 def _software(ex: Exchange, out: list) -> None:

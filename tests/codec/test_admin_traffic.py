@@ -36,6 +36,7 @@ from kwire.codec.schemas import all_schemas, schema_for  # noqa: E402
 from kwire.errors import DecodeError  # noqa: E402
 from kwire.model import NO_REQUEST, PAIRED  # noqa: E402
 from kwire.pipeline import analyze_files  # noqa: E402
+from kwire.outcomes import MALFORMED  # noqa: E402
 from tests.codec.test_differential_kio import compare  # noqa: E402
 from tests.codec.test_differential_kio_captures import bodies, kio_read  # noqa: E402
 
@@ -162,7 +163,9 @@ def test_every_exchange_is_decoded_or_a_known_broken_answer(capture: Path):
         if broken is None:
             assert ex.response is not None and ex.response_error is None, f"{where}: {ex.response_error}"
         else:
-            assert ex.response is None and f": {BROKEN[broken][0]}: need" in (ex.response_error or ""), where
+            outcome = ex.response_outcome  # a kind with the field where decoding stopped, not a text to parse
+            assert ex.response is None and outcome.kind == MALFORMED, where
+            assert outcome.field == BROKEN[broken][0] and outcome.reason.startswith("need "), (where, outcome)
 
 
 def test_every_broken_answer_occurs_and_a_client_failed_on_it():
