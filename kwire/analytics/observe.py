@@ -19,8 +19,12 @@ them. Group apis are read by kwire.analytics.observe_groups; this module reads t
     ("sk", group, topic, partition, first, last, types)                      acknowledgements the
                                                                              broker took (no error)
     ("th", client_id, broker, throttle_ms, evidence)                         ThrottleTimeMs > 0
-    ("pv", side, kind, api, version, client, broker, evidence)               trailing bytes, malformed body
+    ("pv", side, kind, api, version, client, broker, evidence, where)        trailing bytes, malformed body
+                                                                             (where: the decode error)
     ("a0",)                                       a Produce with Acks 0 (no answer expected)
+    ("ch", change)                                a change to the cluster (kwire.analytics.changes_read)
+    ("pr", client, broker, principal)             the principal a connection authenticated as (SASL)
+    ("qr", index, event)                          a KRaft quorum event (kwire.analytics.quorum_read)
 
 An evidence is (ts_ns, client, broker, correlation_id, api): it names an exchange for `kwire inspect`.
 """
@@ -30,7 +34,11 @@ from __future__ import annotations
 import struct
 
 from kwire.enrich import topic_label
+from kwire.analytics.changes_read import change_of
+from kwire.analytics.changes_apis import READERS as CHANGE_APIS
 from kwire.analytics.observe_groups import GROUP_APIS, group_observations
+from kwire.analytics.quorum_read import QUORUM_APIS, quorum_events
+from kwire.codec.sasl import principal
 from kwire.codec.values import RawRecords
 from kwire.model import PAIRED, Exchange
 
@@ -51,6 +59,12 @@ def observations(ex: Exchange) -> list[tuple]:
     reader = _READERS.get(api)
     if reader is not None:
         reader(ex, out)
+    if api in CHANGE_APIS:
+        change = change_of(ex)
+        if change is not None:
+            out.append(("ch", change))
+    if api in QUORUM_APIS:
+        out += [("qr", i, event) for i, event in enumerate(quorum_events(ex))]
     response = ex.response
     if response:
         throttle = response.get("ThrottleTimeMs")
@@ -66,7 +80,23 @@ def _violations(ex: Exchange, out: list) -> None:
                                   ("broker", ex.response_trailing, ex.response_error)):
         kind = "malformed" if error else "trailing_bytes" if trailing else None
         if kind:
-            out.append(("pv", side, kind, ex.api, ex.api_version, ex.client, ex.broker, evidence(ex)))
+            where = error if error else f"{trailing} bytes left after the body"
+            out.append(("pv", side, kind, ex.api, ex.api_version, ex.client, ex.broker, evidence(ex), where))
+
+
+def sasl_principal(ex: Exchange) -> tuple | None:
+    """("pr", client, broker, principal) of a SaslAuthenticate the broker accepted, else None."""
+    request, response = ex.request, ex.response
+    if ex.api != "SaslAuthenticate" or not request or not response or response.get("ErrorCode"):
+        return None
+    name = principal(request.get("AuthBytes"))
+    return ("pr", ex.client, ex.broker, name) if name else None
+
+
+def _sasl(ex: Exchange, out: list) -> None:
+    found = sasl_principal(ex)
+    if found is not None:
+        out.append(found)
 
 
 def _software(ex: Exchange, out: list) -> None:
@@ -220,4 +250,5 @@ _READERS = {
     "EndTxn": _end_txn,
     "ShareFetch": _share,
     "ShareAcknowledge": _share,
+    "SaslAuthenticate": _sasl,
 }

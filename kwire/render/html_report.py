@@ -165,6 +165,7 @@ def _lag_section(doc: dict) -> str:
 
 def html_report(doc: dict, *, sources=(), filters: str = "") -> str:
     """The page for the summary `doc` of the capture files `sources`, filtered by `filters` (as options)."""
+    from kwire.render.changes_view import changes_section, quorum_section
     from kwire.render.groups_html import findings_section, groups_section
 
     unanswered = doc["unanswered"]
@@ -173,6 +174,8 @@ def html_report(doc: dict, *, sources=(), filters: str = "") -> str:
         "<main>",
         _kpis(doc),
         findings_section(doc),
+        changes_section(doc),
+        quorum_section(doc),
         _timeline_section(doc),
         _histogram_section(doc),
         _lag_section(doc),
