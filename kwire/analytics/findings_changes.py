@@ -4,19 +4,21 @@ One finding per (kind of change, client id, principal, broker) over the kept cha
 (kwire.analytics.changes): topics deleted, records deleted, groups deleted, group offsets set or
 deleted by a tool, ACLs removed, an ALLOW binding for every principal or every operation on every
 resource added, SCRAM credentials changed. Severity by kind (kwire.analytics.changes_read.DESTRUCTIVE:
-critical for deleted topics and records and allow-all ACLs, warning for the rest); "info" when every
-attempt failed (nothing changed, but someone tried).
+critical for deleted topics and records and allow-all ACLs, warning for the rest); "info" when the
+broker refused every attempt with an error (nothing changed, but someone tried). An attempt not
+answered, or answered with a body that does not decode, may have changed the cluster: it counts.
 
-    admin_change {change, client_id, principal, clients, operations, resources, count, failed}
+    admin_change {change, client_id, principal, clients, operations, resources, count, refused}
 
 `resources` names what was touched (at most MAX_NAMED, in time order), `count` the changes and
-`failed` those of them the broker refused or that are not known to be done (no resource's result "ok":
-an error, no answer, an answer that does not decode).
+`refused` those of them the broker refused (every resource's result an error name).
 """
 
 from __future__ import annotations
 
-from kwire.analytics.changes_read import DESTRUCTIVE
+from kwire.analytics.changes_read import DESTRUCTIVE, NO_RESPONSE, NOT_IN_ANSWER, OK, UNDECODED
+
+_UNKNOWN = frozenset({NO_RESPONSE, NOT_IN_ANSWER, UNDECODED})
 from kwire.analytics.findings import finding
 
 MAX_NAMED = 20
@@ -44,8 +46,9 @@ def resource_name(res: dict) -> str:
     return str(res.get("name", res.get("token_id", kind)))
 
 
-def _failed(change: dict) -> bool:
-    return all(r != "ok" for r in change["result"])
+def _refused(change: dict) -> bool:
+    """Every resource answered with an error: nothing was changed."""
+    return all(r != OK and r not in _UNKNOWN for r in change["result"])
 
 
 def find(analysis, names: dict, first_ns, last_ns) -> list[dict]:
@@ -60,17 +63,17 @@ def find(analysis, names: dict, first_ns, last_ns) -> list[dict]:
                 name = resource_name(res)
                 if name not in named and len(named) < MAX_NAMED:
                     named.append(name)
-        failed = sum(1 for c in changes if _failed(c))
+        failed = sum(1 for c in changes if _refused(c))
         severity = "info" if failed == len(changes) else DESTRUCTIVE[kind]
         who = client_id or "(no client id)"
         if principal:
             who += f" as {principal}"
-        tail = f" ({failed} of {len(changes)} refused or not known to be done)" if failed else ""
+        tail = f" ({failed} of {len(changes)} refused)" if failed else ""
         summary = f"{who} {_WHAT[kind]} {', '.join(named)} on broker {broker}{tail}"
         evidence = [(c["ts_ns"], c["client"], c["broker"], c["correlation_id"], c["api"]) for c in changes]
         out.append(finding("admin_change", severity, summary, changes[0]["ts_ns"], changes[-1]["ts_ns"], evidence,
                            change=kind, client_id=client_id or None, principal=principal or None,
                            clients=sorted({c["client"] for c in changes}),
                            operations=sorted({c["operation"] for c in changes}), resources=named,
-                           count=len(changes), failed=failed))
+                           count=len(changes), refused=failed))
     return out
