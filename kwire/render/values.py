@@ -8,7 +8,7 @@ gives one per exchange, shared by the request and the response (kwire.render.rec
 
 Secrets: the fields the schemas mark as secrets (kwire.codec.overlay.ROLES: SaslAuthenticate AuthBytes,
 delegation-token Hmac, SCRAM credential Salt / SaltedPassword, an Envelope's forwarded request) are
-redacted unless show_secrets is set: AuthBytes become `sasl_view(bytes)`, the SASL message's structure
+redacted unless show_secrets is set: AuthBytes become `sasl_view(bytes)` (kwire.codec.sasl), the SASL message's structure
 with its secret parts left out (user names and mechanism-level structure shown; passwords, proofs,
 signatures, nonces and tokens never), other secret fields {"redacted": n_bytes}. A configuration
 entry's value (CreateTopics, DescribeConfigs, AlterConfigs, IncrementalAlterConfigs: the fields marked
