@@ -324,7 +324,7 @@ def _abort_markers(ex: Exchange, req: dict) -> dict | None:
     by_pid = {m.get("ProducerId"): m for m in _items(answer.body or {}, "Markers")}
     resources, results = [], []
     for m in markers:
-        partitions = {t.get("Name"): t.get("PartitionIndexes") for t in _items(m, "Topics")}
+        partitions = {str(t.get("Name")): t.get("PartitionIndexes") for t in _items(m, "Topics")}
         resources.append({"type": "transaction", "producer_id": m.get("ProducerId"),
                           "producer_epoch": m.get("ProducerEpoch"), "partitions": partitions})
         got = by_pid.get(m.get("ProducerId"))
