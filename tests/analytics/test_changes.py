@@ -155,3 +155,15 @@ def test_quorum_is_the_scripted_one(kraft_capture):
 
 def test_clean_captures_have_no_quorum(admin_capture):
     assert _document(admin_capture)["quorum"] is None
+
+
+@pytest.mark.parametrize("message,principal", [
+    (b"\0alice\0pw", "User:alice"), (b"admin\0alice\0pw", "User:admin"),
+    (b"n,,n=bob,r=fyko+d2lbbFgONRv9qkxdawL", "User:bob"), (b"n,a=ops,n=bob,r=abc", "User:ops"),
+    (b"r=abc,s=QSXCR+Q6sek8bf92,i=4096", None), (b"\x60\x82\x02\x01", None), (b"", None),
+    (b"\0secret\0secret", None),  # a PLAIN message whose name would give the password away
+])
+def test_principal_from_sasl(message, principal):
+    from kwire.codec.sasl import principal as principal_of
+
+    assert principal_of(message) == principal
