@@ -145,10 +145,10 @@ def changes_section(doc: dict) -> str:
     rows = []
     for e in changes["entries"][:200]:
         what = _what(e)
-        rows.append(f'<tr><td>{esc(_clock(e["ts"]))}</td><td class="n">{esc(_who(e))}</td>'
+        results = "<br>".join(esc(r) if r == "ok" else f'<span class="bad">{esc(r)}</span>' for _, r in what)
+        rows.append(f'<tr><td>{esc(_clock(e["ts"]))}</td><td class="n l">{esc(_who(e))}</td>'
                     f'<td class="l">{"<b>" if e["kind"] else ""}{esc(e["operation"])}{"</b>" if e["kind"] else ""}</td>'
-                    f'<td class="n">{"<br>".join(esc(w) for w, _ in what)}</td>'
-                    f'<td class="err">{"<br>".join(esc(r) for _, r in what)}</td></tr>')
+                    f'<td class="n l">{"<br>".join(esc(w) for w, _ in what)}</td><td class="l">{results}</td></tr>')
     note = (f' The first {changes["shown"]:,} of {changes["count"]:,} are shown.' if changes["overflow"] else "")
     return ('<section id="changes"><h2>Changes to the cluster</h2><p class="note">Every request that created, altered or '
             'deleted something, who sent it and what each resource\'s answer was; destructive ones are in bold and '
@@ -161,7 +161,7 @@ def quorum_section(doc: dict) -> str:
     quorum = doc.get("quorum")
     if not quorum:
         return ""
-    rows = "".join(f'<tr><td>{esc(_clock(ts)) if ts is not None else "-"}</td><td class="n">{esc(text)}</td></tr>'
+    rows = "".join(f'<tr><td>{esc(_clock(ts)) if ts is not None else "-"}</td><td class="n l">{esc(text)}</td></tr>'
                    for ts, text in quorum_rows(quorum)[:200])
     return ('<section id="quorum"><h2>KRaft quorum</h2><p class="note">The controllers\' leaders and epochs, elections, '
             'brokers registered, fenced and behind, as the controller apis show them.</p><div class="tw"><table>'

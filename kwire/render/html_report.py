@@ -57,6 +57,7 @@ th { color:var(--muted); font-weight:600; font-size:11.5px; text-transform:upper
 th:first-child, td:first-child, td.l, th.l { text-align:left; }
 td.n { white-space:normal; overflow-wrap:anywhere; min-width:5em; }
 td.err { color:var(--bad); white-space:normal; overflow-wrap:anywhere; text-align:left; min-width:6em; }
+span.bad { color:var(--bad); }
 tr.sub td:first-child { padding-left:20px; color:var(--muted); }
 td.barcell { width:22%; min-width:50px; }
 .bar { display:block; height:9px; background:#f59e0b; border-radius:2px; }
