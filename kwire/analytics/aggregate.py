@@ -30,7 +30,7 @@ from kwire.analytics.analysis import Analysis
 from kwire.analytics.distribution import bucket_bounds, histogram
 from kwire.analytics.figures import Figures, PartitionFigures, ShareGroupFigures, ms
 from kwire.analytics.facts import exchange_row, partition_rows, topic_names
-from kwire.analytics.observe import observations
+from kwire.analytics.observe import observations, sasl_principal
 from kwire.analytics.series import NS, Series
 from kwire.model import NO_RESPONSE, Exchange
 from kwire.tls.info import TlsNotes
@@ -149,10 +149,14 @@ class Aggregator:
             self._share_group(part["group_id"]).add(part)
 
     def learn_names(self, ex: Exchange) -> None:
-        """Topic names from an exchange that is not counted (filtered out): ids are named from every
-        Metadata response in the traffic, whatever the filters."""
+        """Topic names and SASL principals from an exchange that is not counted (filtered out): ids are
+        named from every Metadata response in the traffic, changes by the principal of their connection,
+        whatever the filters."""
         for tid, name in topic_names(ex):
             self.add_name(tid, name)
+        found = sasl_principal(ex)  # a connection's principal names the changes it made, whatever the filters
+        if found is not None:
+            self.analysis.changes.add(found)
 
     def add_name(self, tid: str, name: str) -> None:
         have = self.names.get(tid)
@@ -241,6 +245,8 @@ class Aggregator:
             "timeline": self._timeline_document(width, first, count),
             "groups": self.analysis.groups_document(self.names),
             "findings": self.analysis.findings(self.names, self.first_ns, self.last_ns),
+            "changes": self.analysis.changes.document(),
+            "quorum": self.analysis.quorum.document(),
             "tls": self.tls.document(),
         }
 

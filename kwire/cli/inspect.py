@@ -37,6 +37,9 @@ from kwire.render.records_run import RecordsRun
 @click.option("-w", "--write", "write_path", type=click.Path(dir_okay=False, writable=True), default=None,
               metavar="FILE", help="Also write the packets of the exchanges shown to FILE (a pcap: their "
                                    "connections' handshakes and the segments carrying them, cut out).")
+@click.option("--changes", "changes_only", is_flag=True,
+              help="Only the exchanges that create, alter or delete something in the cluster (the `changes` of "
+                   "kwire stats: topics, configs, ACLs, credentials, offsets set by a tool, ...).")
 @click.option("--show-secrets", is_flag=True,
               help="Show secrets instead of redacting them: SASL credentials, token HMACs, SCRAM salts, "
                    "sensitive configuration values.")
@@ -44,14 +47,15 @@ from kwire.render.records_run import RecordsRun
 @click.option("--jobs", "-j", type=click.IntRange(min=0), default=None,
               help="Worker processes decoding and rendering --json output (0: none; default: one per CPU "
                    "when there are several). The output is the same either way.")
-def inspect_command(captures, as_json, verbose, records, limit, selection, ports, keylog, write_path, show_secrets,
-                    no_summary, jobs):
+def inspect_command(captures, as_json, verbose, records, limit, selection, ports, keylog, write_path, changes_only,
+                    show_secrets, no_summary, jobs):
     """Decode the Kafka exchanges in capture files (pcap, pcapng, gzip of either).
 
     One line per exchange: time (UTC), client -> broker, api and version, correlation id, client id,
     latency, what went wrong, and what it carried (topics[partitions], records, group). -V adds the
     decoded bodies; --json writes JSON Lines."""
     paths = capture_paths(captures)
+    selection.changes_only = changes_only
     keep = selection.exchange_filter(paths)
     reading = Reading(paths, ports, load_keys(keylog), track_spans=write_path is not None)
     kept: list = []
