@@ -16,7 +16,7 @@ from kwire.analytics.groups import GroupsState
 from kwire.analytics.traffic import TrafficState
 
 _TRAFFIC_TAGS = frozenset({"sw", "th", "pv", "rj"})
-_DELIVERY_TAGS = frozenset({"pb", "tx", "ap", "et", "st", "sa", "sk"})
+_DELIVERY_TAGS = frozenset({"pb", "tx", "ap", "et", "st", "sa", "sk", "rs", "fb"})
 
 
 class Analysis:

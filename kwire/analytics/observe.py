@@ -21,6 +21,15 @@ them. Group apis are read by kwire.analytics.observe_groups; this module reads t
     ("th", client_id, broker, throttle_ms, evidence)                         ThrottleTimeMs > 0
     ("pv", side, kind, api, version, client, broker, evidence)               trailing bytes, malformed body
     ("a0",)                                       a Produce with Acks 0 (no answer expected)
+    ("rs", topic, partition, producer, client_id, crc, error, base_offset, evidence, prints)
+                                                  records of a batch of a producer that is not idempotent
+                                                  (kwire.analytics.resends says which are read); producer:
+                                                  its client id, else its address; error: the answer's
+                                                  error name, "no_response", or None; base_offset: the
+                                                  answer's, None unless it wrote the batch; prints:
+                                                  ((offset delta, fingerprint), ...)
+    ("fb", topic, partition, crc, base_offset, evidence)   a batch of a producer that is not idempotent
+                                                  in a Fetch answer (where a record sent twice was read)
 
 An evidence is (ts_ns, client, broker, correlation_id, api): it names an exchange for `kwire inspect`.
 """
@@ -31,6 +40,7 @@ import struct
 
 from kwire.enrich import topic_label
 from kwire.analytics.observe_groups import GROUP_APIS, group_observations
+from kwire.analytics.resends import fetched, resends
 from kwire.codec.values import RawRecords
 from kwire.model import PAIRED, Exchange
 
@@ -107,6 +117,7 @@ def _produce(ex: Exchange, out: list) -> None:
     if request.get("Acks") == 0:
         out.append(("a0",))
     failed = _produce_failures(ex)
+    resends(ex, out)
     ev = evidence(ex)  # one tuple for every batch of the exchange
     for topic in request.get("TopicData") or ():
         label = topic_label(topic)
@@ -142,6 +153,7 @@ def _produce_failures(ex: Exchange):
 
 
 def _fetch(ex: Exchange, out: list) -> None:
+    fetched(ex, out)
     fetch = ex.extra.get("fetch")
     if not fetch or fetch.get("isolation_level") != "read_committed":
         return

@@ -1,0 +1,122 @@
+"""Which records of a Produce are read for resends, and which Fetch batches are noted: observations.
+
+A producer that is not idempotent and gets an error answer (or none) may send the same records
+again, and the broker may have written them the first time: duplicate_write
+(kwire.analytics.findings_resends). Matching a resend needs the records themselves
+(kwire.codec.record_prints), and reading records costs; so only these are read, each decided from
+its own exchange (the decision must not depend on which exchanges a part of a split traffic saw:
+`kwire stats --jobs` deals Produce exchanges to workers in chunks, `kwire spark` round robin):
+
+- every batch of a partition the Produce was answered with an error for, or not answered (a first
+  send that may have been written): all its records;
+- a batch whose first record's CreateTime (its header's BaseTimestamp) is older than the request by
+  RESEND_AGE_MS to RESEND_WINDOW_MS: the leading records that old. A resend goes out after the
+  client's retry backoff (100 ms by default in librdkafka, the Java client and kafka-python) and
+  keeps its records' CreateTime; a fresh batch's first record waits only its linger (5 ms by
+  default). Clean traffic from clients with a clock in step with the capture's reads nothing.
+
+Batches of idempotent producers (a producer id and a sequence) are never read: the broker drops
+their duplicates, and produce_retry finds their resends by producer id, epoch and sequence. Fetch
+answers lend ("fb") the CRC and base offset of each batch of a producer that is not idempotent:
+a broker stores a v2 batch as it was sent (the CRC does not cover the base offset), so the batch
+that carried a record is found again where a consumer read it.
+"""
+
+from __future__ import annotations
+
+from kwire.codec.record_prints import CONTROL, batch_heads, record_prints
+from kwire.codec.values import RawRecords
+from kwire.enrich import topic_label
+from kwire.kafka.error_codes import error_name
+from kwire.model import PAIRED, Exchange
+
+RESEND_AGE_MS = 50
+RESEND_WINDOW_MS = 300_000
+NO_RESPONSE = "no_response"
+_UNREAD = object()
+
+
+def _evidence(ex: Exchange) -> tuple:
+    return (ex.ts_ns, ex.client, ex.broker, ex.correlation_id, ex.api)
+
+
+def _data(records):
+    return records.data if isinstance(records, RawRecords) else records
+
+
+def _answers(ex: Exchange) -> dict | None:
+    """(topic, partition) -> (ErrorCode, BaseOffset) of a Produce answer; None when it was not
+    answered (Acks 0 aside: {})."""
+    if ex.status != PAIRED:
+        return None if ex.request.get("Acks") != 0 else {}
+    out = {}
+    for topic in (ex.response or {}).get("Responses") or ():
+        label = topic_label(topic)
+        for part in topic.get("PartitionResponses") or ():
+            out[(label, part.get("Index"))] = (part.get("ErrorCode") or 0, part.get("BaseOffset"))
+    return out
+
+
+def _outcome(answers: dict | None, key: tuple) -> tuple[str | None, int | None]:
+    """(error name, "no_response" or None; the base offset the answer gave, or None)."""
+    if answers is None:
+        return NO_RESPONSE, None
+    code, base = answers.get(key, (0, None))
+    return error_name(code) if code else None, base if isinstance(base, int) and base >= 0 else None
+
+
+def resends(ex: Exchange, out: list) -> None:
+    """("rs", ...) observations of a Produce (kwire.analytics.observe documents the form)."""
+    answers = _UNREAD
+    ts_ms = ex.ts_ns // 1_000_000
+    cutoff, oldest = ts_ms - RESEND_AGE_MS, ts_ms - RESEND_WINDOW_MS
+    producer = ex.client_id if ex.client_id else ex.client
+    for topic in ex.request.get("TopicData") or ():
+        label = topic_label(topic)
+        for part in topic.get("PartitionData") or ():
+            data = _data(part.get("Records"))
+            if not data:
+                continue
+            heads = [h for h in batch_heads(data) if h[2][9] < 0 or h[2][11] < 0]  # not idempotent
+            if not heads:
+                continue
+            if answers is _UNREAD:
+                answers = _answers(ex)
+            index = part.get("Index")
+            error, base = _outcome(answers, (label, index))
+            for pos, size, head in heads:
+                if head[5] & CONTROL:
+                    continue
+                first_ts = head[7]
+                if error is not None:
+                    prints = record_prints(data, pos, size)
+                elif oldest <= first_ts < cutoff:
+                    prints = record_prints(data, pos, size, cutoff)
+                else:
+                    continue
+                if prints:
+                    out.append(("rs", label, index, producer, ex.client_id, head[4], error, base, _evidence(ex),
+                                tuple(prints)))
+
+
+def fetched(ex: Exchange, out: list) -> None:
+    """("fb", topic, partition, crc, base offset, evidence) of a Fetch answer's batches of producers
+    that are not idempotent."""
+    response = ex.response
+    if not response:
+        return
+    ev = None
+    for topic in response.get("Responses") or ():
+        label = None
+        for part in topic.get("Partitions") or ():
+            data = _data(part.get("Records"))
+            if not data:
+                continue
+            for _, _, head in batch_heads(data):
+                if (head[9] >= 0 and head[11] >= 0) or head[5] & CONTROL:
+                    continue
+                if ev is None:
+                    ev = _evidence(ex)
+                if label is None:
+                    label = topic_label(topic)
+                out.append(("fb", label, part.get("PartitionIndex"), head[4], head[0], ev))
