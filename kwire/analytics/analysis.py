@@ -41,6 +41,11 @@ class Analysis:
                 self.groups.add(ob)
         self.traffic.add_row(row, acks0)
 
+    @property
+    def watch(self):
+        """What observations(ex, watch) asks which Produce batches to read for resends."""
+        return self.delivery.resends
+
     def merge(self, other: Analysis) -> None:
         self.groups.merge(other.groups)
         self.traffic.merge(other.traffic)

@@ -1,7 +1,8 @@
 """What one Exchange tells the group and finding analysis, as flat tuples of plain values.
 
-`observations(ex)` returns a list of tuples, each starting with a tag. Like the rows of
-kwire.analytics.facts they are pure functions of the exchange, picklable, and fed to the
+`observations(ex, watch)` returns a list of tuples, each starting with a tag. Like the rows of
+kwire.analytics.facts they are pure functions of the exchange (and, for the records read after a
+failed send, of `watch`: kwire.analytics.resends), picklable, and fed to the
 Aggregator (`add(row, partitions, names, observations)`), where kwire.analytics.analysis keeps
 them. Group apis are read by kwire.analytics.observe_groups; this module reads the rest:
 
@@ -26,8 +27,8 @@ them. Group apis are read by kwire.analytics.observe_groups; this module reads t
                                                   (kwire.analytics.resends says which are read); producer:
                                                   its client id, else its address; error: the answer's
                                                   error name, "no_response", or None; base_offset: the
-                                                  answer's, None unless it wrote the batch; prints:
-                                                  ((offset delta, fingerprint), ...)
+                                                  answer's or None; prints: ((offset delta,
+                                                  CreateTime, fingerprint), ...)
     ("fb", topic, partition, crc, base_offset, evidence)   a batch of a producer that is not idempotent
                                                   in a Fetch answer (where a record sent twice was read)
 
@@ -53,14 +54,19 @@ def evidence(ex: Exchange) -> tuple:
     return (ex.ts_ns, ex.client, ex.broker, ex.correlation_id, ex.api)
 
 
-def observations(ex: Exchange) -> list[tuple]:
+def observations(ex: Exchange, watch=None) -> list[tuple]:
+    """The observations of one exchange; `watch`: the state of the Aggregator they go to, which says
+    which Produce batches after a failed send to read for resends (kwire.analytics.resends)."""
     api = ex.api
     out: list[tuple] = []
     if api in GROUP_APIS:
         group_observations(ex, out)
-    reader = _READERS.get(api)
-    if reader is not None:
-        reader(ex, out)
+    if api == "Produce":
+        _produce(ex, out, watch)
+    else:
+        reader = _READERS.get(api)
+        if reader is not None:
+            reader(ex, out)
     response = ex.response
     if response:
         throttle = response.get("ThrottleTimeMs")
@@ -110,14 +116,14 @@ def batch_keys(data) -> list[tuple]:
     return keys
 
 
-def _produce(ex: Exchange, out: list) -> None:
+def _produce(ex: Exchange, out: list, watch=None) -> None:
     request = ex.request
     if not request:
         return
     if request.get("Acks") == 0:
         out.append(("a0",))
     failed = _produce_failures(ex)
-    resends(ex, out)
+    resends(ex, out, watch)
     ev = evidence(ex)  # one tuple for every batch of the exchange
     for topic in request.get("TopicData") or ():
         label = topic_label(topic)
@@ -226,7 +232,6 @@ def _share(ex: Exchange, out: list) -> None:
 
 _READERS = {
     "ApiVersions": _software,
-    "Produce": _produce,
     "Fetch": _fetch,
     "AddPartitionsToTxn": _add_partitions,
     "EndTxn": _end_txn,

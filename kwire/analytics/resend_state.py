@@ -7,7 +7,11 @@
   a record's sends are kept together or not at all, whatever the split;
 - fetched: per (batch CRC, topic, partition) the MAX_COPIES smallest base offsets a Fetch answer
   showed that batch at, each with the first Fetch that did. At most MAX_FETCHED batches, the
-  smallest CRCs.
+  smallest CRCs;
+- pending: what `wants` answers from (which batches kwire.analytics.resends reads): per (topic,
+  partition, producer), the CreateTimes of the records of failed sends not seen again yet, each with
+  the time of the send (at most MAX_PENDING producers, the latest failures; MAX_PENDING records
+  each). It decides what is read, not what is found: merged as a union.
 Fingerprints only: no key, value or header of a record is kept.
 """
 
@@ -19,6 +23,8 @@ MAX_RECORDS = 16384
 MAX_FETCHED = 16384
 MAX_SENDS = 4
 MAX_COPIES = 4
+MAX_PENDING = 4096
+WINDOW_NS = 300_000 * 1_000_000  # kwire.analytics.resends.RESEND_WINDOW_MS
 
 
 class Sends:
@@ -76,11 +82,43 @@ class ResendState:
     def __init__(self) -> None:
         self.records: dict[tuple, Sends] = Capped()  # (fingerprint, topic, partition, producer)
         self.fetched: dict[tuple, Copies] = Capped()  # (crc, topic, partition)
+        self.pending: dict[tuple, Pending] = {}  # (topic, partition, producer)
+
+    @property
+    def watching(self) -> bool:
+        """Is any failed send's record waiting to be seen again?"""
+        return bool(self.pending)
+
+    def wants(self, topic, partition, producer, first_ms: int, max_ms: int, ts_ns: int) -> bool:
+        """Should a batch of `producer` for (topic, partition) sent at ts_ns, whose records were created
+        from first_ms to max_ms, be read: does it span a record of a failed send not seen again?"""
+        key = (topic, partition, producer)
+        pending = self.pending.get(key)
+        if pending is None:
+            return False
+        if ts_ns - pending.last_failure > WINDOW_NS:
+            del self.pending[key]  # every failure of this producer is older than the window
+            return False
+        return pending.spans(first_ms, max_ms, ts_ns)
+
+    def _pend(self, topic, partition, producer, error, ts_ns: int, prints) -> None:
+        key = (topic, partition, producer)
+        pending = self.pending.get(key)
+        if error is None:
+            if pending is not None and pending.seen(prints):
+                del self.pending[key]
+            return
+        if pending is None:
+            pending = self.pending[key] = Pending()
+            if len(self.pending) > MAX_PENDING:  # the producer whose last failure is the oldest goes
+                del self.pending[min(self.pending, key=lambda k: self.pending[k].last_failure)]
+        pending.add(((p, created, ts_ns) for _, created, p in prints))
 
     def add(self, ob: tuple) -> None:
         if ob[0] == "rs":
             _, topic, partition, producer, client_id, crc, error, base, ev, prints = ob
-            for delta, print_ in prints:
+            self._pend(topic, partition, producer, error, ev[0], prints)
+            for delta, _, print_ in prints:
                 sends = _bounded(self.records, (print_, topic, partition, producer), Sends, MAX_RECORDS)
                 if sends is not None:
                     offset = base + delta if base is not None else None
@@ -100,3 +138,43 @@ class ResendState:
                     have = table[key] = make()
                 have.merge(value)
             keep_smallest(table, limit)
+        for key, theirs in other.pending.items():
+            self.pending.setdefault(key, Pending()).add((p, c, f) for p, (c, f) in theirs.prints.items())
+        while len(self.pending) > MAX_PENDING:
+            del self.pending[min(self.pending, key=lambda k: self.pending[k].last_failure)]
+
+
+class Pending:
+    """The records of one producer's failed sends to a partition not seen again: fingerprint ->
+    (CreateTime, time of the failed send), at most MAX_PENDING; the range of their CreateTimes and
+    the latest failure, so that most batches are turned down without looking at each."""
+
+    __slots__ = ("prints", "lo", "hi", "last_failure")
+
+    def __init__(self) -> None:
+        self.prints: dict[int, tuple[int, int]] = {}
+        self.lo = self.hi = None
+        self.last_failure = 0
+
+    def add(self, items) -> None:
+        prints = self.prints
+        for print_, created, failed in items:
+            have = prints.get(print_)
+            if have is None and len(prints) >= MAX_PENDING:
+                continue
+            prints[print_] = (created, failed if have is None else max(have[1], failed))
+            self.lo = created if self.lo is None else min(self.lo, created)
+            self.hi = created if self.hi is None else max(self.hi, created)
+            self.last_failure = max(self.last_failure, failed)
+
+    def spans(self, first_ms: int, max_ms: int, ts_ns: int) -> bool:
+        if self.lo is None or max_ms < self.lo or first_ms > self.hi:
+            return False
+        return any(first_ms <= created <= max_ms and 0 <= ts_ns - failed <= WINDOW_NS
+                   for created, failed in self.prints.values())
+
+    def seen(self, prints) -> bool:
+        """Forget the records sent again among `prints`; True when none is left."""
+        for _, _, print_ in prints:
+            self.prints.pop(print_, None)
+        return not self.prints

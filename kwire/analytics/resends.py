@@ -3,23 +3,27 @@
 A producer that is not idempotent and gets an error answer (or none) may send the same records
 again, and the broker may have written them the first time: duplicate_write
 (kwire.analytics.findings_resends). Matching a resend needs the records themselves
-(kwire.codec.record_prints), and reading records costs; so only these are read, each decided from
-its own exchange (the decision must not depend on which exchanges a part of a split traffic saw:
-`kwire stats --jobs` deals Produce exchanges to workers in chunks, `kwire spark` round robin):
+(kwire.codec.record_prints: CreateTime, key, value and headers), and reading records costs; so only
+these are read:
 
 - every batch of a partition the Produce was answered with an error for, or not answered (a first
   send that may have been written): all its records;
-- a batch whose first record's CreateTime (its header's BaseTimestamp) is older than the request by
-  RESEND_AGE_MS to RESEND_WINDOW_MS: the leading records that old. A resend goes out after the
-  client's retry backoff (100 ms by default in librdkafka, the Java client and kafka-python) and
-  keeps its records' CreateTime; a fresh batch's first record waits only its linger (5 ms by
-  default). Clean traffic from clients with a clock in step with the capture's reads nothing.
+- after such a send, a batch of the same producer (client id, else address) for the same partition
+  whose header's timestamps (BaseTimestamp to MaxTimestamp) span the CreateTime of a record of the
+  failed send not yet seen again, within RESEND_WINDOW_MS: all its records. `watch`
+  (kwire.analytics.resend_state.ResendState.wants) knows those CreateTimes; it is the state of the
+  Aggregator the exchange goes to, so a resend is found when that Aggregator saw the failed send:
+  always in `kwire stats` without --jobs and in `kwire live`; with `kwire stats --jobs` and
+  `kwire spark`, whose workers take the exchanges in chunks of up to 512, not when the failed send
+  ended the chunk before (docs/findings-duplicate-write.md).
 
-Batches of idempotent producers (a producer id and a sequence) are never read: the broker drops
-their duplicates, and produce_retry finds their resends by producer id, epoch and sequence. Fetch
-answers lend ("fb") the CRC and base offset of each batch of a producer that is not idempotent:
-a broker stores a v2 batch as it was sent (the CRC does not cover the base offset), so the batch
-that carried a record is found again where a consumer read it.
+Clean traffic reads no record: a header check per batch, and only for a producer with a failed
+send pending. Batches of idempotent producers (a producer id and a sequence) are never read: the
+broker drops their duplicates, and produce_retry finds their resends by producer id, epoch and
+sequence. Fetch answers lend ("fb") the CRC and base offset of each batch of a producer that is not
+idempotent: a broker stores a v2 batch as it was sent (the CRC does not cover the base offset), so
+the batch that carried a record is found again where a consumer read it, whichever part of the
+traffic the Fetch fell in.
 """
 
 from __future__ import annotations
@@ -30,7 +34,6 @@ from kwire.enrich import topic_label
 from kwire.kafka.error_codes import error_name
 from kwire.model import PAIRED, Exchange
 
-RESEND_AGE_MS = 50
 RESEND_WINDOW_MS = 300_000
 NO_RESPONSE = "no_response"
 _UNREAD = object()
@@ -57,6 +60,17 @@ def _answers(ex: Exchange) -> dict | None:
     return out
 
 
+def _clean(ex: Exchange) -> bool:
+    """Was every partition of the Produce answered without error (or none expected: Acks 0)?"""
+    if ex.status != PAIRED:
+        return ex.request.get("Acks") == 0
+    for topic in (ex.response or {}).get("Responses") or ():
+        for part in topic.get("PartitionResponses") or ():
+            if part.get("ErrorCode"):
+                return False
+    return True
+
+
 def _outcome(answers: dict | None, key: tuple) -> tuple[str | None, int | None]:
     """(error name, "no_response" or None; the base offset the answer gave, or None)."""
     if answers is None:
@@ -65,11 +79,12 @@ def _outcome(answers: dict | None, key: tuple) -> tuple[str | None, int | None]:
     return error_name(code) if code else None, base if isinstance(base, int) and base >= 0 else None
 
 
-def resends(ex: Exchange, out: list) -> None:
-    """("rs", ...) observations of a Produce (kwire.analytics.observe documents the form)."""
+def resends(ex: Exchange, out: list, watch=None) -> None:
+    """("rs", ...) observations of a Produce (kwire.analytics.observe documents the form); `watch`:
+    what tells which batches after a failed send to read (None: only failed sends are read)."""
+    if (watch is None or not watch.watching) and _clean(ex):
+        return  # most Produce exchanges: nothing failed, nothing pending
     answers = _UNREAD
-    ts_ms = ex.ts_ns // 1_000_000
-    cutoff, oldest = ts_ms - RESEND_AGE_MS, ts_ms - RESEND_WINDOW_MS
     producer = ex.client_id if ex.client_id else ex.client
     for topic in ex.request.get("TopicData") or ():
         label = topic_label(topic)
@@ -77,23 +92,18 @@ def resends(ex: Exchange, out: list) -> None:
             data = _data(part.get("Records"))
             if not data:
                 continue
-            heads = [h for h in batch_heads(data) if h[2][9] < 0 or h[2][11] < 0]  # not idempotent
-            if not heads:
-                continue
             if answers is _UNREAD:
                 answers = _answers(ex)
             index = part.get("Index")
             error, base = _outcome(answers, (label, index))
-            for pos, size, head in heads:
-                if head[5] & CONTROL:
+            if error is None and (watch is None or not watch.watching):
+                continue
+            for pos, size, head in batch_heads(data):
+                if (head[9] >= 0 and head[11] >= 0) or head[5] & CONTROL:  # idempotent, or markers
                     continue
-                first_ts = head[7]
-                if error is not None:
-                    prints = record_prints(data, pos, size)
-                elif oldest <= first_ts < cutoff:
-                    prints = record_prints(data, pos, size, cutoff)
-                else:
+                if error is None and not watch.wants(label, index, producer, head[7], head[8], ex.ts_ns):
                     continue
+                prints = record_prints(data, pos, size)
                 if prints:
                     out.append(("rs", label, index, producer, ex.client_id, head[4], error, base, _evidence(ex),
                                 tuple(prints)))

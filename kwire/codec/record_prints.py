@@ -8,11 +8,10 @@ headers, and its CreateTime. Owns:
 - `batch_heads(data)`: the v2 batches of a records field, from their 61-byte headers alone
   ((position, size, header) with `V2_HEADER`'s fields; a batch cut by the end of the field has the
   bytes left as its size); legacy entries and garbage end the walk.
-- `record_prints(data, pos, size, older_than_ms)`: (offset delta, fingerprint) of each record of one
-  batch, in order: the fingerprint is a 64-bit BLAKE2b of the record's CreateTime (base timestamp
-  plus its delta) and its bytes from the key length on (key, value, headers as sent); nothing of the
-  record is kept. With `older_than_ms`, only the leading records whose CreateTime is older than that
-  are read (a resend carries its records' first CreateTime: they lead librdkafka's new batch).
+- `record_prints(data, pos, size)`: (offset delta, CreateTime, fingerprint) of each record of one
+  batch, in order: the CreateTime is the base timestamp plus the record's delta (ms), the
+  fingerprint a 64-bit BLAKE2b of that CreateTime and the record's bytes from the key length on
+  (key, value, headers as sent); nothing else of the record is kept.
 
 Bounded: at most MAX_PRINTS records per batch; a compressed batch is opened only up to
 MAX_DECOMPRESSED bytes; a malformed record ends the batch's prints (those read before it stay).
@@ -53,15 +52,14 @@ def batch_heads(data) -> list[tuple[int, int, tuple]]:
     return out
 
 
-def record_prints(data, pos: int, size: int, older_than_ms: int | None = None) -> list[tuple[int, int]]:
-    """(offset delta, fingerprint) of the records of the batch at `pos` (see the module docstring)."""
+def record_prints(data, pos: int, size: int) -> list[tuple[int, int, int]]:
+    """(offset delta, CreateTime, fingerprint) of the records of the batch at `pos` (see the module
+    docstring)."""
     view = memoryview(data)[pos:pos + size]
     if len(view) < V2_HEADER_SIZE:
         return []
     (_, length, _, _, _, attributes, _, base_ts, _, _, _, _, count) = V2_HEADER.unpack_from(view, 0)
     if attributes & (CONTROL | LOG_APPEND_TIME) or len(view) < 12 + length:
-        return []
-    if older_than_ms is not None and base_ts >= older_than_ms:
         return []
     payload = view[V2_HEADER_SIZE:12 + length]
     codec = attributes & 7
@@ -70,10 +68,10 @@ def record_prints(data, pos: int, size: int, older_than_ms: int | None = None) -
             payload = memoryview(decompress(codec, payload, MAX_DECOMPRESSED))
         except DecodeError:
             return []
-    return _walk(payload, min(count, MAX_PRINTS), base_ts, older_than_ms)
+    return _walk(payload, min(count, MAX_PRINTS), base_ts)
 
 
-def _walk(payload, count: int, base_ts: int, older_than_ms: int | None) -> list[tuple[int, int]]:
+def _walk(payload, count: int, base_ts: int) -> list[tuple[int, int, int]]:
     out = []
     pos, end = 0, len(payload)
     try:
@@ -85,13 +83,11 @@ def _walk(payload, count: int, base_ts: int, older_than_ms: int | None) -> list[
             ts_delta, pos = read_varlong(payload, start + 1)  # after the attributes (int8)
             ts = base_ts + ts_delta
             delta, pos = read_varint(payload, pos)
-            if older_than_ms is not None and ts >= older_than_ms:
-                break
             if pos > stop:
                 break
             digest = blake2b(_TS.pack(ts), digest_size=8)
             digest.update(payload[pos:stop])
-            out.append((delta, int.from_bytes(digest.digest(), "big")))
+            out.append((delta, ts, int.from_bytes(digest.digest(), "big")))
             pos = stop
     except (DecodeError, IndexError, struct.error):
         pass
