@@ -2,8 +2,9 @@
 """What reading resends costs the analysis (kwire.analytics.resends), on real captures.
 
 Decodes the captures once, then times, several rounds, in CPU time, `observations(ex)` over every
-exchange with the resend readers (Produce records of failed sends and of batches whose records look
-resent; Fetch batch CRCs) and without them (both replaced by no-ops), and the Aggregator fed those
+exchange with the resend readers (kwire.analytics.resends: a Produce batch's header asked about, records of
+failed sends and of batches that may be resends read; Fetch batch CRCs noted) and without them
+(both replaced by no-ops), and the Aggregator fed those
 observations. Prints microseconds per exchange, best of the rounds, and the batches and records the
 readers read.
 
@@ -22,6 +23,14 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from kwire.analytics import Aggregator, observe  # noqa: E402
 from kwire.analytics.facts import exchange_row, partition_rows, topic_names  # noqa: E402
 from kwire.pipeline import analyze_files  # noqa: E402
+
+
+class _NoReader:
+    def __init__(self, ex, watch) -> None:
+        pass
+
+    def batch(self, *args) -> None:
+        pass
 
 
 def _round(exchanges) -> float:
@@ -54,12 +63,12 @@ def main() -> None:
                 prints += len(ob[-1]) if ob[0] == "rs" else 0
             counted.add(exchange_row(ex), observed=observed)
         with_readers = _best(exchanges, args.rounds)
-        saved = observe.resends, observe.fetched
-        observe.resends = observe.fetched = lambda ex, out, watch=None: None
+        saved = observe.ResendReader, observe.fetched
+        observe.ResendReader, observe.fetched = _NoReader, lambda ex, out: None
         try:
             without = _best(exchanges, args.rounds)
         finally:
-            observe.resends, observe.fetched = saved
+            observe.ResendReader, observe.fetched = saved
         print(f"{os.path.basename(path)}: {len(exchanges)} exchanges; {with_readers:.1f} us/exchange with the "
               f"resend readers, {without:.1f} without ({with_readers - without:+.1f}); "
               f"{rs} batches read ({prints} records), {fb} fetched batches noted")

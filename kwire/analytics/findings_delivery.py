@@ -94,8 +94,6 @@ def _record_resends(delivery, names: dict) -> dict[tuple, list]:
     again in another batch after an error answer or none (kwire.analytics.findings_resends)."""
     out: dict[tuple, list] = {}
     for topic, partition, _, first, later in resent(delivery.resends, names):
-        if first[4] is None:  # the first send was answered without error: not a retry
-            continue
         cell = out.setdefault((topic, partition), [0, [], 0])
         cell[0] += 1
         cell[1] += [first[-1]] + [s[-1] for s in later]

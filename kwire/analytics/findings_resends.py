@@ -3,9 +3,9 @@
 - duplicate_write {topic, partition, client_id, client, error, records, offsets, read_twice,
   resent_after_s}: a producer that is not idempotent sent records (kwire.analytics.resends tells
   them by their CreateTime, key, value and headers) whose Produce was answered `error` (a Kafka
-  error name, or "no_response") where Kafka may already have written them (WROTE_MAYBE), or
-  answered with a base offset; within RESEND_WINDOW_MS it sent them again, and that send was
-  written (answered without error). One finding per first send: `records` sent twice; `offsets`:
+  error name, or "no_response"), one after which Kafka may already have written them (WROTE_MAYBE)
+  or an answer that still gave a base offset; within RESEND_WINDOW_MS it sent them again, and that
+  send was written (answered without error). One finding per first send: `records` sent twice; `offsets`:
   [first copy, second copy] of each (at most MAX_OFFSETS; an offset the capture does not show is
   null): the first copy's from that answer's base offset, else from a Fetch answer that carried the
   first batch (a broker keeps a batch's CRC); the second's from the resend's answer; `read_twice`:
@@ -32,17 +32,18 @@ TS, CLIENT_ID, CRC, DELTA, ERROR, OFFSET, EV = range(7)
 
 
 def resent(state, names: dict) -> list[tuple]:
-    """(topic, partition, producer, first send, later sends within the window) of every record kept
-    whose first send failed or was written (its later sends follow it within RESEND_WINDOW_MS)."""
+    """(topic, partition, producer, failed send, later sends within the window) of every record kept
+    sent again after its first send that failed (an error answer or none)."""
     out = []
     for (_, topic, partition, producer), sends in state.records.items():
         kept = sends.values()
         if len(kept) < 2:
             continue
-        first = kept[0]
-        if first[ERROR] is None and first[OFFSET] is None:
+        at = next((i for i, s in enumerate(kept) if s[ERROR] is not None), None)
+        if at is None:
             continue
-        later = [s for s in kept[1:] if s[TS] - first[TS] <= WINDOW_NS]
+        first = kept[at]
+        later = [s for s in kept[at + 1:] if s[TS] - first[TS] <= WINDOW_NS]
         if later:
             out.append((names.get(topic, topic), partition, producer, first, later))
     return out
@@ -61,7 +62,7 @@ def _copies(state, names: dict) -> dict[tuple, dict]:
 
 def _second(first: tuple, later: list) -> tuple | None:
     """The resend that was written: the first later send answered without error."""
-    if first[ERROR] is not None and first[ERROR] not in WROTE_MAYBE and first[OFFSET] is None:
+    if first[ERROR] not in WROTE_MAYBE and first[OFFSET] is None:
         return None
     for send in later:
         if send[ERROR] is None:
@@ -108,8 +109,7 @@ def _summary(group: dict, pairs: list) -> str:
     first = group["first"]
     topic, partition = group["topic"], group["partition"]
     who = f"{first[CLIENT_ID] or 'a producer'} ({first[EV][1]})"
-    answer = "got no answer" if first[ERROR] == "no_response" else \
-        f"was answered {first[ERROR]}" if first[ERROR] else "was answered with an offset"
+    answer = "got no answer" if first[ERROR] == "no_response" else f"was answered {first[ERROR]}"
     shown = ", ".join(f"{a if a is not None else '?'} and {b if b is not None else '?'}" for a, b in pairs[:3])
     more = f" (+{len(pairs) - 3} more)" if len(pairs) > 3 else ""
     read = f"; a consumer read {group['read_twice']} of them twice" if group["read_twice"] else ""

@@ -41,7 +41,7 @@ import struct
 
 from kwire.enrich import topic_label
 from kwire.analytics.observe_groups import GROUP_APIS, group_observations
-from kwire.analytics.resends import fetched, resends
+from kwire.analytics.resends import ResendReader, fetched
 from kwire.codec.values import RawRecords
 from kwire.model import PAIRED, Exchange
 
@@ -93,7 +93,8 @@ def _software(ex: Exchange, out: list) -> None:
 
 
 def batch_keys(data) -> list[tuple]:
-    """(key, producer id, is transactional) of every batch header in a records field."""
+    """(key, producer id, is transactional, position, v2 header fields or None) of every batch header
+    in a records field (control batches left out)."""
     keys = []
     view = memoryview(data)
     pos, end = 0, len(view)
@@ -103,15 +104,16 @@ def batch_keys(data) -> list[tuple]:
         if size < 0 or pos + 12 + size > end:
             break
         if magic >= 2 and pos + 61 <= end:
-            (_, _, _, _, crc, attributes, _, _, _, pid, epoch, sequence, _) = _V2_HEAD.unpack_from(view, pos)
+            head = _V2_HEAD.unpack_from(view, pos)
+            (_, _, _, _, crc, attributes, _, _, _, pid, epoch, sequence, _) = head
             if attributes & 0x20:  # control batch: commit or abort markers, written by brokers
                 pass
             elif pid >= 0 and sequence >= 0:
-                keys.append((("pid", pid, epoch, sequence), pid, bool(attributes & 0x10)))
+                keys.append((("pid", pid, epoch, sequence), pid, bool(attributes & 0x10), pos, head))
             else:
-                keys.append((("crc", crc, -1, -1), pid, bool(attributes & 0x10)))
+                keys.append((("crc", crc, -1, -1), pid, bool(attributes & 0x10), pos, head))
         elif magic < 2:
-            keys.append((("crc", _LEGACY_CRC.unpack_from(view, pos)[2], -1, -1), -1, False))
+            keys.append((("crc", _LEGACY_CRC.unpack_from(view, pos)[2], -1, -1), -1, False, pos, None))
         pos += 12 + size
     return keys
 
@@ -123,7 +125,7 @@ def _produce(ex: Exchange, out: list, watch=None) -> None:
     if request.get("Acks") == 0:
         out.append(("a0",))
     failed = _produce_failures(ex)
-    resends(ex, out, watch)
+    reader = ResendReader(ex, watch) if watch is not None or failed else None
     ev = evidence(ex)  # one tuple for every batch of the exchange
     for topic in request.get("TopicData") or ():
         label = topic_label(topic)
@@ -135,8 +137,10 @@ def _produce(ex: Exchange, out: list, watch=None) -> None:
             index = part.get("Index")
             bad = failed is True or (failed is not None and (label, index) in failed)
             transactions = None  # a producer's batches of one exchange are one moment: one "tx"
-            for key, pid, transactional in batch_keys(data):
+            for key, pid, transactional, pos, head in batch_keys(data):
                 out.append(("pb", label, index, key, ev, bad))
+                if reader is not None and head is not None and key[0] == "crc":
+                    reader.batch(label, index, bad, data, pos, head, out)
                 if transactional and pid >= 0 and (transactions is None or pid not in transactions):
                     if transactions is None:
                         transactions = set()

@@ -8,14 +8,18 @@
 - fetched: per (batch CRC, topic, partition) the MAX_COPIES smallest base offsets a Fetch answer
   showed that batch at, each with the first Fetch that did. At most MAX_FETCHED batches, the
   smallest CRCs;
-- pending: what `wants` answers from (which batches kwire.analytics.resends reads): per (topic,
-  partition, producer), the CreateTimes of the records of failed sends not seen again yet, each with
-  the time of the send (at most MAX_PENDING producers, the latest failures; MAX_PENDING records
-  each). It decides what is read, not what is found: merged as a union.
+- pending and newest: what `wants` answers from (which batches kwire.analytics.resends reads): per
+  (topic, partition, producer), the CreateTimes of the records of its failed sends, each with the
+  time of the send, until the window is over (at most MAX_PENDING producers, the latest failures;
+  MAX_PENDING records each); per (topic, partition, connection) the latest first CreateTime of its
+  batches (MAX_CONNECTIONS). They decide what is read, not what is found (a read record counts
+  only with a failed send of it): merged as unions.
 Fingerprints only: no key, value or header of a record is kept.
 """
 
 from __future__ import annotations
+
+from bisect import bisect_left, insort
 
 from kwire.analytics.mergeable import Capped, Kept, keep_smallest
 
@@ -24,6 +28,7 @@ MAX_FETCHED = 16384
 MAX_SENDS = 4
 MAX_COPIES = 4
 MAX_PENDING = 4096
+MAX_CONNECTIONS = 65536
 WINDOW_NS = 300_000 * 1_000_000  # kwire.analytics.resends.RESEND_WINDOW_MS
 
 
@@ -83,31 +88,44 @@ class ResendState:
         self.records: dict[tuple, Sends] = Capped()  # (fingerprint, topic, partition, producer)
         self.fetched: dict[tuple, Copies] = Capped()  # (crc, topic, partition)
         self.pending: dict[tuple, Pending] = {}  # (topic, partition, producer)
+        self.newest: dict[tuple, int] = {}  # (topic, partition, client address) -> latest first CreateTime
 
-    @property
-    def watching(self) -> bool:
-        """Is any failed send's record waiting to be seen again?"""
-        return bool(self.pending)
-
-    def wants(self, topic, partition, producer, first_ms: int, max_ms: int, ts_ns: int) -> bool:
-        """Should a batch of `producer` for (topic, partition) sent at ts_ns, whose records were created
-        from first_ms to max_ms, be read: does it span a record of a failed send not seen again?"""
-        key = (topic, partition, producer)
-        pending = self.pending.get(key)
+    def wants(self, topic, partition, producer, client, first_ms: int, max_ms: int, ts_ns: int,
+              failed: bool = False) -> bool:
+        """Should this batch (of a producer that is not idempotent) be read for resends? Yes when its
+        records were created from first_ms to max_ms and that spans a record of a failed send of
+        `producer` to (topic, partition) within the window (the failure was seen here); or, for a
+        failure this state may not have seen (another part of a split traffic), when it is the first
+        batch of its connection (`client`) to (topic, partition) seen here, or its records are older
+        than the first record of a batch the connection sent before (a producer sends its records in
+        the order they were made, a resend breaks it). Every batch is to be asked about, in order
+        (a `failed` one only to note its order)."""
+        newest = self.newest
+        key = (topic, partition, client)
+        before = newest.get(key)
+        if before is None:
+            if len(newest) < MAX_CONNECTIONS:
+                newest[key] = first_ms
+            return True
+        if first_ms > before:
+            newest[key] = first_ms
+        elif first_ms < before:
+            return True
+        if failed:
+            return False
+        pending = self.pending.get((topic, partition, producer))
         if pending is None:
             return False
         if ts_ns - pending.last_failure > WINDOW_NS:
-            del self.pending[key]  # every failure of this producer is older than the window
+            del self.pending[(topic, partition, producer)]  # every failure of it is older than the window
             return False
-        return pending.spans(first_ms, max_ms, ts_ns)
+        return pending.spans(first_ms, max_ms)
 
     def _pend(self, topic, partition, producer, error, ts_ns: int, prints) -> None:
+        if error is None:
+            return
         key = (topic, partition, producer)
         pending = self.pending.get(key)
-        if error is None:
-            if pending is not None and pending.seen(prints):
-                del self.pending[key]
-            return
         if pending is None:
             pending = self.pending[key] = Pending()
             if len(self.pending) > MAX_PENDING:  # the producer whose last failure is the oldest goes
@@ -138,6 +156,9 @@ class ResendState:
                     have = table[key] = make()
                 have.merge(value)
             keep_smallest(table, limit)
+        for key, first_ms in other.newest.items():
+            if key in self.newest or len(self.newest) < MAX_CONNECTIONS:
+                self.newest[key] = max(self.newest.get(key, first_ms), first_ms)
         for key, theirs in other.pending.items():
             self.pending.setdefault(key, Pending()).add((p, c, f) for p, (c, f) in theirs.prints.items())
         while len(self.pending) > MAX_PENDING:
@@ -145,36 +166,29 @@ class ResendState:
 
 
 class Pending:
-    """The records of one producer's failed sends to a partition not seen again: fingerprint ->
-    (CreateTime, time of the failed send), at most MAX_PENDING; the range of their CreateTimes and
-    the latest failure, so that most batches are turned down without looking at each."""
+    """The records of one producer's failed sends to a partition: fingerprint -> (CreateTime, time of
+    the failed send), at most MAX_PENDING; their CreateTimes sorted, and the latest failure, so that
+    a batch is asked about in O(log n)."""
 
-    __slots__ = ("prints", "lo", "hi", "last_failure")
+    __slots__ = ("prints", "times", "last_failure")
 
     def __init__(self) -> None:
         self.prints: dict[int, tuple[int, int]] = {}
-        self.lo = self.hi = None
+        self.times: list[int] = []
         self.last_failure = 0
 
     def add(self, items) -> None:
         prints = self.prints
         for print_, created, failed in items:
             have = prints.get(print_)
-            if have is None and len(prints) >= MAX_PENDING:
-                continue
+            if have is None:
+                if len(prints) >= MAX_PENDING:
+                    continue
+                insort(self.times, created)
             prints[print_] = (created, failed if have is None else max(have[1], failed))
-            self.lo = created if self.lo is None else min(self.lo, created)
-            self.hi = created if self.hi is None else max(self.hi, created)
             self.last_failure = max(self.last_failure, failed)
 
-    def spans(self, first_ms: int, max_ms: int, ts_ns: int) -> bool:
-        if self.lo is None or max_ms < self.lo or first_ms > self.hi:
-            return False
-        return any(first_ms <= created <= max_ms and 0 <= ts_ns - failed <= WINDOW_NS
-                   for created, failed in self.prints.values())
-
-    def seen(self, prints) -> bool:
-        """Forget the records sent again among `prints`; True when none is left."""
-        for _, _, print_ in prints:
-            self.prints.pop(print_, None)
-        return not self.prints
+    def spans(self, first_ms: int, max_ms: int) -> bool:
+        times = self.times
+        at = bisect_left(times, first_ms)
+        return at < len(times) and times[at] <= max_ms

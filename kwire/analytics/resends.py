@@ -60,17 +60,6 @@ def _answers(ex: Exchange) -> dict | None:
     return out
 
 
-def _clean(ex: Exchange) -> bool:
-    """Was every partition of the Produce answered without error (or none expected: Acks 0)?"""
-    if ex.status != PAIRED:
-        return ex.request.get("Acks") == 0
-    for topic in (ex.response or {}).get("Responses") or ():
-        for part in topic.get("PartitionResponses") or ():
-            if part.get("ErrorCode"):
-                return False
-    return True
-
-
 def _outcome(answers: dict | None, key: tuple) -> tuple[str | None, int | None]:
     """(error name, "no_response" or None; the base offset the answer gave, or None)."""
     if answers is None:
@@ -79,34 +68,32 @@ def _outcome(answers: dict | None, key: tuple) -> tuple[str | None, int | None]:
     return error_name(code) if code else None, base if isinstance(base, int) and base >= 0 else None
 
 
-def resends(ex: Exchange, out: list, watch=None) -> None:
-    """("rs", ...) observations of a Produce (kwire.analytics.observe documents the form); `watch`:
-    what tells which batches after a failed send to read (None: only failed sends are read)."""
-    if (watch is None or not watch.watching) and _clean(ex):
-        return  # most Produce exchanges: nothing failed, nothing pending
-    answers = _UNREAD
-    producer = ex.client_id if ex.client_id else ex.client
-    for topic in ex.request.get("TopicData") or ():
-        label = topic_label(topic)
-        for part in topic.get("PartitionData") or ():
-            data = _data(part.get("Records"))
-            if not data:
-                continue
-            if answers is _UNREAD:
-                answers = _answers(ex)
-            index = part.get("Index")
-            error, base = _outcome(answers, (label, index))
-            if error is None and (watch is None or not watch.watching):
-                continue
-            for pos, size, head in batch_heads(data):
-                if (head[9] >= 0 and head[11] >= 0) or head[5] & CONTROL:  # idempotent, or markers
-                    continue
-                if error is None and not watch.wants(label, index, producer, head[7], head[8], ex.ts_ns):
-                    continue
-                prints = record_prints(data, pos, size)
-                if prints:
-                    out.append(("rs", label, index, producer, ex.client_id, head[4], error, base, _evidence(ex),
-                                tuple(prints)))
+class ResendReader:
+    """Reads the records of one Produce's batches that kwire.analytics.observe hands it (those of
+    producers that are not idempotent, with their header fields) into ("rs", ...) observations:
+    a batch whose partition failed, or one `watch` wants (see the module docstring)."""
+
+    __slots__ = ("ex", "watch", "producer", "answers")
+
+    def __init__(self, ex: Exchange, watch) -> None:
+        self.ex, self.watch = ex, watch
+        self.producer = ex.client_id if ex.client_id else ex.client
+        self.answers = _UNREAD
+
+    def batch(self, label, index, failed: bool, data, pos: int, head: tuple, out: list) -> None:
+        ex, watch = self.ex, self.watch
+        wanted = watch is not None and watch.wants(label, index, self.producer, ex.client, head[7], head[8], ex.ts_ns,
+                                                   failed)
+        if not (failed or wanted):
+            return
+        prints = record_prints(data, pos, 12 + head[1])
+        if not prints:
+            return
+        if self.answers is _UNREAD:
+            self.answers = _answers(ex)
+        error, base = _outcome(self.answers, (label, index))
+        out.append(("rs", label, index, self.producer, ex.client_id, head[4], error, base, _evidence(ex),
+                    tuple(prints)))
 
 
 def fetched(ex: Exchange, out: list) -> None:

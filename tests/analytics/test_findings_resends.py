@@ -74,11 +74,12 @@ def _merged(parts) -> list[dict]:
 
 
 @pytest.mark.parametrize("name", ALL)
-@pytest.mark.parametrize("split", ["connections apart", "apis apart", "chunks of 40"])
+@pytest.mark.parametrize("split", ["connections apart", "apis apart", "chunks of 1", "chunks of 7", "chunks of 40"])
 def test_splits_merge_to_the_same_findings(name, split):
-    """Parts that keep each connection's Produce exchanges in order (spark's reduce tasks: whole
-    connections; stats --jobs: Fetch in the main process, Produce on workers) merge to the whole's
-    findings: the Fetch that read the copies may be in any part."""
+    """Parts that keep each connection's exchanges in capture order (spark: a connection's exchanges
+    in batches of consecutive ones; stats --jobs: chunks in capture order, Fetch in the main process)
+    merge to the whole's findings, though the failed send, its resend and the Fetches that read them
+    fall in different parts."""
     exchanges = list(analyze_files([str(P.capture(name))]))
     if split == "connections apart":
         by_connection: dict = defaultdict(list)
@@ -87,29 +88,24 @@ def test_splits_merge_to_the_same_findings(name, split):
         parts = list(by_connection.values())
     elif split == "apis apart":
         parts = [[ex for ex in exchanges if ex.api == "Produce"], [ex for ex in exchanges if ex.api != "Produce"]]
-    else:  # chunks, none of them starting right after a failed send
-        parts, cut = [], 0
-        for i in range(40, len(exchanges), 40):
-            if not _failed_produce(exchanges[i - 1]):
-                parts.append(exchanges[cut:i])
-                cut = i
-        parts.append(exchanges[cut:])
-    assert len(parts) > 1
+    else:
+        size = int(split.split()[-1])
+        parts = [exchanges[i:i + size] for i in range(0, len(exchanges), size)]
     whole = P.document(name)["findings"]
     assert _merged(parts) == whole
     assert any(f["kind"] == "duplicate_write" for f in whole) == (name in WRITTEN_TWICE)
 
 
+@pytest.mark.parametrize("name", WRITTEN_TWICE)
+def test_a_cut_anywhere_near_a_failed_send_merges_to_the_same_findings(name):
+    exchanges = list(analyze_files([str(P.capture(name))]))
+    whole = P.document(name)["findings"]
+    failed = [i for i, ex in enumerate(exchanges) if _failed_produce(ex)]
+    assert failed
+    for at in sorted({i + d for i in failed for d in range(-3, 12)} & set(range(1, len(exchanges)))):
+        assert _merged([exchanges[:at], exchanges[at:]]) == whole, at
+
+
 def _failed_produce(ex) -> bool:
     return ex.api == "Produce" and any(p.get("ErrorCode") for t in (ex.response or {}).get("Responses") or ()
                                        for p in t.get("PartitionResponses") or ())
-
-
-@pytest.mark.parametrize("name", WRITTEN_TWICE)
-def test_a_resend_is_not_read_by_a_part_that_did_not_see_the_failed_send(name):
-    """The documented limit (docs/findings-duplicate-write.md): records are read only after a failed
-    send the same Aggregator saw, so a split right after one loses that duplicate_write."""
-    exchanges = list(analyze_files([str(P.capture(name))]))
-    at = next(i for i, ex in enumerate(exchanges) if _failed_produce(ex)) + 1
-    found = [f for f in _merged([exchanges[:at], exchanges[at:]]) if f["kind"] == "duplicate_write"]
-    assert len(found) == len(P.findings(name, "duplicate_write")) - 1
