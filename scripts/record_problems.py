@@ -2,12 +2,14 @@
 """Record the problems Kafka operators chase, with real clients and their own view as ground truth.
 
 Each problem is a scenario run in a fresh network namespace under tcpdump (the namespace, tcpdump
-and their guarantees come from scripts/record_capture.py): real confluent-kafka clients against
-librdkafka's mock cluster (faults injected through its C API, scripts/problem_kit.py) or Tansu, and
-the same workload without the fault as a clean counterpart. Three files per recording:
+and their guarantees come from scripts/record_capture.py): real confluent-kafka clients (and a
+kafka-python producer: pip install kafka-python) against librdkafka's mock cluster (faults injected
+through its C API, or by a proxy that rewrites answers: scripts/problem_kit.py) or Tansu, and the same
+workload without the fault as a clean counterpart. Three files per recording:
 
     captures/problems/NAME.pcap.gz              the capture (only client <-> broker/proxy traffic)
-    captures/problems/NAME.pcap.truth.log.gz    every client's librdkafka debug log (stderr), whole
+    captures/problems/NAME.pcap.truth.log.gz    every client's librdkafka debug log (stderr; kafka-python's
+                                                log, logger kafka at DEBUG), whole
     captures/problems/NAME.pcap.truth.jsonl     the clients' callbacks and the scenario's actions,
                                                 one JSON object a line with wall-clock "ts"
 
@@ -408,11 +410,14 @@ def dup_write_librdkafka(scene: Scene, mock: MockCluster) -> None:
     _dup_write(scene, mock, "kwire-payer", _rdkafka_payments(scene, "kwire-payer", False))
 
 
-def dup_write_idempotent(scene: Scene, mock: MockCluster) -> None:
+def dup_write_idempotent(scene: Scene, mock: MockCluster | None) -> None:
     _dup_write(scene, mock, "kwire-safe-payer", _rdkafka_payments(scene, "kwire-safe-payer", True))
 
 
-def dup_write_kafka_python(scene: Scene, mock: MockCluster) -> None:
+def dup_write_kafka_python(scene: Scene, mock: MockCluster | None) -> None:
+    import kafka
+
+    scene.summary["kafka_python"] = kafka.__version__
     _dup_write(scene, mock, "kwire-py-payer", lambda bootstrap: PythonProducer(scene, bootstrap, "kwire-py-payer"))
 
 

@@ -107,14 +107,19 @@ def _gather(state, names: dict) -> dict[tuple, dict]:
 
 def _summary(group: dict, pairs: list) -> str:
     first = group["first"]
-    topic, partition = group["topic"], group["partition"]
+    topic, partition, n = group["topic"], group["partition"], len(pairs)
     who = f"{first[CLIENT_ID] or 'a producer'} ({first[EV][1]})"
     answer = "got no answer" if first[ERROR] == "no_response" else f"was answered {first[ERROR]}"
+    known = all(a is not None and b is not None for a, b in pairs)
+    stored = "after the broker had stored it" if known else "where the broker may already have stored it"
     shown = ", ".join(f"{a if a is not None else '?'} and {b if b is not None else '?'}" for a, b in pairs[:3])
-    more = f" (+{len(pairs) - 3} more)" if len(pairs) > 3 else ""
-    read = f"; a consumer read {group['read_twice']} of them twice" if group["read_twice"] else ""
-    return (f"{len(pairs)} records of {topic}[{partition}] written twice: a Produce of {who} {answer} after the "
-            f"broker had stored it, and the producer sent them again (offsets {shown}{more}){read}")
+    more = f" (+{n - 3} more)" if n > 3 else ""
+    twice = group["read_twice"]
+    read = "" if not twice else "; a consumer read both copies" if twice == n else \
+        f"; a consumer read both copies of {twice} of them"
+    what = "1 record" if n == 1 else f"{n} records"
+    return (f"{what} of {topic}[{partition}] written twice: a Produce of {who} {answer} {stored}, and the "
+            f"producer sent {'it' if n == 1 else 'them'} again (offsets {shown}{more}){read}")
 
 
 def find(analysis, names: dict, first_ns, last_ns) -> list[dict]:

@@ -11,9 +11,9 @@
 - pending and newest: what `wants` answers from (which batches kwire.analytics.resends reads): per
   (topic, partition, producer), the CreateTimes of the records of its failed sends, each with the
   time of the send, until the window is over (at most MAX_PENDING producers, the latest failures;
-  MAX_PENDING records each); per (topic, partition, connection) the latest first CreateTime of its
-  batches (MAX_CONNECTIONS). They decide what is read, not what is found (a read record counts
-  only with a failed send of it): merged as unions.
+  MAX_PENDING records each, the first); per (topic, partition, connection) the latest first
+  CreateTime of its batches (MAX_CONNECTIONS, the first seen). They decide what is read, not what
+  is found (a read record counts only with a failed send of it): merged as unions.
 Fingerprints only: no key, value or header of a record is kept.
 """
 
@@ -27,7 +27,7 @@ MAX_RECORDS = 16384
 MAX_FETCHED = 16384
 MAX_SENDS = 4
 MAX_COPIES = 4
-MAX_PENDING = 4096
+MAX_PENDING = 256
 MAX_CONNECTIONS = 65536
 WINDOW_NS = 300_000 * 1_000_000  # kwire.analytics.resends.RESEND_WINDOW_MS
 
