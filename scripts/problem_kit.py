@@ -178,8 +178,8 @@ class Tansu:
         url = f"tcp://127.0.0.1:{port}"
         advertised = f"tcp://127.0.0.1:{advertised_port or port}"  # a proxy's, for clients to go through it
         self.binary = tansu_binary()
-        self.proc = subprocess.Popen([self.binary, "broker", "--listener-url", url, "--advertised-listener-url", advertised],
-                                     stdout=log, stderr=log, start_new_session=True)
+        argv = [self.binary, "broker", "--listener-url", url, "--advertised-listener-url", advertised]
+        self.proc = subprocess.Popen(argv, stdout=log, stderr=log, start_new_session=True)
         deadline = time.monotonic() + 15
         while True:
             with socket.socket() as s:

@@ -124,9 +124,9 @@ def _summary(group: dict, pairs: list) -> str:
 
 def find(analysis, names: dict, first_ns, last_ns) -> list[dict]:
     out = []
-    for key, group in sorted(_gather(analysis.delivery.resends, names).items(), key=lambda kv: str(kv[0])):
+    for _, group in sorted(_gather(analysis.delivery.resends, names).items(), key=lambda kv: str(kv[0])):
         first = group["first"]
-        pairs = [[a, b] for _, a, b in sorted(group["pairs"], key=lambda p: (p[0], p[1] if p[1] is not None else -1))]
+        pairs = [[a, b] for _, a, b in sorted(group["pairs"], key=lambda p: (p[0], -1 if p[1] is None else p[1]))]
         out.append(finding("duplicate_write", "warning", _summary(group, pairs), first[TS], group["end"],
                            group["evidence"], topic=group["topic"], partition=group["partition"],
                            client_id=first[CLIENT_ID], client=first[EV][1], error=first[ERROR],
