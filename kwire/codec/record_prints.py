@@ -71,23 +71,32 @@ def record_prints(data, pos: int, size: int) -> list[tuple[int, int, int]]:
     return _walk(payload, min(count, MAX_PRINTS), base_ts)
 
 
+def _zigzag(buf, pos: int, read) -> tuple[int, int]:
+    """A zigzag varint at pos: the one-byte form inline, longer ones by `read` (the primitives)."""
+    b = buf[pos]
+    if b < 0x80:
+        return (b >> 1) ^ -(b & 1), pos + 1
+    return read(buf, pos)
+
+
 def _walk(payload, count: int, base_ts: int) -> list[tuple[int, int, int]]:
     out = []
     pos, end = 0, len(payload)
+    pack, from_bytes = _TS.pack, int.from_bytes
     try:
         for _ in range(count):
-            length, pos = read_varint(payload, pos)
+            length, pos = _zigzag(payload, pos, read_varint)
             start, stop = pos, pos + length
             if length < 4 or stop > end:
                 break
-            ts_delta, pos = read_varlong(payload, start + 1)  # after the attributes (int8)
+            ts_delta, pos = _zigzag(payload, start + 1, read_varlong)  # after the attributes (int8)
             ts = base_ts + ts_delta
-            delta, pos = read_varint(payload, pos)
+            delta, pos = _zigzag(payload, pos, read_varint)
             if pos > stop:
                 break
-            digest = blake2b(_TS.pack(ts), digest_size=8)
+            digest = blake2b(pack(ts), digest_size=8)
             digest.update(payload[pos:stop])
-            out.append((delta, ts, int.from_bytes(digest.digest(), "big")))
+            out.append((delta, ts, from_bytes(digest.digest(), "big")))
             pos = stop
     except (DecodeError, IndexError, struct.error):
         pass
