@@ -4,26 +4,25 @@ A producer that is not idempotent and gets an error answer (or none) may send th
 again, and the broker may have written them the first time: duplicate_write
 (kwire.analytics.findings_resends). Matching a resend needs the records themselves
 (kwire.codec.record_prints: CreateTime, key, value and headers), and reading records costs; so only
-these are read:
+these batches are read (all their records, up to record_prints' bound):
 
-- every batch of a partition the Produce was answered with an error for, or not answered (a first
-  send that may have been written): all its records;
-- after such a send, a batch of the same producer (client id, else address) for the same partition
-  whose header's timestamps (BaseTimestamp to MaxTimestamp) span the CreateTime of a record of the
-  failed send not yet seen again, within RESEND_WINDOW_MS: all its records. `watch`
-  (kwire.analytics.resend_state.ResendState.wants) knows those CreateTimes; it is the state of the
-  Aggregator the exchange goes to, so a resend is found when that Aggregator saw the failed send:
-  always in `kwire stats` without --jobs and in `kwire live`; with `kwire stats --jobs` and
-  `kwire spark`, whose workers take the exchanges in chunks of up to 512, not when the failed send
-  ended the chunk before (docs/findings-duplicate-write.md).
+- a batch of a partition the Produce was answered with an error for, or not answered (a first send
+  that may have been written);
+- a batch `watch` wants (kwire.analytics.resend_state.ResendState.wants, the state of the
+  Aggregator the exchange goes to, asked about every batch in order): one whose header's timestamps
+  (BaseTimestamp to MaxTimestamp) span a record of a failed send of the same producer (client id,
+  else address) to the same partition within RESEND_WINDOW_MS; and, for a failed send the
+  Aggregator did not see (`kwire stats --jobs` and `kwire spark` deal the exchanges to workers in
+  chunks of consecutive ones), a connection's first batch to a partition in this Aggregator, or one
+  whose records are older than those of a batch the connection sent before (a producer sends its
+  records in the order it made them; a resend breaks that order).
 
-Clean traffic reads no record: a header check per batch, and only for a producer with a failed
-send pending. Batches of idempotent producers (a producer id and a sequence) are never read: the
-broker drops their duplicates, and produce_retry finds their resends by producer id, epoch and
-sequence. Fetch answers lend ("fb") the CRC and base offset of each batch of a producer that is not
-idempotent: a broker stores a v2 batch as it was sent (the CRC does not cover the base offset), so
-the batch that carried a record is found again where a consumer read it, whichever part of the
-traffic the Fetch fell in.
+Clean traffic reads no record: a look at each batch's header. Batches of idempotent producers (a
+producer id and a sequence) are never read: the broker drops their duplicates, and produce_retry
+finds their resends by producer id, epoch and sequence. Fetch answers lend ("fb") the CRC and base
+offset of each batch of a producer that is not idempotent: a broker stores a v2 batch as it was
+sent (the CRC does not cover the base offset), so the batch that carried a record is found again
+where a consumer read it, whichever part of the traffic the Fetch fell in.
 """
 
 from __future__ import annotations
@@ -82,8 +81,8 @@ class ResendReader:
 
     def batch(self, label, index, failed: bool, data, pos: int, head: tuple, out: list) -> None:
         ex, watch = self.ex, self.watch
-        wanted = watch is not None and watch.wants(label, index, self.producer, ex.client, head[7], head[8], ex.ts_ns,
-                                                   failed)
+        wanted = watch is not None and watch.wants(label, index, self.producer, ex.client, head[7], head[8],
+                                                   ex.ts_ns, failed)
         if not (failed or wanted):
             return
         prints = record_prints(data, pos, 12 + head[1])
