@@ -19,7 +19,7 @@ from kwire.analytics.quorum import QuorumState
 from kwire.analytics.traffic import TrafficState
 
 _TRAFFIC_TAGS = frozenset({"sw", "th", "pv", "rj"})
-_DELIVERY_TAGS = frozenset({"pb", "tx", "ap", "et", "st", "sa", "sk"})
+_DELIVERY_TAGS = frozenset({"pb", "tx", "ap", "et", "st", "sa", "sk", "rs", "fb"})
 _CHANGE_TAGS = frozenset({"ch", "pr"})
 
 
@@ -50,6 +50,11 @@ class Analysis:
             else:
                 self.groups.add(ob)
         self.traffic.add_row(row, acks0)
+
+    @property
+    def watch(self):
+        """What observations(ex, watch) asks which Produce batches to read for resends."""
+        return self.delivery.resends
 
     def merge(self, other: Analysis) -> None:
         self.groups.merge(other.groups)

@@ -13,12 +13,14 @@
   first and last MAX_EVIDENCE fetches (MAX_STALLS held offsets per partition, the smallest);
 - share deliveries: per (group, topic, partition) acknowledgement totals and, for the
   MAX_OFFSETS smallest offsets, each offset's deliveries, highest DeliveryCount and
-  acknowledgements by type, with the first MAX_EVIDENCE ShareFetch answers that redelivered.
+  acknowledgements by type, with the first MAX_EVIDENCE ShareFetch answers that redelivered;
+- resends: records sent again and the batches consumers read (kwire.analytics.resend_state).
 """
 
 from __future__ import annotations
 
 from kwire.analytics.mergeable import Capped, Instants, Kept, first_ns, keep_smallest, last_ns, stable_hash
+from kwire.analytics.resend_state import ResendState
 
 MAX_BATCHES = 16384
 MAX_SENDS = 4
@@ -141,10 +143,13 @@ class DeliveryState:
         self.end_txns: dict[int, Instants] = Capped()
         self.stalls: dict[tuple, Stall] = {}  # (topic, partition, lso)
         self.share: dict[tuple, ShareLog] = {}  # (group, topic, partition)
+        self.resends = ResendState()
 
     def add(self, ob: tuple) -> None:
         tag = ob[0]
-        if tag == "pb":
+        if tag == "rs" or tag == "fb":
+            self.resends.add(ob)
+        elif tag == "pb":
             _, topic, partition, key, ev, bad = ob
             full = (stable_hash(topic, partition, key), topic, partition, key)
             batch = self.batches.get(full)
@@ -219,3 +224,4 @@ class DeliveryState:
         keep_smallest(self.end_txns, MAX_PRODUCERS)
         _merge(self.stalls, other.stalls, Stall)
         _merge(self.share, other.share, ShareLog)
+        self.resends.merge(other.resends)

@@ -1,7 +1,8 @@
 """What one Exchange tells the group and finding analysis, as flat tuples of plain values.
 
-`observations(ex)` returns a list of tuples, each starting with a tag. Like the rows of
-kwire.analytics.facts they are pure functions of the exchange, picklable, and fed to the
+`observations(ex, watch)` returns a list of tuples, each starting with a tag. Like the rows of
+kwire.analytics.facts they are pure functions of the exchange (and, for the records read after a
+failed send, of `watch`: kwire.analytics.resends), picklable, and fed to the
 Aggregator (`add(row, partitions, names, observations)`), where kwire.analytics.analysis keeps
 them. Group apis are read by kwire.analytics.observe_groups; this module reads the rest:
 
@@ -25,6 +26,15 @@ them. Group apis are read by kwire.analytics.observe_groups; this module reads t
     ("ch", change)                                a change to the cluster (kwire.analytics.changes_read)
     ("pr", client, broker, principal)             the principal a connection authenticated as (SASL)
     ("qr", index, event)                          a KRaft quorum event (kwire.analytics.quorum_read)
+    ("rs", topic, partition, producer, client_id, crc, error, base_offset, evidence, prints)
+                                                  records of a batch of a producer that is not idempotent
+                                                  (kwire.analytics.resends says which are read); producer:
+                                                  its client id, else its address; error: the answer's
+                                                  error name, "no_response", or None; base_offset: the
+                                                  answer's or None; prints: ((offset delta,
+                                                  CreateTime, fingerprint), ...)
+    ("fb", topic, partition, crc, base_offset, evidence)   a batch of a producer that is not idempotent
+                                                  in a Fetch answer (where a record sent twice was read)
 
 An evidence is (ts_ns, client, broker, correlation_id, api): it names an exchange for `kwire inspect`.
 """
@@ -39,6 +49,7 @@ from kwire.analytics.changes_apis import READERS as CHANGE_APIS
 from kwire.analytics.observe_groups import GROUP_APIS, group_observations
 from kwire.analytics.quorum_read import QUORUM_APIS, quorum_events
 from kwire.codec.sasl import principal
+from kwire.analytics.resends import ResendReader, fetched
 from kwire.codec.values import RawRecords
 from kwire.model import PAIRED, Exchange
 from kwire.outcomes import DECODED, MALFORMED, SENDER, blames
@@ -52,14 +63,19 @@ def evidence(ex: Exchange) -> tuple:
     return (ex.ts_ns, ex.client, ex.broker, ex.correlation_id, ex.api)
 
 
-def observations(ex: Exchange) -> list[tuple]:
+def observations(ex: Exchange, watch=None) -> list[tuple]:
+    """The observations of one exchange; `watch`: the state of the Aggregator they go to, which says
+    which Produce batches after a failed send to read for resends (kwire.analytics.resends)."""
     api = ex.api
     out: list[tuple] = []
     if api in GROUP_APIS:
         group_observations(ex, out)
-    reader = _READERS.get(api)
-    if reader is not None:
-        reader(ex, out)
+    if api == "Produce":
+        _produce(ex, out, watch)
+    else:
+        reader = _READERS.get(api)
+        if reader is not None:
+            reader(ex, out)
     if api in CHANGE_APIS:
         change = change_of(ex)
         if change is not None:
@@ -118,7 +134,8 @@ def _software(ex: Exchange, out: list) -> None:
 
 
 def batch_keys(data) -> list[tuple]:
-    """(key, producer id, is transactional) of every batch header in a records field."""
+    """(key, producer id, is transactional, position, v2 header fields or None) of every batch header
+    in a records field (control batches left out)."""
     keys = []
     view = memoryview(data)
     pos, end = 0, len(view)
@@ -128,26 +145,28 @@ def batch_keys(data) -> list[tuple]:
         if size < 0 or pos + 12 + size > end:
             break
         if magic >= 2 and pos + 61 <= end:
-            (_, _, _, _, crc, attributes, _, _, _, pid, epoch, sequence, _) = _V2_HEAD.unpack_from(view, pos)
+            head = _V2_HEAD.unpack_from(view, pos)
+            (_, _, _, _, crc, attributes, _, _, _, pid, epoch, sequence, _) = head
             if attributes & 0x20:  # control batch: commit or abort markers, written by brokers
                 pass
             elif pid >= 0 and sequence >= 0:
-                keys.append((("pid", pid, epoch, sequence), pid, bool(attributes & 0x10)))
+                keys.append((("pid", pid, epoch, sequence), pid, bool(attributes & 0x10), pos, head))
             else:
-                keys.append((("crc", crc, -1, -1), pid, bool(attributes & 0x10)))
+                keys.append((("crc", crc, -1, -1), pid, bool(attributes & 0x10), pos, head))
         elif magic < 2:
-            keys.append((("crc", _LEGACY_CRC.unpack_from(view, pos)[2], -1, -1), -1, False))
+            keys.append((("crc", _LEGACY_CRC.unpack_from(view, pos)[2], -1, -1), -1, False, pos, None))
         pos += 12 + size
     return keys
 
 
-def _produce(ex: Exchange, out: list) -> None:
+def _produce(ex: Exchange, out: list, watch=None) -> None:
     request = ex.request
     if not request:
         return
     if request.get("Acks") == 0:
         out.append(("a0",))
     failed = _produce_failures(ex)
+    reader = ResendReader(ex, watch) if watch is not None or failed else None
     ev = evidence(ex)  # one tuple for every batch of the exchange
     for topic in request.get("TopicData") or ():
         label = topic_label(topic)
@@ -159,8 +178,10 @@ def _produce(ex: Exchange, out: list) -> None:
             index = part.get("Index")
             bad = failed is True or (failed is not None and (label, index) in failed)
             transactions = None  # a producer's batches of one exchange are one moment: one "tx"
-            for key, pid, transactional in batch_keys(data):
+            for key, pid, transactional, pos, head in batch_keys(data):
                 out.append(("pb", label, index, key, ev, bad))
+                if reader is not None and head is not None and key[0] == "crc":
+                    reader.batch(label, index, bad, data, pos, head, out)
                 if transactional and pid >= 0 and (transactions is None or pid not in transactions):
                     if transactions is None:
                         transactions = set()
@@ -183,6 +204,7 @@ def _produce_failures(ex: Exchange):
 
 
 def _fetch(ex: Exchange, out: list) -> None:
+    fetched(ex, out)
     fetch = ex.extra.get("fetch")
     if not fetch or fetch.get("isolation_level") != "read_committed":
         return
@@ -255,7 +277,6 @@ def _share(ex: Exchange, out: list) -> None:
 
 _READERS = {
     "ApiVersions": _software,
-    "Produce": _produce,
     "Fetch": _fetch,
     "AddPartitionsToTxn": _add_partitions,
     "EndTxn": _end_txn,

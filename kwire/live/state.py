@@ -59,7 +59,7 @@ class DashboardState:
             exchanges = kept
         for ex in exchanges:
             row = exchange_row(ex)
-            window.add(row, partition_rows(ex), topic_names(ex), observations(ex))
+            window.add(row, partition_rows(ex), topic_names(ex), observations(ex, window.analysis.watch))
             if self.first_ns is None or row["ts_ns"] < self.first_ns:
                 self.first_ns = row["ts_ns"]
         self.exchanges += len(exchanges)
