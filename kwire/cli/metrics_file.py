@@ -23,13 +23,13 @@ def write_metrics(path: str, agg, summary, caps: dict[str, int], timestamped: bo
     from prometheus_client.openmetrics.exposition import generate_latest as generate_openmetrics
 
     from kwire.live.labels import LabelCaps
-    from kwire.live.metric_families import MetricsView, families
+    from kwire.live.metric_families import MetricsView, epoch_seconds, families
 
     labels = LabelCaps(caps, sticky=False)
-    document_end = agg.last_ns / 1e9 if agg.last_ns is not None else None
+    document_end = epoch_seconds(agg.last_ns)
     view = MetricsView(agg.metrics.folded(labels), labels, [agg], *_analysis(agg), health=_health(summary),
                        report=_report(summary, agg), timestamp=document_end if timestamped else None,
-                       start_s=agg.first_ns / 1e9 if agg.first_ns is not None else None, end_s=document_end)
+                       start_s=epoch_seconds(agg.first_ns), end_s=document_end)
     registry = CollectorRegistry(auto_describe=False)
     registry.register(_Fixed(families(view)))
     text = (generate_openmetrics if timestamped else generate_latest)(registry)

@@ -77,6 +77,11 @@ class _Make:
         self.out.append(family)
 
 
+def epoch_seconds(ns: int | None) -> float | None:
+    """Epoch seconds of a capture time in ns, as the stats document's `span` gives them."""
+    return None if ns is None else round(ns / 1e9, 9)
+
+
 def _buckets(counts: dict[int, int]) -> list[tuple[str, float]]:
     """Cumulative (le, count) pairs of kwire bucket counts, at HISTOGRAM_BUCKETS' edges and +Inf."""
     out, seen = [], 0

@@ -23,7 +23,7 @@ from kwire.analytics.aggregate import Aggregator
 from kwire.analytics.figures import Figures
 from kwire.analytics.observe import observations
 from kwire.live.analysis_rows import analysis_rows
-from kwire.live.metric_families import MetricsView
+from kwire.live.metric_families import MetricsView, epoch_seconds
 from kwire.live.metrics_state import MetricsState
 from kwire.live.snapshot import ApiRow, Health, LagRow, ShareRow, SlowExchange, Snapshot
 from kwire.live.window import NS, Window, merged_names, per_api
@@ -151,8 +151,7 @@ class DashboardState:
         first = min((a.first_ns for a in parts if a.first_ns is not None), default=None)
         last = max((a.last_ns for a in parts if a.last_ns is not None), default=None)
         return MetricsView(self.metrics, self.metrics.caps, parts, findings, groups, health, report,
-                           start_s=first / NS if first is not None else None,
-                           end_s=last / NS if last is not None else None)
+                           start_s=epoch_seconds(first), end_s=epoch_seconds(last))
 
     def _analysis(self, now_s: int, parts: list[Aggregator]) -> tuple[list, list]:
         """Findings and groups rows, made again at most once per second of capture time."""
