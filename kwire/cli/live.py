@@ -9,6 +9,9 @@ terminal as it was (screen, cursor, termios). When stdout is not a terminal, or 
 is no screen: the run goes on until it is done (--exit-when-done, --duration, the end of a replay,
 or a signal) and the last view is printed once, or with --json the run's final figures as one JSON
 document (kwire.live.report.final_document). A one-line summary goes to stderr on the way out.
+As a service (docs/metrics.md): --metrics serves Prometheus metrics (kwire.cli.exporter), --no-screen
+runs until a signal with a health line a minute (kwire.cli.service), --findings-log writes the
+findings' starts and ends.
 """
 
 from __future__ import annotations

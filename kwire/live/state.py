@@ -7,6 +7,10 @@ kwire.analytics (the row functions and the Aggregator `kwire stats` uses) throug
 kwire.live.window: the window gives rates, percentiles and the slowest exchanges; the window's
 seconds plus the retired Aggregator give the totals since the start.
 
+With a MetricsState (`kwire live --metrics`: kwire.live.metrics_state) each counted exchange's row
+also goes to it; `metrics_view` gives the exporter what it shows (kwire.live.metric_families) and
+`documents` the findings and groups documents (also the findings log's), both on the feeder thread.
+
 Definitions the dashboard adds:
 - rate: exchanges of the window divided by the window's length, which is `window` seconds, or the
   time since the first exchange when that is shorter (at least one second).
