@@ -253,6 +253,7 @@ def make_veth_namespace(ns: str) -> None:
     offloads merge or split what tcpreplay sends; nothing but the capture reads the packets (they are
     addressed to no one here)."""
     _run(["ip", "netns", "add", ns])
+    _run(["ip", "-n", ns, "link", "set", "lo", "up"])  # for a scraper of kwire's exporter (--scrape-every)
     _run(["ip", "-n", ns, "link", "add", VETH_TX, "type", "veth", "peer", "name", VETH_RX])
     for dev in (VETH_TX, VETH_RX):
         _run(["ip", "-n", ns, "link", "set", dev, "mtu", "65535", "up"])

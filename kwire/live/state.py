@@ -120,7 +120,7 @@ class DashboardState:
         slowest = sorted((item for part in recent for item in part.slowest), key=lambda item: item[0])
         snap.slowest = [_slow(brief) for _, brief in slowest[:SLOWEST]]
         snap.health = self._health(now_ns, pipeline, health or {}, parts)
-        snap.findings, snap.groups = self._analysis(now_s, parts)
+        snap.findings, snap.groups = self._analysis(now_s)
         if pipeline is not None:
             snap.in_flight, oldest = pipeline.kafka.in_flight()
             if oldest is not None:
@@ -157,12 +157,12 @@ class DashboardState:
         return MetricsView(self.metrics, self.metrics.caps, parts, findings, groups, health, report,
                            start_s=epoch_seconds(first), end_s=epoch_seconds(last))
 
-    def _analysis(self, now_s: int, parts: list[Aggregator]) -> tuple[list, list]:
+    def _analysis(self, now_s: int) -> tuple[list, list]:
         """Findings and groups rows, made again at most once per second of capture time."""
         key = (now_s, self.exchanges)
         if key != self._analysis_key and (self._analysis_key is None or now_s != self._analysis_key[0]
                                           or self.finished):
-            self._analysis_rows = analysis_rows(self.window.analysis, parts, merged_names(parts))
+            self._analysis_rows = analysis_rows(*self.documents())
             self._analysis_key = key
         return self._analysis_rows
 
