@@ -21,7 +21,7 @@ from __future__ import annotations
 
 OTHER = "other"
 
-# label -> the most distinct values kept (README's docs/metrics.md states them)
+# label -> the most distinct values kept (docs/metrics.md states them)
 DEFAULT_CAPS = {
     "api": 128,          # Kafka defines about 90 api keys
     "api_version": 64,   # distinct versions over every api (0-18 today)
