@@ -125,7 +125,7 @@ def live_command(iface, ports, bpf, replay, speed, window, refresh, exit_when_do
         if no_screen:
             from kwire.cli.service import run_service
 
-            run_service(feeder, quit_event, name, duration, exit_when_done)
+            run_service(feeder, quit_event, name, duration, exit_when_done, replay=bool(replay))
         elif screen:
             _run_screen(feeder, quit_event, 1.0 / refresh, exit_when_done, duration)
         else:

@@ -2,8 +2,8 @@
 
 - `run_service(feeder, quit_event, ...)`: no screen and no terminal; the run goes on until a signal
   (or --duration, or --exit-when-done at the end of a replay: a replay otherwise keeps serving its
-  final figures), writing one line of capture health on stderr every HEALTH_EVERY_S seconds (and one
-  when a replay ends).
+  final figures; a live capture that stops on its own ends the run), writing one line of capture
+  health on stderr every HEALTH_EVERY_S seconds (and one when a replay ends).
 - `FindingsLog(path, feeder, state)`: a thread that once a second asks the feeder for the findings
   (kwire.live.state.DashboardState.documents, on the feeder's thread), turns them into start and end
   events (kwire.live.findings_log.FindingsTracker) and writes each as one JSON line to the file (or
@@ -34,7 +34,10 @@ def health_line(snap, name: str) -> str:
 
 
 def run_service(feeder, quit_event: threading.Event, name: str, duration: float | None,
-                exit_when_done: bool, every_s: float = HEALTH_EVERY_S) -> None:
+                exit_when_done: bool, every_s: float = HEALTH_EVERY_S, replay: bool = True) -> None:
+    """Until a signal, `duration`, or the feeder's end: a replay that ended keeps serving (unless
+    `exit_when_done`); a live capture that stopped on its own ends the run (kwire.cli.live then exits
+    with its error, and a service manager can start it again)."""
     started = time.monotonic()
     next_line = started + every_s
     told_done = False
@@ -44,7 +47,7 @@ def run_service(feeder, quit_event: threading.Event, name: str, duration: float 
             break
         if not feeder.running and not told_done:
             told_done = True
-            if exit_when_done:
+            if exit_when_done or not replay:
                 break
             click.echo(health_line(feeder.snapshot(), name) + " (serving the final figures until interrupted)",
                        err=True)

@@ -87,3 +87,23 @@ def test_health_lines_and_scrapes_during_and_after_a_replay(capsys):
         return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line.startswith("kwire_exchanges_total{"))
 
     assert 0 <= total(during) < total(after) == state.exchanges
+
+
+class _Ended:
+    """A feeder whose capture has stopped."""
+
+    running = False
+
+    def snapshot(self):
+        from kwire.live.snapshot import Snapshot
+
+        return Snapshot(kind="live", where="x", now_ns=0, elapsed_s=0.0, window_s=10.0, finished=True)
+
+
+def test_a_live_capture_that_stops_ends_the_service_a_replay_does_not(capsys):
+    quit_event = threading.Event()
+    run_service(_Ended(), quit_event, "eth0", duration=None, exit_when_done=False, replay=False)
+    assert "serving the final figures" not in capsys.readouterr().err
+    threading.Timer(1.0, quit_event.set).start()
+    run_service(_Ended(), quit_event, "x.pcap", duration=None, exit_when_done=False, replay=True)
+    assert quit_event.is_set() and "serving the final figures" in capsys.readouterr().err
