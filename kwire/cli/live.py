@@ -76,23 +76,7 @@ def live_command(iface, ports, bpf, replay, speed, window, refresh, exit_when_do
     The filters (--api, --topic, ...) choose the exchanges the dashboard counts."""
     from kwire.live.state import DashboardState
 
-    if file_size is not None and write is None:
-        raise click.UsageError("-C needs -w FILE")
-    if replay:
-        if iface is not None or bpf is not None:
-            raise click.UsageError("--replay reads a file: -i and --bpf do not apply")
-        if write is not None:
-            raise click.UsageError("-w keeps what is captured live: --replay reads a file")
-        paths = capture_paths(replay)
-        where = ", ".join(paths) + (f" at {speed:g}x" if speed else " at full speed")
-        expression = None
-    else:
-        if speed != 1.0:
-            raise click.UsageError("--speed applies to --replay only")
-        from kwire.capture.bpf import default_filter
-
-        expression = bpf if bpf is not None else default_filter(ports)
-        where = f"{iface if iface not in (None, '', 'any') else 'every interface'} ({expression})"
+    paths, where, expression = _source(iface, ports, bpf, replay, speed, write, file_size)
     keep = selection.exchange_filter()
     if selection.active:
         where += " · " + selection.describe()
@@ -108,14 +92,7 @@ def live_command(iface, ports, bpf, replay, speed, window, refresh, exit_when_do
         feeder, name = _replay_feeder(paths, speed, state, ports, keys)
     else:
         feeder, name = _live_feeder(iface, expression, state, ports, keys, key_wait, write, file_size, buffer_kib)
-    exporter = log = None
-    try:
-        exporter = _start_exporter(metrics, feeder, state)  # cannot listen: one line, exit 1
-        log = _findings_log(findings_log, feeder, state)
-        feeder.start()  # CaptureError here: one line, exit 1, no screen
-    except BaseException:
-        _close(exporter, None)
-        raise
+    exporter, log = _start(feeder, state, metrics, findings_log)
     started = time.monotonic()
     quit_event = threading.Event()
     previous = _catch_signals(quit_event)
@@ -139,6 +116,39 @@ def live_command(iface, ports, bpf, replay, speed, window, refresh, exit_when_do
     if as_json:
         _print_document(feeder, snap, name, expression, time.monotonic() - started, error)
     _closing_line(snap, name, error)
+
+
+def _source(iface, ports, bpf, replay, speed, write, file_size) -> tuple[list | None, str, str | None]:
+    """(capture files or None, what is watched, the capture filter) once the options are checked."""
+    if file_size is not None and write is None:
+        raise click.UsageError("-C needs -w FILE")
+    if replay:
+        if iface is not None or bpf is not None:
+            raise click.UsageError("--replay reads a file: -i and --bpf do not apply")
+        if write is not None:
+            raise click.UsageError("-w keeps what is captured live: --replay reads a file")
+        paths = capture_paths(replay)
+        return paths, ", ".join(paths) + (f" at {speed:g}x" if speed else " at full speed"), None
+    if speed != 1.0:
+        raise click.UsageError("--speed applies to --replay only")
+    from kwire.capture.bpf import default_filter
+
+    expression = bpf if bpf is not None else default_filter(ports)
+    return None, f"{iface if iface not in (None, '', 'any') else 'every interface'} ({expression})", expression
+
+
+def _start(feeder, state, metrics: str | None, findings_log: str | None):
+    """The exporter (cannot listen: one line, exit 1), the findings log, then the feeder (CaptureError:
+    one line, exit 1, no screen); (exporter, log), either None when not asked for."""
+    exporter = log = None
+    try:
+        exporter = _start_exporter(metrics, feeder, state)
+        log = _findings_log(findings_log, feeder, state)
+        feeder.start()
+    except BaseException:
+        _close(exporter, None)
+        raise
+    return exporter, log
 
 
 def _metrics_state(metrics: str | None, caps: tuple[str, ...]):
