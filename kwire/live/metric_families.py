@@ -61,19 +61,20 @@ class _Make:
     def counter(self, name: str, doc: str, labels=(), unit: str = ""):
         family = CounterMetricFamily(name, doc, labels=list(labels), unit=unit)
         self.out.append(family)
-        return lambda values, value: family.add_metric(list(values), value, timestamp=self.timestamp)
+        return lambda values, value: family.add_metric([str(v) for v in values], value, timestamp=self.timestamp)
 
     def gauge(self, name: str, doc: str, labels=(), unit: str = ""):
         family = GaugeMetricFamily(name, doc, labels=list(labels), unit=unit)
         self.out.append(family)
-        return lambda values, value: family.add_metric(list(values), value, timestamp=self.timestamp)
+        return lambda values, value: family.add_metric([str(v) for v in values], value, timestamp=self.timestamp)
 
     def histogram(self, name: str, doc: str, labels, cells: dict, at: int) -> None:
         family = HistogramMetricFamily(name, doc, labels=list(labels), unit="seconds")
-        for key, cell in sorted(cells.items()):
+        for key, cell in _ordered(cells):
             counts = cell[at]
             if counts:
-                family.add_metric(list(key), _buckets(counts), cell[at + 1] / NS, timestamp=self.timestamp)
+                family.add_metric([str(v) for v in key], _buckets(counts), cell[at + 1] / NS,
+                                  timestamp=self.timestamp)
         self.out.append(family)
 
 
@@ -110,6 +111,11 @@ def families(view: MetricsView) -> list:
     return make.out
 
 
+def _ordered(table: dict) -> list:
+    """A table's items in the order of their keys as text (versions are ints, `other` is not)."""
+    return sorted(table.items(), key=lambda kv: tuple(map(str, kv[0])))
+
+
 def _sum_by(cells: dict, labels: tuple, keep: tuple, column: int) -> dict:
     index = [labels.index(name) for name in keep]
     out: dict[tuple, int] = {}
@@ -127,7 +133,7 @@ def _exchanges(make: _Make, state: MetricsState) -> None:
             (5, "kwire_request_bytes", "Bytes of requests (Kafka frames, length prefix included)", "bytes"),
             (6, "kwire_response_bytes", "Bytes of responses (Kafka frames, length prefix included)", "bytes")):
         add = make.counter(name, doc, labels, unit)
-        for key, cell in sorted(state.exchanges.items()):
+        for key, cell in _ordered(state.exchanges):
             add(key, cell[column])
     for column, name, doc in (
             (1, "kwire_failed_exchanges", "Exchanges with an error code, a decode error or no partner"),
@@ -135,10 +141,10 @@ def _exchanges(make: _Make, state: MetricsState) -> None:
             (3, "kwire_orphan_responses", "Responses whose request was not captured (no_request)"),
             (4, "kwire_decode_errors", "Exchanges whose request or response did not decode")):
         add = make.counter(name, doc, ("api", "broker"))
-        for key, n in sorted(_sum_by(state.exchanges, labels, ("api", "broker"), column).items()):
+        for key, n in _ordered(_sum_by(state.exchanges, labels, ("api", "broker"), column)):
             add(key, n)
     add = make.counter("kwire_errors", "Error codes in responses by Kafka's name, one per occurrence", ("api", "error"))
-    for key, n in sorted(state.errors.items()):
+    for key, n in _ordered(state.errors):
         add(key, n)
 
 
@@ -150,7 +156,7 @@ def _latency(make: _Make, state: MetricsState) -> None:
                    "how long the broker held them", labels, state.latency, 2)
     throttle = make.counter("kwire_throttle_time_seconds", "ThrottleTimeMs of responses, summed", labels, "seconds")
     throttled = make.counter("kwire_throttled_responses", "Responses with ThrottleTimeMs > 0", labels)
-    for key, cell in sorted(state.latency.items()):
+    for key, cell in _ordered(state.latency):
         if cell[5]:
             throttle(key, cell[4] / 1000)
             throttled(key, cell[5])

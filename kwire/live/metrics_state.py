@@ -59,7 +59,7 @@ class MetricsState:
         if api is None:
             api = version = client_id = UNKNOWN
         else:
-            version = str(row["api_version"])
+            version = row["api_version"]  # an int: made text when the families are made
             client_id = row["client_id"]
             if client_id is None:
                 client_id = NULL_CLIENT_ID
@@ -90,7 +90,7 @@ class MetricsState:
                 lat = self._latency_cell(api, broker)
             if latency is not None:
                 k = bucket_of(latency)
-                at = 2 if row.get("wait") else 0
+                at = 2 if row["wait"] else 0
                 buckets = lat[at]
                 buckets[k] = buckets.get(k, 0) + 1
                 lat[at + 1] += latency
