@@ -53,6 +53,7 @@ from kwire.analytics.resends import ResendReader, fetched
 from kwire.codec.values import RawRecords
 from kwire.model import PAIRED, Exchange
 from kwire.outcomes import DECODED, MALFORMED, SENDER, blames
+from kwire.analytics import tags as T
 
 _V2_HEAD = struct.Struct(">qiibIhiqqqhii")  # baseOffset .. recordCount (61 bytes)
 _I32 = struct.Struct(">i")
@@ -79,14 +80,14 @@ def observations(ex: Exchange, watch=None) -> list[tuple]:
     if api in CHANGE_APIS:
         change = change_of(ex)
         if change is not None:
-            out.append(("ch", change))
+            out.append((T.CHANGE, change))
     if api in QUORUM_APIS:
-        out += [("qr", i, event) for i, event in enumerate(quorum_events(ex))]
+        out += [(T.QUORUM_EVENT, i, event) for i, event in enumerate(quorum_events(ex))]
     response = ex.response
     if response:
         throttle = response.get("ThrottleTimeMs")
         if type(throttle) is int and throttle > 0:
-            out.append(("th", ex.client_id, ex.broker, throttle, evidence(ex)))
+            out.append((T.THROTTLED, ex.client_id, ex.broker, throttle, evidence(ex)))
     req, resp = ex.request_outcome, ex.response_outcome
     if (req is not None and req.kind != DECODED) or (resp is not None and resp.kind != DECODED):
         _violations(ex, out)
@@ -99,7 +100,7 @@ def _violations(ex: Exchange, out: list) -> None:
     item says where: the message, the field and the byte decoding stopped at, or the bytes left over."""
     for side, outcome in (("client", ex.request_outcome), ("broker", ex.response_outcome)):
         if outcome is not None and blames(outcome.kind) == SENDER:
-            out.append(("pv", side, outcome.kind, ex.api, ex.api_version, ex.client, ex.broker, evidence(ex),
+            out.append((T.VIOLATION, side, outcome.kind, ex.api, ex.api_version, ex.client, ex.broker, evidence(ex),
                         _where(ex, side, outcome)))
 
 
@@ -112,12 +113,12 @@ def _where(ex: Exchange, side: str, outcome) -> str:
 
 
 def sasl_principal(ex: Exchange) -> tuple | None:
-    """("pr", client, broker, principal) of a SaslAuthenticate the broker accepted, else None."""
+    """(T.PRINCIPAL, client, broker, principal) of a SaslAuthenticate the broker accepted, else None."""
     request, response = ex.request, ex.response
     if ex.api != "SaslAuthenticate" or not request or not response or response.get("ErrorCode"):
         return None
     name = principal(request.get("AuthBytes"))
-    return ("pr", ex.client, ex.broker, name) if name else None
+    return (T.PRINCIPAL, ex.client, ex.broker, name) if name else None
 
 
 def _sasl(ex: Exchange, out: list) -> None:
@@ -130,7 +131,7 @@ def _software(ex: Exchange, out: list) -> None:
     request = ex.request
     if request and request.get("ClientSoftwareName"):
         name = f"{request.get('ClientSoftwareName')}/{request.get('ClientSoftwareVersion') or '?'}"
-        out.append(("sw", ex.client, ex.broker, name))
+        out.append((T.SOFTWARE, ex.client, ex.broker, name))
 
 
 def batch_keys(data) -> list[tuple]:
@@ -164,7 +165,7 @@ def _produce(ex: Exchange, out: list, watch=None) -> None:
     if not request:
         return
     if request.get("Acks") == 0:
-        out.append(("a0",))
+        out.append((T.NO_ANSWER_EXPECTED,))
     failed = _produce_failures(ex)
     reader = ResendReader(ex, watch) if watch is not None or failed else None
     ev = evidence(ex)  # one tuple for every batch of the exchange
@@ -179,14 +180,14 @@ def _produce(ex: Exchange, out: list, watch=None) -> None:
             bad = failed is True or (failed is not None and (label, index) in failed)
             transactions = None  # a producer's batches of one exchange are one moment: one "tx"
             for key, pid, transactional, pos, head in batch_keys(data):
-                out.append(("pb", label, index, key, ev, bad))
+                out.append((T.PRODUCE_BATCH, label, index, key, ev, bad))
                 if reader is not None and head is not None and key[0] == "crc":
                     reader.batch(label, index, bad, data, pos, head, out)
                 if transactional and pid >= 0 and (transactions is None or pid not in transactions):
                     if transactions is None:
                         transactions = set()
                     transactions.add(pid)
-                    out.append(("tx", label, index, pid, ex.ts_ns))
+                    out.append((T.TXN_BATCH, label, index, pid, ex.ts_ns))
 
 
 def _produce_failures(ex: Exchange):
@@ -211,7 +212,7 @@ def _fetch(ex: Exchange, out: list) -> None:
     for row in ex.extra.get("lag") or ():
         lso = row.get("last_stable_offset")
         if lso is not None and lso < row["high_watermark"] and row["fetch_offset"] >= lso:
-            out.append(("st", row["topic"], row["partition"], ex.ts_ns, lso, row["high_watermark"], ex.client_id,
+            out.append((T.STALLED_FETCH, row["topic"], row["partition"], ex.ts_ns, lso, row["high_watermark"], ex.client_id,
                         evidence(ex)))
 
 
@@ -223,17 +224,17 @@ def _add_partitions(ex: Exchange, out: list) -> None:
     if pid is not None:
         for topic in request.get("V3AndBelowTopics") or ():
             for partition in topic.get("Partitions") or ():
-                out.append(("ap", topic.get("Name"), partition, pid, ex.ts_ns))
+                out.append((T.TXN_ADD, topic.get("Name"), partition, pid, ex.ts_ns))
     for txn in request.get("Transactions") or ():
         for topic in txn.get("Topics") or ():
             for partition in topic.get("Partitions") or ():
-                out.append(("ap", topic.get("Name"), partition, txn.get("ProducerId"), ex.ts_ns))
+                out.append((T.TXN_ADD, topic.get("Name"), partition, txn.get("ProducerId"), ex.ts_ns))
 
 
 def _end_txn(ex: Exchange, out: list) -> None:
     request = ex.request
     if request and request.get("ProducerId") is not None:
-        out.append(("et", request["ProducerId"], ex.ts_ns, bool(request.get("Committed"))))
+        out.append((T.END_TXN, request["ProducerId"], ex.ts_ns, bool(request.get("Committed"))))
 
 
 def _ack_refused(ex: Exchange) -> set | None:
@@ -263,7 +264,7 @@ def _share(ex: Exchange, out: list) -> None:
             if refused is None or (label, part.get("PartitionIndex")) in refused:
                 continue
             for batch in part.get("AcknowledgementBatches") or ():
-                out.append(("sk", group, label, part.get("PartitionIndex"), batch.get("FirstOffset"),
+                out.append((T.SHARE_ACKED, group, label, part.get("PartitionIndex"), batch.get("FirstOffset"),
                             batch.get("LastOffset"), tuple(batch.get("AcknowledgeTypes") or ())))
     if ex.api != "ShareFetch" or not ex.response:
         return
@@ -271,7 +272,7 @@ def _share(ex: Exchange, out: list) -> None:
         label = topic_label(topic)
         for part in topic.get("Partitions") or ():
             for batch in part.get("AcquiredRecords") or ():
-                out.append(("sa", group, label, part.get("PartitionIndex"), batch.get("FirstOffset"),
+                out.append((T.SHARE_ACQUIRED, group, label, part.get("PartitionIndex"), batch.get("FirstOffset"),
                             batch.get("LastOffset"), batch.get("DeliveryCount"), evidence(ex)))
 
 

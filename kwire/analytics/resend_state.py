@@ -22,6 +22,7 @@ from __future__ import annotations
 from bisect import bisect_left, insort
 
 from kwire.analytics.mergeable import Capped, Kept, keep_smallest
+from kwire.analytics import tags as T
 
 MAX_RECORDS = 16384
 MAX_FETCHED = 16384
@@ -133,7 +134,7 @@ class ResendState:
         pending.add(((p, created, ts_ns) for _, created, p in prints))
 
     def add(self, ob: tuple) -> None:
-        if ob[0] == "rs":
+        if ob[0] == T.RESENT_RECORDS:
             _, topic, partition, producer, client_id, crc, error, base, ev, prints = ob
             self._pend(topic, partition, producer, error, ev[0], prints)
             for delta, _, print_ in prints:
@@ -141,7 +142,7 @@ class ResendState:
                 if sends is not None:
                     offset = base + delta if base is not None else None
                     sends.add((ev[0], client_id, crc, delta, error, offset, ev))
-        elif ob[0] == "fb":
+        elif ob[0] == T.FETCHED_BATCH:
             _, topic, partition, crc, base_offset, ev = ob
             copies = _bounded(self.fetched, (crc, topic, partition), Copies, MAX_FETCHED)
             if copies is not None:

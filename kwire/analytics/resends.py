@@ -32,6 +32,7 @@ from kwire.codec.values import RawRecords
 from kwire.enrich import topic_label
 from kwire.kafka.error_codes import error_name
 from kwire.model import PAIRED, Exchange
+from kwire.analytics import tags as T
 
 RESEND_WINDOW_MS = 300_000
 NO_RESPONSE = "no_response"
@@ -69,7 +70,7 @@ def _outcome(answers: dict | None, key: tuple) -> tuple[str | None, int | None]:
 
 class ResendReader:
     """Reads the records of one Produce's batches that kwire.analytics.observe hands it (those of
-    producers that are not idempotent, with their header fields) into ("rs", ...) observations:
+    producers that are not idempotent, with their header fields) into (T.RESENT_RECORDS, ...) observations:
     a batch whose partition failed, or one `watch` wants (see the module docstring)."""
 
     __slots__ = ("ex", "watch", "producer", "answers")
@@ -91,12 +92,12 @@ class ResendReader:
         if self.answers is _UNREAD:
             self.answers = _answers(ex)
         error, base = _outcome(self.answers, (label, index))
-        out.append(("rs", label, index, self.producer, ex.client_id, head[4], error, base, _evidence(ex),
+        out.append((T.RESENT_RECORDS, label, index, self.producer, ex.client_id, head[4], error, base, _evidence(ex),
                     tuple(prints)))
 
 
 def fetched(ex: Exchange, out: list) -> None:
-    """("fb", topic, partition, crc, base offset, evidence) of a Fetch answer's batches of producers
+    """(T.FETCHED_BATCH, topic, partition, crc, base offset, evidence) of a Fetch answer's batches of producers
     that are not idempotent."""
     response = ex.response
     if not response:
@@ -115,4 +116,4 @@ def fetched(ex: Exchange, out: list) -> None:
                     ev = _evidence(ex)
                 if label is None:
                     label = topic_label(topic)
-                out.append(("fb", label, part.get("PartitionIndex"), head[4], head[0], ev))
+                out.append((T.FETCHED_BATCH, label, part.get("PartitionIndex"), head[4], head[0], ev))
