@@ -36,6 +36,7 @@ from kwire.enrich import topic_label, topic_pairs
 from kwire.kafka.error_codes import error_name
 from kwire.model import PAIRED, Exchange
 from kwire.query import error_codes
+from kwire.snapcut import decode_failed
 
 ACK_TYPES = {0: "GAP", 1: "ACCEPT", 2: "RELEASE", 3: "REJECT", 4: "RENEW"}
 ACK_COLUMNS = tuple(f"ack_{name.lower()}" for name in ACK_TYPES.values())
@@ -62,7 +63,8 @@ def exchange_row(ex: Exchange) -> dict:
         found = []
     codes = sorted(map(error_name, found)) if found else []
     # kwire.query.has_error: not paired, a decode error, or an error code
-    failed = status != PAIRED or bool(ex.request_error or ex.response_error) or bool(found)
+    failed = (status != PAIRED or decode_failed(ex.request_error) or decode_failed(ex.response_error)
+              or bool(found))
     return {
         "ts_ns": request_ts if request_ts is not None else response_ts or 0,  # Exchange.ts_ns
         "request_ts_ns": request_ts,

@@ -14,6 +14,7 @@ from kwire.analytics.distribution import merge_into, percentiles
 from kwire.analytics.facts import ACK_COLUMNS, ACK_TYPES
 from kwire.analytics.series import Series
 from kwire.model import NO_REQUEST, NO_RESPONSE, PAIRED
+from kwire.snapcut import decode_failed
 
 _LAG_OPS = ("max",)
 _LAG_SERIES_LIMIT = 256
@@ -51,7 +52,7 @@ class Figures:
         self.response_bytes += row["response_bytes"] or 0
         if row["failed"]:
             self.failed += 1
-        if row["request_error"] or row["response_error"]:
+        if decode_failed(row["request_error"]) or decode_failed(row["response_error"]):
             self.decode_errors += 1
         codes = row["error_codes"]
         if codes:

@@ -33,6 +33,7 @@ from kwire.enrich import topic_label
 from kwire.analytics.observe_groups import GROUP_APIS, group_observations
 from kwire.codec.values import RawRecords
 from kwire.model import PAIRED, Exchange
+from kwire.snapcut import decode_failed
 
 _V2_HEAD = struct.Struct(">qiibIhiqqqhii")  # baseOffset .. recordCount (61 bytes)
 _I32 = struct.Struct(">i")
@@ -64,7 +65,7 @@ def observations(ex: Exchange) -> list[tuple]:
 def _violations(ex: Exchange, out: list) -> None:
     for side, trailing, error in (("client", ex.request_trailing, ex.request_error),
                                   ("broker", ex.response_trailing, ex.response_error)):
-        kind = "malformed" if error else "trailing_bytes" if trailing else None
+        kind = "malformed" if decode_failed(error) else "trailing_bytes" if trailing and not error else None
         if kind:
             out.append(("pv", side, kind, ex.api, ex.api_version, ex.client, ex.broker, evidence(ex)))
 

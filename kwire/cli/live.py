@@ -34,6 +34,9 @@ RING_KIB = 65536   # the capture ring: 64 MiB, seconds of traffic at tens of tho
               help="A broker port: capture only it (live) and treat it as Kafka from the first byte; repeatable.")
 @click.option("--bpf", default=None, metavar="FILTER",
               help="Capture filter in libpcap syntax (default: tcp, or the --port ports).")
+@click.option("--tunnels", is_flag=True,
+              help="The default filter also lets through the tunnels kwire opens (VXLAN, Geneve, GRE/ERSPAN, "
+                   "IP in IP, MPLS, PPPoE): for a mirror port or an overlay's underlay.")
 @click.option("--replay", "replay", multiple=True, type=click.Path(dir_okay=True), metavar="CAPTURE",
               help="Replay a capture file (pcap, pcapng, gzip) instead of sniffing; repeatable.")
 @click.option("--speed", type=click.FloatRange(min=0), default=1.0, show_default=True,
@@ -56,7 +59,7 @@ RING_KIB = 65536   # the capture ring: 64 MiB, seconds of traffic at tens of tho
               show_default=True, metavar="KIB", help="Kernel capture ring size in KiB (as tcpdump -B).")
 @filter_options(times=False, port=False)
 @keylog_option(follow=True)
-def live_command(iface, ports, bpf, replay, speed, window, refresh, exit_when_done, duration, as_json, write,
+def live_command(iface, ports, bpf, tunnels, replay, speed, window, refresh, exit_when_done, duration, as_json, write,
                  file_size, buffer_kib, selection, keylog):
     """Watch Kafka traffic live: requests/s, latency, errors, lag, share groups, capture health.
 
@@ -77,8 +80,10 @@ def live_command(iface, ports, bpf, replay, speed, window, refresh, exit_when_do
         if speed != 1.0:
             raise click.UsageError("--speed applies to --replay only")
         from kwire.capture.bpf import default_filter
+        from kwire.net.tables import GENEVE_PORT, vxlan_ports
 
-        expression = bpf if bpf is not None else default_filter(ports)
+        udp = [*vxlan_ports(), GENEVE_PORT] if tunnels else None
+        expression = bpf if bpf is not None else default_filter(ports, tunnels=udp)
         where = f"{iface if iface not in (None, '', 'any') else 'every interface'} ({expression})"
     keep = selection.exchange_filter()
     if selection.active:

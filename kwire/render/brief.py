@@ -22,6 +22,7 @@ from kwire.kafka.error_codes import error_name
 from kwire.model import PAIRED, Exchange
 from kwire.query import error_codes, topic_partitions
 from kwire.render.units import human_bytes
+from kwire.snapcut import decode_failed, is_cut
 
 MAX_TOPICS = 3  # topics named on one line; the rest are counted
 
@@ -34,8 +35,10 @@ def problems(ex: Exchange) -> list[str]:
     out = []
     if ex.status != PAIRED:
         out.append(ex.status)
-    if ex.request_error or ex.response_error:
+    if decode_failed(ex.request_error) or decode_failed(ex.response_error):
         out.append("decode error")
+    elif is_cut(ex.request_error) or is_cut(ex.response_error):
+        out.append("cut by snap length")
     for name, n in Counter(error_names(ex)).items():
         out.append(name if n == 1 else f"{name}×{n}")
     return out

@@ -1,0 +1,27 @@
+"""How a body cut by the snap length is marked: the one place that says so.
+
+A frame whose length prefix was captured but whose body the snap length cut (kwire.kafka.framing
+follows it through the gaps) reaches an Exchange with `request_error` / `response_error` set to
+`cut_error(captured, size)`. Whoever must tell that apart from a body that failed to decode asks
+`is_cut(error)` or `decode_failed(error)`, never the text itself. (When outcomes become kinds, this
+module is where the cut kind is named.)
+"""
+
+from __future__ import annotations
+
+CUT = "cut by the snap length"
+
+
+def cut_error(captured: int, size: int) -> str:
+    """The mark of a body of which `captured` of its frame's `size` bytes were captured."""
+    return f"{CUT} ({captured} of {size} bytes captured)"
+
+
+def is_cut(error: str | None) -> bool:
+    """Was this body cut by the snap length (rather than failing to decode)?"""
+    return error is not None and error.startswith(CUT)
+
+
+def decode_failed(error: str | None) -> bool:
+    """Did this body fail to decode (an error that is not a snap-length cut)?"""
+    return error is not None and not error.startswith(CUT)
