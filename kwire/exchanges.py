@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 from kwire.codec.compiler import decoder_for
 from kwire.codec.consumer_protocol import EMBEDDED_API_KEYS, decode_embedded
+from kwire.codec.leading import leading_fields
 from kwire.codec.schemas import schema_for
 from kwire.codec.version_refusal import decode_mock_refusal
 from kwire.errors import DecodeError
@@ -25,6 +26,7 @@ from kwire.kafka.headers import parse_response_header
 from kwire.kafka.pairing import RawExchange
 from kwire.model import Exchange
 from kwire.net.segment import format_endpoint
+from kwire.snapcut import cut_error
 
 _I16 = struct.Struct(">h")
 # A request that waited for its answer while its connection held more pending bodies than
@@ -151,11 +153,16 @@ def build_from_parts(parts: ExchangeParts, *, decode: bool = True) -> Exchange:
                       req_ts, resp_ts, given_up_ts, req_size, resp_size, wire=wire)
         if req_body is None:
             ex.request_error = BODY_NOT_KEPT
+        elif req_size > len(req_body) + 4:
+            ex.request_error = cut_error(len(req_body) + 4, req_size)
         elif decode:
             ex.request, ex.request_error, ex.request_trailing = decode_body(
                 api_key, "request", api_version, req_body, header_size)
         if resp_body is not None and decode:
-            _decode_response(ex, resp_body)
+            if resp_size > len(resp_body) + 4:
+                _cut_response(ex, resp_body, resp_size)
+            else:
+                _decode_response(ex, resp_body)
     if decode and api_key in EMBEDDED_API_KEYS:
         decode_embedded(ex)
     return ex
@@ -181,6 +188,22 @@ def _decode_response(ex: Exchange, body) -> None:
             return
     ex.response, ex.response_error, ex.response_trailing = decode_body(
         ex.api_key, "response", ex.api_version, body, header.header_size)
+
+
+def _cut_response(ex: Exchange, body, size: int) -> None:
+    """A response the snap length cut: marked so, with the fixed-size fields it begins with (an
+    ErrorCode that was captured still counts)."""
+    ex.response_error = cut_error(len(body) + 4, size)
+    schema = schema_for(ex.api_key, "response")
+    if schema is None:
+        return
+    try:
+        header = parse_response_header(body, ex.api_key, ex.api_version)
+    except DecodeError:
+        return
+    fields = leading_fields(schema, ex.api_version, body, header.header_size)
+    if fields:
+        ex.response = fields
 
 
 def _refusal(body, pos: int, v0_error: str) -> tuple[dict, str | None, int]:

@@ -25,6 +25,7 @@ from typing import Callable
 
 from kwire.kafka.primitives import read_uvarint
 
+from kwire.kafka.framing import CutFrame
 from kwire.kafka.headers import RequestHeader
 from kwire.tcp.stream import Connection
 
@@ -50,6 +51,11 @@ _I32 = struct.Struct(">i")
 _I16 = struct.Struct(">h")
 
 
+def frame_size(body) -> int:
+    """The frame's size on the wire, length prefix included (a CutFrame's from its prefix)."""
+    return body.size if type(body) is CutFrame else len(body) + 4
+
+
 @dataclass(slots=True)
 class PendingRequest:
     header: RequestHeader
@@ -59,6 +65,7 @@ class PendingRequest:
     dropped: bool = False  # the body was not kept (MAX_PENDING_BYTES)
     done: bool = False  # no longer pending: answered, or given up
     span: tuple | None = None  # (start, end) of the frame in its direction's bytes, when tracked
+    held: int = 0  # bytes the body holds (size, unless the snap length cut it): what keeping it costs
 
 
 def produce_acks(header: RequestHeader, body) -> int | None:
@@ -120,7 +127,7 @@ class Pairing:
 
     def request(self, header: RequestHeader, body, ts_ns: int, out: Out, span: tuple | None = None) -> bool:
         corr = header.correlation_id
-        request = PendingRequest(header, body, ts_ns, len(body) + 4, span=span)
+        request = PendingRequest(header, body, ts_ns, frame_size(body), span=span, held=len(body) + 4)
         if header.api_key == PRODUCE_KEY and produce_acks(header, body) == 0:  # never answered
             out(RawExchange(self.conn, self.client_dir, NO_RESPONSE, corr, request, given_up_ts_ns=ts_ns))
             return False
@@ -158,7 +165,7 @@ class Pairing:
         self.count -= 1
         request.done = True
         if not request.dropped:
-            self.kept_bytes -= request.size
+            self.kept_bytes -= request.held
         kept = self.kept
         while kept and kept[0].done:  # answers come in order, mostly: the oldest kept leaves first
             kept.popleft()
@@ -171,14 +178,14 @@ class Pairing:
     def _keep(self, request: PendingRequest) -> None:
         """Keep the body, dropping the oldest pending bodies while over the connection's bound."""
         self.kept.append(request)
-        self.kept_bytes += request.size
+        self.kept_bytes += request.held
         kept = self.kept
         while self.kept_bytes > self.max_bytes and kept:
             old = kept.popleft()
             if not old.done:
                 old.body = None
                 old.dropped = True
-                self.kept_bytes -= old.size
+                self.kept_bytes -= old.held
                 self.dropped_bodies += 1
         if len(kept) > 2 * self.count + 64:  # requests answered out of order linger: sweep them out
             self.kept = deque(r for r in kept if not r.done)
@@ -194,11 +201,11 @@ class Pairing:
             if corr in orphans:
                 out(orphans.pop(corr))
             orphans[corr] = RawExchange(self.conn, self.client_dir, NO_REQUEST, corr, None, body, ts_ns,
-                                        len(body) + 4, response_span=span)
+                                        frame_size(body), response_span=span)
             self.orphan_due[corr] = frames + ORPHAN_GRACE_FRAMES
             self.expire_orphans(frames, out)
             return False
-        out(RawExchange(self.conn, self.client_dir, PAIRED, corr, request, body, ts_ns, len(body) + 4,
+        out(RawExchange(self.conn, self.client_dir, PAIRED, corr, request, body, ts_ns, frame_size(body),
                         response_span=span))
         return True
 
