@@ -1,7 +1,7 @@
 """How a body cut by the snap length is marked: the one place that says so.
 
-A frame whose length prefix was captured but whose body the snap length cut (kwire.kafka.framing
-follows it through the gaps) reaches an Exchange with `request_error` / `response_error` set to
+A frame whose length prefix was captured but whose body the snap length cut, or a gap of lost
+packets took (kwire.kafka.framing follows it through the gaps by its length), reaches an Exchange with `request_error` / `response_error` set to
 `cut_error(captured, size)`. Whoever must tell that apart from a body that failed to decode asks
 `is_cut(error)` or `decode_failed(error)`, never the text itself. (When outcomes become kinds, this
 module is where the cut kind is named.)
@@ -9,12 +9,13 @@ module is where the cut kind is named.)
 
 from __future__ import annotations
 
-CUT = "cut by the snap length"
+CUT = "cut short in the capture"
 
 
 def cut_error(captured: int, size: int) -> str:
-    """The mark of a body of which `captured` of its frame's `size` bytes were captured."""
-    return f"{CUT} ({captured} of {size} bytes captured)"
+    """The mark of a body of which `captured` of its frame's `size` bytes were captured (the snap
+    length cut the rest, or packets were lost: TCP's gaps do not say which)."""
+    return f"{CUT}: {captured} of {size} bytes captured (snap length, or packets lost)"
 
 
 def is_cut(error: str | None) -> bool:

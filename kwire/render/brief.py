@@ -38,7 +38,7 @@ def problems(ex: Exchange) -> list[str]:
     if decode_failed(ex.request_error) or decode_failed(ex.response_error):
         out.append("decode error")
     elif is_cut(ex.request_error) or is_cut(ex.response_error):
-        out.append("cut by snap length")
+        out.append("cut short")
     for name, n in Counter(error_names(ex)).items():
         out.append(name if n == 1 else f"{name}×{n}")
     return out
