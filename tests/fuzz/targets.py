@@ -396,7 +396,37 @@ def headers(data: bytes) -> None:
     assert -1 <= start < max(len(data), 1)
 
 
+_TUNNEL_HEADS = (
+    b"",  # the bytes as a link-layer frame of the link type below
+    b"\x02" * 12 + b"\x08\x00" + bytes.fromhex("4500ffff00000000401100000a0000010a000002") + bytes.fromhex("c35012b5ffff0000"),
+    b"\x02" * 12 + b"\x08\x00" + bytes.fromhex("450000ff000000004011000000000000000000000000") [:20] + bytes.fromhex("c35017c1ffff0000"),
+    b"\x02" * 12 + b"\x08\x00" + bytes.fromhex("4500ffff000000004000000000000000000000") + b"\x00\x00",
+)
+_TUNNEL_LINKTYPES = (1, 0, 101, 108, 113, 276, 228, 229)
+
+
+def tunnels(data: bytes) -> None:
+    """The bytes behind each link type, and inside VXLAN, Geneve and GRE headers: decode_record
+    returns a Segment within the bytes or None, counted once; it never raises."""
+    from kwire.net.decode import DecodeCounters, decode_record
+
+    if not data:
+        return
+    linktype = _TUNNEL_LINKTYPES[data[0] % len(_TUNNEL_LINKTYPES)]
+    for head in _TUNNEL_HEADS:
+        packet = head + data[1:]
+        counters = DecodeCounters()
+        segment = decode_record(0, 1 if head else linktype, packet, counters)
+        if segment is None:
+            assert counters.total == 1, counters
+        else:
+            assert counters.total == 0 and len(segment.payload) <= len(packet) and segment.missing >= 0
+            assert segment.truncated == (segment.missing > 0) or not segment.payload
+        assert sum(counters.tunnels.values()) <= 32
+
+
 TARGETS = {
+    "tunnels": tunnels,
     "framing": framing,
     "decoders": decoders,
     "records": records,
