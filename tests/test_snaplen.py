@@ -59,6 +59,25 @@ def test_cut_capture_gives_the_full_exchanges(tmp_path, full, name, snap):
     assert "cut by snap length" in summary.line()
 
 
+@pytest.mark.parametrize("snap", [96, 128])
+@pytest.mark.parametrize("name", ["multi-broker-3", "share-consumer", "bulk-fetch"])
+def test_cut_capture_begun_mid_stream(tmp_path, name, snap):
+    """The capture begins at its 30th packet (no handshake for the connections open then) and is cut:
+    the frames are found in step with the sequence numbers, and the exchanges are those of the same
+    packets uncut."""
+    mid = tmp_path / "mid.pcap"
+    subprocess.run(["editcap", "-r", f"captures/{name}.pcap", str(mid), "30-1000000"], check=True)
+    want, _ = run(mid)
+    cut_path = tmp_path / "mid-cut.pcap"
+    subprocess.run(["editcap", "-s", str(snap), str(mid), str(cut_path)], check=True)
+    got, _ = run(cut_path)
+    same = [key for key, ex in want.items()
+            if key in got and all(getattr(got[key], f) == getattr(ex, f) for f in FIELDS)]
+    assert len(same) >= 0.95 * len(want), (len(same), len(want))
+    assert not [key for key, ex in want.items() if ex.status == PAIRED and key in got
+                and got[key].status == NO_RESPONSE]
+
+
 def test_an_error_code_that_was_captured_counts(tmp_path, full):
     """Answers begin with ThrottleTimeMs and ErrorCode: cut at 96 bytes, they are still read."""
     got, _ = run(cut(tmp_path, "multi-broker-3", 96))

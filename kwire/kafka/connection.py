@@ -303,6 +303,8 @@ class KafkaStream:
         """StreamConsumer.gap: the framer follows a frame of known length through it (kwire.kafka.framing);
         a frame that ends in the gap comes out cut, at the gap's time, and is read as any other."""
         self.gaps += 1
+        if self.roles is not None:
+            self.roles.gap(direction)
         frames = self.framers[direction].gap(size)
         if self.received is not None:
             self.received[direction] += size

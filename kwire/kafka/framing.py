@@ -15,7 +15,9 @@ tshark follows a PDU by the length of the next one: the bytes after the gap that
 frame are passed over, and the frame comes out as a `CutFrame` (the body bytes captured before the
 first gap, and the frame's whole `size` from its prefix) once its end is reached, in a gap or in the
 bytes after one. The next frame is then read in step, unless its own length prefix was lost too
-(the gap ran past the frame's end): then the framer resynchronises. A snap-length capture is a gap
+(the gap ran past the frame's end): then the framer resynchronises. Unsynced, a gap also syncs it
+when the length prefixes read from the start of what it holds lead exactly to the gap's end (the
+frames are in step with the sequence numbers: a snap-length capture begun mid-stream). A snap-length capture is a gap
 after every segment: its frames come out cut, each with its header, api and correlation id.
 
 Memory: one frame at most is buffered, bounded by `max_frame`; unsynced, what the callback keeps.
@@ -78,6 +80,14 @@ class Framer:
                 self.need = need - size
                 return []
             return self._cut_done(size > need)
+        if size is not None and not self.synced and self._chain_ends_at(len(buf) + size):
+            # Unsynced, but the lengths from the start of what is held lead exactly to the end of
+            # the gap: frames in step with the sequence numbers (a snap-length capture begun
+            # mid-stream). Synced there; the last frame comes out cut.
+            self.synced = True
+            self.resyncs += 1
+            self.scan = {}
+            return self._drain([]) + self.gap(size)
         self.skipped_bytes += len(buf)
         buf.clear()
         self.synced = False
@@ -85,6 +95,22 @@ class Framer:
         self.scan = {}
         self.cut = None
         return []
+
+    def _chain_ends_at(self, target: int) -> bool:
+        """Do the length prefixes read from buf[0] on chain to a frame that ends exactly at `target`,
+        past the bytes held (a frame that runs into the gap and ends with it)?"""
+        buf = self.buf
+        n = len(buf)
+        pos = 0
+        while pos + 4 <= n:
+            length = _LEN.unpack_from(buf, pos)[0]
+            if length < 4 or length > self.max_frame:
+                return False
+            end = pos + 4 + length
+            if end >= target or end > n:
+                return end == target and end > n
+            pos = end
+        return False
 
     def _cut_done(self, lost_next: bool) -> list:
         """The frame followed through a gap has ended; `lost_next`: the next frame's start was lost."""
