@@ -36,7 +36,7 @@ from kwire.codec.records import decode_records, summarize_records
 from kwire.codec.schema import Field, MessageSchema
 from kwire.codec.schemas import all_schemas
 from kwire.errors import CaptureError, DecodeError
-from kwire.kafka.framing import Framer
+from kwire.kafka.framing import CutFrame, Framer
 from kwire.kafka.headers import parse_request_header, parse_response_header, plausible_request
 from kwire.kafka.resync import KEEP_TAIL, find_response_start
 from kwire.net.segment import Segment
@@ -66,6 +66,7 @@ def framing(data: bytes) -> None:
     framer = Framer(finder(lambda buf: find_request_start(buf, MAX_FRAME)), synced=synced, max_frame=MAX_FRAME)
     stream = data[2:]
     got = 0
+    lost = 0
     for i in range(0, len(stream), step):
         for frame in framer.feed(stream[i:i + step]):
             got += len(frame) + 4
@@ -74,7 +75,14 @@ def framing(data: bytes) -> None:
             assert len(framer.buf) <= max(KEEP_TAIL, step) + 4
         if i % 7 == 3:
             framer.gap()
-    assert got <= len(stream)
+        elif i % 5 == 2:  # bytes lost, their number known: frames of known length are followed through
+            size = stream[i] % 200 if i < len(stream) else 1
+            lost += size
+            for frame in framer.gap(size):
+                assert isinstance(frame, CutFrame) and len(frame) + 4 < frame.size <= MAX_FRAME + 4
+                got += len(frame) + 4
+            assert framer.need >= 0 and (framer.cut is None or framer.need > 0)
+    assert got <= len(stream) + lost
 
 
 # ---- decoders ---------------------------------------------------------------------------------------
