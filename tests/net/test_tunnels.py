@@ -145,3 +145,27 @@ def test_every_cut_of_a_tunnelled_packet_is_counted_not_raised(cut):
     counters = DecodeCounters()
     segment = decode_record(0, 1, outer, counters)
     assert segment is None and counters.total == 1 or segment is not None and segment.truncated
+
+
+def test_live_tunnels_filter_compiles_and_lets_tunnels_through(tmp_path):
+    """`kwire live --tunnels`: libpcap compiles the default filter with the tunnels, and it passes the
+    wrapped packets (checked by libpcap itself, through tcpdump reading the wrapped captures)."""
+    import shutil
+    import subprocess
+
+    from kwire.capture.bpf import compile_filter, default_filter
+    from kwire.capture.files import read_captures
+
+    expression = default_filter((9092,), tunnels=[4789, 8472, 6081])
+    assert compile_filter(expression, 1) and compile_filter(expression, 113)
+    if shutil.which("tcpdump") is None:
+        pytest.skip("needs tcpdump")
+    for kind in ("vxlan", "vxlan-8472", "geneve", "gre-eth", "erspan3", "ipip", "6in4", "mpls", "pppoe"):
+        path = tmp_path / f"{kind}.pcap"
+        count = wrap(CAPTURES[0], path, kind)
+        kept = tmp_path / f"{kind}-kept.pcap"
+        subprocess.run(["tcpdump", "-r", str(path), "-w", str(kept), expression], check=True, capture_output=True)
+        assert len(list(read_captures([kept]))) == count, kind
+    plain = subprocess.run(["tcpdump", "-r", CAPTURES[0], "-n", default_filter((9092,))], capture_output=True,
+                           text=True)
+    assert plain.returncode == 0
