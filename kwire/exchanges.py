@@ -24,9 +24,9 @@ from kwire.errors import DecodeError
 from kwire.kafka.apis import API_VERSIONS_KEY, api_name
 from kwire.kafka.headers import parse_response_header
 from kwire.kafka.pairing import RawExchange
-from kwire.model import Exchange
+from kwire.model import PAIRED, Exchange
 from kwire.net.segment import format_endpoint
-from kwire.snapcut import cut_error
+from kwire.snapcut import ANSWER_NOT_CAPTURED, cut_error
 
 _I16 = struct.Struct(">h")
 # A request that waited for its answer while its connection held more pending bodies than
@@ -163,6 +163,8 @@ def build_from_parts(parts: ExchangeParts, *, decode: bool = True) -> Exchange:
                 _cut_response(ex, resp_body, resp_size)
             else:
                 _decode_response(ex, resp_body)
+        elif resp_body is None and status == PAIRED:  # kwire.kafka.pairing: answered, answer not captured
+            ex.response_error = ANSWER_NOT_CAPTURED
     if decode and api_key in EMBEDDED_API_KEYS:
         decode_embedded(ex)
     return ex

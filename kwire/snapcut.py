@@ -18,6 +18,10 @@ def cut_error(captured: int, size: int) -> str:
     return f"{CUT}: {captured} of {size} bytes captured (snap length, or packets lost)"
 
 
+ANSWER_NOT_CAPTURED = (f"{CUT}: the answer was not captured; a later request's answer was, and a broker "
+                       "answers a connection's requests in order")
+
+
 def is_cut(error: str | None) -> bool:
     """Was this body cut by the snap length (rather than failing to decode)?"""
     return error is not None and error.startswith(CUT)

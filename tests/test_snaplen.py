@@ -94,3 +94,29 @@ def test_a_capture_cut_before_any_kafka_byte_says_so(tmp_path):
     got, summary = run(cut(tmp_path, "produce-consume-zstd", 64))
     assert got == {}
     assert "no Kafka byte was captured" in summary.line()
+
+
+def test_an_answer_lost_in_a_gap_is_paired_without_it():
+    """Requests 1, 2, 3; the broker's bytes holding 1's end and 2's start were lost; 3 is answered. 2 was
+    answered too (in order): a paired exchange, its answer marked as not captured, not a failure."""
+    from kwire.analytics.facts import exchange_row
+    from kwire.exchanges import build_exchange
+    from kwire.snapcut import ANSWER_NOT_CAPTURED
+    from kwire.tcp.recorder import StreamGap
+    from tests.kafka.frames import Tracker, request_frame, response_frame
+    from tests.kafka.test_pairing import conn, feed
+
+    t = Tracker()
+    c = conn()
+    out = feed(t, c, [(0, 1, request_frame(1, 4, 1) + request_frame(1, 4, 2) + request_frame(1, 4, 3))])
+    first = response_frame(1, b"x" * 500)
+    out += feed(t, c, [(1, 2, first[:100])])
+    out += t.on_event(StreamGap(c, 1, 3, len(first) - 100 + 10))
+    out += feed(t, c, [(1, 4, response_frame(2, b"y" * 50)[10:] + response_frame(3, b"z"))])
+    exchanges = [build_exchange(raw) for raw in out]
+    assert [(ex.correlation_id, ex.status) for ex in exchanges] == [(1, PAIRED), (2, PAIRED), (3, PAIRED)]
+    lost = exchanges[1]
+    assert lost.response_error == ANSWER_NOT_CAPTURED and is_cut(lost.response_error)
+    assert lost.latency_ms is None and not decode_failed(lost.response_error)
+    assert is_cut(exchanges[0].response_error) and exchanges[0].response_size == len(first)
+    assert exchange_row(lost)["failed"] == decode_failed(lost.request_error)  # (the made-up request body)

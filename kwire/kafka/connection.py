@@ -118,6 +118,8 @@ class KafkaStream:
     def _roles_known(self, client_dir: int) -> None:
         self.client_dir = client_dir
         self.pairing = Pairing(self.conn, client_dir)
+        if self.roles is not None and self.roles.gapped[1 - client_dir]:
+            self.pairing.lossy = True
 
     def _confirm(self) -> None:
         if self.state != CONFIRMED:
@@ -305,6 +307,8 @@ class KafkaStream:
         self.gaps += 1
         if self.roles is not None:
             self.roles.gap(direction)
+        elif self.pairing is not None and direction != self.client_dir:
+            self.pairing.lossy = True
         frames = self.framers[direction].gap(size)
         if self.received is not None:
             self.received[direction] += size

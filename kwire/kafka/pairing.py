@@ -5,7 +5,9 @@ responses captured before their request (capture order is not wire order: at mos
 ORPHAN_GRACE_FRAMES frames each). Never "the next response": a response pairs with the request whose
 correlation id it carries, or waits, or is reported as `no_request`. Requests that reuse a
 correlation id still pending wait behind it and are answered in order (a broker answers a
-connection's requests in the order they came; each reuse is counted). A request never answered is
+connection's requests in the order they came; each reuse is counted). On a connection whose broker
+side had gaps (`lossy`), a request still pending when a later one is answered is paired without its
+answer, which the gap took (brokers answer in order). A request never answered is
 reported as `no_response` when the pending table overflows or the connection closes; a Produce
 request with acks=0, which no broker answers, is reported as `no_response` at once.
 
@@ -108,7 +110,8 @@ class Pairing:
     paired something (evidence that the connection speaks Kafka)."""
 
     __slots__ = ("conn", "client_dir", "pending", "waiting", "count", "orphans", "orphan_due", "kept",
-                 "kept_bytes", "max_bytes", "duplicate_correlation_ids", "pending_overflow", "dropped_bodies")
+                 "kept_bytes", "max_bytes", "duplicate_correlation_ids", "pending_overflow", "dropped_bodies",
+                 "lossy")
 
     def __init__(self, conn: Connection, client_dir: int, max_bytes: int = MAX_PENDING_BYTES):
         self.conn = conn
@@ -124,6 +127,10 @@ class Pairing:
         self.duplicate_correlation_ids = 0
         self.pending_overflow = 0
         self.dropped_bodies = 0
+        # The broker's bytes had gaps (a snap length, lost packets): an answer may lie in one. A broker
+        # answers a connection's requests in the order they came, so a request still pending when a
+        # later one is answered was answered too: it is paired without its answer (settled_before).
+        self.lossy = False
 
     def request(self, header: RequestHeader, body, ts_ns: int, out: Out, span: tuple | None = None) -> bool:
         corr = header.correlation_id
@@ -193,6 +200,8 @@ class Pairing:
     def response(self, body, ts_ns: int, frames: int, out: Out, span: tuple | None = None) -> bool:
         """A response frame; `frames` is the connection's frame count (for the orphans' grace)."""
         corr = _I32.unpack_from(body, 0)[0]
+        if self.lossy and corr in self.pending and next(iter(self.pending)) != corr:
+            self._settle_before(corr, out)
         request = self._take(corr)
         if request is None:
             # Its request may not have been captured, or may be captured just after it: wait a few
@@ -208,6 +217,14 @@ class Pairing:
         out(RawExchange(self.conn, self.client_dir, PAIRED, corr, request, body, ts_ns, frame_size(body),
                         response_span=span))
         return True
+
+    def _settle_before(self, corr: int, out: Out) -> None:
+        """The requests sent before the one `corr` answers were answered before it (in order): their
+        answers lie in bytes not captured. Paired, without a response."""
+        for older in list(self.pending):  # in the order the requests came
+            if older == corr:
+                return
+            out(RawExchange(self.conn, self.client_dir, PAIRED, older, self._take(older)))
 
     def expire_orphans(self, frames: int, out: Out, everything: bool = False) -> None:
         """Report as no_request the early responses whose grace ran out (all of them: `everything`)."""
