@@ -301,7 +301,7 @@ class KafkaStream:
 
     # -- the rest of the contract
 
-    def gap(self, direction: int, ts_ns: int, size: int) -> None:
+    def gap(self, direction: int, ts_ns: int, size: int, exact: bool = True) -> None:
         """StreamConsumer.gap: the framer follows a frame of known length through it (kwire.kafka.framing);
         a frame that ends in the gap comes out cut, at the gap's time, and is read as any other."""
         self.gaps += 1
@@ -309,7 +309,7 @@ class KafkaStream:
             self.roles.gap(direction)
         elif self.pairing is not None and direction != self.client_dir:
             self.pairing.lossy = True
-        frames = self.framers[direction].gap(size)
+        frames = self.framers[direction].gap(size if exact else None)
         if self.received is not None:
             self.received[direction] += size
         if not frames:
@@ -323,6 +323,10 @@ class KafkaStream:
             self._judge()
         elif state == CONFIRMED:
             self._dispatch(direction, ts_ns, frames)
+
+    def gap_at_most(self, direction: int, ts_ns: int, size: int) -> None:
+        """At most `size` bytes were lost (a decrypting layer's gap): nothing to follow, resynchronise."""
+        self.gap(direction, ts_ns, size, exact=False)
 
     def close(self, ts_ns: int, reason: str) -> None:
         """The connection ended: every pending request is unanswered (reported once confirmed)."""
