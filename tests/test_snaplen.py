@@ -120,3 +120,18 @@ def test_an_answer_lost_in_a_gap_is_paired_without_it():
     assert lost.latency_ms is None and not decode_failed(lost.response_error)
     assert is_cut(exchanges[0].response_error) and exchanges[0].response_size == len(first)
     assert exchange_row(lost)["failed"] == decode_failed(lost.request_error)  # (the made-up request body)
+
+
+def test_figures_take_every_kind_of_cut_exchange(tmp_path):
+    """Cut captures (answers lost in gaps: kcat pipelines) through stats' whole analysis: no traceback,
+    every exchange counted."""
+    import json
+    import sys
+
+    for name in ("kcat-snappy", "multi-broker-3"):
+        path = cut(tmp_path, name, 96)
+        got, summary = run(path)
+        stats = subprocess.run([sys.executable, "-m", "kwire", "stats", "--json", str(path)], capture_output=True,
+                               text=True)
+        assert stats.returncode == 0 and "Traceback" not in stats.stderr
+        assert json.loads(stats.stdout)["totals"]["exchanges"] == len(got) == summary.exchanges
