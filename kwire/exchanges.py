@@ -21,15 +21,17 @@ from typing import NamedTuple
 
 from kwire.codec.compiler import decoder_for
 from kwire.codec.consumer_protocol import EMBEDDED_API_KEYS, decode_embedded
+from kwire.codec.leading import leading_fields
 from kwire.codec.schemas import schema_for
 from kwire.codec.version_refusal import decode_mock_refusal
 from kwire.errors import DecodeError
 from kwire.kafka.apis import API_VERSIONS_KEY, api_name
 from kwire.kafka.headers import parse_response_header
 from kwire.kafka.pairing import RawExchange
-from kwire.model import Exchange
+from kwire.model import PAIRED, Exchange
 from kwire.net.segment import format_endpoint
-from kwire.outcomes import DECODED_BODY, MALFORMED, NO_DECODER_BODY, BodyOutcome, lost_body, malformed, trailing
+from kwire.outcomes import (ANSWER_NOT_CAPTURED, DECODED_BODY, MALFORMED, NO_DECODER_BODY, BodyOutcome, cut_body,
+                            lost_body, malformed, trailing)
 
 _I16 = struct.Struct(">h")
 UNSUPPORTED_VERSION = 35
@@ -161,12 +163,19 @@ def build_from_parts(parts: ExchangeParts, *, decode: bool = True) -> Exchange:
                       req_ts, resp_ts, given_up_ts, req_size, resp_size, wire=wire, unanswered=unanswered)
         if req_lost is not None:
             ex.request_outcome = lost_body(req_lost)
+        elif req_body is not None and req_size > len(req_body) + 4:
+            ex.request_outcome = cut_body(len(req_body) + 4, req_size)
         elif decode and req_body is not None:
             ex.request, ex.request_outcome = decode_body(api_key, "request", api_version, req_body, header_size)
         if resp_lost is not None:
             ex.response_outcome = lost_body(resp_lost)
         elif resp_body is not None and decode:
-            _decode_response(ex, resp_body)
+            if resp_size > len(resp_body) + 4:
+                _cut_response(ex, resp_body, resp_size)
+            else:
+                _decode_response(ex, resp_body)
+        elif resp_body is None and status == PAIRED:  # kwire.kafka.pairing: answered, answer not captured
+            ex.response_outcome = ANSWER_NOT_CAPTURED
     if decode and api_key in EMBEDDED_API_KEYS:
         decode_embedded(ex)
     return ex
@@ -191,6 +200,22 @@ def _decode_response(ex: Exchange, body) -> None:
             ex.response_outcome = outcome
             return
     ex.response, ex.response_outcome = decode_body(ex.api_key, "response", ex.api_version, body, header.header_size)
+
+
+def _cut_response(ex: Exchange, body, size: int) -> None:
+    """A response the snap length cut: marked so, with the fixed-size fields it begins with (an
+    ErrorCode that was captured still counts)."""
+    ex.response_outcome = cut_body(len(body) + 4, size)
+    schema = schema_for(ex.api_key, "response")
+    if schema is None:
+        return
+    try:
+        header = parse_response_header(body, ex.api_key, ex.api_version)
+    except DecodeError:
+        return
+    fields = leading_fields(schema, ex.api_version, body, header.header_size)
+    if fields:
+        ex.response = fields
 
 
 def _refusal(body, pos: int, v0: BodyOutcome) -> tuple[dict, BodyOutcome]:

@@ -12,7 +12,9 @@ What can happen to a body (a request or response frame's body, after its header)
     decoded          decoded whole
     malformed        the decoder stopped at `field` (its path), byte `offset` of the frame body: `reason`
     trailing_bytes   decoded, `size` bytes left after it
-    cut_by_snaplen   the capture's snap length cut the packets that carried it (kwire.net marks them)
+    cut_by_snaplen   the capture cut it short: the snap length cut its packets, or they were lost while its frame
+                     was followed by its length (`reason` says how much was captured), or its answer was
+                     not captured though a later one was
     not_kept         a bound dropped it (`reason` says which: KWIRE_MAX_PENDING_BYTES before it could be
                      decoded, KWIRE_MAX_BODY_ENTRIES when it would make more entries than kwire keeps)
     no_decoder       kwire has no decoder for the api and version
@@ -76,7 +78,7 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind(DECODED, "body", None, "decoded", True),
     Kind(MALFORMED, "body", SENDER, "malformed at {where}: {reason}"),
     Kind(TRAILING_BYTES, "body", SENDER, "{size} bytes left after the decoded body", True),
-    Kind(CUT_BY_SNAPLEN, "body", CAPTURE, "not decoded: the capture's snap length cut its packets"),
+    Kind(CUT_BY_SNAPLEN, "body", CAPTURE, "cut short in the capture: {reason}"),
     Kind(NOT_KEPT, "body", KWIRE, "not kept: {reason}"),
     Kind(NO_DECODER, "body", KWIRE, "not decoded: kwire has no decoder for this api version"),
     Kind(UNDECRYPTABLE, "body", CAPTURE, "not decoded: inside TLS kwire could not decrypt"),
@@ -108,7 +110,21 @@ DECODED_BODY = BodyOutcome(DECODED)
 NOT_KEPT_BODY = BodyOutcome(NOT_KEPT, reason="its connection held more unanswered request bytes than "
                                               "KWIRE_MAX_PENDING_BYTES")
 NO_DECODER_BODY = BodyOutcome(NO_DECODER)
-CUT_BODY = BodyOutcome(CUT_BY_SNAPLEN)
+CUT_BODY = BodyOutcome(CUT_BY_SNAPLEN, reason="the snap length cut its packets")
+# A request answered, by a broker's order, though its answer's packets were lost: kwire.kafka.pairing pairs a
+# request still pending when a later one on its connection is answered (a broker answers in order).
+ANSWER_NOT_CAPTURED = BodyOutcome(CUT_BY_SNAPLEN, reason="the answer was not captured; a later request's answer "
+                                                         "was, and a broker answers a connection's requests in order")
+
+
+def cut_body(captured: int, size: int) -> BodyOutcome:
+    """A body of which `captured` of its frame's `size` bytes were captured: the snap length cut the rest,
+    or packets were lost (TCP's gaps do not say which); kwire.kafka.framing followed the frame by its length."""
+    return BodyOutcome(CUT_BY_SNAPLEN, reason=f"{captured} of {size} bytes captured (snap length, or packets lost)")
+
+
+def is_cut(outcome: BodyOutcome | None) -> bool:
+    return outcome is not None and outcome.kind == CUT_BY_SNAPLEN
 
 
 _LOST = {NOT_KEPT: NOT_KEPT_BODY, CUT_BY_SNAPLEN: CUT_BODY}
@@ -142,7 +158,10 @@ def describe(outcome: BodyOutcome | None) -> str | None:
         if outcome.offset is not None:
             where += f" (byte {outcome.offset})"
         return kind.text.format(where=where, reason=outcome.reason or "?")
-    return kind.text.format(size=outcome.size, reason=outcome.reason or "a bound of kwire's")
+    return kind.text.format(size=outcome.size, reason=outcome.reason or _DEFAULT_REASONS.get(outcome.kind, "?"))
+
+
+_DEFAULT_REASONS = {NOT_KEPT: "a bound of kwire's", CUT_BY_SNAPLEN: "the snap length cut its packets"}
 
 
 def error_text(outcome: BodyOutcome | None) -> str | None:

@@ -16,7 +16,7 @@ executors all run this same code, so they cannot disagree on what an exchange is
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator
 
 from kwire.capture.files import open_captures
@@ -30,7 +30,7 @@ from kwire.kafka.connection import KafkaLayer
 from kwire.kafka.pairing import RawExchange
 from kwire.model import NO_REQUEST, NO_RESPONSE, PAIRED, Exchange
 from kwire.outcomes import is_malformed
-from kwire.net.decode import SUPPORTED_LINKTYPES, DecodeCounters, decode_segment
+from kwire.net.decode import SUPPORTED_LINKTYPES, TUNNEL, UNOPENED, DecodeCounters, decode_segment
 from kwire.tcp.flows import FlowTable
 from kwire.tcp.stream import Connection
 from kwire.tls import KeyLog, KeySource, TlsDetector, TlsInfo
@@ -89,6 +89,11 @@ class RunSummary:
             parts.append(f"{self.tls.connections} TLS connections ({self.tls.decrypted} decrypted)")
         if self.capture.truncated:
             parts.append(f"{self.capture.truncated} packets cut by snap length")
+        parts += self.snap_notes()
+        parts += [f"{name[len(TUNNEL):]}: {count:,} packets" for name, count in self.net.items()
+                  if name.startswith(TUNNEL)]
+        if not self.connections:
+            parts += self.nothing_kafka()
         tcp, kafka = self.tcp, self.kafka
         if tcp.get("conflicting_bytes"):  # retransmissions that disagree: which copy was sent?
             parts.append(f"{tcp['conflicting_bytes']} retransmitted bytes differed from the first copy (kept)")
@@ -99,6 +104,32 @@ class RunSummary:
         if kafka.get("dropped_bodies"):
             parts.append(f"{kafka['dropped_bodies']} unanswered request bodies not kept")
         return ", ".join(parts)
+
+
+    def snap_notes(self) -> list[str]:
+        """What the snap length did to the Kafka frames: bodies cut, or every payload cut away."""
+        notes = []
+        cut = self.kafka.get("cut_frames", 0)
+        if cut:
+            notes.append(f"{cut} Kafka frames cut by snap length (their headers kept)")
+        if self.capture.truncated and not self.tcp.get("bytes") and self.tcp.get("truncated_segments"):
+            notes.append("the snap length cut every packet before its TCP payload: no Kafka byte was captured")
+        return notes
+
+    def nothing_kafka(self) -> list[str]:
+        """No Kafka: what the packets were instead (never a silent zero)."""
+        notes = sorted(((count, name[len(UNOPENED):]) for name, count in self.net.items()
+                        if name.startswith(UNOPENED)), reverse=True)
+        said = [f"{count:,} {what} not opened" for count, what in notes[:3]]
+        for reason, words in (("short", "too short to hold their headers"), ("malformed", "malformed"),
+                              ("fragments", "IP fragments (not reassembled)"),
+                              ("too_deep", "tunnels nested too deep")):
+            if self.net.get(reason):
+                said.append(f"{self.net[reason]:,} {words}")
+        connections = self.tcp.get("connections", 0)
+        if connections:
+            said.append(f"{connections:,} TCP connections, none seen to be Kafka")
+        return [f"no Kafka: {'; '.join(said)}"] if said else []
 
 
 class Pipeline:
@@ -186,7 +217,7 @@ class Pipeline:
         # open, whose latest times latest_ts() has).
         self.last_ts_ns = max(self.last_ts_ns, self.records.last_ts, self.flows.latest_ts())
         self.flows.flush(self.last_ts_ns)
-        self.summary.net = {k: v for k, v in asdict(self.net).items() if isinstance(v, int)}
+        self.summary.net = self.net.flat()
         self.summary.tcp = dict(self.flows.counters())
         self.summary.kafka = dict(self.kafka.counters.closed)
         return self.take()

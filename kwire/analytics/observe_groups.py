@@ -66,7 +66,8 @@ def _join(ex: Exchange, group: str, out: list) -> None:
             if other.get("MemberId"):
                 out.append((T.IN_GENERATION, group, generation, other["MemberId"], at))
     _member(out, ex, group, member, CLASSIC)
-    latency = ex.response_ts_ns - ex.ts_ns if ex.status == PAIRED else None
+    # (paired without its answer's time: an answer a capture gap took, kwire.kafka.pairing)
+    latency = ex.response_ts_ns - ex.ts_ns if ex.status == PAIRED and ex.response_ts_ns is not None else None
     if isinstance(timeout, int) and (ex.request_ts_ns is not None and ex.status != PAIRED
                                      or latency is not None and latency >= timeout * 1_000_000):
         out.append((T.JOIN_STUCK, group, member, ex.client_id, ex.client, ex.ts_ns, latency, timeout, _evidence(ex)))

@@ -64,8 +64,27 @@ def permission_message(where: str) -> str:
             f"(or watch a recorded capture with --replay FILE)")
 
 
-def default_filter(ports=()) -> str:
-    """The BPF filter kwire uses unless told otherwise: TCP, on the given ports when there are any."""
+# What --tunnels lets through besides TCP: VXLAN and Geneve, GRE (and ERSPAN in it), IP in IP, and on
+# Ethernet MPLS and PPPoE sessions (by Ethernet type: the mpls/pppoes keywords would shift the offsets of
+# the rest of the expression). The tunnels' inner TCP ports cannot be filtered here: kwire reads them.
+TUNNEL_FILTER = ("(udp and ({udp})) or ip proto 47 or ip proto 4 or ip proto 41 or ip6 proto 41 or ip6 proto 4 "
+                 "or ether proto 0x8847 or ether proto 0x8848 or ether proto 0x8864")
+
+
+def tunnel_filter(udp_ports) -> str:
+    """The tunnels' part of the capture filter, VXLAN and Geneve on `udp_ports`."""
+    return TUNNEL_FILTER.format(udp=" or ".join(f"dst port {p}" for p in sorted(set(udp_ports))))
+
+
+def default_filter(ports=(), tunnels=None) -> str:
+    """The BPF filter kwire uses unless told otherwise: TCP, on the given ports when there are any;
+    with `tunnels` (the UDP ports of VXLAN and Geneve), the tunnels kwire opens too."""
+    if tunnels:
+        return f"({_tcp_filter(ports)}) or {tunnel_filter(tunnels)}"
+    return _tcp_filter(ports)
+
+
+def _tcp_filter(ports) -> str:
     ports = sorted(set(ports))
     if not ports:
         return "tcp"

@@ -1,6 +1,6 @@
 """Capture files -> records: the entry point the pipeline uses to read files.
 
-Owns format detection (pcap, pcapng, gzip of either, by magic bytes) and merging several files in
+Owns format detection (pcap, pcapng, either compressed with gzip, zstd, lz4, xz or bzip2, by magic bytes) and merging several files in
 timestamp order. `open_captures(paths)` gives one object with `feed(sink)` (every record to a
 kwire.capture.packet.RecordSink, yielding after each chunk) whether it reads one file or merges
 several; `read_captures(paths)` gives the same records as Packets. Guarantees: `open_capture` checks the file at once (missing, directory, empty,
@@ -36,7 +36,7 @@ PathLike = str | os.PathLike
 class CaptureReader:
     """One open capture file. Iterate it once for its packets; close it (or use `with`) when done.
 
-    `format` is "pcap" or "pcapng", `compression` "gzip" or None, `linktypes` the set of link
+    `format` is "pcap" or "pcapng", `compression` "gzip", "zstd", "lz4", "xz", "bzip2" or None, `linktypes` the set of link
     types declared so far (pcapng declares interfaces as it goes).
     """
 
@@ -145,8 +145,8 @@ class MergedCaptures:
 
 
 # capture.pcap, .pcapng, .cap, rotated parts (tcpdump -C: capture.pcap1, -G: any name with a
-# pcap suffix), each optionally gzipped.
-CAPTURE_NAME = re.compile(r"\.(pcap|pcapng|cap)\d*(\.gz)?$")
+# pcap suffix), each optionally compressed.
+CAPTURE_NAME = re.compile(r"\.(pcap|pcapng|cap)\d*(\.(gz|zst|lz4|xz|bz2))?$")
 
 
 def find_captures(args: Iterable[str]) -> list[str]:

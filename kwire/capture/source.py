@@ -1,7 +1,8 @@
 """Opening a capture source: a path (or binary stream) becomes a `Source` of uncompressed bytes.
 
-Owns: path checks (missing, directory, empty, unreadable), gzip detection by magic (never by
-extension), streaming gunzip with bounded output per read, and mapping every I/O or zlib failure
+Owns: path checks (missing, directory, empty, unreadable), compression detection by magic (never by
+extension): streaming gunzip with bounded output per read here, zstd, lz4, xz and bzip2 through
+kwire.capture.decompress, and mapping every I/O or zlib failure
 to a one-line CaptureError naming the file. Readers pull bytes in CHUNK-sized reads through
 `fill`, so memory stays bounded by CHUNK plus the largest record (itself capped at MAX_RECORD).
 """
@@ -12,6 +13,7 @@ import os
 import zlib
 from typing import BinaryIO
 
+from kwire.capture.decompress import decompressor
 from kwire.errors import CaptureError
 
 CHUNK = 1 << 20           # bytes per read from the file (and per gunzip step)
@@ -25,10 +27,6 @@ GZIP_STEP = 16 << 10      # compressed bytes per zlib call
 
 # Formats kwire does not read, named so the error message can say what the file is.
 _OTHER_MAGICS = (
-    (b"\x28\xb5\x2f\xfd", "zstd-compressed data (decompress it first)"),
-    (b"\xfd7zXZ\x00", "xz-compressed data (decompress it first)"),
-    (b"BZh", "bzip2-compressed data (decompress it first)"),
-    (b"\x04\x22\x4d\x18", "lz4-compressed data (decompress it first)"),
     (b"PK\x03\x04", "a zip archive"),
     (b"snoop\x00\x00\x00", "a snoop capture (not supported)"),
 )
@@ -155,6 +153,12 @@ class Source:
             if not first:
                 raise CaptureError(f"{name}: gzip data decompresses to nothing")
             self.head = first
+        elif (found := decompressor(raw, first)) is not None:
+            self.compression, self._reader = found
+            first = self.read(CHUNK)
+            if not first:
+                raise CaptureError(f"{name}: {self.compression} data decompresses to nothing")
+            self.head = first
         else:
             self.head = first
             self.offset = len(first)
@@ -169,8 +173,8 @@ class Source:
         """Up to n more bytes (fewer only at the end); CaptureError on damaged data."""
         try:
             data = self._reader.read(n)
-        except (zlib.error, EOFError, OSError) as exc:
-            what = "damaged gzip data" if self.compression else "read failed"
+        except Exception as exc:  # noqa: BLE001 - zlib, lzma, bz2, zstandard and lz4 each have their own
+            what = f"damaged {self.compression} data" if self.compression else "read failed"
             raise CaptureError(
                 f"{self.name}: {what} ({exc}) after byte {self.offset}{self.where}"
             ) from None

@@ -37,6 +37,9 @@ RING_KIB = 65536   # the capture ring: 64 MiB, seconds of traffic at tens of tho
               help="A broker port: capture only it (live) and treat it as Kafka from the first byte; repeatable.")
 @click.option("--bpf", default=None, metavar="FILTER",
               help="Capture filter in libpcap syntax (default: tcp, or the --port ports).")
+@click.option("--tunnels", is_flag=True,
+              help="The default filter also lets through the tunnels kwire opens (VXLAN, Geneve, GRE/ERSPAN, "
+                   "IP in IP, MPLS, PPPoE): for a mirror port or an overlay's underlay.")
 @click.option("--replay", "replay", multiple=True, type=click.Path(dir_okay=True), metavar="CAPTURE",
               help="Replay a capture file (pcap, pcapng, gzip) instead of sniffing; repeatable.")
 @click.option("--speed", type=click.FloatRange(min=0), default=1.0, show_default=True,
@@ -69,14 +72,14 @@ RING_KIB = 65536   # the capture ring: 64 MiB, seconds of traffic at tens of tho
               help="Append each finding as one JSON line when it is first known and when it ends ('-': stdout).")
 @filter_options(times=False, port=False)
 @keylog_option(follow=True)
-def live_command(iface, ports, bpf, replay, speed, window, refresh, exit_when_done, duration, as_json, write,
+def live_command(iface, ports, bpf, tunnels, replay, speed, window, refresh, exit_when_done, duration, as_json, write,
                  file_size, buffer_kib, metrics, metric_caps, no_screen, findings_log, selection, keylog):
     """Watch Kafka traffic live: requests/s, latency, errors, lag, share groups, capture health.
 
     The filters (--api, --topic, ...) choose the exchanges the dashboard counts."""
     from kwire.live.state import DashboardState
 
-    paths, where, expression = _source(iface, ports, bpf, replay, speed, write, file_size)
+    paths, where, expression = _source(iface, ports, bpf, tunnels, replay, speed, write, file_size)
     keep = selection.exchange_filter()
     if selection.active:
         where += " · " + selection.describe()
@@ -118,7 +121,7 @@ def live_command(iface, ports, bpf, replay, speed, window, refresh, exit_when_do
     _closing_line(snap, name, error)
 
 
-def _source(iface, ports, bpf, replay, speed, write, file_size) -> tuple[list | None, str, str | None]:
+def _source(iface, ports, bpf, tunnels, replay, speed, write, file_size) -> tuple[list | None, str, str | None]:
     """(capture files or None, what is watched, the capture filter) once the options are checked."""
     if file_size is not None and write is None:
         raise click.UsageError("-C needs -w FILE")
@@ -132,8 +135,10 @@ def _source(iface, ports, bpf, replay, speed, write, file_size) -> tuple[list | 
     if speed != 1.0:
         raise click.UsageError("--speed applies to --replay only")
     from kwire.capture.bpf import default_filter
+    from kwire.net.tables import GENEVE_PORT, vxlan_ports
 
-    expression = bpf if bpf is not None else default_filter(ports)
+    udp = [*vxlan_ports(), GENEVE_PORT] if tunnels else None
+    expression = bpf if bpf is not None else default_filter(ports, tunnels=udp)
     return None, f"{iface if iface not in (None, '', 'any') else 'every interface'} ({expression})", expression
 
 

@@ -29,6 +29,15 @@ def _when(ctx, param, value):
         raise click.BadParameter(str(exc)) from None
 
 
+def _vxlan_ports(ctx, param, value):
+    """--vxlan-port: the net layer opens these ports as VXLAN from now on (kwire.net.tables)."""
+    if value:
+        from kwire.net.tables import add_vxlan_ports
+
+        add_vxlan_ports(value)
+    return value
+
+
 def filter_options(*, topic: bool = True, times: bool = True, port: bool = True):
     """The exchange filters the commands share, as one decorator: the command receives them as one
     `selection` (kwire.selection.Selection), and the --port hint as `ports` (`port`: live has
@@ -68,6 +77,9 @@ def filter_options(*, topic: bool = True, times: bool = True, port: bool = True)
     if port:
         options.append(click.option("--port", "ports", multiple=True, type=click.IntRange(1, 65535),
                                     help="Hint: a broker port (Kafka is found on any port without it); repeatable."))
+    options.append(click.option("--vxlan-port", multiple=True, type=click.IntRange(1, 65535), expose_value=False,
+                                callback=_vxlan_ports, metavar="PORT",
+                                help="Open UDP to PORT as VXLAN too (4789 and 8472 always are); repeatable."))
     # click's parameter name -> Selection's field (spark has a --partitions option of its own)
     names = {"apis": "apis", "client_ids": "client_ids", "topics": "topics", "partition": "partitions",
              "hosts": "hosts", "since": "since", "until": "until", "errors_only": "errors_only",

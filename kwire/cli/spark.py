@@ -114,7 +114,9 @@ def spark_command(archives, master, as_json, html, out, partitions, follow_dir, 
     except ImportError as exc:
         raise click.ClickException(f"kwire spark needs pyspark ({exc}); pip install 'kwire[spark]'") from None
     spark = get_session(master, verbose=verbose)
-    options = DecodeOptions(port_hints=tuple(ports), keep=keep, keylog=keys)
+    from kwire.net.tables import vxlan_ports
+
+    options = DecodeOptions(port_hints=tuple(ports), keep=keep, keylog=keys, vxlan_ports=tuple(vxlan_ports()))
     if follow_dir is not None:
         return _follow(spark, follow_dir, out, options, settle, follow_idle, partitions, as_json, html, selection,
                        no_summary)

@@ -31,8 +31,8 @@ from __future__ import annotations
 from typing import Callable
 
 from kwire.kafka.apis import APIS
-from kwire.kafka.framing import Framer
-from kwire.kafka.headers import parse_request_header
+from kwire.kafka.framing import CutFrame, Framer
+from kwire.kafka.headers import parse_cut_request_header, parse_request_header
 from kwire.kafka.pairing import Pairing, RawExchange
 from kwire.kafka.resync import KEEP_TAIL, find_response_start, scan_requests
 from kwire.kafka.roles import RoleDetector
@@ -44,7 +44,8 @@ CONFIRM_CHAINED_REQUESTS = 3
 GIVE_UP_BYTES = 1 << 20  # unconfirmed connection: bytes scanned in vain before it is ignored
 
 ROLES_UNKNOWN, CANDIDATE, CONFIRMED, IGNORED = "roles_unknown", "candidate", "confirmed", "ignored"
-COUNTERS = ("frames", "unparsed_frames", "duplicate_correlation_ids", "pending_overflow", "dropped_bodies", "gaps")
+COUNTERS = ("frames", "unparsed_frames", "duplicate_correlation_ids", "pending_overflow", "dropped_bodies", "gaps",
+            "cut_frames")
 
 Emit = Callable[[RawExchange], None]
 
@@ -117,6 +118,8 @@ class KafkaStream:
     def _roles_known(self, client_dir: int) -> None:
         self.client_dir = client_dir
         self.pairing = Pairing(self.conn, client_dir)
+        if self.roles is not None and self.roles.gapped[1 - client_dir]:
+            self.pairing.lossy = True
 
     def _confirm(self) -> None:
         if self.state != CONFIRMED:
@@ -158,7 +161,7 @@ class KafkaStream:
         end = self.received[direction] - len(self.framers[direction].buf)
         spans = []
         for body in reversed(frames):
-            start = end - 4 - len(body)
+            start = end - (body.size if type(body) is CutFrame else 4 + len(body))
             spans.append((start, end))
             end = start
         spans.reverse()
@@ -184,6 +187,10 @@ class KafkaStream:
 
     def _data_roles_unknown(self, direction: int, ts_ns: int, data) -> int:
         data, frames = self._framed(direction, data)
+        return self._roles_add(direction, ts_ns, data, frames)
+
+    def _roles_add(self, direction: int, ts_ns: int, data, frames) -> int:
+        """What a direction sent (and the frames it completed) to the role detector; decided: on."""
         roles = self.roles
         decided = roles.add(direction, ts_ns, data, frames)
         if decided is None:
@@ -255,7 +262,7 @@ class KafkaStream:
         try:
             header = parse_request_header(body)
         except Exception:  # noqa: BLE001 - any malformation: resync from here
-            header = None
+            header = self._cut_header(body)
         if header is None or header.api_key not in APIS:
             self.unparsed_frames += 1
             self.chained = 0
@@ -269,6 +276,16 @@ class KafkaStream:
             self._confirm()
         if self.pairing.request(header, body, ts_ns, out, span):
             self._confirm()
+
+    @staticmethod
+    def _cut_header(body):
+        """The header of a request the snap length cut inside its header, or None."""
+        if type(body) is not CutFrame:
+            return None
+        try:
+            return parse_cut_request_header(body)
+        except Exception:  # noqa: BLE001 - less than api, version and correlation id: nothing to go on
+            return None
 
     def _find_start(self, direction: int, buf, scan: dict) -> tuple[int, int]:
         """Where the next frame of `direction` starts in `buf` (the framers' resync callback)."""
@@ -284,11 +301,32 @@ class KafkaStream:
 
     # -- the rest of the contract
 
-    def gap(self, direction: int, ts_ns: int, size: int) -> None:
+    def gap(self, direction: int, ts_ns: int, size: int, exact: bool = True) -> None:
+        """StreamConsumer.gap: the framer follows a frame of known length through it (kwire.kafka.framing);
+        a frame that ends in the gap comes out cut, at the gap's time, and is read as any other."""
         self.gaps += 1
-        self.framers[direction].gap()
+        if self.roles is not None:
+            self.roles.gap(direction)
+        elif self.pairing is not None and direction != self.client_dir:
+            self.pairing.lossy = True
+        frames = self.framers[direction].gap(size if exact else None)
         if self.received is not None:
             self.received[direction] += size
+        if not frames:
+            return
+        self.frames += len(frames)
+        state = self.state
+        if state == ROLES_UNKNOWN:
+            self._roles_add(direction, ts_ns, b"", frames)
+        elif state == CANDIDATE:
+            self._dispatch(direction, ts_ns, frames)
+            self._judge()
+        elif state == CONFIRMED:
+            self._dispatch(direction, ts_ns, frames)
+
+    def gap_at_most(self, direction: int, ts_ns: int, size: int) -> None:
+        """At most `size` bytes were lost (a decrypting layer's gap): nothing to follow, resynchronise."""
+        self.gap(direction, ts_ns, size, exact=False)
 
     def close(self, ts_ns: int, reason: str) -> None:
         """The connection ended: every pending request is unanswered (reported once confirmed)."""
@@ -296,6 +334,7 @@ class KafkaStream:
         closed["frames"] += self.frames
         closed["unparsed_frames"] += self.unparsed_frames
         closed["gaps"] += self.gaps
+        closed["cut_frames"] += self.framers[0].cut_frames + self.framers[1].cut_frames
         pairing = self.pairing
         if pairing is not None:
             closed["duplicate_correlation_ids"] += pairing.duplicate_correlation_ids

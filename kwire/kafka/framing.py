@@ -9,6 +9,17 @@ to complete needs, and its own notes in `scan`, a dict the framer empties whenev
 changes under the callback). A length larger than `max_frame` (an absurd length, or a false resync)
 makes it unsynced again.
 
+Gaps (`gap(size)`: bytes never captured, their number known from TCP's sequence numbers): when the
+frame in progress has its length read, the framer follows it through the gap by that length, as
+tshark follows a PDU by the length of the next one: the bytes after the gap that still belong to the
+frame are passed over, and the frame comes out as a `CutFrame` (the body bytes captured before the
+first gap, and the frame's whole `size` from its prefix) once its end is reached, in a gap or in the
+bytes after one. The next frame is then read in step, unless its own length prefix was lost too
+(the gap ran past the frame's end): then the framer resynchronises. Unsynced, a gap also syncs it
+when the length prefixes read from the start of what it holds lead exactly to the gap's end (the
+frames are in step with the sequence numbers: a snap-length capture begun mid-stream). A snap-length capture is a gap
+after every segment: its frames come out cut, each with its header, api and correlation id.
+
 Memory: one frame at most is buffered, bounded by `max_frame`; unsynced, what the callback keeps.
 """
 
@@ -20,9 +31,22 @@ from typing import Callable
 SMALL_COPY = 4096  # a whole frame up to this size is handed on as bytes of its own
 _LEN = struct.Struct(">i")
 
+
+class CutFrame(bytes):
+    """The captured start of a frame body whose end a gap took: `size` is the whole frame's size on
+    the wire (length prefix included), from its length prefix."""
+
+    size: int
+
+
+def _cut_frame(body, size: int) -> CutFrame:
+    frame = CutFrame(body)
+    frame.size = size
+    return frame
+
 class Framer:
     __slots__ = ("buf", "synced", "max_frame", "find_start", "frames", "resyncs", "skipped_bytes",
-                 "absurd_lengths", "need", "scan")
+                 "absurd_lengths", "need", "scan", "cut", "cut_frames")
 
     def __init__(self, find_start: Callable[[bytearray, dict], tuple[int, int]], *, synced: bool, max_frame: int):
         self.buf = bytearray()
@@ -37,14 +61,82 @@ class Framer:
         # consumer may hold back smaller deliveries, see kwire.tcp.events.Connection.demand); else 0.
         self.need = 0
         self.scan: dict = {}  # the find_start callback's notes about the unsynced buffer
+        self.cut: CutFrame | None = None  # the frame followed through a gap, while `need` bytes of it remain
+        self.cut_frames = 0
 
-    def gap(self) -> None:
-        """Bytes were lost: what is buffered can never complete; resynchronise on what follows."""
-        self.skipped_bytes += len(self.buf)
-        self.buf.clear()
+    def gap(self, size: int | None = None) -> list:
+        """`size` bytes were never captured. A frame whose length is known is followed through them
+        (the CutFrame that ends in the gap is returned); otherwise what is buffered can never complete,
+        and the framer resynchronises on what follows (size None: the number is not known)."""
+        cut = self.cut
+        buf = self.buf
+        if cut is None and size is not None and self.synced and len(buf) >= 4:
+            self.cut = cut = _cut_frame(memoryview(buf)[4:], 4 + _LEN.unpack_from(buf, 0)[0])
+            self.need = cut.size - len(buf)
+            buf.clear()
+        if cut is not None and size is not None:
+            need = self.need
+            if size < need:
+                self.need = need - size
+                return []
+            return self._cut_done(size > need)
+        if size is not None and not self.synced and self._chain_ends_at(len(buf) + size):
+            # Unsynced, but the lengths from the start of what is held lead exactly to the end of
+            # the gap: frames in step with the sequence numbers (a snap-length capture begun
+            # mid-stream). Synced there; the last frame comes out cut.
+            self.synced = True
+            self.resyncs += 1
+            self.scan = {}
+            return self._drain([]) + self.gap(size)
+        self.skipped_bytes += len(buf)
+        buf.clear()
         self.synced = False
         self.need = 0
         self.scan = {}
+        self.cut = None
+        return []
+
+    def _chain_ends_at(self, target: int) -> bool:
+        """Do the length prefixes read from buf[0] on chain to a frame that ends exactly at `target`,
+        past the bytes held (a frame that runs into the gap and ends with it)?"""
+        buf = self.buf
+        n = len(buf)
+        pos = 0
+        while pos + 4 <= n:
+            length = _LEN.unpack_from(buf, pos)[0]
+            if length < 4 or length > self.max_frame:
+                return False
+            end = pos + 4 + length
+            if end >= target or end > n:
+                return end == target and end > n
+            pos = end
+        return False
+
+    def _cut_done(self, lost_next: bool) -> list:
+        """The frame followed through a gap has ended; `lost_next`: the next frame's start was lost."""
+        frame = self.cut
+        self.cut = None
+        self.need = 0
+        self.frames += 1
+        self.cut_frames += 1
+        if lost_next:
+            self.synced = False
+            self.scan = {}
+        return [frame]
+
+    def _skip(self, data) -> list:
+        """Bytes after a gap, the first `need` of them inside the cut frame: passed over."""
+        if type(data) is tuple:
+            data = b"".join(data)
+        need = self.need
+        n = len(data)
+        if n < need:
+            self.need = need - n
+            return []
+        out = self._cut_done(False)
+        if n > need:
+            out += self.feed(memoryview(data)[need:])
+        return out
 
     def restart(self, data) -> None:
         """Start over, unsynced, on `data` (bytes that an earlier guess framed wrongly or skipped)."""
@@ -52,6 +144,7 @@ class Framer:
         self.synced = False
         self.need = 0
         self.scan = {}
+        self.cut = None
 
     def resync(self) -> None:
         """Doubt the current frame boundary (it came from a guess): search again in what is held."""
@@ -67,6 +160,8 @@ class Framer:
             return self._feed_pieces(data)
         need = self.need
         if need:
+            if self.cut is not None:
+                return self._skip(data)
             n = len(data)
             if n < need:
                 # Inside a frame whose length is known: only collect.
@@ -119,6 +214,8 @@ class Framer:
         return self._drain([])
 
     def _feed_pieces(self, pieces: tuple) -> list:
+        if self.cut is not None:
+            return self._skip(pieces)
         need = self.need
         buf = self.buf
         if need and buf:

@@ -108,6 +108,19 @@ def parse_request_header(body) -> RequestHeader:
     return _new_request_header((api_key, version, corr, client_id, pos, tagged))
 
 
+def parse_cut_request_header(body) -> RequestHeader:
+    """The header of a request whose frame the snap length cut: parse_request_header's, or, when the
+    cut falls inside the client id or the tagged fields, the api, version and correlation id alone
+    (client id None, the header taken to run to the end of what was captured)."""
+    try:
+        return parse_request_header(body)
+    except DecodeError:
+        if len(body) < 8:
+            raise
+    api_key, version, corr = _REQ_FIXED.unpack_from(body, 0)
+    return _new_request_header((api_key, version, corr, None, len(body), None))
+
+
 def parse_response_header(body, api_key: int, api_version: int) -> ResponseHeader:
     if len(body) < 4:
         raise DecodeError("response header needs 4 bytes", 0)

@@ -5,7 +5,9 @@ responses captured before their request (capture order is not wire order: at mos
 ORPHAN_GRACE_FRAMES frames each). Never "the next response": a response pairs with the request whose
 correlation id it carries, or waits, or is reported as `no_request`. Requests that reuse a
 correlation id still pending wait behind it and are answered in order (a broker answers a
-connection's requests in the order they came; each reuse is counted). A request never answered is
+connection's requests in the order they came; each reuse is counted). On a connection whose broker
+side had gaps (`lossy`), a request still pending when a later one is answered is paired without its
+answer, which the gap took (brokers answer in order). A request never answered is
 reported as `no_response` when the pending table overflows or the connection closes; a Produce
 request with acks=0, which no broker answers, is reported as `no_response` at once. Each says why
 (`unanswered`, a kind of kwire.outcomes: pending_overflow, connection_closed, connection_idle,
@@ -27,6 +29,7 @@ from typing import Callable
 
 from kwire.kafka.primitives import read_uvarint
 
+from kwire.kafka.framing import CutFrame
 from kwire.kafka.headers import RequestHeader
 from kwire.outcomes import (CAPTURE_ENDED, CONNECTION_CLOSED, CONNECTION_IDLE, NO_ANSWER_EXPECTED, NO_REQUEST,
                             NO_RESPONSE, NOT_KEPT, PAIRED, PENDING_OVERFLOW)
@@ -56,6 +59,11 @@ _I32 = struct.Struct(">i")
 _I16 = struct.Struct(">h")
 
 
+def frame_size(body) -> int:
+    """The frame's size on the wire, length prefix included (a CutFrame's from its prefix)."""
+    return body.size if type(body) is CutFrame else len(body) + 4
+
+
 @dataclass(slots=True)
 class PendingRequest:
     header: RequestHeader
@@ -67,6 +75,7 @@ class PendingRequest:
                              # dropped; CUT_BY_SNAPLEN for the packet path to set), else None
     done: bool = False  # no longer pending: answered, or given up
     span: tuple | None = None  # (start, end) of the frame in its direction's bytes, when tracked
+    held: int = 0  # bytes the body holds (size, unless the snap length cut it): what keeping it costs
 
 
 def produce_acks(header: RequestHeader, body) -> int | None:
@@ -111,7 +120,8 @@ class Pairing:
     paired something (evidence that the connection speaks Kafka)."""
 
     __slots__ = ("conn", "client_dir", "pending", "waiting", "count", "orphans", "orphan_due", "kept",
-                 "kept_bytes", "max_bytes", "duplicate_correlation_ids", "pending_overflow", "dropped_bodies")
+                 "kept_bytes", "max_bytes", "duplicate_correlation_ids", "pending_overflow", "dropped_bodies",
+                 "lossy")
 
     def __init__(self, conn: Connection, client_dir: int, max_bytes: int | None = None):
         self.conn = conn
@@ -127,10 +137,14 @@ class Pairing:
         self.duplicate_correlation_ids = 0
         self.pending_overflow = 0
         self.dropped_bodies = 0
+        # The broker's bytes had gaps (a snap length, lost packets): an answer may lie in one. A broker
+        # answers a connection's requests in the order they came, so a request still pending when a
+        # later one is answered was answered too: it is paired without its answer (settled_before).
+        self.lossy = False
 
     def request(self, header: RequestHeader, body, ts_ns: int, out: Out, span: tuple | None = None) -> bool:
         corr = header.correlation_id
-        request = PendingRequest(header, body, ts_ns, len(body) + 4, span=span)
+        request = PendingRequest(header, body, ts_ns, frame_size(body), span=span, held=len(body) + 4)
         if header.api_key == PRODUCE_KEY and produce_acks(header, body) == 0:  # never answered
             out(RawExchange(self.conn, self.client_dir, NO_RESPONSE, corr, request, given_up_ts_ns=ts_ns,
                             unanswered=NO_ANSWER_EXPECTED))
@@ -170,7 +184,7 @@ class Pairing:
         self.count -= 1
         request.done = True
         if not request.dropped:
-            self.kept_bytes -= request.size
+            self.kept_bytes -= request.held
         kept = self.kept
         while kept and kept[0].done:  # answers come in order, mostly: the oldest kept leaves first
             kept.popleft()
@@ -183,7 +197,7 @@ class Pairing:
     def _keep(self, request: PendingRequest) -> None:
         """Keep the body, dropping the oldest pending bodies while over the connection's bound."""
         self.kept.append(request)
-        self.kept_bytes += request.size
+        self.kept_bytes += request.held
         kept = self.kept
         while self.kept_bytes > self.max_bytes and kept:
             old = kept.popleft()
@@ -191,7 +205,7 @@ class Pairing:
                 old.body = None
                 old.dropped = True
                 old.lost = NOT_KEPT
-                self.kept_bytes -= old.size
+                self.kept_bytes -= old.held
                 self.dropped_bodies += 1
         if len(kept) > 2 * self.count + 64:  # requests answered out of order linger: sweep them out
             self.kept = deque(r for r in kept if not r.done)
@@ -199,6 +213,8 @@ class Pairing:
     def response(self, body, ts_ns: int, frames: int, out: Out, span: tuple | None = None) -> bool:
         """A response frame; `frames` is the connection's frame count (for the orphans' grace)."""
         corr = _I32.unpack_from(body, 0)[0]
+        if self.lossy and corr in self.pending and next(iter(self.pending)) != corr:
+            self._settle_before(corr, out)
         request = self._take(corr)
         if request is None:
             # Its request may not have been captured, or may be captured just after it: wait a few
@@ -207,13 +223,21 @@ class Pairing:
             if corr in orphans:
                 out(orphans.pop(corr))
             orphans[corr] = RawExchange(self.conn, self.client_dir, NO_REQUEST, corr, None, body, ts_ns,
-                                        len(body) + 4, response_span=span)
+                                        frame_size(body), response_span=span)
             self.orphan_due[corr] = frames + ORPHAN_GRACE_FRAMES
             self.expire_orphans(frames, out)
             return False
-        out(RawExchange(self.conn, self.client_dir, PAIRED, corr, request, body, ts_ns, len(body) + 4,
+        out(RawExchange(self.conn, self.client_dir, PAIRED, corr, request, body, ts_ns, frame_size(body),
                         response_span=span))
         return True
+
+    def _settle_before(self, corr: int, out: Out) -> None:
+        """The requests sent before the one `corr` answers were answered before it (in order): their
+        answers lie in bytes not captured. Paired, without a response."""
+        for older in list(self.pending):  # in the order the requests came
+            if older == corr:
+                return
+            out(RawExchange(self.conn, self.client_dir, PAIRED, older, self._take(older)))
 
     def expire_orphans(self, frames: int, out: Out, everything: bool = False) -> None:
         """Report as no_request the early responses whose grace ran out (all of them: `everything`)."""

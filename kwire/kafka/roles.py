@@ -56,16 +56,19 @@ class RoleDetector:
     `rescan` tells whether the broker's whole side was kept (`raw[broker]`): it was searched for
     requests and must be framed again, for responses (its frames were dropped from `early`)."""
 
-    __slots__ = ("max_frame", "early", "first_request_at", "bytes_after_request", "raw", "rescan", "gave_up")
+    __slots__ = ("max_frame", "early", "first_request_at", "bytes_after_request", "raw", "rescan", "gave_up",
+                 "gapped", "sends_after_request")
 
     def __init__(self, max_frame: int):
         self.max_frame = max_frame
         self.early: list[tuple[int, int, object]] = []
         self.first_request_at: list[int | None] = [None, None]  # index+1 in early of a side's first request
         self.bytes_after_request = [0, 0]  # bytes a side sent after the other's first request
+        self.sends_after_request = [0, 0]  # deliveries of them (one: perhaps a frame a gap will end)
         self.raw = [bytearray(), bytearray()]  # what each side sent meanwhile
         self.rescan = False
         self.gave_up = False  # too many frames without a decision: not Kafka
+        self.gapped = [False, False]  # a side lost bytes: its raw bytes are not one stream to frame again
 
     def add(self, direction: int, ts_ns: int, data, frames) -> int | None:
         """What `direction` sent (data) and the frames its framer cut from it. Returns the client's
@@ -79,9 +82,10 @@ class RoleDetector:
                 self.first_request_at[direction] = len(self.early)
         if self.first_request_at[1 - direction] is not None:
             self.bytes_after_request[direction] += len(data)
+            self.sends_after_request[direction] += 1 if data else 0
         decided = self._decide()
         if decided is not None:
-            self.rescan = len(self.raw[1 - decided]) < UNDECIDED_RAW
+            self.rescan = self._can_rescan(1 - decided)
             if self.rescan:
                 self.early = [item for item in self.early if item[0] == decided]
         elif len(self.early) > MAX_EARLY_FRAMES:
@@ -90,10 +94,17 @@ class RoleDetector:
                 self.gave_up = True
                 self.early.clear()
             else:
-                self.rescan = len(self.raw[1 - decided]) < UNDECIDED_RAW
+                self.rescan = self._can_rescan(1 - decided)
                 if self.rescan:
                     self.early = [item for item in self.early if item[0] == decided]
         return decided
+
+    def gap(self, direction: int) -> None:
+        """Bytes of `direction` were lost (a gap): what it sent cannot be framed again as one stream."""
+        self.gapped[direction] = True
+
+    def _can_rescan(self, broker: int) -> bool:
+        return len(self.raw[broker]) < UNDECIDED_RAW and not self.gapped[broker]
 
     def _lone_requester(self) -> int | None:
         """Out of room with no answer seen: the side whose frames, at least half the room's worth,
@@ -133,7 +144,10 @@ class RoleDetector:
         framed = [False, False]
         for d, _, _ in self.early:
             framed[d] = True
+        if any(self.gapped):  # bytes without frames may be frames whose end is still in a gap (a snap
+            return None       # length's cut): only answered correlation ids decide
         for x in (0, 1):
-            if self.first_request_at[x] is not None and not framed[1 - x] and self.bytes_after_request[1 - x] > 0:
+            if (self.first_request_at[x] is not None and not framed[1 - x] and self.bytes_after_request[1 - x] > 0
+                    and self.sends_after_request[1 - x] > 1):
                 return x
         return None

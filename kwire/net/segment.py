@@ -29,6 +29,7 @@ class Segment:
     flags: int
     payload: bytes  # the TCP payload actually captured
     truncated: bool  # True when the snap length cut the payload short
+    missing: int = 0  # payload bytes sent but not captured (the IP length says so): the snap length's cut
 
 
 Endpoint = tuple[bytes, int]

@@ -20,7 +20,7 @@ from kwire.codec.schemas import schema_for
 from kwire.codec.values import RawRecords
 from kwire.kafka.error_codes import error_name
 from kwire.model import PAIRED, Exchange
-from kwire.outcomes import is_malformed
+from kwire.outcomes import is_cut, is_malformed
 from kwire.query import error_codes, topic_partitions
 from kwire.render.units import human_bytes
 
@@ -37,6 +37,8 @@ def problems(ex: Exchange) -> list[str]:
         out.append(ex.status)
     if is_malformed(ex):
         out.append("decode error")
+    elif is_cut(ex.request_outcome) or is_cut(ex.response_outcome):
+        out.append("cut short")
     for name, n in Counter(error_names(ex)).items():
         out.append(name if n == 1 else f"{name}×{n}")
     return out

@@ -235,7 +235,8 @@ def follow(spark, folder: str, out: str, options: DecodeOptions, *, settle: floa
     from kwire.spark.schemas import EXCHANGE_SCHEMA
 
     spark.dataSource.register(FileStream)
-    options = DecodeOptions(port_hints=options.port_hints, keep=options.keep, rows=True, keylog=options.keylog)
+    options = DecodeOptions(port_hints=options.port_hints, keep=options.keep, rows=True, keylog=options.keylog,
+                            vxlan_ports=options.vxlan_ports)
     spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
     fd, decode_file = tempfile.mkstemp(prefix="kwire-follow-")
     with os.fdopen(fd, "wb") as f:

@@ -22,7 +22,7 @@ are used, and the error rides in the file's FileReport, which goes to every redu
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 from kwire.capture.files import CaptureReader
 from kwire.capture.packet import Packet
@@ -216,7 +216,7 @@ class FileSide:
         report.wire_bytes, report.truncated = stats.wire_bytes, stats.truncated
         report.first_ts_ns, report.last_ts_ns = self.sink.first, self.sink.last
         report.linktypes = sorted(stats.linktypes)
-        report.net = {k: v for k, v in asdict(self.net).items() if isinstance(v, int)}
+        report.net = self.net.flat()
         self._results(report)
         yield self.rows.take()
 

@@ -25,6 +25,7 @@ from kwire.pipeline import Pipeline, RunSummary
 from kwire.query import ExchangeFilter
 from kwire.spark.wire import PROWS, RAWS, XROWS, table_bytes
 from kwire.tls import KeyLog
+from kwire.net.tables import add_vxlan_ports
 
 
 @dataclass(frozen=True)
@@ -34,12 +35,19 @@ class DecodeOptions:
     rows: bool = False  # also gather fact rows (for --out and the data source)
     keylog: KeyLog | None = field(default=None, repr=False)  # TLS secrets, shipped with the job (never logged)
     members_of: str | None = None  # a group: gather its members (kwire.spark.group_members), count nothing
+    vxlan_ports: tuple[int, ...] = ()  # UDP ports opened as VXLAN (--vxlan-port), in every task's process
+
+    def open_tunnels(self) -> None:
+        """This process's net layer opens the VXLAN ports the run was given (kwire.net.tables)."""
+        if self.vxlan_ports:
+            add_vxlan_ports(self.vxlan_ports)
 
     def pipeline(self, spread: bool = False) -> Pipeline:
         """A Pipeline whose stream layers (TLS, Kafka, decoding) a task drives connection by connection,
         each connection enriched on its own (ConnectionEnricher); gathering a group's members, only
         the group apis are decoded; `spread`: the exchanges kwire.parallel.offloadable picks are left
         undecoded, for the decode stage (kwire.spark.spread)."""
+        self.open_tunnels()
         if self.members_of is not None:
             offload = offload_all_but_groups
         else:

@@ -175,11 +175,11 @@ class FlowTable:
             return
         seq = (seg.seq + 1) & MASK if flags & SYN else seg.seq
         if n:
-            h.receive(seq, payload, ts, seg.truncated)
+            h.receive(seq, payload, ts, seg.truncated, seg.missing)
         elif seg.truncated:
-            h.truncated_segments += 1
+            h.cut(seq, seg.missing, ts)
         if flags & FIN:
-            h.fin((seq + n) & MASK)
+            h.fin((seq + n + seg.missing) & MASK)
         if flags & ACK:
             p = h.peer
             pn = p.nxt

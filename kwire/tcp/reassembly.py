@@ -19,7 +19,9 @@ Guarantees and the one way each ambiguity is resolved:
   fills. A hole is declared lost (StreamGap with its exact size, never zero-filled, then the buffered
   bytes after it are delivered) when the peer acknowledges past it (`ack_passed`), when the buffer
   goes over its limit (one `buffer_limit_hits` per overflowing segment), right away after a segment
-  cut by the snap length, and when the connection ends (`finish`).
+  cut by the snap length (at that segment's time when the IP length said how much was cut and the
+  segment came in order, so a frame that ends in the cut ends when it was sent), and when the
+  connection ends (`finish`).
 - Every delivered run is one data() call whose ts_ns is the time of the segment (or ACK, or close)
   that made it deliverable.
 - In-order bytes the consumer said it cannot use yet (the count its last data() call returned, kept
@@ -111,8 +113,8 @@ class HalfStream(OutOfOrder):
             stream = self.stream = self.peer.stream = self.open_stream(self.conn)
         return stream
 
-    def receive(self, seq: int, payload, ts: int, truncated: bool = False) -> None:
-        """A payload starting at sequence number `seq`."""
+    def receive(self, seq: int, payload, ts: int, truncated: bool = False, missing: int = 0) -> None:
+        """A payload starting at sequence number `seq`; `missing`: bytes of it the snap length cut."""
         if self.nxt is None:
             self.begin(seq)
         n = len(payload)
@@ -142,7 +144,9 @@ class HalfStream(OutOfOrder):
             self._skip_hole(ts)
         if truncated:
             end = (nxt + rel + n) & MASK  # where the captured bytes stop
-            if signed_delta(end, self.nxt) >= 0:
+            if missing and end == self.nxt and not self.starts:
+                self._gap(missing, ts)  # the cut part, declared at once: its size is known
+            elif signed_delta(end, self.nxt) >= 0:
                 self.lost_at = end
                 if self.starts and end == self.nxt:
                     self._skip_hole(ts)
@@ -152,6 +156,17 @@ class HalfStream(OutOfOrder):
                 while self.buffered > self.limit:
                     self._skip_hole(ts)
         self.clean = not self.starts and self.fin_at is None
+
+    def cut(self, seq: int, missing: int, ts: int) -> None:
+        """A segment at `seq` whose whole payload (`missing` bytes) the snap length cut: a gap at once
+        when it is the next thing this direction expects."""
+        self.truncated_segments += 1
+        if not missing:
+            return
+        if self.nxt is None:
+            self.begin(seq)
+        if seq == self.nxt and not self.starts and self.fin_at is None:
+            self._gap(missing, ts)
 
     def _past_fin(self, seq: int) -> None:
         """Bytes came at or past this direction's FIN: the FIN did not end the stream (a sender that

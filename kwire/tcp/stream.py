@@ -17,6 +17,10 @@ itself a stream (TLS) wraps another consumer and speaks the same interface to it
     consumer.gap(direction, ts_ns, size) -> None
         `size` bytes of `direction` were never captured; the bytes that come next follow them.
         Bytes held back are handed over first; what the consumer needed is forgotten (0).
+        TCP's sizes are exact (sequence numbers), so a consumer may follow a frame of known length
+        through the gap. A stream layer whose losses are known only as a bound (TLS: ciphertext lost,
+        the plaintext in it is less) calls the consumer's `gap_at_most(direction, ts_ns, size)` instead,
+        when it has one (kwire.kafka.connection.KafkaStream does: it then resynchronises).
     consumer.close(ts_ns, reason) -> None
         The connection ended: "fin", "rst", "idle" (evicted), "end" (of the capture) or "reused"
         (a new SYN on its 4-tuple). Everything held was handed over first; nothing comes after.

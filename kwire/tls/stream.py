@@ -181,4 +181,9 @@ class TlsStream:
     def _emit_gap(self, direction: int, ts_ns: int, size: int) -> None:
         self._flush(direction, ts_ns)
         self.want[direction] = 0
-        self._inner().gap(direction, ts_ns, size)
+        inner = self._inner()
+        at_most = getattr(inner, "gap_at_most", None)  # the plaintext lost is at most `size` (kwire.tcp.stream)
+        if at_most is not None:
+            at_most(direction, ts_ns, size)
+        else:
+            inner.gap(direction, ts_ns, size)

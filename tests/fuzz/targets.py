@@ -36,7 +36,7 @@ from kwire.codec.records import decode_records, summarize_records
 from kwire.codec.schema import Field, MessageSchema
 from kwire.codec.schemas import all_schemas
 from kwire.errors import CaptureError, DecodeError
-from kwire.kafka.framing import Framer
+from kwire.kafka.framing import CutFrame, Framer
 from kwire.kafka.headers import parse_request_header, parse_response_header, plausible_request
 from kwire.kafka.resync import KEEP_TAIL, find_response_start
 from kwire.net.segment import Segment
@@ -66,6 +66,7 @@ def framing(data: bytes) -> None:
     framer = Framer(finder(lambda buf: find_request_start(buf, MAX_FRAME)), synced=synced, max_frame=MAX_FRAME)
     stream = data[2:]
     got = 0
+    lost = 0
     for i in range(0, len(stream), step):
         for frame in framer.feed(stream[i:i + step]):
             got += len(frame) + 4
@@ -74,7 +75,14 @@ def framing(data: bytes) -> None:
             assert len(framer.buf) <= max(KEEP_TAIL, step) + 4
         if i % 7 == 3:
             framer.gap()
-    assert got <= len(stream)
+        elif i % 5 == 2:  # bytes lost, their number known: frames of known length are followed through
+            size = stream[i] % 200 if i < len(stream) else 1
+            lost += size
+            for frame in framer.gap(size):
+                assert isinstance(frame, CutFrame) and len(frame) + 4 < frame.size <= MAX_FRAME + 4
+                got += len(frame) + 4
+            assert framer.need >= 0 and (framer.cut is None or framer.need > 0)
+    assert got <= len(stream) + lost
 
 
 # ---- decoders ---------------------------------------------------------------------------------------
@@ -396,7 +404,37 @@ def headers(data: bytes) -> None:
     assert -1 <= start < max(len(data), 1)
 
 
+_TUNNEL_HEADS = (
+    b"",  # the bytes as a link-layer frame of the link type below
+    b"\x02" * 12 + b"\x08\x00" + bytes.fromhex("4500ffff00000000401100000a0000010a000002") + bytes.fromhex("c35012b5ffff0000"),
+    b"\x02" * 12 + b"\x08\x00" + bytes.fromhex("450000ff000000004011000000000000000000000000") [:20] + bytes.fromhex("c35017c1ffff0000"),
+    b"\x02" * 12 + b"\x08\x00" + bytes.fromhex("4500ffff000000004000000000000000000000") + b"\x00\x00",
+)
+_TUNNEL_LINKTYPES = (1, 0, 101, 108, 113, 276, 228, 229)
+
+
+def tunnels(data: bytes) -> None:
+    """The bytes behind each link type, and inside VXLAN, Geneve and GRE headers: decode_record
+    returns a Segment within the bytes or None, counted once; it never raises."""
+    from kwire.net.decode import DecodeCounters, decode_record
+
+    if not data:
+        return
+    linktype = _TUNNEL_LINKTYPES[data[0] % len(_TUNNEL_LINKTYPES)]
+    for head in _TUNNEL_HEADS:
+        packet = head + data[1:]
+        counters = DecodeCounters()
+        segment = decode_record(0, 1 if head else linktype, packet, counters)
+        if segment is None:
+            assert counters.total == 1, counters
+        else:
+            assert counters.total == 0 and len(segment.payload) <= len(packet) and segment.missing >= 0
+            assert segment.truncated == (segment.missing > 0) or not segment.payload
+        assert sum(counters.tunnels.values()) <= 32
+
+
 TARGETS = {
+    "tunnels": tunnels,
     "framing": framing,
     "decoders": decoders,
     "records": records,

@@ -1,0 +1,103 @@
+"""Compressed captures by content: zstd, lz4 frame, xz and bzip2 (and gzip) give the plain capture's
+exchanges, from a file or from standard input; damage is one CaptureError line after the good packets;
+decompression is streamed (a bomb does not grow memory)."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import lzma
+import subprocess
+import sys
+import tracemalloc
+
+import lz4.frame
+import pytest
+import zstandard
+
+from kwire.capture.files import CAPTURE_NAME, open_capture, read_captures
+from kwire.errors import CaptureError
+
+PLAIN = "captures/produce-consume-zstd.pcap"
+COMPRESSORS = {
+    "gzip": gzip.compress,
+    "zstd": lambda data: zstandard.ZstdCompressor().compress(data),
+    "lz4": lz4.frame.compress,
+    "xz": lzma.compress,
+    "bzip2": bz2.compress,
+}
+SUFFIX = {"gzip": "gz", "zstd": "zst", "lz4": "lz4", "xz": "xz", "bzip2": "bz2"}
+
+
+def inspect(*args, stdin=None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "kwire", "inspect", "--json", *args], input=stdin,
+                          capture_output=True)
+
+
+@pytest.fixture(scope="module")
+def plain_output():
+    return inspect(PLAIN).stdout
+
+
+@pytest.mark.parametrize("name", sorted(COMPRESSORS))
+def test_compressed_capture_gives_the_plain_exchanges(tmp_path, plain_output, name):
+    data = open(PLAIN, "rb").read()
+    path = tmp_path / f"c.pcap.{SUFFIX[name]}"
+    path.write_bytes(COMPRESSORS[name](data))
+    assert CAPTURE_NAME.search(path.name)
+    with open_capture(path) as reader:
+        assert reader.compression == name
+    got = inspect(str(path))
+    assert got.returncode == 0 and got.stdout == plain_output and got.stdout
+    piped = inspect("-", stdin=path.read_bytes())
+    assert piped.returncode == 0 and piped.stdout == plain_output
+
+
+@pytest.mark.parametrize("name", sorted(COMPRESSORS))
+def test_concatenated_streams_are_read_one_after_another(tmp_path, name):
+    data = open(PLAIN, "rb").read()
+    half = len(data) // 2
+    path = tmp_path / "two.bin"
+    path.write_bytes(COMPRESSORS[name](data[:half]) + COMPRESSORS[name](data[half:]))
+    assert len(list(read_captures([path]))) == len(list(read_captures([PLAIN])))
+
+
+@pytest.mark.parametrize("name", sorted(COMPRESSORS))
+def test_damaged_stream_is_one_error_after_the_good_packets(tmp_path, name):
+    data = open(PLAIN, "rb").read() * 8
+    packed = COMPRESSORS[name](data)
+    path = tmp_path / "cut.bin"
+    path.write_bytes(packed[: len(packed) * 2 // 3])
+    got = inspect(str(path))
+    assert got.returncode == 1
+    lines = got.stderr.decode().strip().splitlines()
+    assert any(f"damaged {name} data" in line or f"{name} data decompresses to nothing" in line or "truncated" in line
+               for line in lines), lines
+    assert "Traceback" not in got.stderr.decode()
+
+
+@pytest.mark.parametrize("name", ["zstd", "xz", "bzip2", "lz4"])
+def test_a_bomb_is_streamed_with_bounded_memory(tmp_path, name):
+    """200 MB of one repeated pcap record, compressed to little: read with memory far below its size."""
+    header = open(PLAIN, "rb").read(24)
+    record = b"\0" * 8 + (60).to_bytes(4, "little") * 2 + b"\x01" * 60
+    body = record * (200_000_000 // len(record))
+    path = tmp_path / "bomb.bin"
+    path.write_bytes(COMPRESSORS[name](header + body))
+    del body
+    tracemalloc.start()
+    try:
+        with open_capture(path) as reader:
+            count = sum(1 for _ in reader)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert count == 200_000_000 // len(record)
+    assert peak < 64 << 20, peak
+
+
+def test_empty_stream_is_an_error(tmp_path):
+    path = tmp_path / "e.zst"
+    path.write_bytes(zstandard.ZstdCompressor().compress(b""))
+    with pytest.raises(CaptureError, match="decompresses to nothing"):
+        open_capture(path)
