@@ -50,8 +50,19 @@ class When:
         return self.epoch_ns is None
 
 
+MAX_ABS_NS = 2**63 - 1  # a time or duration must fit a signed 64-bit count of nanoseconds (as captures hold them)
+
+
 def _decimal_ns(text: str, scale: Decimal) -> int:
-    return int((Decimal(text) * scale).to_integral_value())
+    """Nanoseconds of a decimal number of `scale` units; ValueError when it is not finite or does not
+    fit 64 bits (`@inf`, `@-Infinity`, `@nan`, `@1e999999`): a usage error, never an OverflowError."""
+    try:
+        number = Decimal(text)
+    except InvalidOperation:
+        raise ValueError(f"bad number {text!r}") from None
+    if not number.is_finite() or number.adjusted() > 30 or abs(number * scale) > MAX_ABS_NS:
+        raise ValueError(f"{text!r} is out of range (a time must fit 64-bit nanoseconds)")
+    return int((number * scale).to_integral_value())
 
 
 def parse_when(text: str) -> When:
@@ -63,8 +74,8 @@ def parse_when(text: str) -> When:
     if raw.startswith("@"):
         try:
             return When(text, epoch_ns=_decimal_ns(raw[1:], Decimal(NS)))
-        except InvalidOperation:
-            raise ValueError(f"bad epoch time {text!r}") from None
+        except ValueError as exc:
+            raise ValueError(f"bad epoch time {text!r}: {exc}") from None
     if _TIME_OF_DAY.match(raw):
         hours, minutes, *rest = raw.split(":")
         seconds = Decimal(rest[0]) if rest else Decimal(0)

@@ -13,6 +13,7 @@ import sys
 
 import click
 
+from kwire.cli.outpaths import refuse_overwrite
 from kwire.cli.keys import Reading, keylog_option, load_keys
 from kwire.cli.options import capture_paths, filter_options
 from kwire.capture.source import STDIN
@@ -50,6 +51,7 @@ def inspect_command(captures, as_json, verbose, records, limit, selection, ports
     latency, what went wrong, and what it carried (topics[partitions], records, group). -V adds the
     decoded bodies; --json writes JSON Lines."""
     paths = capture_paths(captures)
+    refuse_overwrite(write_path, [*paths, keylog], "-w")
     keep = selection.exchange_filter(paths)
     reading = Reading(paths, ports, load_keys(keylog), track_spans=write_path is not None)
     kept: list = []

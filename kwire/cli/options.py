@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 
 import click
 
@@ -29,6 +30,20 @@ def _when(ctx, param, value):
         raise click.BadParameter(str(exc)) from None
 
 
+def _finite(ctx, param, value):
+    """--min-latency: a finite number of milliseconds (nan or inf would keep or drop everything silently)."""
+    if value is not None and not math.isfinite(value):
+        raise click.BadParameter(f"{value!r} is not a finite number of milliseconds")
+    return value
+
+
+def _group_name(ctx, param, value):
+    """--group: a group id; an empty one is a usage error (it would keep everything silently)."""
+    if value is not None and not value.strip():
+        raise click.BadParameter("an empty group id")
+    return value
+
+
 def filter_options(*, topic: bool = True, times: bool = True, port: bool = True):
     """The exchange filters the commands share, as one decorator: the command receives them as one
     `selection` (kwire.selection.Selection), and the --port hint as `ports` (`port`: live has
@@ -42,7 +57,7 @@ def filter_options(*, topic: bool = True, times: bool = True, port: bool = True)
         options.append(click.option("--topic", "topics", multiple=True, metavar="NAME_OR_ID",
                                     help="Only exchanges naming this topic (name or id); repeatable."))
     options += [
-        click.option("--group", "group", default=None, metavar="GROUP",
+        click.option("--group", "group", default=None, metavar="GROUP", callback=_group_name,
                      help="Only this consumer group's exchanges: its coordinator traffic, and the fetches and "
                           "commits of its members (kwire.group_filter)."),
         click.option("--partition", "partition", multiple=True, type=click.IntRange(min=0), metavar="N",
@@ -63,7 +78,7 @@ def filter_options(*, topic: bool = True, times: bool = True, port: bool = True)
     options += [
         click.option("--errors", "errors_only", is_flag=True,
                      help="Only exchanges with an error code, a decode error, or no partner."),
-        click.option("--min-latency", type=float, default=None, metavar="MS", help="Only exchanges at least this slow."),
+        click.option("--min-latency", type=float, default=None, metavar="MS", callback=_finite, help="Only exchanges at least this slow."),
     ]
     if port:
         options.append(click.option("--port", "ports", multiple=True, type=click.IntRange(1, 65535),

@@ -12,9 +12,8 @@ classes defined here.
 
 from __future__ import annotations
 
-import datetime as _dt
-
 from kwire.render.html_charts import esc as escape
+from kwire.render.times import utc_datetime, utc_text
 
 CSS = """
 .sev { font-weight:650; text-transform:uppercase; font-size:11.5px; letter-spacing:.4px; }
@@ -28,13 +27,20 @@ MAX_GROUPS = 8
 
 
 def _utc(ts: float | None, fmt: str = "%H:%M:%S") -> str:
+    """Through kwire.render.times: a time no calendar holds (past year 9999) is its epoch form."""
     if ts is None:
         return "-"
-    return _dt.datetime.fromtimestamp(ts, tz=_dt.timezone.utc).strftime(fmt)
+    return utc_text(ts, fmt)
+
+
+def _milliseconds(ts: float | None) -> str:
+    if ts is None or utc_datetime(ts) is None:
+        return _utc(ts)
+    return _utc(ts, "%H:%M:%S.%f")[:-3]
 
 
 def _evidence(items: list[dict]) -> str:
-    return "<br>".join(escape(f"{_utc(e['ts'], '%H:%M:%S.%f')[:-3]} {e['api']} corr {e['correlation_id']} "
+    return "<br>".join(escape(f"{_milliseconds(e['ts'])} {e['api']} corr {e['correlation_id']} "
                               f"{e['client']} → {e['broker']}") for e in items[:4]) + \
         (f"<br>… {len(items) - 4} more" if len(items) > 4 else "")
 
