@@ -202,6 +202,7 @@ class Aggregator:
     def document(self) -> dict:
         span_ns = (self.last_ns - self.first_ns) if self.first_ns is not None else 0
         span_s = span_ns / 1e9 if span_ns > 0 else None
+        found, found_total = self.analysis.findings_and_total(self.names, self.first_ns, self.last_ns)
         apis: dict[str, dict] = {}
         per_api: dict[str, Figures] = {}
         for (api, version), figures in self.by_api_version.items():
@@ -236,7 +237,8 @@ class Aggregator:
             "slowest": [brief for _, brief in self.slowest],
             "timeline": self._timeline_document(width, first, count),
             "groups": self.analysis.groups_document(self.names),
-            "findings": self.analysis.findings(self.names, self.first_ns, self.last_ns),
+            "findings": found,
+            "findings_total": found_total,
             "tls": self.tls.document(),
         }
 

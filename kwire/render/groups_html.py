@@ -12,6 +12,7 @@ classes defined here.
 
 from __future__ import annotations
 
+from kwire.render.cuts import more_findings
 from kwire.render.html_charts import esc as escape
 from kwire.render.times import utc_datetime, utc_text
 
@@ -59,11 +60,14 @@ def findings_section(doc: dict) -> str:
         rows.append(f'<tr><td class="l"><span class="sev {escape(f["severity"])}">{escape(f["severity"])}</span></td>'
                     f'<td class="l"><b>{escape(f["kind"])}</b></td><td class="l">{escape(when)}</td>'
                     f'<td class="w">{escape(f["summary"])}</td><td class="ev">{_evidence(f["evidence"])}</td></tr>')
-    return (f'<style>{CSS}</style><section><h2>Findings ({len(findings)})</h2><p class="note">Named diagnoses, '
+    total = max(doc.get("findings_total") or 0, len(findings))
+    shown = min(len(findings), MAX_ROWS)
+    more = f'<p class="note">{escape(more_findings(total, shown, len(findings)))}.</p>' if total > shown else ""
+    return (f'<style>{CSS}</style><section><h2>Findings ({total:,})</h2><p class="note">Named diagnoses, '
             'most severe first, each with the exchanges that prove it (find them with <code>kwire inspect</code> by '
             'client, broker and correlation id).</p><div class="tw"><table><tr><th class="l">severity</th>'
             '<th class="l">finding</th><th class="l">when (UTC)</th><th class="l">what</th><th class="l">evidence</th>'
-            '</tr>' + "".join(rows) + "</table></div></section>")
+            '</tr>' + "".join(rows) + "</table></div>" + more + "</section>")
 
 
 def _members_rows(group: dict) -> list[tuple[str, str, list]]:

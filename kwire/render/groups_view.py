@@ -13,6 +13,7 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
+from kwire.render.cuts import more_findings
 from kwire.render.safe import wire_text
 from kwire.render.stats_view import utc
 
@@ -48,7 +49,8 @@ def findings_view(doc: dict) -> list:
     if not findings:
         return [Text("No findings: none of the problems kwire diagnoses shows in this traffic.", style="green"),
                 Text("")]
-    table = Table(title=f"Findings ({len(findings)}, most severe first)", title_justify="left", title_style="bold",
+    total = max(doc.get("findings_total") or 0, len(findings))
+    table = Table(title=f"Findings ({total:,}, most severe first)", title_justify="left", title_style="bold",
                   header_style="bold cyan", show_edge=False, pad_edge=False)
     table.add_column("severity", no_wrap=True)
     table.add_column("finding", no_wrap=True)
@@ -59,8 +61,9 @@ def findings_view(doc: dict) -> list:
         style = SEVERITY_STYLE.get(f["severity"], "")
         table.add_row(Text(f["severity"], style=style), Text(f["kind"], style="bold"), _when(f),
                       wire_text(f["summary"], style="dim" if f["severity"] == "info" else ""), _evidence(f))
-    if len(findings) > MAX_FINDINGS:
-        table.caption = f"{len(findings) - MAX_FINDINGS} more findings in --json"
+    shown = min(len(findings), MAX_FINDINGS)
+    if total > shown:
+        table.caption = more_findings(total, shown, len(findings))
     return [table, Text("")]
 
 
