@@ -170,6 +170,12 @@ class Selection:
             self._start.append(capture_start(paths) if paths else None)
         return resolve(when, self._start[0] if self._start else None)
 
+    @property
+    def needs_prepass(self) -> bool:
+        """Does the filter read the captures before the run (--group's members, a relative time's start)?"""
+        return bool(self.group and not self.group_members_later) or any(
+            when is not None and when.needs_start for when in (self.since, self.until))
+
     def exchange_filter(self, paths=()):
         """The ExchangeFilter; relative times are resolved against the first packet of `paths`. With
         --group, an AllOf of it and the group's filter (kwire.group_filter)."""

@@ -15,7 +15,7 @@ import click
 
 from kwire.cli.outpaths import refuse_overwrite
 from kwire.cli.keys import Reading, keylog_option, load_keys
-from kwire.cli.options import capture_paths, filter_options
+from kwire.cli.options import capture_paths, filter_options, stdin_once
 from kwire.capture.source import STDIN
 from kwire.cli.output import binary_writer
 from kwire.cli.progress import progress_bar
@@ -52,12 +52,13 @@ def inspect_command(captures, as_json, verbose, records, limit, selection, ports
     decoded bodies; --json writes JSON Lines."""
     paths = capture_paths(captures)
     refuse_overwrite(write_path, [*paths, keylog], "-w")
+    paths = stdin_once(paths, selection.needs_prepass or write_path is not None,
+                       " ".join(filter(None, [selection.describe() if selection.needs_prepass else "",
+                                              "-w" if write_path is not None else ""])))
     keep = selection.exchange_filter(paths)
     reading = Reading(paths, ports, load_keys(keylog), track_spans=write_path is not None)
     kept: list = []
     if write_path is not None:
-        if STDIN in paths:
-            raise click.UsageError("-w reads the captures a second time: give files, not -")
         keep = _noting(keep, kept)
         jobs = 0  # which exchanges are kept is known here, not in worker processes
     summary = RunSummary()

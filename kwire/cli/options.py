@@ -8,6 +8,8 @@ import math
 import click
 
 from kwire.capture.files import find_captures
+from kwire.capture.source import STDIN
+from kwire.capture.spool import spool_stdin
 from kwire.errors import CaptureError
 from kwire.selection import Selection, parse_when
 
@@ -19,6 +21,19 @@ def capture_paths(args) -> list[str]:
         return find_captures(args)
     except CaptureError as exc:
         raise click.BadParameter(str(exc), param_hint="CAPTURES") from None
+
+
+def stdin_once(paths: list[str], twice: bool, why: str) -> list[str]:
+    """`paths` with `-` replaced by a temporary copy of standard input when the command reads its
+    captures twice (`twice`; kwire.capture.spool): stdin is never read twice. Says so on stderr."""
+    if not twice or STDIN not in paths:
+        return paths
+    try:
+        copy = spool_stdin()
+    except CaptureError as exc:
+        raise click.UsageError(str(exc)) from None
+    click.echo(f"kwire: standard input copied to a temporary file ({why} reads the capture twice)", err=True)
+    return [copy if path == STDIN else path for path in paths]
 
 
 def _when(ctx, param, value):
