@@ -19,6 +19,7 @@ from kwire.render.stats_view import utc
 
 SEVERITY_STYLE = {"critical": "bold red", "warning": "yellow", "info": "dim"}
 MAX_FINDINGS = 30
+MAX_GROUP_ROWS = 30
 MAX_MEMBERS = 30
 
 
@@ -77,7 +78,8 @@ def groups_table(doc: dict) -> Table | None:
                         ("latest", True), ("since", False), ("members", True), ("left", True), ("expired", True),
                         ("rebalancing answers", True), ("committed partitions", True)):
         table.add_column(name, justify="right" if right else "left", no_wrap=True)
-    for group_id, g in sorted(groups.items()):
+    ordered = sorted(groups.items())
+    for group_id, g in ordered[:MAX_GROUP_ROWS]:
         gens = g["generations"]
         latest = gens[-1] if gens else None
         left = sum(1 for m in g["members"].values() if m["left"] == "leave")
@@ -87,6 +89,8 @@ def groups_table(doc: dict) -> Table | None:
                       str(len(latest["members"])) if latest else "0", str(left),
                       Text(str(expired), style="bold red" if expired else ""), str(g["rebalance_in_progress"]),
                       str(sum(len(parts) for parts in g["commits"].values())))
+    if len(ordered) > MAX_GROUP_ROWS:
+        table.caption = f"{len(ordered) - MAX_GROUP_ROWS:,} more groups in --json"
     return table
 
 
