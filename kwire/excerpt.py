@@ -20,7 +20,7 @@ out and named in `skipped`.
 from __future__ import annotations
 
 import ipaddress
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 
 from kwire.capture.files import read_captures
 from kwire.capture.packet import LINKTYPE_RAW
@@ -74,6 +74,11 @@ class _Direction:
         a, b = self.ranges[i]
         return self.before[i] + min(offset, b) - a
 
+    def starts_at(self, offset: int) -> bool:
+        """Does a kept range start at `offset`? (a bisection: O(log ranges), not a scan)"""
+        i = bisect_left(self.starts, offset)
+        return i < len(self.starts) and self.starts[i] == offset
+
     def pieces(self, offset: int, n: int):
         """(start, end) offsets of the kept parts of [offset, offset + n)."""
         i = max(bisect_right(self.starts, offset) - 1, 0)
@@ -109,6 +114,7 @@ class _Connection:
 class Excerpt:
     def __init__(self) -> None:
         self.connections: dict[tuple, list[_Connection]] = {}
+        self._by_start: dict[tuple, _Connection] = {}
         self.uncut = 0  # selected exchanges whose place on the wire is not known
         self.skipped: list[str] = []  # connections that could not be cut (and why)
         self.packets = 0
@@ -127,11 +133,11 @@ class Excerpt:
             found.sides[broker].ranges.append(response)
 
     def _connection(self, client, broker, client_start, broker_start) -> _Connection:
-        for conn in self.connections.setdefault((client, broker), []):
-            if conn.sides[client].start == client_start and conn.sides[broker].start == broker_start:
-                return conn
-        conn = _Connection(client, broker, client_start, broker_start)
-        self.connections[(client, broker)].append(conn)
+        key = (client, broker, client_start, broker_start)
+        conn = self._by_start.get(key)  # one lookup per exchange, not a scan of the 4-tuple's connections
+        if conn is None:
+            conn = self._by_start[key] = _Connection(client, broker, client_start, broker_start)
+            self.connections.setdefault((client, broker), []).append(conn)
         return conn
 
     def write(self, paths, out: str) -> int:
@@ -181,8 +187,7 @@ class Excerpt:
             self._emit(writer, seg, side.start + side.renumbered(offset), ack, seg.flags, b"")
             return
         for lo, hi in side.pieces(offset, len(seg.payload)):
-            if lo in (a for a, _ in side.ranges) and not _frame_starts(seg.payload, lo - offset, hi - lo,
-                                                                        side, lo):
+            if side.starts_at(lo) and not _frame_starts(seg.payload, lo - offset, hi - lo, side, lo):
                 conn.bad = True
                 return
             self._opening(conn, seg, writer)
