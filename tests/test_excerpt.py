@@ -82,7 +82,15 @@ def test_tls_exchanges_cannot_be_cut_and_say_so(tmp_path):
     assert again and len(again) < len(plaintext)  # the plaintext leg's, not the encrypted one's
 
 
-def test_w_needs_files():
-    run = subprocess.run([sys.executable, "-m", "kwire", "inspect", "-w", "/tmp/x.pcap", "-"], input=b"",
-                         capture_output=True, timeout=60)
-    assert run.returncode == 2 and b"-w reads the captures a second time" in run.stderr
+def test_w_reads_stdin_once(tmp_path):
+    """-w on standard input: stdin is copied once to a temporary file (kwire.capture.spool), and the
+    excerpt is the one the file gives."""
+    capture = Path(__file__).resolve().parent.parent / "captures" / "produce-consume-none.pcap"
+    runs = []
+    for name, args, data in (("file", [str(capture)], None), ("stdin", ["-"], capture.read_bytes())):
+        out = tmp_path / f"{name}.pcap"
+        run = subprocess.run([sys.executable, "-m", "kwire", "inspect", "--api", "Fetch", "-w", str(out), *args],
+                             input=data, capture_output=True, timeout=120)
+        assert run.returncode == 0, run.stderr
+        runs.append((run.stdout, out.read_bytes()))
+    assert runs[0] == runs[1] and runs[0][1]
