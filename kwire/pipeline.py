@@ -26,14 +26,20 @@ from kwire.enrich import Enricher
 from kwire.errors import CaptureError
 from kwire.exchanges import build_exchange
 from kwire.fused import PlainFeed, RecordFeed
-from kwire.kafka.connection import KafkaLayer
+from kwire.kafka.connection import DEFAULT_MAX_FRAME, KafkaLayer
 from kwire.kafka.pairing import RawExchange
+from kwire.kafka.resync import request_chain
 from kwire.model import NO_REQUEST, NO_RESPONSE, PAIRED, Exchange
 from kwire.net.decode import SUPPORTED_LINKTYPES, DecodeCounters, decode_segment
 from kwire.tcp.flows import FlowTable
 from kwire.tcp.stream import Connection
 from kwire.tls import KeyLog, KeySource, TlsDetector, TlsInfo
 from kwire.tls.info import TlsNotes, tls_row
+
+
+def plain_kafka(buf, scan: dict) -> tuple[bool, int]:
+    """For kwire.tls.detect: does a plaintext Kafka request frame chain parse in these bytes?"""
+    return request_chain(buf, scan, DEFAULT_MAX_FRAME)
 
 @dataclass(slots=True)
 class RunSummary:
@@ -121,7 +127,8 @@ class Pipeline:
         self.last_ts_ns = 0
         self._out: list = []
         self.kafka = KafkaLayer(self._on_raw, port_hints=frozenset(port_hints), track_spans=track_spans)
-        self.tls = TlsDetector(self.kafka.open, keys, self._on_tls, key_wait_bytes=key_wait_bytes)
+        self.tls = TlsDetector(self.kafka.open, keys, self._on_tls, key_wait_bytes=key_wait_bytes,
+                               plain=plain_kafka)
         self.summary.keylog_given = keys is not None
         self.flows = FlowTable(self.tls)
         self.records = (RecordFeed(self.flows, self._feed_packet) if fast
