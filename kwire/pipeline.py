@@ -91,7 +91,8 @@ class RunSummary:
         if self.decode_errors:
             parts.append(f"{self.decode_errors} decode errors")
         if self.tls.connections:
-            parts.append(f"{self.tls.connections} TLS connections ({self.tls.decrypted} decrypted)")
+            partly = f", {self.tls.partly} partly" if self.tls.partly else ""
+            parts.append(f"{self.tls.connections} TLS connections ({self.tls.decrypted} decrypted{partly})")
         if self.capture.truncated:
             parts.append(f"{self.capture.truncated} packets cut by snap length")
         tcp, kafka = self.tcp, self.kafka
