@@ -1,8 +1,14 @@
 """kwire: see what Apache Kafka clients and brokers say to each other on the wire.
 
-Layers, each importing only those listed before it:
-capture -> net -> tcp -> kafka -> codec -> model -> render/analytics/spark -> cli.
-(codec and model sit beside kafka: kafka imports them to build Exchanges.)
+Layers, lowest first; a module imports only the layers before its own in this chain (and the leaves
+kwire.model and kwire.errors), as pyproject.toml's import-linter contract states and tests/test_layers.py
+checks:
+
+capture -> net -> tcp -> tls -> kafka -> codec -> enrich -> exchanges -> fused -> pipeline -> query
+-> analytics -> forkpool -> parallel -> live -> render -> selection | keyfile -> spark -> cli
+
+The kafka layer frames and pairs, and hands on raw exchanges (frames, not bodies); kwire.exchanges decodes
+the bodies with kwire.codec and builds each Exchange (kwire.model). docs/internals.md has the map.
 """
 
 __version__ = "0.1.0"

@@ -22,5 +22,10 @@ class DecodeError(KwireError):
         return base if self.offset is None else f"{base} (at byte {self.offset})"
 
 
+class BodyTooLarge(DecodeError):
+    """A body that would make more entries than kwire keeps of one body (KWIRE_MAX_BODY_ENTRIES): the
+    bytes may be well formed; kwire chose not to hold them (a bound, not a malformation)."""
+
+
 class CaptureError(KwireError):
     """A capture file that cannot be read: not a capture, truncated header, unknown link type."""

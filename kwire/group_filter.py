@@ -1,14 +1,14 @@
 """`--group G`: the exchanges of one consumer group, as a filter over Exchanges.
 
 An exchange belongs to group G when
-- its request names G: GroupId (JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit,
-  TxnOffsetCommit, ConsumerGroupHeartbeat, ShareGroupHeartbeat, ShareFetch, ShareAcknowledge,
-  AddOffsetsToTxn, OffsetDelete), Groups / GroupIds (DescribeGroups, OffsetFetch v8+, DeleteGroups,
-  ConsumerGroupDescribe, ShareGroupDescribe), or a FindCoordinator key of type group or share: the
-  group's coordinator traffic; or
+- its request names G in a field the schema marks as holding a group id (Kafka's entityType
+  groupId: JoinGroup, Heartbeat, OffsetCommit, OffsetFetch, DescribeGroups, DeleteGroups, the
+  consumer, share and streams group apis, the share-group offset and state apis, ...; found through
+  kwire.codec.marks, no list of apis or field names), or a FindCoordinator key of type group or
+  share: the group's coordinator traffic; or
 - it is a Fetch, ListOffsets or OffsetForLeaderEpoch of one of G's members: a client (host and
-  client id) that sent G's member requests (the group apis above but FindCoordinator and the
-  Describe apis, which tools send too).
+  client id) that sent G's member requests (MEMBER_APIS: what a group's members send, not the
+  describe, delete and offset apis tools send too).
 
 Which clients are members is learnt from the traffic: `group_members(paths, group)` reads capture
 files once beforehand, decoding only the group apis (a second pass over the files), and gives a
@@ -20,15 +20,32 @@ are one client here.
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Iterable
 
+from kwire.codec.enums import COORDINATOR_TYPE
+from kwire.codec.marks import message_tree, values
+from kwire.codec.schema import GROUP_ID
+from kwire.codec.schemas import all_schemas
+from kwire.kafka.apis import API_BY_NAME
 from kwire.model import Exchange
 
 FETCHING_APIS = frozenset({"Fetch", "ListOffsets", "OffsetForLeaderEpoch"})
-NOT_MEMBERSHIP = frozenset({"FindCoordinator", "DescribeGroups", "ConsumerGroupDescribe", "ShareGroupDescribe",
-                            "ListGroups", "DeleteGroups", "OffsetDelete"})
-GROUP_API_KEYS = frozenset({8, 9, 10, 11, 12, 13, 14, 15, 25, 28, 42, 47, 68, 69, 76, 77, 78, 79})
-GROUP_KEY_TYPES = (0, 2)  # FindCoordinator KeyType: group, share group (1 is a transaction)
+# What a group's members send (classic, consumer, share and streams groups); tools send the rest
+MEMBER_APIS = frozenset({"JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit", "OffsetFetch",
+                         "TxnOffsetCommit", "AddOffsetsToTxn", "ConsumerGroupHeartbeat", "ShareGroupHeartbeat",
+                         "ShareFetch", "ShareAcknowledge", "StreamsGroupHeartbeat"})
+FIND_COORDINATOR = API_BY_NAME["findcoordinator"].key
+GROUP_KEY_TYPES = frozenset(k for k, name in COORDINATOR_TYPE.items() if name in ("GROUP", "SHARE"))
+_GROUP_IDS = frozenset({GROUP_ID})
+
+
+@cache
+def group_api_keys() -> frozenset[int]:
+    """The apis whose requests name a group in some version (by the schemas' marks), and FindCoordinator."""
+    return frozenset({key for (key, kind), schema in all_schemas().items() if kind == "request"
+                      and any(message_tree(key, kind, v, _GROUP_IDS) for v in range(schema.valid.lo, schema.valid.hi + 1))}
+                     | {FIND_COORDINATOR})
 
 
 def _host(endpoint: str) -> str:
@@ -40,15 +57,12 @@ def names_group(ex: Exchange, group: str) -> bool:
     request = ex.request
     if not request:
         return False
-    if request.get("GroupId") == group:
-        return True
-    for key in ("Groups", "GroupIds", "GroupsNames"):
-        for item in request.get(key) or ():
-            if item == group or (isinstance(item, dict) and item.get("GroupId") == group):
-                return True
-    if ex.api == "FindCoordinator" and request.get("KeyType", 0) in GROUP_KEY_TYPES:
-        return request.get("Key") == group or group in (request.get("CoordinatorKeys") or ())
-    return False
+    if ex.api_key == FIND_COORDINATOR:  # Kafka leaves its key unmarked: a group's or a transaction's
+        if request.get("KeyType", 0) in GROUP_KEY_TYPES:
+            return request.get("Key") == group or group in (request.get("CoordinatorKeys") or ())
+        return False
+    return any(found == group for found in values(request, message_tree(ex.api_key, "request", ex.api_version,
+                                                                        _GROUP_IDS)))
 
 
 class GroupFilter:
@@ -67,7 +81,7 @@ class GroupFilter:
 
     def __call__(self, ex: Exchange) -> bool:
         if names_group(ex, self.group):
-            if self.learn and ex.api not in NOT_MEMBERSHIP:
+            if self.learn and ex.api in MEMBER_APIS:
                 self.members.add((_host(ex.client), ex.client_id))
             return True
         return ex.api in FETCHING_APIS and (_host(ex.client), ex.client_id) in self.members
@@ -116,7 +130,7 @@ def with_members(keep, members: Iterable[tuple]):
 def offload_all_but_groups(raw) -> bool:
     """Leave every exchange but those of group apis undecoded (kwire.pipeline's offload hook)."""
     request = raw.request
-    return request is None or request.header.api_key not in GROUP_API_KEYS
+    return request is None or request.header.api_key not in group_api_keys()
 
 
 def members_of(exchanges: Iterable, group: str) -> set[tuple]:

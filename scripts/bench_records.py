@@ -2,7 +2,7 @@
 """Throughput of `--records` decoding: `kwire.codec.records.decode_records` on every records field of
 the given captures, plus synthetic record sets (many small records with headers, uncompressed and
 zstd), best of several rounds in CPU time. Used to check that changes to the record decoder do not
-slow `--records` down (README: Bounds).
+slow `--records` down (docs/bounds.md).
 
     python scripts/bench_records.py captures/*.pcap [--rounds 7]
 """

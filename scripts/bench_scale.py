@@ -16,7 +16,7 @@ and issue 12's hostile record sets, with --records where that is the point:
 - empty500k: 500,000 empty record batches in one exchange.
 
 Each command runs under /usr/bin/time (GNU time: peak RSS of the largest process, kwire's main
-process or one of its workers) with the default --jobs. Prints a Markdown table (README: Bounds).
+process or one of its workers) with the default --jobs. Prints a Markdown table (docs/bounds.md).
 
     python scripts/bench_scale.py [--dir /tmp/kwire-scale] [--only syn200k,batches1m] [--keep]
 """

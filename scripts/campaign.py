@@ -8,7 +8,7 @@ under RLIMIT_AS 1 GiB and RLIMIT_CPU (tests/campaign/runner.py), until the time 
     python scripts/campaign.py --replay SEED INDEX [--scale 4] --out case.pcap   # one case, to debug
 
 Prints what it ran: cases by family, failures (each with its seed and index, to replay), the
-slowest runs and the largest peak RSS. The README's Bounds section quotes a run of it.
+slowest runs and the largest peak RSS. docs/bounds.md quotes a run of it.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Spark benchmark's archive B (README, `kwire spark`): many connections of comparable work, as a
+# The Spark benchmark's archive B (docs/speed.md, `kwire spark`): many connections of comparable work, as a
 # busy broker's capture has. Four interleaved copies of the first 300,000 packets of the many-small
 # recording (each copy its own connections, handshakes included) and two of bulk.pcap, time-aligned
 # and merged: about 670 MB. Needs the recordings scripts/bench.py and scripts/bench_live.py make in

@@ -6,7 +6,7 @@ arrays, random bodies, escapes, absurd times, SASL secrets, a reused correlation
 floods (10,000 SYN-only connections, an acks=0 producer flood). Every run must end with exit status
 0 or 1, no traceback, only one-line `kwire: ...` messages on stderr, and whole JSON lines.
 
-scripts/campaign.py runs the same cases longer, with more seeds and bigger sizes (README: Bounds).
+scripts/campaign.py runs the same cases longer, with more seeds and bigger sizes (docs/bounds.md).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Feed it the rows of kwire.analytics.facts (`add(row, partitions, names)`, or `add_exchange(ex)`),
 merge Aggregators built over other parts of the traffic (`merge`), and ask for `document()`: the
-summary as one JSON-ready dict, whose layout README.md documents ("kwire stats --json").
+summary as one JSON-ready dict, whose layout docs/stats-document.md documents.
 
 Guarantees:
 - Order does not matter. Every figure is a sum, a max, an exact distribution, or a choice with a

@@ -6,7 +6,7 @@ of dicts, most severe first (then by start time, kind and summary), each
 
     {kind, severity, summary, start, end, evidence: [{ts, client, broker, api, correlation_id}], ...}
 
-with the keys of its kind (README.md, "Consumer groups and findings", lists them). `severity` is "critical", "warning" or
+with the keys of its kind (docs/findings.md lists them). `severity` is "critical", "warning" or
 "info"; `start` and `end` are epoch seconds; `evidence` names exchanges to look up in
 `kwire inspect` (a connection is its two endpoints, `client` and `broker`: kwire's connection
 numbers are per run and differ between `kwire stats` and `kwire spark`). The finders live in

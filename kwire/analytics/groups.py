@@ -1,7 +1,7 @@
 """Consumer groups as the wire shows them: protocol, coordinator, generations, members, commits.
 
 `GroupsState` keeps the group observations of kwire.analytics.observe_groups in mergeable form and
-`document(names)` turns them into the `groups` key of the stats document (README.md, "Consumer groups and findings"):
+`document(names)` turns them into the `groups` key of the stats document (docs/groups.md):
 
     {group: {protocol, coordinator, generations: [{generation, start, end, leader, members:
      [{member_id, client_id, client, assignment: {topic: [partitions]}}]}], members: {member_id:

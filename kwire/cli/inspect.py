@@ -247,7 +247,7 @@ def tls_notes(summary: RunSummary) -> list[str]:
         lines.append(f"... and {more} more TLS connections not decrypted (kwire stats lists them)")
     if notes.connections > notes.decrypted and not summary.keylog_given:
         lines.append("TLS traffic is encrypted: give the clients' key log with --keylog FILE to decrypt it "
-                     "(README: Kafka over TLS)")
+                     "(docs/tls.md)")
     return lines
 
 

@@ -50,7 +50,7 @@ class KwireGroup(click.Group):
             click.echo("kwire: interrupted", err=True)
             ctx.exit(130)
         except MemoryError:  # a memory limit (ulimit -v, a container) below what the run needs
-            click.echo("kwire: error: out of memory (README: Bounds says what kwire needs and how to "
+            click.echo("kwire: error: out of memory (docs/bounds.md says what kwire needs and how to "
                        "lower it)", err=True)
             ctx.exit(1)
 

@@ -2,7 +2,7 @@
 
 Runs the pipeline over the captures, feeds every exchange (after the same filters as `inspect`) to
 one kwire.analytics.Aggregator, and prints its document: rich tables (default), one JSON document
-with sorted keys (`--json`, the format README.md documents and `kwire spark --json` also prints), or
+with sorted keys (`--json`, the format docs/stats-document.md documents and `kwire spark --json` also prints), or
 a self-contained HTML report (`--html FILE`, can be combined with either).
 """
 

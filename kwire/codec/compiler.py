@@ -12,20 +12,41 @@ the schema does not know are kept as raw bytes under "_unknown_tagged_fields" {t
 
 Guarantees: never reads past `buf`; every length read from the wire is checked against the bytes
 left before anything is allocated (an array claiming 2**31 elements in 30 bytes fails at once);
-any malformation raises DecodeError with the offset and the field's path, nothing else.
+any malformation raises DecodeError with the offset and the field's path, nothing else. One body makes
+at most MAX_BODY_ENTRIES entries (an element of an array of structs, strings, bytes or uuids counts 1,
+eight numbers count 1): past it BodyTooLarge (a DecodeError kwire raises by choice, not for a
+malformation), so a well-formed answer of a million configs costs a bound, not gigabytes.
 
 The compiled code objects are also kept on disk (kwire.codec.code_cache): later runs skip compiling.
 """
 
 from __future__ import annotations
 
+import os
 import struct
 
 from kwire.codec.code_cache import compiled_code
 from kwire.kafka.primitives import kafka_uuid, read_uvarint
 from kwire.codec.schema import Field, MessageSchema
 from kwire.codec.values import RawRecords
-from kwire.errors import DecodeError
+from kwire.errors import BodyTooLarge, DecodeError
+
+
+def _env_int(name: str, default: int) -> int:
+    try:
+        return max(1, int(os.environ.get(name, default)))
+    except ValueError:
+        return default
+
+
+MAX_BODY_ENTRIES = _env_int("KWIRE_MAX_BODY_ENTRIES", 250_000)
+# What a decode may still make; reset by every decode() (decoders run one at a time per process).
+_ENTRIES_LEFT = [MAX_BODY_ENTRIES]
+
+
+def _too_many(what: str, pos: int) -> BodyTooLarge:
+    return BodyTooLarge(f"{what}: more than {MAX_BODY_ENTRIES:,} entries in one body, not kept "
+                        f"(KWIRE_MAX_BODY_ENTRIES)", pos)
 
 _FIXED = {  # type -> (struct code, size)
     "bool": ("?", 1),
@@ -101,6 +122,8 @@ _RUNTIME = {
     "_I16": _I16,
     "_I32": _I32,
     "_RawRecords": RawRecords,
+    "_LEFT": _ENTRIES_LEFT,
+    "_too_many": _too_many,
 }
 
 
@@ -175,6 +198,9 @@ class _Generator:
         lines = self.length_code(indent, "_n", what, self.flexible, 4)
         lines.append(f"{indent}if _n > 0 and _n * {self.elem_min_size(field)} > end - pos:")
         lines.append(f"{indent}    raise DecodeError(f\"{{{what}}}: {{_n}} elements cannot fit in {{end - pos}} bytes\", pos)")
+        cost = "_n >> 3" if elem in _FIXED and elem != "uuid" and not field.is_struct else "_n"
+        lines.append(f"{indent}_LEFT[0] -= {cost}")
+        lines.append(f"{indent}if _LEFT[0] < 0: raise _too_many({what}, pos)")
         lines.append(f"{indent}if _n < 0:")
         lines.append(f"{indent}    {target} = None")
         lines.append(f"{indent}else:")
@@ -366,10 +392,11 @@ def decoder_for(schema: MessageSchema, version: int):
 
     def decode(buf, pos: int = 0):
         mv = buf if isinstance(buf, memoryview) else memoryview(buf)
+        _ENTRIES_LEFT[0] = MAX_BODY_ENTRIES
         try:
             return fn(mv, pos, len(mv))
         except DecodeError as exc:
-            raise DecodeError(f"{label}: {exc.args[0]}", exc.offset) from None
+            raise type(exc)(f"{label}: {exc.args[0]}", exc.offset) from None
         except (struct.error, IndexError, ValueError, OverflowError, MemoryError) as exc:
             raise DecodeError(f"{label}: malformed ({exc})") from None
 

@@ -35,3 +35,26 @@ CONFIG_TYPE = _table(UNKNOWN=0, BOOLEAN=1, STRING=2, INT=3, SHORT=4, LONG=5, DOU
 SHARE_ACQUIRE_MODE = _table(BATCH_OPTIMIZED=0, RECORD_LIMIT=1)
 # DescribeCluster EndpointType (org.apache.kafka.common.requests.EndpointType)
 ENDPOINT_TYPE = _table(UNKNOWN=0, BROKER=1, CONTROLLER=2)
+# org.apache.kafka.common.resource.ResourceType (the ACL apis)
+ACL_RESOURCE_TYPE = _table(UNKNOWN=0, ANY=1, TOPIC=2, GROUP=3, CLUSTER=4, TRANSACTIONAL_ID=5, DELEGATION_TOKEN=6,
+                           USER=7)
+# org.apache.kafka.common.resource.PatternType
+PATTERN_TYPE = _table(UNKNOWN=0, ANY=1, MATCH=2, LITERAL=3, PREFIXED=4)
+# org.apache.kafka.common.acl.AclOperation
+ACL_OPERATION = _table(UNKNOWN=0, ANY=1, ALL=2, READ=3, WRITE=4, CREATE=5, DELETE=6, ALTER=7, DESCRIBE=8,
+                       CLUSTER_ACTION=9, DESCRIBE_CONFIGS=10, ALTER_CONFIGS=11, IDEMPOTENT_WRITE=12,
+                       CREATE_TOKENS=13, DESCRIBE_TOKENS=14, TWO_PHASE_COMMIT=15)
+# org.apache.kafka.common.acl.AclPermissionType
+ACL_PERMISSION_TYPE = _table(UNKNOWN=0, ANY=1, DENY=2, ALLOW=3)
+# org.apache.kafka.clients.admin.ScramMechanism
+SCRAM_MECHANISM = _table(UNKNOWN=0, SCRAM_SHA_256=1, SCRAM_SHA_512=2)
+# org.apache.kafka.clients.admin.AlterConfigOp.OpType (IncrementalAlterConfigs)
+CONFIG_OPERATION = _table(SET=0, DELETE=1, APPEND=2, SUBTRACT=3)
+# org.apache.kafka.common.ElectionType
+ELECTION_TYPE = _table(PREFERRED=0, UNCLEAN=1)
+# org.apache.kafka.clients.admin.FeatureUpdate.UpgradeType (UpdateFeatures v1+)
+UPGRADE_TYPE = _table(UNKNOWN=0, UPGRADE=1, SAFE_DOWNGRADE=2, UNSAFE_DOWNGRADE=3)
+# DescribeClientQuotasRequest's MatchType
+QUOTA_MATCH_TYPE = _table(EXACT=0, DEFAULT=1, SPECIFIED=2)
+# org.apache.kafka.metadata.LeaderRecoveryState (AlterPartition)
+LEADER_RECOVERY_STATE = _table(RECOVERED=0, RECOVERING=1)

@@ -11,10 +11,18 @@ A schema mirrors the facts of Kafka's JSON message definitions, nothing more:
   a topic id, a group id, a broker id, a producer id or a transactional id (ENTITIES). Enrichment,
   the `--topic` filter and the analytics find topics and groups by these marks (kwire.codec.marks),
   never by field names or lists of apis.
+- `default=` is the value Kafka states for the field when it is absent (a tagged field not sent, a
+  field of a version that lacks it); NOT_STATED where Kafka states none (the type's zero then).
 - `enum=` names the values of a field whose numbers stand for something (kwire.codec.enums):
   IsolationLevel 1 is READ_COMMITTED. Decoded bodies keep the numbers; views show the names.
+- `role=` is what a field is to kwire beyond Kafka's marks (ROLES): a secret kept out of the output
+  unless asked, or the name and value of a configuration entry.
 - `request(api_key, fields)` / `response(api_key, fields)` wrap the top-level fields; the message's
   name, valid versions and flexible versions are kwire.kafka.apis's, stated there once.
+
+The api modules (kwire.codec.schemas) are generated from Kafka's message definitions by
+scripts/gen_schemas.py and carry Kafka's marks only (entity marks from `entityType`); kwire's own
+marks (`enum=`, `role=`, topic ids) come from kwire.codec.overlay, applied by request()/response().
 
 Schemas say nothing about how to decode; kwire.codec.compiler turns one (schema, version) into a
 decoder once, and caches it.
@@ -35,6 +43,24 @@ BROKER_ID = "brokerId"
 PRODUCER_ID = "producerId"
 TRANSACTIONAL_ID = "transactionalId"
 ENTITIES = frozenset({TOPIC_NAME, TOPIC_ID, GROUP_ID, BROKER_ID, PRODUCER_ID, TRANSACTIONAL_ID})
+
+# What a field is to kwire (kwire.codec.overlay marks them): a secret (SASL bytes, token HMACs, SCRAM
+# salts), and the name and the value of a configuration entry (a value is a secret when its name is
+# one Kafka treats as sensitive: kwire.codec.overlay.sensitive_config).
+SECRET = "secret"
+CONFIG_NAME = "configName"
+CONFIG_VALUE = "configValue"
+ROLES = frozenset({SECRET, CONFIG_NAME, CONFIG_VALUE})
+
+
+class _NotStated:
+    """The default of a field whose definition states none."""
+
+    def __repr__(self) -> str:
+        return "NOT_STATED"
+
+
+NOT_STATED = _NotStated()
 
 PRIMITIVES = frozenset(
     {"bool", "int8", "int16", "uint16", "int32", "uint32", "int64", "float64",
@@ -76,6 +102,8 @@ class Field:
     fields: tuple["Field", ...] | None
     entity: str | None = None  # one of ENTITIES: what the value (or each element) holds
     enum: Mapping[int, str] | None = None  # names of the values (kwire.codec.enums)
+    default: object = NOT_STATED  # Kafka's stated default, NOT_STATED where it states none
+    role: str | None = None  # one of ROLES: what the field is to kwire (kwire.codec.overlay)
 
     @property
     def is_array(self) -> bool:
@@ -110,6 +138,8 @@ def F(
     fields: Iterable[Field] | None = None,
     entity: str | None = None,
     enum: Mapping[int, str] | None = None,
+    default: object = NOT_STATED,
+    role: str | None = None,
 ) -> Field:
     element = type[2:] if type.startswith("[]") else type
     if fields is None and element not in PRIMITIVES:
@@ -120,9 +150,11 @@ def F(
         raise ValueError(f"field {name}: entity {entity!r} must be one of {sorted(ENTITIES)}, on a value")
     if enum is not None and element not in ("int8", "int16", "int32"):
         raise ValueError(f"field {name}: enum names need an integer type, not {type!r}")
+    if role is not None and (role not in ROLES or fields is not None):
+        raise ValueError(f"field {name}: role {role!r} must be one of {sorted(ROLES)}, on a value")
     tagged_versions = Versions.parse(tagged if tagged is not None else (versions if tag is not None else "none"))
     return Field(name, type, Versions.parse(versions), Versions.parse(nullable), tag, tagged_versions,
-                 tuple(fields) if fields is not None else None, entity, enum)
+                 tuple(fields) if fields is not None else None, entity, enum, default, role)
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,11 +179,15 @@ def message(api_key: int, kind: str, name: str, valid: str, flexible: str,
 
 def _message(api_key: int, kind: str, fields: Iterable[Field]) -> MessageSchema:
     """A message of api `api_key`, its name and versions as kwire.kafka.apis states them (Kafka gives a
-    request and its response the same valid and flexible versions)."""
+    request and its response the same valid and flexible versions), with kwire's own marks laid over
+    Kafka's (kwire.codec.overlay)."""
+    from kwire.codec.overlay import apply  # the overlay names fields of these schemas
+
     spec = APIS[api_key]
+    name = spec.name + kind.capitalize()
     flexible = Versions(1, 0) if spec.flexible_from is None else Versions(spec.flexible_from, None)
-    return MessageSchema(api_key, kind, spec.name + kind.capitalize(),
-                         Versions(spec.min_version, spec.max_version), flexible, tuple(fields))
+    return MessageSchema(api_key, kind, name, Versions(spec.min_version, spec.max_version), flexible,
+                         apply(name, tuple(fields)))
 
 
 def request(api_key: int, fields: Iterable[Field]) -> MessageSchema:

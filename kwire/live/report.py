@@ -67,7 +67,7 @@ class ReportedPipeline:
 
 def final_document(*, where: str, expression: str | None, seconds: float, health: dict, report: dict,
                    counted: int, files: list[str], error: str | None) -> dict:
-    """`kwire live --json`: the run's final figures (README, "kwire live")."""
+    """`kwire live --json`: the run's final figures (docs/live.md)."""
     exchanges = report.get("exchanges") or {}
     return {
         "format": FORMAT,

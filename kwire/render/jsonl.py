@@ -1,4 +1,4 @@
-"""JSON Lines: one object per exchange, keys as documented in README.md.
+"""JSON Lines: one object per exchange, keys as documented in docs/jsonl.md.
 
 `exchange_record(ex)` is the object as plain Python data; `exchange_json(ex)` is its JSON text, made
 the fast way: the decoded bodies go to the C encoder as they are and only their non-JSON values

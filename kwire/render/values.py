@@ -6,27 +6,40 @@ record ("full") or their size ("none"); bytes become {"hex": ...}; unknown tagge
 their tags as text keys. Record sets draw on `budget`, a kwire.codec.budget.RecordBudget: the caller
 gives one per exchange, shared by the request and the response (kwire.render.records_run).
 
-Secrets: the fields in SECRET_FIELDS (SaslAuthenticate AuthBytes, delegation-token Hmac, SCRAM
-credential Salt / SaltedPassword) are redacted unless show_secrets is set: AuthBytes become
-`sasl_view(bytes)`, the SASL message's structure with its secret parts left out (user names and
-mechanism-level structure shown; passwords, proofs, signatures, nonces and tokens never), other
-secret fields {"redacted": n_bytes}. In the bodies of SECRET_APIS the unknown tagged fields (kept as
-hex by the decoders: a newer client's field kwire cannot name may hold anything) become
-{"redacted": n_bytes} too. SECRET_APIS names the apis whose bodies can hold such fields:
-`json_default(records)` (the JSON encoder's hook for non-JSON values) never sees field names, so
-renderers walk those bodies with plain_body and hand every other body to the encoder as it is.
+Secrets: the fields the schemas mark as secrets (kwire.codec.overlay.ROLES: SaslAuthenticate AuthBytes,
+delegation-token Hmac, SCRAM credential Salt / SaltedPassword, an Envelope's forwarded request) are
+redacted unless show_secrets is set: AuthBytes become `sasl_view(bytes)`, the SASL message's structure
+with its secret parts left out (user names and mechanism-level structure shown; passwords, proofs,
+signatures, nonces and tokens never), other secret fields {"redacted": n_bytes}. A configuration
+entry's value (CreateTopics, DescribeConfigs, AlterConfigs, IncrementalAlterConfigs: the fields marked
+as config names and values) becomes {"redacted": n_chars} when its name is one Kafka treats as
+sensitive (kwire.codec.overlay.sensitive_config: passwords, JAAS configs, keys, secrets) or the broker
+said IsSensitive; so do the values of its synonyms. In the bodies of SECRET_APIS the unknown tagged
+fields (kept as hex by the decoders: a newer client's field kwire cannot name may hold anything) become
+{"redacted": n_bytes} too. SECRET_APIS names the apis whose bodies can hold such fields, found from the
+same marks: `json_default(records)` (the JSON encoder's hook for non-JSON values) never sees field
+names, so renderers walk those bodies with plain_body and hand every other body to the encoder as it is.
 """
 
 from __future__ import annotations
 
 from kwire.codec.budget import RecordBudget
+from kwire.codec.overlay import field_names_with, messages_with, sensitive_config
 from kwire.codec.records import decode_records, summarize_records
+from kwire.codec.schema import CONFIG_NAME, CONFIG_VALUE, SECRET
 from kwire.codec.values import RawRecords
+from kwire.kafka.apis import API_BY_NAME
 
-SECRET_FIELDS = frozenset({"AuthBytes", "Hmac", "SaltedPassword", "Salt"})
-# SaslAuthenticate, CreateDelegationToken, RenewDelegationToken, ExpireDelegationToken,
-# DescribeDelegationToken, AlterUserScramCredentials.
-SECRET_APIS = frozenset({36, 38, 39, 40, 41, 51})
+
+def _api_keys(message_names) -> frozenset[int]:
+    return frozenset(API_BY_NAME[name.removesuffix("Request").removesuffix("Response").lower()].key
+                     for name in message_names)
+
+
+SECRET_FIELDS = field_names_with(SECRET)
+CONFIG_NAMES, CONFIG_VALUES = field_names_with(CONFIG_NAME), field_names_with(CONFIG_VALUE)
+CONFIG_APIS = _api_keys(messages_with(CONFIG_VALUE))  # CreateTopics, DescribeConfigs, AlterConfigs, ...
+SECRET_APIS = _api_keys(messages_with(SECRET)) | CONFIG_APIS
 _BYTES = (bytes, bytearray, memoryview)
 
 
@@ -39,13 +52,17 @@ def _records(value: RawRecords, records: str, budget: RecordBudget | None):
 
 
 def plain_value(value, records: str = "summary", show_secrets: bool = False, key: str | None = None,
-                budget: RecordBudget | None = None):
-    """`value` made plain. Without a `budget`, each record set gets a fresh default one."""
+                budget: RecordBudget | None = None, configs: bool = False):
+    """`value` made plain. Without a `budget`, each record set gets a fresh default one. `configs`: the
+    value is (part of) a body of CONFIG_APIS, whose configuration entries may hold secrets."""
     t = type(value)
     if t is dict or isinstance(value, dict):
-        return {str(k): plain_value(v, records, show_secrets, str(k), budget) for k, v in value.items()}
+        out = {str(k): plain_value(v, records, show_secrets, str(k), budget, configs) for k, v in value.items()}
+        if configs and not show_secrets:
+            _redact_config(out)
+        return out
     if t is list or t is tuple:
-        return [plain_value(v, records, show_secrets, None, budget) for v in value]
+        return [plain_value(v, records, show_secrets, None, budget, configs) for v in value]
     if t is RawRecords:
         return _records(value, records, budget)
     if isinstance(value, _BYTES):
@@ -61,13 +78,31 @@ def plain_body(body: dict | None, records: str = "summary", show_secrets: bool =
     as an api that can carry secrets. `budget`: the exchange's record budget."""
     if body is None:
         return None
-    plain = plain_value(body, records, show_secrets, None, budget)
+    plain = plain_value(body, records, show_secrets, None, budget, api_key is None or api_key in CONFIG_APIS)
     if not show_secrets and (api_key is None or api_key in SECRET_APIS):
         _redact_unknown_tags(plain)
     return plain
 
 
 UNKNOWN_TAGS = "_unknown_tagged_fields"
+SYNONYMS = "Synonyms"  # DescribeConfigs: the entries a config's value comes from, each a name and a value
+
+
+def _redact_config(entry: dict, sensitive: bool = False) -> None:
+    """A configuration entry's value, redacted when its name is sensitive or the broker said so."""
+    name = next((entry[k] for k in CONFIG_NAMES if k in entry), None)
+    value_key = next((k for k in CONFIG_VALUES if k in entry), None)
+    if value_key is None or name is None:
+        return
+    sensitive = sensitive or entry.get("IsSensitive") is True or sensitive_config(name)
+    if not sensitive:
+        return
+    value = entry[value_key]
+    if type(value) is str:
+        entry[value_key] = {"redacted": len(value)}
+    for synonym in entry.get(SYNONYMS) or ():
+        if type(synonym) is dict:
+            _redact_config(synonym, True)
 
 
 def _redact_unknown_tags(node) -> None:

@@ -54,7 +54,7 @@ class ConnectionEnricher:
     capture time, so names one connection's Metadata answers teach are kept to that connection (a
     connection's fetch offsets are its own anyway). The document does not depend on it (the
     Aggregator names topic ids from every answer); `--topic NAME` matches ids only where the same
-    connection's Metadata named them (README)."""
+    connection's Metadata named them (docs/spark.md)."""
 
     def __init__(self) -> None:
         self.by_connection: dict = {}

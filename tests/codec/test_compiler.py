@@ -103,3 +103,37 @@ def test_random_bytes_only_ever_raise_decode_error(data, version):
         decoder_for(SCHEMA, version)(data)
     except DecodeError:
         pass
+
+
+def test_a_body_of_too_many_entries_is_refused_by_a_bound_not_as_malformed(monkeypatch):
+    """A well-formed DescribeConfigs answer naming 300,000 configs: past KWIRE_MAX_BODY_ENTRIES (250,000)
+    the decoder stops with BodyTooLarge (a DecodeError kwire raises by choice) instead of making 300,000
+    dicts; below the bound the same shape decodes; numbers in arrays count an eighth."""
+    from kwire.codec import compiler
+    from kwire.codec.schemas import schema_for
+    from kwire.errors import BodyTooLarge
+
+    def answer(n: int) -> bytes:
+        config = b"\x02a\x02b\x00\x05\x00\x01\x02\x00\x00"  # Name, Value, ReadOnly, Source, IsSensitive, ...
+        count = n + 1
+        varint = b""
+        while count >= 0x80:
+            varint += bytes([count & 0x7F | 0x80])
+            count >>= 7
+        varint += bytes([count])
+        return (b"\x00\x00\x00\x00" + b"\x02" + b"\x00\x00\x00\x04\x021" + varint + config * n + b"\x00" + b"\x00")
+
+    decode = compiler.decoder_for(schema_for(32, "response"), 4)
+    body, _ = decode(answer(1000))
+    assert len(body["Results"][0]["Configs"]) == 1000
+    with pytest.raises(BodyTooLarge, match="more than 250,000 entries.*KWIRE_MAX_BODY_ENTRIES"):
+        decode(answer(300_000))
+    body, _ = decode(answer(10))  # the budget is per body, not per run
+    assert len(body["Results"][0]["Configs"]) == 10
+    monkeypatch.setattr(compiler, "MAX_BODY_ENTRIES", 16)
+    fetch_forgotten = compiler.decoder_for(schema_for(1, "request"), 7)
+    # ForgottenTopicsData[].Partitions: 100 int32 count 12 entries (an eighth each), under a bound of 16
+    body_bytes = (b"\xff\xff\xff\xff" + b"\x00\x00\x00\x00" * 2 + b"\x00\x00\x00\x01" + b"\x00" + b"\x00\x00\x00\x00" * 2
+                  + b"\x00\x00\x00\x00" + b"\x00\x00\x00\x01" + b"\x00\x01t" + b"\x00\x00\x00\x64" + b"\x00\x00\x00\x07" * 100)
+    body, _ = fetch_forgotten(body_bytes)
+    assert body["ForgottenTopicsData"][0]["Partitions"] == [7] * 100

@@ -46,6 +46,7 @@ from hypothesis import strategies as st  # noqa: E402
 from kio.serial import entity_writer  # noqa: E402
 
 from kwire.codec.compiler import decoder_for  # noqa: E402
+from tests.codec.kio_names import kio_field  # noqa: E402
 from kwire.kafka.primitives import kafka_uuid  # noqa: E402
 from kwire.codec.schema import Field  # noqa: E402
 from kwire.codec.schemas import all_schemas  # noqa: E402
@@ -178,7 +179,7 @@ def _field_map(fields: tuple[Field, ...], version: int, kio_cls) -> dict[str, Fi
     for f in fields:
         if not f.present_in(version):
             continue
-        name = snake(f.name)
+        name = kio_field(f.name, snake(f.name), kio_types)
         if name not in kio_types and name.endswith("_ms") and kio_types.get(name[:-3]) in TIMEDELTA_TYPES | DATETIME_TYPES:
             name = name[:-3]
         out[name] = f

@@ -122,8 +122,10 @@ def test_versions_agree_with_api_table(module):
 
 @pytest.mark.parametrize("module", MODULES)
 def test_versions_cover_kio(module):
+    # kwire's schemas are generated from a newer Kafka trunk than kio 0.6.5's (Kafka 4.3): they define
+    # every version kio does, and may define later ones (ApiVersions v5).
     schema = schema_of(module, "request")
-    assert max(kio_versions(module)) == schema.valid.hi
+    assert schema.valid.lo <= min(kio_versions(module)) and max(kio_versions(module)) <= schema.valid.hi
 
 
 def test_fetch_v0_to_v3_are_kept_for_old_clients():
