@@ -88,6 +88,11 @@ class Chains:
 class Sniffer:
     """One connection while undecided; see the module docstring."""
 
+    # Slots (one is made per TCP connection, 100,000 may be open): `data`, `gap` and `close` are slots
+    # holding bound methods, the sniffing ones first, the chosen consumer's after the decision.
+    __slots__ = ("conn", "detector", "verdict", "target", "seen", "buffered", "started", "chains", "plain_scans",
+                 "data", "gap", "close")
+
     def __init__(self, conn: Connection, detector: "TlsDetector"):
         self.conn = conn
         self.detector = detector
@@ -96,13 +101,14 @@ class Sniffer:
         self.seen: list[tuple] = []  # ("data"|"gap", direction, ts_ns, data or size), in order
         self.buffered = [bytearray(), bytearray()]  # each direction's bytes since its start or last gap
         self.started = [conn.initiator is not None, conn.initiator is not None]  # at the stream's start
-        self.chains = [Chains(), Chains()]  # record chains (mid-stream)
-        self.plain_scans: list = [{}, {}]  # the Kafka request search's state (mid-stream)
+        self.chains: list | None = None  # record chains, per direction (mid-stream only, made when needed)
+        self.plain_scans: list | None = None  # the Kafka request search's state, per direction (the same)
+        self.data, self.gap, self.close = self._data, self._gap, self._close
 
     # After the decision the chosen consumer's methods are bound on the instance and shadow these;
     # a caller that kept a bound method of the class from before still reaches the target.
 
-    def data(self, direction: int, ts_ns: int, data) -> int:
+    def _data(self, direction: int, ts_ns: int, data) -> int:
         if self.target is not None:
             return self.target.data(direction, ts_ns, data)
         if type(data) is tuple:
@@ -115,16 +121,17 @@ class Sniffer:
             return 0
         return self._become(verdict, direction)
 
-    def gap(self, direction: int, ts_ns: int, size: int) -> None:
+    def _gap(self, direction: int, ts_ns: int, size: int) -> None:
         if self.target is not None:
             return self.target.gap(direction, ts_ns, size)
         self.seen.append(("gap", direction, ts_ns, size))
         self.buffered[direction].clear()
         self.started[direction] = False
-        self.chains[direction] = Chains()
-        self.plain_scans[direction] = {}
+        if self.chains is not None:
+            self.chains[direction] = Chains()
+            self.plain_scans[direction] = {}
 
-    def close(self, ts_ns: int, reason: str) -> None:
+    def _close(self, ts_ns: int, reason: str) -> None:
         if self.target is not None:
             return self.target.close(ts_ns, reason)
         verdict = NOT_TLS
@@ -144,6 +151,8 @@ class Sniffer:
             return TLS if header_length(buf, 0) > 0 else NOT_TLS
         if len(data) >= 4 and _I32(data, 0)[0] == len(data) - 4:
             return NOT_TLS
+        if self.chains is None:
+            self.chains, self.plain_scans = [Chains(), Chains()], [{}, {}]
         plain = self.detector.plain
         open_frame = -1
         if plain is not None:
@@ -180,6 +189,7 @@ class Sniffer:
         self.close = target.close
         need = 0
         seen, self.seen, self.buffered = self.seen, [], None
+        self.chains = self.plain_scans = None
         for kind, d, ts, value in seen:
             if kind == "data":
                 result = target.data(d, ts, value)
