@@ -212,6 +212,26 @@ def many_names(path, scale: int = 1) -> None:
         conn.exchange(exchange(1, 12, 1, "fetcher", fetch, answer))
 
 
+def many_client_ids(path, n: int = 20_000) -> None:
+    """One connection of `n` exchanges, each with a client id and a share group of its own (write it
+    gzipped, `path` ending .gz: 200,000 of them are 8 MB)."""
+    import gzip
+
+    plain = Path(str(path) + ".tmp")
+    with PcapWriter(str(plain), ETHERNET) as writer:
+        conn = Traffic(writer).connection(client_address(0))
+        for i in range(n):
+            conn.exchange(exchange(79, 1, i + 1, f"client-{i}",
+                                   {"GroupId": f"share-{i}", "MemberId": "m", "ShareSessionEpoch": 1, "Topics": []},
+                                   {"ThrottleTimeMs": 0, "ErrorCode": 0, "ErrorMessage": None, "Responses": [],
+                                    "NodeEndpoints": []}))
+        conn.close()
+    with open(plain, "rb") as src, gzip.open(str(path), "wb", compresslevel=6) as out:
+        while chunk := src.read(1 << 20):
+            out.write(chunk)
+    plain.unlink()
+
+
 def big_metadata(path, scale: int = 1) -> None:
     """One Metadata answer naming `100_000 * scale` partitions of one topic."""
     with PcapWriter(str(path), ETHERNET) as writer:
@@ -270,15 +290,29 @@ def client_hellos(path, scale: int = 1) -> None:
 
 
 def far_future(path, seconds: int = 300_000_000_000) -> None:
-    """The committed consumer-group recording moved to `seconds` after the epoch (past year 9999; past
-    int64 nanoseconds from 9,223,372,037 s on)."""
+    """The committed consumer-group recording moved to `seconds` after the epoch (past year 9999 from
+    253,402,300,800 s on; past int64 nanoseconds from 9,223,372,037 s on), as a pcapng with
+    microsecond times (a classic pcap holds 32-bit seconds)."""
     from kwire.capture.files import read_captures
 
     packets = list(read_captures([str(GROUP_CAPTURE)]))
     shift = seconds * 10**9 - packets[0].ts_ns
-    with PcapWriter(str(path), packets[0].linktype) as writer:
-        for p in packets:
-            writer.write_packet(p.ts_ns + shift, bytes(p.data))
+    Path(path).write_bytes(pcapng_us([((p.ts_ns + shift) // 1000, bytes(p.data)) for p in packets],
+                                     packets[0].linktype))
+
+
+def pcapng_us(records, linktype: int = 1) -> bytes:
+    """A pcapng of (ts in microseconds, frame) records: one interface with if_tsresol 6 (a 64-bit count
+    of nanoseconds cannot reach the year 9999; one of microseconds can)."""
+    shb = _block(0x0A0D0D0A, struct.pack("<IHHq", 0x1A2B3C4D, 1, 0, -1))
+    tsresol = struct.pack("<HHB", 9, 1, 6) + b"\0" * 3 + struct.pack("<HH", 0, 0)
+    idb = _block(0x00000001, struct.pack("<HHI", linktype, 0, 65535) + tsresol)
+    epbs = []
+    for ts, frame in records:
+        ts %= 1 << 64
+        epbs.append(_block(0x00000006, struct.pack("<IIIII", 0, ts >> 32, ts & 0xFFFFFFFF, len(frame), len(frame))
+                           + frame + b"\0" * (-len(frame) % 4)))
+    return shb + idb + b"".join(epbs)
 
 
 # ---- wrong or cut without a word ---------------------------------------------------------------
