@@ -104,6 +104,9 @@ class RunSummary:
             parts.append(f"{kafka['duplicate_correlation_ids']} reused correlation ids")
         if kafka.get("dropped_bodies"):
             parts.append(f"{kafka['dropped_bodies']} unanswered request bodies not kept")
+        if kafka.get("ignored_kafka_like"):  # given up on: never confirmed within the detection window
+            parts.append(f"{kafka['ignored_kafka_like']} connections with Kafka-like frames not read as Kafka "
+                         f"({kafka.get('ignored_exchanges', 0)} exchanges held, dropped)")
         return ", ".join(parts)
 
 

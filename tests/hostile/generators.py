@@ -331,26 +331,43 @@ def midstream_fake_tls(path, scale: int = 1) -> None:
                 conn.send(direction, frame)
 
 
-def big_first_request(path, size: int = 2 << 20, exchanges: int = 20) -> None:
-    """A consumer captured mid-stream whose first exchange is a Fetch answered with `size` bytes of
-    records (larger than the detection window), then `exchanges` small Metadata exchanges."""
+def big_first_request(path, size: int = 2 << 20, exchanges: int = 20, first: str = "produce",
+                      handshake: bool = False) -> None:
+    """A client captured mid-stream whose first exchange is larger than the detection window, then
+    `exchanges` small Metadata exchanges. `first`: "produce" (a Produce request of `size` bytes of
+    records), "fetch" (a Fetch answered with `size` bytes), "inside" (the capture begins inside such
+    a Fetch answer: its first half not captured). `handshake`: the connection's SYNs were captured."""
     value = random.Random(7).randbytes(size)
     batch = v2_batch([(b"k", value)])
-    fetch = {"ReplicaId": -1, "MaxWaitMs": 500, "MinBytes": 1, "MaxBytes": 64 << 20, "IsolationLevel": 0,
-             "SessionId": 0, "SessionEpoch": -1,
-             "Topics": [{"Topic": "t", "Partitions": [{"Partition": 0, "CurrentLeaderEpoch": -1, "FetchOffset": 0,
-                                                       "LogStartOffset": -1, "PartitionMaxBytes": 64 << 20}]}],
-             "ForgottenTopicsData": [], "RackId": ""}
-    answer = {"ThrottleTimeMs": 0, "ErrorCode": 0, "SessionId": 0,
-              "Responses": [{"Topic": "t", "Partitions": [
-                  {"PartitionIndex": 0, "ErrorCode": 0, "HighWatermark": 10, "LastStableOffset": 10,
-                   "LogStartOffset": 0, "AbortedTransactions": None, "PreferredReadReplica": -1,
-                   "Records": batch}]}]}
+    if first == "produce":
+        frames = produce_exchange(1, [batch], client_id="big")
+    else:
+        frames = exchange(1, 12, 1, "big", _FETCH, _fetch_answer(batch))
     with PcapWriter(str(path), ETHERNET) as writer:
-        conn = MidStream(Traffic(writer), client_address(0))
-        for direction, frame in exchange(1, 12, 1, "big", fetch, answer):
+        traffic = Traffic(writer)
+        conn = traffic.connection(client_address(0)) if handshake else MidStream(traffic, client_address(0))
+        for direction, frame in frames:
+            if first == "inside" and direction == 1:
+                conn.skip(1, len(frame) // 2)
+                frame = frame[len(frame) // 2:]
+            elif first == "inside":
+                continue
             conn.send(direction, frame)
         for corr in range(2, exchanges + 2):
             for direction, frame in _metadata_exchange(corr, "big"):
                 conn.send(direction, frame)
 
+
+_FETCH = {"ReplicaId": -1, "MaxWaitMs": 500, "MinBytes": 1, "MaxBytes": 64 << 20, "IsolationLevel": 0,
+          "SessionId": 0, "SessionEpoch": -1,
+          "Topics": [{"Topic": "t", "Partitions": [{"Partition": 0, "CurrentLeaderEpoch": -1, "FetchOffset": 0,
+                                                    "LogStartOffset": -1, "PartitionMaxBytes": 64 << 20}]}],
+          "ForgottenTopicsData": [], "RackId": ""}
+
+
+def _fetch_answer(batch: bytes) -> dict:
+    return {"ThrottleTimeMs": 0, "ErrorCode": 0, "SessionId": 0,
+            "Responses": [{"Topic": "t", "Partitions": [
+                {"PartitionIndex": 0, "ErrorCode": 0, "HighWatermark": 10, "LastStableOffset": 10,
+                 "LogStartOffset": 0, "AbortedTransactions": None, "PreferredReadReplica": -1,
+                 "Records": batch}]}]}

@@ -96,7 +96,8 @@ def test_gap_then_resync_on_pending_response():
     rest = t.finish()
     assert [(x.status, x.correlation_id) for x in rest] == [(NO_RESPONSE, 1)]
     assert t.closed_counters == {"frames": 3, "unparsed_frames": 0, "duplicate_correlation_ids": 0,
-                                 "pending_overflow": 0, "dropped_bodies": 0, "gaps": 1}
+                                 "pending_overflow": 0, "dropped_bodies": 0, "gaps": 1,
+                                 "ignored_kafka_like": 0, "ignored_exchanges": 0}
 
 
 def test_a_reused_correlation_id_pairs_in_order():
