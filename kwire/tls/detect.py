@@ -17,7 +17,7 @@ How it decides (states UNDECIDED -> TLS | NOT_TLS):
   Kafka-like frame (a 4-byte length equal to the rest), or a Kafka request frame chain that parses
   (`plain`, given by the pipeline: kwire.kafka.resync.request_chain) says not TLS. Otherwise a chain
   of at least two plausible record headers (kwire.tls.records) that runs, record after record, to the
-  end of the direction's bytes says TLS, unless a Kafka request frame still open began before it (a
+  end of the direction's bytes, and was continued by a later segment than the one it began in, says TLS, unless a Kafka request frame still open began before it (a
   record value holding bytes that look like records: the frame is waited for, at most
   MAX_TENTATIVE bytes). DECIDE_BYTES bytes of one direction without a chain say not TLS. A close
   before that decides on what there is.
@@ -43,24 +43,29 @@ UNDECIDED, TLS, NOT_TLS = "undecided", "tls", "not_tls"
 
 
 class Chains:
-    """Record chains in one direction's bytes, found incrementally: `update(buf)` (buf only grows)
-    returns where a chain of at least two plausible headers with one version begins that runs to
-    the end of buf (the last record may be incomplete), or -1."""
+    """Record chains in one direction's bytes, found incrementally: `update(buf)` (buf only grows,
+    one call per delivery) returns where a chain of at least two plausible headers with one version
+    begins that runs to the end of buf (the last record may be incomplete) and was continued by a
+    later delivery than the one it began in (bytes inside one Kafka record value can hold a chain;
+    the next segment, a Kafka frame, breaks it), or -1."""
 
-    __slots__ = ("scanned", "chains")
+    __slots__ = ("scanned", "chains", "deliveries")
 
     def __init__(self) -> None:
         self.scanned = 0  # candidate header positions below this were looked at
-        self.chains: list[list] = []  # [start, next header position, headers, version bytes]
+        self.chains: list[list] = []  # [start, next header position, headers, version bytes, born, later]
+        self.deliveries = 0
 
     def update(self, buf) -> int:
         n = len(buf)
+        self.deliveries += 1
+        now = self.deliveries
         if n - 2 > self.scanned:
             for match in CANDIDATE_HEADER.finditer(buf, self.scanned, n - 2):
                 i = match.start()
                 length = header_length(buf, i)
                 if length > 0:
-                    self.chains.append([i, i + HEADER + length, 1, bytes(buf[i + 1:i + 3])])
+                    self.chains.append([i, i + HEADER + length, 1, bytes(buf[i + 1:i + 3]), now, 0])
             self.scanned = n - 2
             if len(self.chains) > MAX_CHAINS:
                 del self.chains[:len(self.chains) - MAX_CHAINS]
@@ -75,11 +80,13 @@ class Chains:
                     break
                 pos += HEADER + length
                 chain[2] += 1
+                if now > chain[4]:
+                    chain[5] += 1
             if broken:
                 continue
             chain[1] = pos
             alive.append(chain)
-            if chain[2] >= 2 and (best < 0 or chain[0] < best):
+            if chain[2] >= 2 and chain[5] and (best < 0 or chain[0] < best):
                 best = chain[0]
         self.chains = alive
         return best

@@ -320,14 +320,21 @@ def pcapng_us(records, linktype: int = 1) -> bytes:
 FAKE_RECORDS = (b"\x17\x03\x03\x00\x10" + b"\xaa" * 16) * 3  # three application-data record headers, chained
 
 
-def midstream_fake_tls(path, scale: int = 1) -> None:
+def midstream_fake_tls(path, scale: int = 1, inside: bool = False) -> None:
     """A plaintext producer captured mid-stream (no handshake): `40 * scale` answered Produce
-    exchanges whose record values hold bytes that chain as TLS records."""
-    batch = v2_batch([(b"k", FAKE_RECORDS + b"tail" * 8)])
+    exchanges whose record values hold bytes that chain as TLS records, the last one running past
+    the value's end. `inside`: the capture begins inside the first request, just before the
+    records that look like TLS (its first delivery is nothing but those and what follows them)."""
+    value = b"v" * 40 + FAKE_RECORDS + b"\x17\x03\x03\x01\x00" + b"w" * 10
+    batch = v2_batch([(b"k", value)])
     with PcapWriter(str(path), ETHERNET) as writer:
         conn = MidStream(Traffic(writer), client_address(0))
         for corr in range(1, 40 * scale + 1):
             for direction, frame in produce_exchange(corr, [batch], client_id="fooled"):
+                if inside and corr == 1 and direction == 0:
+                    cut = frame.index(FAKE_RECORDS)
+                    conn.skip(0, cut)
+                    frame = frame[cut:]
                 conn.send(direction, frame)
 
 
