@@ -13,8 +13,13 @@ every kept connection:
 - its FIN or RST, renumbered likewise.
 Pure ACKs and the bytes of every other exchange are left out. Packets are raw IP (pcap LINKTYPE_RAW),
 checksums recomputed. A connection whose kept ranges do not start with the frames' lengths in the
-captured payload (Kafka over TLS: the frames are in the decrypted bytes) cannot be cut: it is left
-out and named in `skipped`.
+captured payload cannot be cut: it is left out and named in `skipped`.
+
+Kafka over TLS (decrypted with `--keylog`): the frames lie in the decrypted bytes, and a TLS record
+cannot be read without every record before it (the sequence number is in its nonce), so a
+connection whose first payload is a TLS handshake record is written whole from its start up to the
+segment that completed the last kept exchange (its records, and those before them: the key log
+decrypts the excerpt as it decrypted the capture), sequence numbers as captured.
 """
 
 from __future__ import annotations
@@ -98,6 +103,8 @@ class _Connection:
         self.first_ts: int | None = None
         self.unverified = True  # a kept range's first bytes not checked against the payload yet
         self.bad = False
+        self.tls: bool | None = None  # its first payload is a TLS handshake record (None: not seen yet)
+        self.cutoff = -1  # TLS: the capture time of the last kept exchange's last segment
 
     def owns(self, seg: Segment) -> bool:
         """Is this segment of this connection (not of another that reused the 4-tuple)? Its sequence
@@ -127,6 +134,7 @@ class Excerpt:
         client, broker = _endpoint(ex.client), _endpoint(ex.broker)
         client_start, broker_start, request, response = ex.wire
         found = self._connection(client, broker, client_start, broker_start)
+        found.cutoff = max(found.cutoff, ex.response_ts_ns or ex.request_ts_ns or 0)
         if request is not None:
             found.sides[client].ranges.append(request)
         if response is not None:
@@ -180,6 +188,13 @@ class Excerpt:
             return
         if side.start is None:
             return
+        if conn.tls is None and len(seg.payload) >= 3:
+            conn.tls = _tls_handshake(seg.payload)
+        if conn.tls:
+            if seg.ts_ns <= conn.cutoff and (len(seg.payload) or seg.flags & (FIN | RST)):
+                self._opening(conn, seg, writer)
+                self._emit(writer, seg, seg.seq, seg.ack, seg.flags, bytes(seg.payload))
+            return
         offset = (seg.seq - side.start) & MASK
         ack = other.start + other.renumbered((seg.ack - other.start) & MASK) if other.start is not None else seg.ack
         if seg.flags & (FIN | RST):
@@ -210,6 +225,11 @@ class Excerpt:
     def _emit(self, writer: PcapWriter, seg: Segment, seq: int, ack: int, flags: int, payload: bytes) -> None:
         writer.write_packet(seg.ts_ns, tcp_packet(seg.src_ip, seg.dst_ip, seg.src_port, seg.dst_port, seq, ack,
                                                   flags, payload))
+
+
+def _tls_handshake(payload) -> bool:
+    """Does a connection's first payload start a TLS handshake record (0x16, version 3.x)?"""
+    return payload[0] == 22 and payload[1] == 3 and payload[2] <= 4
 
 
 def _frame_starts(payload, at: int, n: int, side: _Direction, offset: int) -> bool:
