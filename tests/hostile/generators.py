@@ -99,23 +99,26 @@ def tls_gap_garbage(path, scale: int = 1, seed: int = 1) -> None:
     packets = list(read_captures([str(TLS13)]))
     Path(str(path) + ".keys").write_bytes(Path(str(TLS13) + ".keys").read_bytes())
     last = None
-    for packet in packets:  # the last client -> broker data segment of a connection to 9093
+    for index, packet in enumerate(packets):  # the last client -> broker data segment of a connection to 9093
         seg = decode_segment(packet)
         if seg is not None and seg.dst_port == 9093 and len(seg.payload) > 0:
-            last = (packet, seg)
-    packet, seg = last
+            last = (index, packet, seg)
+    index, packet, seg = last
+    seq = seg.seq + len(seg.payload) + 2_000
+    client, broker = (seg.src_ip, seg.src_port), (seg.dst_ip, seg.dst_port)
+    garbage = []
+    for _ in range(600 * scale):  # before the connection's FIN, at the time of its last segment
+        body = rng.randbytes(rng.randrange(17, 64))
+        rec = bytes([23, 3, 3]) + struct.pack(">H", len(body)) + body
+        garbage.append(_raw_ipv4_tcp(packets[0].linktype, client, broker, seq, seg.ack, rec))
+        seq += len(rec)
     with PcapWriter(str(path), packets[0].linktype) as writer:
-        for p in packets:
+        for p in packets[:index + 1]:
             writer.write_packet(p.ts_ns, bytes(p.data))
-        ts = packets[-1].ts_ns
-        seq = seg.seq + len(seg.payload) + 2_000
-        client, broker = (seg.src_ip, seg.src_port), (seg.dst_ip, seg.dst_port)
-        for _ in range(600 * scale):
-            body = rng.randbytes(rng.randrange(17, 64))
-            rec = bytes([23, 3, 3]) + struct.pack(">H", len(body)) + body
-            ts += 1000
-            writer.write_packet(ts, _raw_ipv4_tcp(packets[0].linktype, client, broker, seq, seg.ack, rec))
-            seq += len(rec)
+        for frame in garbage:
+            writer.write_packet(packet.ts_ns, frame)
+        for p in packets[index + 1:]:
+            writer.write_packet(p.ts_ns, bytes(p.data))
 
 
 def _raw_ipv4_tcp(linktype: int, src, dst, seq: int, ack: int, payload: bytes) -> bytes:
