@@ -48,7 +48,7 @@ class _Largest:
 def _order(key):
     """A total order over keys of mixed kinds (None, str, int, tuples of them)."""
     if type(key) is tuple:
-        return tuple(_order(k) for k in key)
+        return (3, tuple(_order(k) for k in key))
     if key is None:
         return (0, "")
     if type(key) is int:

@@ -249,10 +249,10 @@ def _key_line(i: int) -> bytes:
 
 def secrets_block(path, scale: int = 1, two_byte_lines: bool = False) -> None:
     """A pcapng: a Decryption Secrets Block of `50_000 * scale` key log lines (or, with
-    `two_byte_lines`, `4 MiB * scale` of "a\\n"), then the plaintext Kafka of one exchange."""
+    `two_byte_lines`, `6 MiB * scale` of "ab\\n"), then the plaintext Kafka of one exchange."""
     from tests.fuzz.conversation import conversation
 
-    text = b"a\n" * ((2 << 20) * scale) if two_byte_lines else b"".join(_key_line(i) for i in range(50_000 * scale))
+    text = b"ab\n" * ((2 << 20) * scale) if two_byte_lines else b"".join(_key_line(i) for i in range(50_000 * scale))
     shb = _block(0x0A0D0D0A, struct.pack("<IHHq", 0x1A2B3C4D, 1, 0, -1))
     idb = _block(0x00000001, struct.pack("<HHI", 1, 0, 65535))
     dsb = _block(0x0000000A, struct.pack("<II", 0x544C534B, len(text)) + text + b"\0" * (-len(text) % 4))
@@ -269,8 +269,8 @@ def _block(kind: int, body: bytes) -> bytes:
 
 
 def short_key_lines(path, scale: int = 1) -> None:
-    """A key log of `4 MiB * scale` of two-byte lines (`path`.keys) beside a small plaintext capture."""
-    Path(str(path) + ".keys").write_bytes(b"a\n" * ((2 << 20) * scale))
+    """A key log of `6 MiB * scale` of two-character lines (`path`.keys) beside a small plaintext capture."""
+    Path(str(path) + ".keys").write_bytes(b"ab\n" * ((2 << 20) * scale))
     with PcapWriter(str(path), ETHERNET) as writer:
         conn = Traffic(writer).connection(client_address(0))
         conn.exchange(_metadata_exchange(1, "keys"))

@@ -56,11 +56,11 @@ def test_a_capped_table_merges_to_the_same_whatever_the_split(tmp_path):
 
 
 def test_key_log_text_is_split_a_slice_at_a_time():
-    """8 MiB of two-byte lines (a pcapng Decryption Secrets Block, a key log file): the text was
-    split into all its lines at once (4 million strings)."""
+    """12 MiB of two-character lines (a pcapng Decryption Secrets Block, a key log file): the text
+    was split into all its lines at once (4 million strings)."""
     from kwire.tls import KeyLog
 
-    text = b"a\n" * (4 << 20)
+    text = b"ab\n" * (4 << 20)
     keys = KeyLog()
     tracemalloc.start()
     try:
