@@ -87,7 +87,9 @@ class _Direction:
     def pieces(self, offset: int, n: int):
         """(start, end) offsets of the kept parts of [offset, offset + n)."""
         i = max(bisect_right(self.starts, offset) - 1, 0)
-        for a, b in self.ranges[i:]:
+        ranges = self.ranges
+        for k in range(i, len(ranges)):  # from the range found on: no copy of the rest of the list
+            a, b = ranges[k]
             if a >= offset + n:
                 break
             lo, hi = max(a, offset), min(b, offset + n)

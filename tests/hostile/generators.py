@@ -248,19 +248,26 @@ def _key_line(i: int) -> bytes:
 
 
 def secrets_block(path, scale: int = 1, two_byte_lines: bool = False) -> None:
-    """A pcapng: a Decryption Secrets Block of `50_000 * scale` key log lines (or, with
+    """A pcapng: Decryption Secrets Blocks (24 MiB each at most) of `50_000 * scale` key log lines (or, with
     `two_byte_lines`, `6 MiB * scale` of "ab\\n"), then the plaintext Kafka of one exchange."""
     from tests.fuzz.conversation import conversation
 
     text = b"ab\n" * ((2 << 20) * scale) if two_byte_lines else b"".join(_key_line(i) for i in range(50_000 * scale))
     shb = _block(0x0A0D0D0A, struct.pack("<IHHq", 0x1A2B3C4D, 1, 0, -1))
     idb = _block(0x00000001, struct.pack("<HHI", 1, 0, 65535))
-    dsb = _block(0x0000000A, struct.pack("<II", 0x544C534B, len(text)) + text + b"\0" * (-len(text) % 4))
+    dsbs = b""
+    for start in range(0, len(text), 24 << 20):  # blocks under the 32 MiB a capture record may hold
+        end = text.rfind(b"\n", start, start + (24 << 20)) + 1 if len(text) - start > 24 << 20 else len(text)
+        end = end if end > start else len(text)
+        piece = text[start:end]
+        dsbs += _block(0x0000000A, struct.pack("<II", 0x544C534B, len(piece)) + piece + b"\0" * (-len(piece) % 4))
+        if end >= len(text):
+            break
     records = conversation(_metadata_exchange(1, "after-secrets"))
     epbs = [_block(0x00000006, struct.pack("<IIIII", 0, ts // 1000 >> 32, ts // 1000 & 0xFFFFFFFF, len(frame),
                                            len(frame)) + frame + b"\0" * (-len(frame) % 4))
             for ts, frame in records]
-    Path(path).write_bytes(shb + idb + dsb + b"".join(epbs))
+    Path(path).write_bytes(shb + idb + dsbs + b"".join(epbs))
 
 
 def _block(kind: int, body: bytes) -> bytes:
