@@ -124,6 +124,9 @@ def groups_section(doc: dict) -> str:
     span = doc["span"]
     start, end = span["start"] or 0, span["end"] or 0
     panels = []
+    if len(groups) > MAX_GROUPS:  # said before the panels: the busiest MAX_GROUPS are drawn
+        panels.append(f'<p class="note">The {MAX_GROUPS} groups with most generations; {len(groups) - MAX_GROUPS:,} '
+                      'more groups in --json.</p>')
     for group_id, g in sorted(groups.items(), key=lambda kv: (-len(kv[1]["generations"]), kv[0]))[:MAX_GROUPS]:
         members = "".join(
             f'<tr><td class="n">{escape(m)}</td><td class="n">{escape(v["client_id"] or "-")}</td>'
@@ -135,7 +138,9 @@ def groups_section(doc: dict) -> str:
             f'coordinator {escape(g["coordinator"] or "-")} · {len(g["generations"])} generations · '
             f'{g["rebalance_in_progress"]} REBALANCE_IN_PROGRESS answers</div>{timeline_chart(g, start, end)}'
             f'<div class="tw"><table><tr><th class="l">member id</th><th class="l">client id</th><th class="l">client</th>'
-            f'<th>first seen</th><th>last seen</th><th class="l">left</th></tr>{members}</table></div></div>')
+            f'<th>first seen</th><th>last seen</th><th class="l">left</th></tr>{members}</table></div>'
+            + (f'<p class="note">{len(g["members"]) - MAX_ROWS:,} more members in --json.</p>'
+               if len(g["members"]) > MAX_ROWS else "") + '</div>')
     return ('<section><h2>Consumer groups</h2><p class="note">Generations (classic generation ids, KIP-848 and '
             'share member epochs) over time: a bar per member per generation it was in; red: a member that '
             'vanished without leaving.</p>' + "".join(panels) + "</section>")
