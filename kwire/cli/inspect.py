@@ -13,7 +13,7 @@ import sys
 
 import click
 
-from kwire.cli.outpaths import refuse_overwrite
+from kwire.cli.outpaths import refuse_overwrite, refuse_stdin_twice
 from kwire.cli.keys import Reading, keylog_option, load_keys
 from kwire.cli.options import capture_paths, filter_options, stdin_once
 from kwire.capture.source import STDIN
@@ -52,6 +52,7 @@ def inspect_command(captures, as_json, verbose, records, limit, selection, ports
     decoded bodies; --json writes JSON Lines."""
     paths = capture_paths(captures)
     refuse_overwrite(write_path, [*paths, keylog], "-w")
+    refuse_stdin_twice(keylog, paths)
     paths = stdin_once(paths, selection.needs_prepass or write_path is not None,
                        " ".join(filter(None, [selection.describe() if selection.needs_prepass else "",
                                               "-w" if write_path is not None else ""])))

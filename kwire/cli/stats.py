@@ -15,7 +15,7 @@ import click
 from kwire.analytics import Aggregator, summary_json
 from kwire.cli.inspect import report_run
 from kwire.cli.progress import progress_bar
-from kwire.cli.outpaths import refuse_overwrite
+from kwire.cli.outpaths import refuse_overwrite, refuse_stdin_twice
 from kwire.cli.keys import Reading, keylog_option, load_keys
 from kwire.cli.options import capture_paths, filter_options, stdin_once
 from kwire.errors import KwireError
@@ -67,6 +67,7 @@ def stats_command(captures, as_json, html, selection, ports, keylog, no_summary,
     """Latency, errors, lag and share-group figures of capture files (pcap, pcapng, gzip of either)."""
     paths = capture_paths(captures)
     refuse_overwrite(html, [*paths, keylog], "--html")
+    refuse_stdin_twice(keylog, paths)
     paths = stdin_once(paths, selection.needs_prepass, selection.describe())
     keep = selection.exchange_filter(paths)
     reading = Reading(paths, ports, load_keys(keylog))
