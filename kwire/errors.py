@@ -1,8 +1,9 @@
 """The project's one error tree.
 
 Every failure kwire reports on purpose is a KwireError. Decode failures inside a good capture are
-turned into data (an error string on the Exchange); CaptureError ends reading of one file with a
-one-line message naming it.
+turned into data (a kwire.outcomes.BodyOutcome of kind `malformed` on the Exchange, built from the
+error's `field`, `offset` and `reason`, never from its text); CaptureError ends reading of one file
+with a one-line message naming it.
 """
 
 
@@ -11,14 +12,28 @@ class KwireError(Exception):
 
 
 class DecodeError(KwireError):
-    """Bytes that do not decode as the schema says (truncated, absurd length, bad value)."""
+    """Bytes that do not decode as the schema says (truncated, absurd length, bad value).
+    `offset`: where; `field`: the path of the field being read ("Topics.Partitions.Index"), when a
+    schema decoder knows it; `message_name`: the message ("Fetch v16"), when known."""
 
-    def __init__(self, message: str, offset: int | None = None):
+    def __init__(self, message: str, offset: int | None = None, field: str | None = None,
+                 message_name: str | None = None):
         super().__init__(message)
         self.offset = offset
+        self.field = field
+        self.message_name = message_name
+
+    @property
+    def reason(self) -> str:
+        """What was wrong, without where."""
+        return self.args[0] if self.args else ""
 
     def __str__(self) -> str:
         base = super().__str__()
+        if self.field:
+            base = f"{self.field}: {base}"
+        if self.message_name:
+            base = f"{self.message_name}: {base}"
         return base if self.offset is None else f"{base} (at byte {self.offset})"
 
 

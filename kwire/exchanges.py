@@ -1,9 +1,13 @@
 """Turn a RawExchange (paired frames) into an Exchange (decoded bodies).
 
-The response carries no api key or version: it is decoded with its request's. Bodies of apis
-without a schema stay None (the exchange still has name, version, ids, sizes and latency). A body
-that fails to decode leaves an error string on the exchange, never an exception; bytes left after a
-decoded body are counted in request_trailing / response_trailing.
+The response carries no api key or version: it is decoded with its request's. What happens to each
+body is a kwire.outcomes.BodyOutcome on the exchange, never an exception: decoded; trailing_bytes
+(decoded, bytes left after it); malformed (where and why, from the DecodeError's field, offset and
+reason); no_decoder (no schema for the api and version: the body stays None, the exchange still
+has name, version, ids, sizes and latency); and what the layers below say left a body undecodable:
+PendingRequest.lost / RawExchange.response_lost, a body kind (not_kept: pairing dropped the request
+body under its bound, kwire.kafka.pairing.MAX_PENDING_BYTES; cut_by_snaplen: the packet path saw the
+snap length cut it), carried as `request_lost` / `response_lost` and becoming the body's outcome.
 
 Protocol quirk, kept here: an ApiVersions response whose ErrorCode is UNSUPPORTED_VERSION (35) is
 written in the v0 body whatever version was asked (the broker cannot know which the client speaks).
@@ -25,11 +29,9 @@ from kwire.kafka.headers import parse_response_header
 from kwire.kafka.pairing import RawExchange
 from kwire.model import Exchange
 from kwire.net.segment import format_endpoint
+from kwire.outcomes import DECODED_BODY, MALFORMED, NO_DECODER_BODY, BodyOutcome, lost_body, malformed, trailing
 
 _I16 = struct.Struct(">h")
-# A request that waited for its answer while its connection held more pending bodies than
-# kwire.kafka.pairing.MAX_PENDING_BYTES: it is paired and timed, its body was not kept.
-BODY_NOT_KEPT = "request body not kept: its connection held too many unanswered requests (KWIRE_MAX_PENDING_BYTES)"
 UNSUPPORTED_VERSION = 35
 
 
@@ -51,16 +53,17 @@ def body_decoder(api_key: int, kind: str, version: int):
     return decoder
 
 
-def decode_body(api_key: int, kind: str, version: int, body, pos: int) -> tuple[dict | None, str | None, int]:
-    """(decoded dict or None, error or None, trailing byte count)."""
+def decode_body(api_key: int, kind: str, version: int, body, pos: int) -> tuple[dict | None, BodyOutcome]:
+    """(decoded dict or None, what happened to the body)."""
     decoder = body_decoder(api_key, kind, version)
     if decoder is None:
-        return None, None, 0
+        return None, NO_DECODER_BODY
     try:
         decoded, end = decoder(body, pos)
     except DecodeError as exc:
-        return None, str(exc), 0
-    return decoded, None, len(body) - end
+        return None, malformed(exc)
+    left = len(body) - end
+    return decoded, trailing(left) if left else DECODED_BODY
 
 
 _ENDPOINT_NAMES: dict[tuple, str] = {}
@@ -98,6 +101,9 @@ class ExchangeParts(NamedTuple):
     response_body: object | None  # the response frame body, header included
     given_up_ts_ns: int | None  # no_response: when kwire stopped waiting for the answer
     wire: tuple | None  # where the frames lie on the wire (Exchange.wire), when the run tracks it
+    unanswered: str | None  # no_response: why (kwire.outcomes.UNANSWERED_KINDS)
+    request_lost: str | None  # why the request body cannot be decoded (a body kind), else None
+    response_lost: str | None  # the same for the response body
 
 
 # Plain values in field order -> ExchangeParts, without NamedTuple's Python-level __new__.
@@ -119,14 +125,15 @@ def exchange_parts(raw: RawExchange, *, owned: bool = False) -> ExchangeParts:
     if req is None:
         return as_parts((conn.id, client, broker, raw.status, raw.correlation_id, None, None, None, 0,
                            None, None, None, raw.response_ts_ns, raw.response_size, resp_body, None,
-                           _wire(raw, None)))
+                           _wire(raw, None), raw.unanswered, None, raw.response_lost))
     h = req.header
     body = req.body
-    if owned and type(body) is not bytes:
+    if owned and body is not None and type(body) is not bytes:  # None: a body pairing did not keep
         body = bytes(body)
     return as_parts((conn.id, client, broker, raw.status, raw.correlation_id, h.api_key, h.api_version,
                        h.client_id, h.header_size, req.ts_ns, req.size, body, raw.response_ts_ns,
-                       raw.response_size, resp_body, raw.given_up_ts_ns, _wire(raw, req.span)))
+                       raw.response_size, resp_body, raw.given_up_ts_ns, _wire(raw, req.span), raw.unanswered,
+                       req.lost, raw.response_lost))
 
 
 def _wire(raw: RawExchange, request_span) -> tuple | None:
@@ -139,22 +146,26 @@ def _wire(raw: RawExchange, request_span) -> tuple | None:
 
 def build_from_parts(parts: ExchangeParts, *, decode: bool = True) -> Exchange:
     (conn_id, client, broker, status, corr, api_key, api_version, client_id, header_size,
-     req_ts, req_size, req_body, resp_ts, resp_size, resp_body, given_up_ts, wire) = parts
+     req_ts, req_size, req_body, resp_ts, resp_size, resp_body, given_up_ts, wire, unanswered, req_lost,
+     resp_lost) = parts
     if resp_body is None:
         resp_ts = resp_size = None
     # every field in one call: cheaper than setting them one by one after
     if api_key is None:
         ex = Exchange(conn_id, client, broker, status, corr, None, None, None, None, None, resp_ts, given_up_ts,
                       None, resp_size, wire=wire)
+        if resp_lost is not None:
+            ex.response_outcome = lost_body(resp_lost)
     else:
         ex = Exchange(conn_id, client, broker, status, corr, api_key, api_name(api_key), api_version, client_id,
-                      req_ts, resp_ts, given_up_ts, req_size, resp_size, wire=wire)
-        if req_body is None:
-            ex.request_error = BODY_NOT_KEPT
-        elif decode:
-            ex.request, ex.request_error, ex.request_trailing = decode_body(
-                api_key, "request", api_version, req_body, header_size)
-        if resp_body is not None and decode:
+                      req_ts, resp_ts, given_up_ts, req_size, resp_size, wire=wire, unanswered=unanswered)
+        if req_lost is not None:
+            ex.request_outcome = lost_body(req_lost)
+        elif decode and req_body is not None:
+            ex.request, ex.request_outcome = decode_body(api_key, "request", api_version, req_body, header_size)
+        if resp_lost is not None:
+            ex.response_outcome = lost_body(resp_lost)
+        elif resp_body is not None and decode:
             _decode_response(ex, resp_body)
     if decode and api_key in EMBEDDED_API_KEYS:
         decode_embedded(ex)
@@ -169,25 +180,24 @@ def _decode_response(ex: Exchange, body) -> None:
     try:
         header = parse_response_header(body, ex.api_key, ex.api_version)
     except DecodeError as exc:
-        ex.response_error = f"response header: {exc}"
+        ex.response_outcome = malformed(exc)._replace(field=exc.field or "<response header>")
         return
     if ex.api_key == API_VERSIONS_KEY and len(body) >= header.header_size + 2:
         code = _I16.unpack_from(body, header.header_size)[0]
         if code == UNSUPPORTED_VERSION:
-            ex.response, error, ex.response_trailing = decode_body(
-                ex.api_key, "response", 0, body, header.header_size)
-            if error:
-                ex.response, ex.response_error, ex.response_trailing = _refusal(body, header.header_size, error)
+            ex.response, outcome = decode_body(ex.api_key, "response", 0, body, header.header_size)
+            if outcome.kind == MALFORMED:
+                ex.response, outcome = _refusal(body, header.header_size, outcome)
+            ex.response_outcome = outcome
             return
-    ex.response, ex.response_error, ex.response_trailing = decode_body(
-        ex.api_key, "response", ex.api_version, body, header.header_size)
+    ex.response, ex.response_outcome = decode_body(ex.api_key, "response", ex.api_version, body, header.header_size)
 
 
-def _refusal(body, pos: int, v0_error: str) -> tuple[dict, str | None, int]:
+def _refusal(body, pos: int, v0: BodyOutcome) -> tuple[dict, BodyOutcome]:
     """An UNSUPPORTED_VERSION answer that is not the v0 body: librdkafka's mock cluster layout
     (kwire.codec.version_refusal), else the error code alone, which is all a client reads of it."""
     try:
-        return decode_mock_refusal(body, pos), None, 0
+        return decode_mock_refusal(body, pos), DECODED_BODY
     except DecodeError:
         return ({"ErrorCode": UNSUPPORTED_VERSION},
-                f"UNSUPPORTED_VERSION answer is not the v0 body Kafka specifies ({v0_error})", 0)
+                v0._replace(reason=f"UNSUPPORTED_VERSION answer is not the v0 body Kafka specifies ({v0.reason})"))

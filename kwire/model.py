@@ -1,18 +1,20 @@
 """Exchange: one Kafka request paired with its response, the project's central type.
 
 Everything downstream (inspect's views, stats, the live dashboard, the Spark job) consumes
-Exchanges. Bodies are dicts keyed by Kafka's field names, or None when not decoded; a body that
-failed to decode carries its error in `request_error` / `response_error` and the exchange still
-counts.
+Exchanges. Bodies are dicts keyed by Kafka's field names, or None when not decoded. What happened
+to each body is a kwire.outcomes.BodyOutcome (`request_outcome`, `response_outcome`: None when
+there was no body), what happened to the exchange its `status`, and why an unanswered one was given
+up `unanswered` (kinds of kwire.outcomes); `request_error` / `response_error` are their text, derived.
+A body that failed to decode leaves the exchange counted all the same.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-PAIRED = "paired"
-NO_RESPONSE = "no_response"
-NO_REQUEST = "no_request"
+from kwire.outcomes import NO_REQUEST, NO_RESPONSE, PAIRED, BodyOutcome, error_text, trailing_size
+
+__all__ = ["Exchange", "PAIRED", "NO_RESPONSE", "NO_REQUEST"]
 
 
 @dataclass(slots=True)
@@ -33,15 +35,32 @@ class Exchange:
     response_size: int | None = None
     request: dict | None = None
     response: dict | None = None
-    request_error: str | None = None
-    response_error: str | None = None
-    request_trailing: int = 0  # bytes left after the decoded body
-    response_trailing: int = 0
+    request_outcome: BodyOutcome | None = None  # None: no request body was captured
+    response_outcome: BodyOutcome | None = None
+    unanswered: str | None = None  # no_response: why kwire stopped waiting (kwire.outcomes.UNANSWERED_KINDS)
     extra: dict = field(default_factory=dict)  # enrichments (topic names, lag) added after pairing
     # Where the frames lie on the wire, when the run tracks it (kwire inspect -w): (client's first TCP
     # sequence number, broker's, request frame (start, end) in the client's bytes, response's in the
     # broker's); None otherwise.
     wire: tuple | None = None
+
+    @property
+    def request_error(self) -> str | None:
+        """The text of a request outcome that left its body undecoded (kwire.outcomes.error_text)."""
+        return error_text(self.request_outcome)
+
+    @property
+    def response_error(self) -> str | None:
+        return error_text(self.response_outcome)
+
+    @property
+    def request_trailing(self) -> int:
+        """Bytes left after the decoded request body."""
+        return trailing_size(self.request_outcome)
+
+    @property
+    def response_trailing(self) -> int:
+        return trailing_size(self.response_outcome)
 
     @property
     def ts_ns(self) -> int:

@@ -30,6 +30,7 @@ from kwire.exchanges import ExchangeParts, as_parts, build_from_parts, exchange_
 from kwire.forkpool import ForkPool, WorkerDied, can_fork
 from kwire.kafka.pairing import RawExchange
 from kwire.model import Exchange
+from kwire.outcomes import is_malformed
 
 BATCH = 512  # exchanges per batch sent to a worker
 BATCH_BYTES = 1 << 20  # or fewer, when their frames add up to this
@@ -84,7 +85,7 @@ def decode_parts(batch: list[ExchangeParts]) -> tuple[list[Exchange], int]:
     exchanges = [build_from_parts(parts) for parts in batch]
     errors = 0
     for ex in exchanges:
-        if ex.request_error or ex.response_error:
+        if is_malformed(ex):
             errors += 1
     return exchanges, errors
 

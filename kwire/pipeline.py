@@ -30,6 +30,7 @@ from kwire.kafka.connection import DEFAULT_MAX_FRAME, KafkaLayer
 from kwire.kafka.pairing import RawExchange
 from kwire.kafka.resync import request_chain
 from kwire.model import NO_REQUEST, NO_RESPONSE, PAIRED, Exchange
+from kwire.outcomes import is_malformed
 from kwire.net.decode import SUPPORTED_LINKTYPES, DecodeCounters, decode_segment
 from kwire.tcp.flows import FlowTable
 from kwire.tcp.stream import Connection
@@ -62,7 +63,7 @@ class RunSummary:
 
     def count(self, ex: Exchange) -> None:
         self.count_status(ex.status, ex.connection_id)
-        if ex.request_error or ex.response_error:
+        if is_malformed(ex):
             self.decode_errors += 1
 
     def count_status(self, status: str, connection_id: int) -> None:

@@ -26,6 +26,7 @@ from kwire.codec.version_refusal import is_version_refusal
 from kwire.enrich import ZERO_UUID, topic_label
 from kwire.kafka.apis import API_BY_NAME
 from kwire.model import NO_RESPONSE, PAIRED, Exchange
+from kwire.outcomes import is_malformed
 
 
 def parse_api(text: str) -> int:
@@ -81,7 +82,7 @@ def topics_of(ex: Exchange) -> set[str]:
 
 
 def has_error(ex: Exchange) -> bool:
-    if ex.status != PAIRED or ex.request_error or ex.response_error:
+    if ex.status != PAIRED or is_malformed(ex):
         return True
     codes = error_codes(ex.response) if ex.response else []
     return bool(codes) and not is_version_refusal(ex.api_key, codes)  # version negotiation is no failure

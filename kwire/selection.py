@@ -1,7 +1,7 @@
 """The exchange filters as the user typed them: parsed, described, and turned into a kwire.query filter.
 
 `Selection` holds the values of the filter options (`--api`, `--client-id`, `--topic`, `--host`,
-`--partition`, `--since`, `--until`, `--errors`, `--min-latency`, `--group`);
+`--partition`, `--since`, `--until`, `--errors`, `--min-latency`, `--group`, and inspect's `--changes`);
 `selection.exchange_filter(paths)` makes the ExchangeFilter (with --group, kwire.group_filter's filter
 beside it: members read from `paths` first, learnt as traffic comes without paths, or left to the
 Spark job for `kwire spark`), `selection.describe()` says them back (`--api Fetch --since 10s`) for the
@@ -136,12 +136,14 @@ class Selection:
     min_latency: float | None = None
     group: str | None = None
     group_members_later: bool = False  # kwire spark: a Spark job reads the group's members
+    changes_only: bool = False  # kwire inspect --changes: only the exchanges that change the cluster
     _start: list = field(default_factory=list, repr=False)  # the capture start, once looked up
 
     @property
     def active(self) -> bool:
         return bool(self.apis or self.client_ids or self.topics or self.hosts or self.partitions or self.since
-                    or self.until or self.errors_only or self.min_latency is not None or self.group)
+                    or self.until or self.errors_only or self.min_latency is not None or self.group
+                    or self.changes_only)
 
     def _api_keys(self) -> frozenset[int]:
         keys = set()
@@ -184,9 +186,14 @@ class Selection:
                               min_latency_ms=self.min_latency, hosts=self._hosts(),
                               partitions=frozenset(self.partitions), since_ns=self._time(self.since, paths),
                               until_ns=self._time(self.until, paths))
+        from kwire.group_filter import AllOf, GroupFilter, group_members
+
+        if self.changes_only:
+            from kwire.analytics.changes_read import is_change
+
+            keep = AllOf(keep, is_change)
         if not self.group:
             return keep
-        from kwire.group_filter import AllOf, GroupFilter, group_members
 
         if self.group_members_later:
             group = GroupFilter(self.group, resolved=False)
@@ -211,6 +218,8 @@ class Selection:
             words.append("--errors")
         if self.min_latency is not None:
             words.append(f"--min-latency {self.min_latency:g}")
+        if self.changes_only:
+            words.append("--changes")
         return " ".join(words)
 
 

@@ -236,6 +236,33 @@ def unanswered(scene: Scene, mock: MockCluster) -> None:
     _finish(scene, producer, 26)
 
 
+def pending_cap(scene: Scene, mock: MockCluster) -> None:
+    # One producer pipelines big batches (256 KiB, 40 requests in flight) to a broker that answers
+    # each request 2 s late: its connection holds megabytes of unanswered Produce requests, past a
+    # lowered KWIRE_MAX_PENDING_BYTES (the tests use 1 MiB). Values are text, so the capture
+    # compresses well.
+    from confluent_kafka import Producer as KafkaProducer
+
+    mock.create_topic(TOPIC, 1)
+    truth = Truth(scene.truth_path, "kwire-bulk-producer")
+    producer = KafkaProducer({"bootstrap.servers": mock.bootstraps, "client.id": "kwire-bulk-producer",
+                              "enable.idempotence": False, "max.in.flight.requests.per.connection": 40,
+                              "batch.size": 262144, "linger.ms": 100, "compression.type": "none",
+                              "message.max.bytes": 1000000, "debug": "protocol"})
+    producer.list_topics(TOPIC, timeout=10)  # connected and the topic known before the broker stalls
+    mock.set_rtt(1, 2000)
+    delivered = []
+    value = b"kwire pending-cap order " * 2500  # 60 KB of text
+    for i in range(48):
+        producer.produce(TOPIC, key=b"k%d" % i, value=value, partition=0,
+                         on_delivery=lambda err, msg: delivered.append(err is None))
+        producer.poll(0)
+    left = producer.flush(60)
+    truth("flushed", sent=48, delivered=sum(delivered), failed=delivered.count(False), left=left)
+    scene.summary["delivered"] = sum(delivered)
+    mock.set_rtt(1, 0)
+
+
 def proxy_faults(scene: Scene, mock: MockCluster) -> None:
     # Every client goes through a proxy per broker; consumer 1's Fetch answers say "throttled
     # 300 ms" 20 times; the ApiVersions answers a client named kwire-fragile gets are corrupted
@@ -351,6 +378,7 @@ PROBLEMS = {
     "error-burst": (error_burst, 3),
     "unanswered": (unanswered, 3),
     "proxy-faults": (proxy_faults, 3),
+    "pending-cap": (pending_cap, 1),
     "clean-share": (clean_share, 1),
     "share-redelivery": (share_redelivery, 1),
     "txn-clean": (txn_clean, 0),
@@ -393,22 +421,22 @@ def _cut(raw: Path, out: Path, ports: list[int]) -> None:
     raw.unlink()
 
 
-def record(name: str, out_dir: Path, timeout: float = 180) -> Path:
+def record(name: str, out_dir: Path, timeout: float = 180, netns: str | None = None) -> Path:
     reason = why_not_recordable()
     if reason:
         raise RecordError(reason)
     with tempfile.TemporaryDirectory(prefix="kwire-problem-") as scratch:  # tcpdump's raw capture, removed after
-        return _record(name, out_dir, timeout, Path(scratch) / "raw.pcap")
+        return _record(name, out_dir, timeout, Path(scratch) / "raw.pcap", netns)
 
 
-def _record(name: str, out_dir: Path, timeout: float, raw: Path) -> Path:
+def _record(name: str, out_dir: Path, timeout: float, raw: Path, netns: str | None = None) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     out = out_dir / f"{name}.pcap"
     log_path, jsonl_path = Path(f"{out}.truth.log"), Path(f"{out}.truth.jsonl")
     jsonl_path.unlink(missing_ok=True)
     argv = [sys.executable, str(Path(__file__).resolve()), "--in-namespace", "--problem", name,
             "--truth-jsonl", str(jsonl_path.resolve())]
-    with network_namespace() as ns:
+    with network_namespace(netns) as ns:
         dump = Tcpdump(ns, raw)
         dump.start()
         try:
@@ -448,9 +476,10 @@ def _record(name: str, out_dir: Path, timeout: float, raw: Path) -> Path:
 @click.option("--all", "everything", is_flag=True, help="record every problem")
 @click.option("--out-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("captures/problems"),
               show_default=True)
+@click.option("--netns", help="the network namespace's name (default: kwire-rec-PID-RANDOM)")
 @click.option("--in-namespace", is_flag=True, hidden=True)
 @click.option("--truth-jsonl", hidden=True)
-def main(problems, everything, out_dir, in_namespace, truth_jsonl) -> None:
+def main(problems, everything, out_dir, netns, in_namespace, truth_jsonl) -> None:
     """Record problem scenarios (and their clean counterparts) with ground truth."""
     if in_namespace:
         try:
@@ -463,7 +492,7 @@ def main(problems, everything, out_dir, in_namespace, truth_jsonl) -> None:
     names = sorted(PROBLEMS) if everything else list(problems)
     try:
         for name in names:
-            out = record(name, out_dir)
+            out = record(name, out_dir, netns=netns)
             click.echo(f"{out}: {out.stat().st_size} bytes")
     except RecordError as exc:
         click.echo(f"record_problems: {exc}", err=True)

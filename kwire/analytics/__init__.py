@@ -9,6 +9,9 @@
 - kwire.analytics.analysis: the mergeable state behind `groups` (kwire.analytics.groups) and
   `findings` (kwire.analytics.findings and findings_groups, findings_traffic, findings_delivery),
   kept in kwire.analytics.traffic, delivery and mergeable.
+- kwire.analytics.changes_read, changes_apis, changes: who created, altered or deleted what (`changes`);
+  findings_changes: admin_change.
+- kwire.analytics.quorum_read, quorum: the KRaft controllers (`quorum`); findings_quorum.
 
 Typical use: `agg = Aggregator(); for ex in exchanges: agg.add_exchange(ex); doc = agg.document()`;
 `summary_json(doc)` is the text `kwire stats --json` prints.

@@ -33,7 +33,7 @@ from kwire.analytics.caps import OTHERS, FoldedTable, NameTable
 from kwire.analytics.distribution import bucket_bounds, histogram
 from kwire.analytics.figures import Figures, PartitionFigures, ShareGroupFigures, ms
 from kwire.analytics.facts import exchange_row, partition_rows, topic_names
-from kwire.analytics.observe import observations
+from kwire.analytics.observe import observations, sasl_principal
 from kwire.analytics.series import NS, Series
 from kwire.model import NO_RESPONSE, Exchange
 from kwire.tls.info import TlsNotes
@@ -49,11 +49,14 @@ _TIMELINE_OPS = ("sum", "sum", "sum", "sum")  # exchanges, failed, request bytes
 
 
 def _brief(row: dict) -> dict:
-    return {"ts": round(row["ts_ns"] / 1e9, 9), "api": row["api"], "api_version": row["api_version"],
-            "client_id": row["client_id"], "client": row["client"], "broker": row["broker"],
-            "correlation_id": row["correlation_id"], "latency_ms": ms(row["latency_ns"]),
+    """An exchange in `slowest` and `unanswered.first`: its facts under the names of every output
+    (docs/vocabulary.md); `ts` and `errors` are the deprecated names of ts_ns and error_codes."""
+    codes = list(row["error_codes"])
+    return {"ts_ns": row["ts_ns"], "ts": round(row["ts_ns"] / 1e9, 9), "api": row["api"],
+            "api_version": row["api_version"], "client_id": row["client_id"], "client": row["client"],
+            "broker": row["broker"], "correlation_id": row["correlation_id"], "latency_ms": ms(row["latency_ns"]),
             "request_bytes": row["request_bytes"], "response_bytes": row["response_bytes"],
-            "status": row["status"], "errors": list(row["error_codes"])}
+            "status": row["status"], "unanswered": row["unanswered"], "error_codes": codes, "errors": codes}
 
 
 def _figures(table: dict, name) -> Figures:
@@ -146,10 +149,14 @@ class Aggregator:
             self._share_group(part["group_id"]).add(part)
 
     def learn_names(self, ex: Exchange) -> None:
-        """Topic names from an exchange that is not counted (filtered out): ids are named from every
-        Metadata response in the traffic, whatever the filters."""
+        """Topic names and SASL principals from an exchange that is not counted (filtered out): ids are
+        named from every Metadata response in the traffic, changes by the principal of their connection,
+        whatever the filters."""
         for tid, name in topic_names(ex):
             self.add_name(tid, name)
+        found = sasl_principal(ex)  # a connection's principal names the changes it made, whatever the filters
+        if found is not None:
+            self.analysis.changes.add(found)
 
     def add_name(self, tid: str, name: str) -> None:
         self.names.add(tid, name)
@@ -222,6 +229,7 @@ class Aggregator:
             "unanswered": {
                 "count": self.total.no_response,
                 "by_api": {api: f.no_response for api, f in per_api.items() if f.no_response},
+                "by_reason": dict(self.total.unanswered),
                 "first": [brief for _, brief in self.unanswered_first],
             },
             "slowest": [brief for _, brief in self.slowest],
@@ -229,6 +237,8 @@ class Aggregator:
             "groups": self.analysis.groups_document(self.names),
             "findings": found,
             "findings_total": found_total,
+            "changes": self.analysis.changes.document(),
+            "quorum": self.analysis.quorum.document(),
             "tls": self.tls.document(),
             "caps": {table.kind: table.note() for table in (self.by_api_version, self.by_client_id,
                                                               self.by_broker, self.partitions, self.share_groups)}

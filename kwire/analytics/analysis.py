@@ -1,9 +1,10 @@
 """The group and finding analysis the Aggregator carries: one mergeable state, two documents.
 
 `Analysis.add(row, observations)` takes an exchange's row (kwire.analytics.facts) and its
-observations (kwire.analytics.observe) and routes them to the three states:
-kwire.analytics.groups (groups), kwire.analytics.traffic (connections, errors, latency over time)
-and kwire.analytics.delivery (batches, transactions, share deliveries). `merge` merges all three
+observations (kwire.analytics.observe) and routes them to the five states:
+kwire.analytics.groups (groups), kwire.analytics.traffic (connections, errors, latency over time),
+kwire.analytics.delivery (batches, transactions, share deliveries), kwire.analytics.changes (who
+changed what) and kwire.analytics.quorum (the KRaft controllers). `merge` merges all five
 exactly; `groups_document(names)` and `findings(names, first_ns, last_ns)` are computed from the
 merged state when the stats document is made, so `kwire stats`, `kwire stats --jobs` and
 `kwire spark` give the same groups and findings.
@@ -11,21 +12,26 @@ merged state when the stats document is made, so `kwire stats`, `kwire stats --j
 
 from __future__ import annotations
 
+from kwire.analytics.changes import ChangesState
 from kwire.analytics.delivery import DeliveryState
 from kwire.analytics.groups import GroupsState
+from kwire.analytics.quorum import QuorumState
 from kwire.analytics.traffic import TrafficState
 
 _TRAFFIC_TAGS = frozenset({"sw", "th", "pv", "rj"})
 _DELIVERY_TAGS = frozenset({"pb", "tx", "ap", "et", "st", "sa", "sk"})
+_CHANGE_TAGS = frozenset({"ch", "pr"})
 
 
 class Analysis:
-    __slots__ = ("groups", "traffic", "delivery")
+    __slots__ = ("groups", "traffic", "delivery", "changes", "quorum")
 
     def __init__(self) -> None:
         self.groups = GroupsState()
         self.traffic = TrafficState()
         self.delivery = DeliveryState()
+        self.changes = ChangesState()
+        self.quorum = QuorumState()
 
     def add(self, row: dict, observations=()) -> None:
         acks0 = False
@@ -37,6 +43,10 @@ class Analysis:
                 self.traffic.add(ob, row)
             elif tag == "a0":
                 acks0 = True
+            elif tag in _CHANGE_TAGS:
+                self.changes.add(ob)
+            elif tag == "qr":
+                self.quorum.add(ob)
             else:
                 self.groups.add(ob)
         self.traffic.add_row(row, acks0)
@@ -45,6 +55,8 @@ class Analysis:
         self.groups.merge(other.groups)
         self.traffic.merge(other.traffic)
         self.delivery.merge(other.delivery)
+        self.changes.merge(other.changes)
+        self.quorum.merge(other.quorum)
 
     def groups_document(self, names: dict[str, str]) -> dict:
         return self.groups.document(names)

@@ -11,9 +11,16 @@ Owns the extraction from a decoded Exchange; nothing here counts or aggregates:
 
 Definitions (the statistics inherit them):
 - ts_ns: the exchange's time, its request's capture time (its response's when it has no request).
-- latency_ns: response time minus request time, integer nanoseconds, paired exchanges only.
+- latency_ms: response time minus request time, in milliseconds to the nanosecond, paired exchanges
+  only (the row also keeps it exactly as integer nanoseconds, `latency_ns`, not a column: the
+  analytics' distributions are exact over it).
+- request_outcome / response_outcome: what happened to each body, a kind of kwire.outcomes (null:
+  no body); request_error / response_error their text when the body was left undecoded;
+  request_trailing_bytes / response_trailing_bytes: bytes left after a decoded body; unanswered:
+  why a no_response exchange was given up (docs/vocabulary.md).
 - error_codes: the Kafka name of every non-zero ErrorCode anywhere in the response (one entry per
-  occurrence, sorted); `failed` is kwire.query.has_error (not paired, a decode error, or an error code).
+  occurrence, sorted); `failed` is kwire.query.has_error (not paired, a malformed body, or an error
+  code).
   An ApiVersions answered UNSUPPORTED_VERSION is version negotiation (kwire.analytics.exchange_kinds):
   `negotiation` true, no error code, not failed.
 - wait: a Fetch or ShareFetch answered empty at about its MaxWaitMs (kwire.analytics.exchange_kinds).
@@ -35,6 +42,7 @@ from kwire.codec.values import RawRecords
 from kwire.enrich import topic_label, topic_pairs
 from kwire.kafka.error_codes import error_name
 from kwire.model import PAIRED, Exchange
+from kwire.outcomes import DECODED, error_text, is_malformed, trailing_size
 from kwire.query import error_codes
 
 ACK_TYPES = {0: "GAP", 1: "ACCEPT", 2: "RELEASE", 3: "REJECT", 4: "RENEW"}
@@ -45,9 +53,23 @@ _GROUP_IDS = frozenset({GROUP_ID})
 PARTITION_COLUMNS = ("ts_ns", "api", "group_id", "topic", "partition", "bytes", "records", "fetch_offset",
                      "high_watermark", "lag", "acquired", "redelivered") + ACK_COLUMNS
 EXCHANGE_COLUMNS = ("ts_ns", "request_ts_ns", "response_ts_ns", "client", "broker", "client_id", "api_key",
-                    "api", "api_version", "correlation_id", "status", "latency_ns", "request_bytes",
-                    "response_bytes", "error_codes", "failed", "request_error", "response_error", "group_id",
-                    "wait", "negotiation")
+                    "api", "api_version", "correlation_id", "status", "unanswered", "latency_ms", "request_bytes",
+                    "response_bytes", "error_codes", "failed", "request_outcome", "response_outcome",
+                    "request_error", "response_error", "request_trailing_bytes", "response_trailing_bytes",
+                    "group_id", "wait", "negotiation")
+
+
+def error_code_names(ex: Exchange, found: list[int] | None = None) -> tuple[list[str], bool]:
+    """(error_codes, negotiation): the names of the response's non-zero ErrorCodes, sorted, none for
+    a version negotiation (which is the second value). One definition for every output. `found`:
+    kwire.query.error_codes of the response, when the caller has it already."""
+    if found is None:
+        found = error_codes(ex.response)
+    if not found:
+        return [], False
+    if is_negotiation(ex, found):
+        return [], True
+    return sorted(map(error_name, found)), False
 
 
 def exchange_row(ex: Exchange) -> dict:
@@ -56,13 +78,13 @@ def exchange_row(ex: Exchange) -> dict:
     request_ts, response_ts = ex.request_ts_ns, ex.response_ts_ns
     if status == PAIRED and request_ts is not None and response_ts is not None:
         latency = response_ts - request_ts
-    found = error_codes(ex.response)
-    negotiation = bool(found) and is_negotiation(ex, found)
-    if negotiation:
-        found = []
-    codes = sorted(map(error_name, found)) if found else []
-    # kwire.query.has_error: not paired, a decode error, or an error code
-    failed = status != PAIRED or bool(ex.request_error or ex.response_error) or bool(found)
+    codes, negotiation = error_code_names(ex)
+    found = codes
+    # kwire.query.has_error: not paired, a malformed body, or an error code
+    failed = status != PAIRED or is_malformed(ex) or bool(found)
+    req, resp = ex.request_outcome, ex.response_outcome
+    req_kind = None if req is None else req.kind
+    resp_kind = None if resp is None else resp.kind
     return {
         "ts_ns": request_ts if request_ts is not None else response_ts or 0,  # Exchange.ts_ns
         "request_ts_ns": request_ts,
@@ -75,19 +97,25 @@ def exchange_row(ex: Exchange) -> dict:
         "api_version": ex.api_version,
         "correlation_id": ex.correlation_id,
         "status": ex.status,
-        "latency_ns": latency,
+        "unanswered": ex.unanswered,
+        "latency_ms": None if latency is None else round(latency / 1e6, 6),
         "request_bytes": ex.request_size,
         "response_bytes": ex.response_size,
         "error_codes": codes,
         "failed": failed,
-        "request_error": ex.request_error,
-        "response_error": ex.response_error,
+        "request_outcome": req_kind,
+        "response_outcome": resp_kind,
+        "request_error": None if req_kind == DECODED or req is None else error_text(req),
+        "response_error": None if resp_kind == DECODED or resp is None else error_text(resp),
+        "request_trailing_bytes": 0 if req_kind == DECODED or req is None else trailing_size(req),
+        "response_trailing_bytes": 0 if resp_kind == DECODED or resp is None else trailing_size(resp),
         "group_id": group_id(ex),
         "wait": ex.api in WAIT_APIS and is_wait(ex),
         "negotiation": negotiation,
-        # Not a column (EXCHANGE_COLUMNS): which TCP connection, so that the analytics tell apart two
-        # connections a client made from the same port one after the other.
+        # Not columns (EXCHANGE_COLUMNS): which TCP connection, so that the analytics tell apart two
+        # connections a client made from the same port one after the other; the latency exactly.
         "connection_id": ex.connection_id,
+        "latency_ns": latency,
     }
 
 

@@ -1,7 +1,8 @@
 """The figures the Aggregator keeps per group of exchanges (kwire.analytics.aggregate).
 
-`Figures`: counts by status, bytes each way, errors by name, waits and version negotiations, and the
-exact latency distribution of one group (an api and version, a client id, a broker, the total).
+`Figures`: counts by status, bytes each way, error codes by name, body outcomes by kind (read from
+the rows' kinds, kwire.outcomes), why requests went unanswered, waits and version negotiations, and
+the exact latency distribution of one group (an api and version, a client id, a broker, the total).
 `PartitionFigures`: fetches, produces and share-group deliveries of one topic-partition, with its lag
 series. `ShareGroupFigures`: one share group's acquisitions, redeliveries and acknowledgements. Each
 `add`s fact rows (kwire.analytics.facts), `merge`s exactly with another of its kind in any order, and
@@ -14,6 +15,7 @@ from kwire.analytics.distribution import merge_into, percentiles
 from kwire.analytics.facts import ACK_COLUMNS, ACK_TYPES
 from kwire.analytics.series import Series
 from kwire.model import NO_REQUEST, NO_RESPONSE, PAIRED
+from kwire.outcomes import DECODED, MALFORMED
 
 _LAG_OPS = ("max",)
 _LAG_SERIES_LIMIT = 256
@@ -28,13 +30,15 @@ class Figures:
     """Counts of one group of exchanges (one api version, client id, broker, or all)."""
 
     __slots__ = ("exchanges", "paired", "no_response", "no_request", "request_bytes", "response_bytes",
-                 "failed", "decode_errors", "errors", "latency", "negotiations", "waits")
+                 "failed", "decode_errors", "errors", "latency", "negotiations", "waits", "bodies", "unanswered")
 
     def __init__(self) -> None:
         self.exchanges = self.paired = self.no_response = self.no_request = 0
         self.request_bytes = self.response_bytes = self.failed = self.decode_errors = 0
         self.negotiations = 0
-        self.errors: dict[str, int] = {}
+        self.errors: dict[str, int] = {}  # error code name -> occurrences
+        self.bodies: dict[str, int] = {}  # body outcome kind (all but decoded) -> bodies
+        self.unanswered: dict[str, int] = {}  # why unanswered (kwire.outcomes.UNANSWERED_KINDS) -> exchanges
         self.latency: dict[int, int] = {}  # served exchanges
         self.waits: dict[int, int] = {}  # long polls answered empty at their MaxWaitMs
 
@@ -45,14 +49,18 @@ class Figures:
             self.paired += 1
         elif status == NO_RESPONSE:
             self.no_response += 1
+            why = row["unanswered"]
+            if why is not None:
+                self.unanswered[why] = self.unanswered.get(why, 0) + 1
         elif status == NO_REQUEST:
             self.no_request += 1
         self.request_bytes += row["request_bytes"] or 0
         self.response_bytes += row["response_bytes"] or 0
         if row["failed"]:
             self.failed += 1
-        if row["request_error"] or row["response_error"]:
-            self.decode_errors += 1
+        req, resp = row["request_outcome"], row["response_outcome"]
+        if req != DECODED or resp != DECODED:
+            self._bodies(req, resp)
         codes = row["error_codes"]
         if codes:
             errors = self.errors
@@ -65,12 +73,24 @@ class Figures:
             dist = self.waits if row.get("wait") else self.latency
             dist[latency] = dist.get(latency, 0) + 1  # distribution.add_value, inline: 4 per exchange
 
+    def _bodies(self, req: str | None, resp: str | None) -> None:
+        """Count the bodies that were not simply decoded, by kind; an exchange with a malformed body
+        is a decode error."""
+        bodies = self.bodies
+        for kind in (req, resp):
+            if kind is not None and kind != DECODED:
+                bodies[kind] = bodies.get(kind, 0) + 1
+        if req == MALFORMED or resp == MALFORMED:
+            self.decode_errors += 1
+
     def merge(self, other: Figures) -> None:
         for name in ("exchanges", "paired", "no_response", "no_request", "request_bytes", "response_bytes",
                      "failed", "decode_errors", "negotiations"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
-        for name, n in other.errors.items():
-            self.errors[name] = self.errors.get(name, 0) + n
+        for mine, theirs in ((self.errors, other.errors), (self.bodies, other.bodies),
+                             (self.unanswered, other.unanswered)):
+            for name, n in theirs.items():
+                mine[name] = mine.get(name, 0) + n
         merge_into(self.latency, other.latency)
         merge_into(self.waits, other.waits)
 
@@ -87,7 +107,9 @@ class Figures:
             "response_bytes": self.response_bytes,
             "failed": self.failed,
             "decode_errors": self.decode_errors,
-            "errors": dict(self.errors),
+            "body_outcomes": dict(self.bodies),
+            "error_codes": dict(self.errors),
+            "errors": dict(self.errors),  # deprecated: error_codes (docs/changes.md)
             "latency_ms": {"count": count, "p50": ms(ps.get(50)), "p90": ms(ps.get(90)),
                            "p99": ms(ps.get(99)), "max": ms(top)},
             "waits": {"count": waits, "p50_ms": ms(wait_ps.get(50)), "max_ms": ms(wait_top)},

@@ -24,9 +24,10 @@ client_hangup, protocol_violation.
   HANGUP_MIN short connections (at most HANGUP_EXCHANGES exchanges) from one client (host and
   client id) to one broker whose last exchange was answered, each followed within RECONNECT_S by a
   new connection: the client hung up right after that answer (it probably could not parse it).
-- protocol_violation {side, api, api_version, violation, count, software, brokers}: bodies with bytes
-  left over (violation "trailing_bytes", severity info: peers ignore them) or that do not decode ("malformed"),
-  attributed to the client software its ApiVersions request named (side "client") or to the broker.
+- protocol_violation {side, api, api_version, violation, count, software, brokers, stopped_at}: bodies with
+  bytes left over (violation "trailing_bytes", severity info: peers ignore them) or that do not decode
+  ("malformed"), attributed to the client software its ApiVersions request named (side "client") or to the
+  broker; stopped_at: where decoding stopped in the first of them (the decode error: the field and byte).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from __future__ import annotations
 from kwire.analytics.findings import finding
 from kwire.analytics.mergeable import bucket_upper_ms, histogram_percentile, merge_counts
 from kwire.analytics.traffic import STEADY_APIS, host_of
+from kwire.outcomes import TRAILING_BYTES
 
 NS = 1_000_000_000
 SLOW_WINDOW_S = 4
@@ -253,12 +255,15 @@ def _violations(traffic) -> list[dict]:
                            if c in traffic.connections and traffic.connections[c].software})
         brokers = sorted({key[1] for key in conns})
         who = (", ".join(software) or "client software unknown") if side == "client" else f"broker {', '.join(brokers)}"
-        what = "bytes left after the body" if kind == "trailing_bytes" else "a body that does not decode"
+        what = "bytes left after the body" if kind == TRAILING_BYTES else "a body that does not decode"
         summary = f"{tally.count} {api} v{version} {'requests' if side == 'client' else 'answers'} with {what} ({who})"
-        out.append(finding("protocol_violation", "info" if kind == "trailing_bytes" else "warning", summary,
+        if kind != TRAILING_BYTES and tally.note:
+            summary += f"; decoding stopped at {tally.note[1]}"
+        out.append(finding("protocol_violation", "info" if kind == TRAILING_BYTES else "warning", summary,
                            tally.first_ns, tally.last_ns, tally.evidence.values(), side=side, api=api,
                            api_version=version, violation=kind, count=tally.count,
-                           software=", ".join(software) if side == "client" and software else None, brokers=brokers))
+                           software=", ".join(software) if side == "client" and software else None, brokers=brokers,
+                           stopped_at=tally.note[1] if tally.note else None))
     return out
 
 

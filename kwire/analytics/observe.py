@@ -19,8 +19,12 @@ them. Group apis are read by kwire.analytics.observe_groups; this module reads t
     ("sk", group, topic, partition, first, last, types)                      acknowledgements the
                                                                              broker took (no error)
     ("th", client_id, broker, throttle_ms, evidence)                         ThrottleTimeMs > 0
-    ("pv", side, kind, api, version, client, broker, evidence)               trailing bytes, malformed body
+    ("pv", side, kind, api, version, client, broker, evidence, where)        trailing bytes, malformed body
+                                                                             (where: the decode error)
     ("a0",)                                       a Produce with Acks 0 (no answer expected)
+    ("ch", change)                                a change to the cluster (kwire.analytics.changes_read)
+    ("pr", client, broker, principal)             the principal a connection authenticated as (SASL)
+    ("qr", index, event)                          a KRaft quorum event (kwire.analytics.quorum_read)
 
 An evidence is (ts_ns, client, broker, correlation_id, api): it names an exchange for `kwire inspect`.
 """
@@ -30,9 +34,14 @@ from __future__ import annotations
 import struct
 
 from kwire.enrich import topic_label
+from kwire.analytics.changes_read import change_of
+from kwire.analytics.changes_apis import READERS as CHANGE_APIS
 from kwire.analytics.observe_groups import GROUP_APIS, group_observations
+from kwire.analytics.quorum_read import QUORUM_APIS, quorum_events
+from kwire.codec.sasl import principal
 from kwire.codec.values import RawRecords
 from kwire.model import PAIRED, Exchange
+from kwire.outcomes import DECODED, MALFORMED, SENDER, blames
 
 _V2_HEAD = struct.Struct(">qiibIhiqqqhii")  # baseOffset .. recordCount (61 bytes)
 _I32 = struct.Struct(">i")
@@ -51,22 +60,54 @@ def observations(ex: Exchange) -> list[tuple]:
     reader = _READERS.get(api)
     if reader is not None:
         reader(ex, out)
+    if api in CHANGE_APIS:
+        change = change_of(ex)
+        if change is not None:
+            out.append(("ch", change))
+    if api in QUORUM_APIS:
+        out += [("qr", i, event) for i, event in enumerate(quorum_events(ex))]
     response = ex.response
     if response:
         throttle = response.get("ThrottleTimeMs")
         if type(throttle) is int and throttle > 0:
             out.append(("th", ex.client_id, ex.broker, throttle, evidence(ex)))
-    if ex.request_trailing or ex.response_trailing or ex.request_error or ex.response_error:
+    req, resp = ex.request_outcome, ex.response_outcome
+    if (req is not None and req.kind != DECODED) or (resp is not None and resp.kind != DECODED):
         _violations(ex, out)
     return out
 
 
 def _violations(ex: Exchange, out: list) -> None:
-    for side, trailing, error in (("client", ex.request_trailing, ex.request_error),
-                                  ("broker", ex.response_trailing, ex.response_error)):
-        kind = "malformed" if error else "trailing_bytes" if trailing else None
-        if kind:
-            out.append(("pv", side, kind, ex.api, ex.api_version, ex.client, ex.broker, evidence(ex)))
+    """A body the sender wrote against Kafka's schema (a kind that blames the sender: malformed,
+    trailing bytes); bodies not kept, cut by the snap length or without a decoder blame nobody. The last
+    item says where: the message, the field and the byte decoding stopped at, or the bytes left over."""
+    for side, outcome in (("client", ex.request_outcome), ("broker", ex.response_outcome)):
+        if outcome is not None and blames(outcome.kind) == SENDER:
+            out.append(("pv", side, outcome.kind, ex.api, ex.api_version, ex.client, ex.broker, evidence(ex),
+                        _where(ex, side, outcome)))
+
+
+def _where(ex: Exchange, side: str, outcome) -> str:
+    if outcome.kind != MALFORMED:
+        return f"{outcome.size} bytes left after the body"
+    message = f"{ex.api}{'Request' if side == 'client' else 'Response'} v{ex.api_version}"
+    at = f" (at byte {outcome.offset})" if outcome.offset is not None else ""
+    return f"{message}: {outcome.field or 'the body'}: {outcome.reason}{at}"
+
+
+def sasl_principal(ex: Exchange) -> tuple | None:
+    """("pr", client, broker, principal) of a SaslAuthenticate the broker accepted, else None."""
+    request, response = ex.request, ex.response
+    if ex.api != "SaslAuthenticate" or not request or not response or response.get("ErrorCode"):
+        return None
+    name = principal(request.get("AuthBytes"))
+    return ("pr", ex.client, ex.broker, name) if name else None
+
+
+def _sasl(ex: Exchange, out: list) -> None:
+    found = sasl_principal(ex)
+    if found is not None:
+        out.append(found)
 
 
 def _software(ex: Exchange, out: list) -> None:
@@ -220,4 +261,5 @@ _READERS = {
     "EndTxn": _end_txn,
     "ShareFetch": _share,
     "ShareAcknowledge": _share,
+    "SaslAuthenticate": _sasl,
 }

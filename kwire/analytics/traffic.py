@@ -97,15 +97,18 @@ class ErrorLog:
 class Tally:
     """A count, a total, first and last times and the first evidence (throttles, violations)."""
 
-    __slots__ = ("count", "total", "first_ns", "last_ns", "evidence", "connections")
+    __slots__ = ("count", "total", "first_ns", "last_ns", "evidence", "connections", "note")
 
     def __init__(self) -> None:
         self.count = self.total = 0
         self.first_ns = self.last_ns = None
         self.evidence = Kept(MAX_EVIDENCE)
         self.connections: set = set()
+        self.note = None  # (evidence key, text) of the first item that came with a note
 
-    def add(self, amount: int, ev: tuple, connection=None) -> None:
+    def add(self, amount: int, ev: tuple, connection=None, note: str | None = None) -> None:
+        if note is not None:
+            self.note = choose(self.note, (ev[:4], note))
         self.count += 1
         self.total += amount
         self.first_ns, self.last_ns = first_ns(self.first_ns, ev[0]), last_ns(self.last_ns, ev[0])
@@ -124,6 +127,7 @@ class Tally:
         self.first_ns, self.last_ns = first_ns(self.first_ns, other.first_ns), last_ns(self.last_ns, other.last_ns)
         self.evidence.merge(other.evidence)
         self.connections |= other.connections
+        self.note = choose(self.note, other.note)
         self._cap()
 
 
@@ -234,8 +238,9 @@ class TrafficState:
         elif tag == "th":
             self.throttles.setdefault((ob[1], ob[2]), Tally()).add(ob[3], ob[4])
         elif tag == "pv":
-            _, side, kind, api, version, client, broker, ev = ob
-            self.violations.setdefault((side, kind, api, version), Tally()).add(1, ev, (client, broker, row.get("connection_id")))
+            _, side, kind, api, version, client, broker, ev, where = ob
+            self.violations.setdefault((side, kind, api, version), Tally()).add(
+                1, ev, (client, broker, row.get("connection_id")), where)
         elif tag == "rj":
             self.note_activity((host_of(row["client"]), row["client_id"] or ""), "JoinGroup", row["ts_ns"])
 

@@ -38,13 +38,18 @@ from kwire.render.records_run import RecordsRun
 @click.option("-w", "--write", "write_path", type=click.Path(dir_okay=False, writable=True), default=None,
               metavar="FILE", help="Also write the packets of the exchanges shown to FILE (a pcap: their "
                                    "connections' handshakes and the segments carrying them, cut out).")
-@click.option("--show-secrets", is_flag=True, help="Show SASL credentials instead of redacting them.")
+@click.option("--changes", "changes_only", is_flag=True,
+              help="Only the exchanges that create, alter or delete something in the cluster (the `changes` of "
+                   "kwire stats: topics, configs, ACLs, credentials, offsets set by a tool, ...).")
+@click.option("--show-secrets", is_flag=True,
+              help="Show secrets instead of redacting them: SASL credentials, token HMACs, SCRAM salts, "
+                   "sensitive configuration values.")
 @click.option("--no-summary", is_flag=True, help="Leave out the closing summary line (on stderr).")
 @click.option("--jobs", "-j", type=click.IntRange(min=0), default=None,
               help="Worker processes decoding and rendering --json output (0: none; default: one per CPU "
                    "when there are several). The output is the same either way.")
-def inspect_command(captures, as_json, verbose, records, limit, selection, ports, keylog, write_path, show_secrets,
-                    no_summary, jobs):
+def inspect_command(captures, as_json, verbose, records, limit, selection, ports, keylog, write_path, changes_only,
+                    show_secrets, no_summary, jobs):
     """Decode the Kafka exchanges in capture files (pcap, pcapng, gzip of either).
 
     One line per exchange: time (UTC), client -> broker, api and version, correlation id, client id,
@@ -56,6 +61,7 @@ def inspect_command(captures, as_json, verbose, records, limit, selection, ports
     paths = stdin_once(paths, selection.needs_prepass or write_path is not None,
                        " ".join(filter(None, [selection.describe() if selection.needs_prepass else "",
                                               "-w" if write_path is not None else ""])))
+    selection.changes_only = changes_only
     keep = selection.exchange_filter(paths)
     reading = Reading(paths, ports, load_keys(keylog), track_spans=write_path is not None)
     kept: list = []

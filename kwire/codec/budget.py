@@ -31,6 +31,13 @@ DEFAULT_ENTRIES = 250_000
 DEFAULT_BATCHES = 10_000
 
 
+# Kinds of budget cuts: the keys of a records field's tally (`cuts`); RecordBudget.cut_text gives the text.
+DATA_CUT = "data"
+ENTRIES_CUT = "entries"
+BATCHES_CUT = "batches"
+RUN_CUT = "run"
+
+
 class RecordBudget:
     """What the record sets of one exchange may still spend (see the module docstring)."""
 
@@ -50,6 +57,11 @@ class RecordBudget:
     def decoded(self) -> int:
         """Bytes of record data decoded so far (what failed decompressions made included)."""
         return self.limits[0] - self.data
+
+    def cut_text(self, kind: str) -> str:
+        """The text of a cut of kind DATA_CUT, ENTRIES_CUT, BATCHES_CUT or RUN_CUT."""
+        return {DATA_CUT: self.data_cut, ENTRIES_CUT: self.entries_cut, BATCHES_CUT: self.batches_cut,
+                RUN_CUT: self.run_cut}[kind]()
 
     def data_cut(self) -> str:
         return f"record data budget of this exchange used up ({self.limits[0]:,} bytes)"
@@ -72,13 +84,13 @@ class RecordBudget:
         return True
 
     def open(self, codec: int, payload) -> tuple[object, str | None, str | None]:
-        """Decompress a batch's payload within the budget: (output or None, error or None, the budget
-        that stopped it or None)."""
+        """Decompress a batch's payload within the budget: (output or None, error or None, the kind of
+        budget that stopped it or None)."""
         if self.data <= 0:
-            return None, self.data_cut(), self.data_cut()
+            return None, self.data_cut(), DATA_CUT
         self.gated = True
         if not self.run_open:
-            return None, self.run_cut(), self.run_cut()
+            return None, self.run_cut(), RUN_CUT
         try:
             out = decompress(codec, payload, self.data)
         except DecodeError as e:
@@ -87,7 +99,7 @@ class RecordBudget:
             self.data -= min(spent, self.data)
             if isinstance(e, DecompressedTooLarge):
                 return None, f"{e} (what was left of the record data budget of this exchange, " \
-                             f"{self.limits[0]:,} bytes)", self.data_cut()
+                             f"{self.limits[0]:,} bytes)", DATA_CUT
             return None, str(e), None
         self.decompressed += len(out)
         self.data -= len(out)
@@ -95,8 +107,8 @@ class RecordBudget:
 
 
 def note_cut(entry: dict, error: str, reason: str | None, cuts: dict) -> dict:
-    """Put `error` on a batch entry; when a budget stopped it (`reason`: which), count the batch under
-    that reason in `cuts`, the records field's tally of budget cuts."""
+    """Put `error` on a batch entry; when a budget stopped it (`reason`: which, a *_CUT kind), count
+    the batch under that kind in `cuts`, the records field's tally of budget cuts."""
     entry["error"] = error
     if reason:
         cuts[reason] = cuts.get(reason, 0) + 1

@@ -45,8 +45,8 @@ _ENTRIES_LEFT = [MAX_BODY_ENTRIES]
 
 
 def _too_many(what: str, pos: int) -> BodyTooLarge:
-    return BodyTooLarge(f"{what}: more than {MAX_BODY_ENTRIES:,} entries in one body, not kept "
-                        f"(KWIRE_MAX_BODY_ENTRIES)", pos)
+    return BodyTooLarge(f"more than {MAX_BODY_ENTRIES:,} entries in one body (KWIRE_MAX_BODY_ENTRIES)",
+                        pos, field=what)
 
 _FIXED = {  # type -> (struct code, size)
     "bool": ("?", 1),
@@ -65,7 +65,7 @@ _I32 = struct.Struct(">i").unpack_from
 
 
 def _trunc(what: str, pos: int, need: int, have: int) -> DecodeError:
-    return DecodeError(f"{what}: need {need} bytes, {max(have, 0)} left", pos)
+    return DecodeError(f"need {need} bytes, {max(have, 0)} left", pos, field=what)
 
 
 def _uvar(buf, pos):
@@ -197,7 +197,7 @@ class _Generator:
         elem = field.element_type
         lines = self.length_code(indent, "_n", what, self.flexible, 4)
         lines.append(f"{indent}if _n > 0 and _n * {self.elem_min_size(field)} > end - pos:")
-        lines.append(f"{indent}    raise DecodeError(f\"{{{what}}}: {{_n}} elements cannot fit in {{end - pos}} bytes\", pos)")
+        lines.append(f"{indent}    raise DecodeError(f\"{{_n}} elements cannot fit in {{end - pos}} bytes\", pos, {what})")
         cost = "_n >> 3" if elem in _FIXED and elem != "uuid" and not field.is_struct else "_n"
         lines.append(f"{indent}_LEFT[0] -= {cost}")
         lines.append(f"{indent}if _LEFT[0] < 0: raise _too_many({what}, pos)")
@@ -396,9 +396,9 @@ def decoder_for(schema: MessageSchema, version: int):
         try:
             return fn(mv, pos, len(mv))
         except DecodeError as exc:
-            raise type(exc)(f"{label}: {exc.args[0]}", exc.offset) from None
+            raise type(exc)(exc.reason, exc.offset, exc.field, label) from None
         except (struct.error, IndexError, ValueError, OverflowError, MemoryError) as exc:
-            raise DecodeError(f"{label}: malformed ({exc})") from None
+            raise DecodeError(f"malformed ({exc})", message_name=label) from None
 
     _DECODERS[key] = decode
     return decode

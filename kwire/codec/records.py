@@ -68,8 +68,8 @@ from kwire.codec.compression import NONE, codec_name, decompress
 from kwire.codec.records_legacy import HEAD_FIELDS as LEGACY_FIELDS
 from kwire.codec.records_legacy import MIN_SIZE as LEGACY_MIN_SIZE
 from kwire.codec.records_legacy import decode_legacy, legacy_attributes, summarize_legacy
-from kwire.codec.budget import RecordBudget, note_cut
-from kwire.codec.records_v2 import ENTRY_BUDGET_CUT, decode_v2_records
+from kwire.codec.budget import BATCHES_CUT, DATA_CUT, ENTRIES_CUT, RecordBudget, note_cut
+from kwire.codec.records_v2 import decode_v2_records
 from kwire.errors import DecodeError
 
 V2_HEADER = struct.Struct(">qiibIhiqqqhii")  # 61 bytes: every field up to and including RecordCount
@@ -137,22 +137,22 @@ def _v2_decode(mv, pos: int, budget: RecordBudget, cuts: dict) -> dict:
     codec = attributes & 7
     entry["Records"] = []
     if budget.entries <= 0 and count > 0:
-        return note_cut(entry, budget.entries_cut(), budget.entries_cut(), cuts)
+        return note_cut(entry, budget.entries_cut(), ENTRIES_CUT, cuts)
     if codec != NONE:
         payload, error, reason = budget.open(codec, payload)
         if payload is None:
             return note_cut(entry, error, reason, cuts)
         entry["DecompressedSize"] = len(payload)
     elif not budget.take_data(len(payload)):
-        return note_cut(entry, budget.data_cut(), budget.data_cut(), cuts)
-    records, error, made = decode_v2_records(
+        return note_cut(entry, budget.data_cut(), DATA_CUT, cuts)
+    records, error, made, stopped = decode_v2_records(
         payload, count, entry["BaseOffset"], base_ts,
         max_ts if attributes & 0x08 else None, bool(attributes & 0x20), budget.entries,
     )
     budget.entries -= made
     entry["Records"] = records
-    if error and error.startswith(ENTRY_BUDGET_CUT):
-        note_cut(entry, f"{budget.entries_cut()}: {len(records)} of {count} records shown", budget.entries_cut(), cuts)
+    if stopped:  # the record budget stopped the batch
+        note_cut(entry, f"{budget.entries_cut()}: {len(records)} of {count} records shown", ENTRIES_CUT, cuts)
     elif error:
         entry["error"] = error
     return entry
@@ -283,7 +283,7 @@ def _walk(buf, decode: bool, budget: RecordBudget, tally: BatchTally | None = No
         pos += entry["SizeBytes"]
     if tally is not None and tally.batches:
         result["unlisted"] = tally.as_dict()
-        cuts[budget.batches_cut()] = tally.batches
+        cuts[BATCHES_CUT] = tally.batches
     if cuts:
         result["budget"] = _cut_note(cuts, budget)
     return result
@@ -321,9 +321,9 @@ def _odd_entry(mv, pos: int, decode: bool, budget: RecordBudget, cuts: dict) -> 
 def _cut_note(cuts: dict, budget: RecordBudget) -> str:
     """The records field's "budget": what each budget cut, in batches."""
     parts = []
-    for reason, count in cuts.items():
-        what = "summed in \"unlisted\"" if reason == budget.batches_cut() else "cut"
-        parts.append(f"{reason}: {count:,} batch{'es' if count != 1 else ''} {what}")
+    for kind, count in cuts.items():
+        what = "summed in \"unlisted\"" if kind == BATCHES_CUT else "cut"
+        parts.append(f"{budget.cut_text(kind)}: {count:,} batch{'es' if count != 1 else ''} {what}")
     return "; ".join(parts)
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import struct
 import zlib
 
-from kwire.codec.budget import note_cut
+from kwire.codec.budget import DATA_CUT, ENTRIES_CUT, note_cut
 from kwire.codec.compression import LZ4, codec_name, repair_legacy_lz4
 from kwire.codec.records_v2 import text_or_hex
 from kwire.errors import DecodeError
@@ -147,11 +147,11 @@ def decode_legacy(mv, pos: int, budget, cuts: dict) -> dict:
     offset, size, _, _, magic, attributes, timestamp, _, value = fields
     entry["Records"] = []
     if budget.entries <= 0:
-        return note_cut(entry, budget.entries_cut(), budget.entries_cut(), cuts)
+        return note_cut(entry, budget.entries_cut(), ENTRIES_CUT, cuts)
     codec = attributes & 7
     if not codec:
         if not budget.take_data(size):
-            return note_cut(entry, budget.data_cut(), budget.data_cut(), cuts)
+            return note_cut(entry, budget.data_cut(), DATA_CUT, cuts)
         budget.entries -= 1
         entry["Records"] = [_record(fields, offset, timestamp)]
         return entry
@@ -170,7 +170,7 @@ def decode_legacy(mv, pos: int, budget, cuts: dict) -> dict:
     if len(messages) > budget.entries:
         messages = messages[:budget.entries]
         error = error or f"{budget.entries_cut()}: the rest are not shown"
-        cuts[budget.entries_cut()] = cuts.get(budget.entries_cut(), 0) + 1
+        cuts[ENTRIES_CUT] = cuts.get(ENTRIES_CUT, 0) + 1
     error = _inner_records(entry, messages, offset, magic, attributes, timestamp) or error
     budget.entries -= len(entry["Records"])
     if error:

@@ -96,28 +96,30 @@ def decode_v2_records(
     log_append_time: int | None,
     is_control: bool,
     max_entries: int | None = None,
-) -> tuple[list[dict], str | None, int]:
+) -> tuple[list[dict], str | None, int, bool]:
     """Decode `count` records from `data` (the batch's bytes after its header, decompressed).
 
     `log_append_time` is the batch MaxTimestamp when its timestamp type is LogAppendTime (then every
     record's Timestamp is that), else None. At most `max_entries` records and record headers are
     made (each record counts 1, each of its headers 1): a record that would pass the limit is not
     decoded, and the error says the budget stopped the batch. Returns (records, error or None,
-    entries made). Works on `data` itself when it is bytes or a bytearray (a decompressed payload),
+    entries made, whether the budget stopped the batch). Works on `data` itself when it is bytes or a bytearray (a decompressed payload),
     else on one bytes copy; every length is checked against the end of its record before it is used.
     """
     buf = data if type(data) is bytes or type(data) is bytearray else bytes(data)
     if count < 0:
-        return [], f"negative record count {count}", 0
+        return [], f"negative record count {count}", 0, False
     left = count + 1 if max_entries is None else max_entries
     records, pos, made, error = _read_records(buf, count, base_offset, base_timestamp, log_append_time,
                                               is_control, left)
+    stopped = False
     if error is None:
         if len(records) < count and pos < len(buf):
+            stopped = True
             error = (f"{ENTRY_BUDGET_CUT} after {len(records)} of {count} records: the rest are not shown")
         elif pos != len(buf):
             error = f"{len(buf) - pos} bytes left after {count} records"
-    return records, error, made
+    return records, error, made, stopped
 
 
 ENTRY_BUDGET_CUT = "record budget used up"

@@ -318,7 +318,7 @@ class KafkaStream:
             closed["pending_overflow"] += pairing.pending_overflow
             closed["dropped_bodies"] += pairing.dropped_bodies
             if self.state == CONFIRMED:
-                pairing.close(ts_ns, self.frames, self._out)
+                pairing.close(ts_ns, self.frames, self._out, reason)
         self._enter(IGNORED)
         self.layer.streams.pop(self.conn.id, None)
 

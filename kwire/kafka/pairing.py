@@ -7,7 +7,9 @@ correlation id it carries, or waits, or is reported as `no_request`. Requests th
 correlation id still pending wait behind it and are answered in order (a broker answers a
 connection's requests in the order they came; each reuse is counted). A request never answered is
 reported as `no_response` when the pending table overflows or the connection closes; a Produce
-request with acks=0, which no broker answers, is reported as `no_response` at once.
+request with acks=0, which no broker answers, is reported as `no_response` at once. Each says why
+(`unanswered`, a kind of kwire.outcomes: pending_overflow, connection_closed, connection_idle,
+capture_ended, no_answer_expected); the TCP layer's close reasons map to them by CLOSE_REASONS.
 
 Memory: pending requests keep their bodies (for decoding when the answer comes) up to
 MAX_PENDING_BYTES per connection; past that the oldest pending bodies are dropped (`body` None,
@@ -26,11 +28,15 @@ from typing import Callable
 from kwire.kafka.primitives import read_uvarint
 
 from kwire.kafka.headers import RequestHeader
+from kwire.outcomes import (CAPTURE_ENDED, CONNECTION_CLOSED, CONNECTION_IDLE, NO_ANSWER_EXPECTED, NO_REQUEST,
+                            NO_RESPONSE, NOT_KEPT, PAIRED, PENDING_OVERFLOW)
 from kwire.tcp.stream import Connection
 
-PAIRED = "paired"
-NO_RESPONSE = "no_response"
-NO_REQUEST = "no_request"
+__all__ = ["PAIRED", "NO_RESPONSE", "NO_REQUEST", "Pairing", "RawExchange", "PendingRequest", "CLOSE_REASONS"]
+
+# The TCP layer's reasons a connection ends (kwire.tcp.flows) -> why its pending requests went unanswered.
+CLOSE_REASONS = {"fin": CONNECTION_CLOSED, "rst": CONNECTION_CLOSED, "reused": CONNECTION_CLOSED,
+                 "idle": CONNECTION_IDLE, "end": CAPTURE_ENDED}
 
 MAX_PENDING = 1 << 16  # requests awaiting a response, per connection (librdkafka pipelines thousands)
 
@@ -57,6 +63,8 @@ class PendingRequest:
     ts_ns: int
     size: int
     dropped: bool = False  # the body was not kept (MAX_PENDING_BYTES)
+    lost: str | None = None  # why its body cannot be decoded, a body kind of kwire.outcomes (NOT_KEPT when
+                             # dropped; CUT_BY_SNAPLEN for the packet path to set), else None
     done: bool = False  # no longer pending: answered, or given up
     span: tuple | None = None  # (start, end) of the frame in its direction's bytes, when tracked
 
@@ -90,6 +98,8 @@ class RawExchange:
     response_size: int | None = None
     given_up_ts_ns: int | None = None  # no_response: the capture time kwire stopped waiting for the answer
     response_span: tuple | None = None  # (start, end) of the response frame in the broker's bytes, when tracked
+    unanswered: str | None = None  # no_response: why (kwire.outcomes.UNANSWERED_KINDS)
+    response_lost: str | None = None  # why the response body cannot be decoded (PendingRequest.lost)
 
 
 Out = Callable[[RawExchange], None]
@@ -103,7 +113,7 @@ class Pairing:
     __slots__ = ("conn", "client_dir", "pending", "waiting", "count", "orphans", "orphan_due", "kept",
                  "kept_bytes", "max_bytes", "duplicate_correlation_ids", "pending_overflow", "dropped_bodies")
 
-    def __init__(self, conn: Connection, client_dir: int, max_bytes: int = MAX_PENDING_BYTES):
+    def __init__(self, conn: Connection, client_dir: int, max_bytes: int | None = None):
         self.conn = conn
         self.client_dir = client_dir
         self.pending: dict[int, PendingRequest] = {}  # the first request waiting under each correlation id
@@ -113,7 +123,7 @@ class Pairing:
         self.orphan_due: dict[int, int] = {}  # corr id -> frame count at which it is reported no_request
         self.kept: deque = deque()  # pending requests whose bodies are kept, oldest first
         self.kept_bytes = 0
-        self.max_bytes = max_bytes
+        self.max_bytes = MAX_PENDING_BYTES if max_bytes is None else max_bytes  # read now: tests lower it
         self.duplicate_correlation_ids = 0
         self.pending_overflow = 0
         self.dropped_bodies = 0
@@ -122,7 +132,8 @@ class Pairing:
         corr = header.correlation_id
         request = PendingRequest(header, body, ts_ns, len(body) + 4, span=span)
         if header.api_key == PRODUCE_KEY and produce_acks(header, body) == 0:  # never answered
-            out(RawExchange(self.conn, self.client_dir, NO_RESPONSE, corr, request, given_up_ts_ns=ts_ns))
+            out(RawExchange(self.conn, self.client_dir, NO_RESPONSE, corr, request, given_up_ts_ns=ts_ns,
+                            unanswered=NO_ANSWER_EXPECTED))
             return False
         if self.orphans:
             orphan = self.orphans.pop(corr, None)
@@ -135,7 +146,8 @@ class Pairing:
                 return True
         if self.count >= MAX_PENDING:
             self.pending_overflow += 1
-            out(RawExchange(self.conn, self.client_dir, NO_RESPONSE, *self._pop_oldest(), given_up_ts_ns=ts_ns))
+            out(RawExchange(self.conn, self.client_dir, NO_RESPONSE, *self._pop_oldest(), given_up_ts_ns=ts_ns,
+                            unanswered=PENDING_OVERFLOW))
         if corr in self.pending:
             self.duplicate_correlation_ids += 1
             self.waiting.setdefault(corr, deque()).append(request)
@@ -178,6 +190,7 @@ class Pairing:
             if not old.done:
                 old.body = None
                 old.dropped = True
+                old.lost = NOT_KEPT
                 self.kept_bytes -= old.size
                 self.dropped_bodies += 1
         if len(kept) > 2 * self.count + 64:  # requests answered out of order linger: sweep them out
@@ -210,10 +223,12 @@ class Pairing:
                 out(self.orphans.pop(corr))
                 del due[corr]
 
-    def close(self, ts_ns: int, frames: int, out: Out) -> None:
-        """The connection ended at ts_ns: every pending request is unanswered, every early response
-        orphaned."""
+    def close(self, ts_ns: int, frames: int, out: Out, reason: str = "end") -> None:
+        """The connection ended at ts_ns (`reason`: the TCP layer's, a key of CLOSE_REASONS): every
+        pending request is unanswered, every early response orphaned."""
+        why = CLOSE_REASONS.get(reason, CAPTURE_ENDED)
         while self.pending:
-            out(RawExchange(self.conn, self.client_dir, NO_RESPONSE, *self._pop_oldest(), given_up_ts_ns=ts_ns))
+            out(RawExchange(self.conn, self.client_dir, NO_RESPONSE, *self._pop_oldest(), given_up_ts_ns=ts_ns,
+                            unanswered=why))
         self.kept.clear()
         self.expire_orphans(frames, out, everything=True)

@@ -110,4 +110,6 @@ class Snapshot:
     groups: list[GroupRow] = field(default_factory=list)              # consumer groups seen
     health: Health = field(default_factory=Health)
     notes: list[str] = field(default_factory=list)                    # "replay finished", errors, hints
+    alarms: int = 0                    # the first `alarms` notes are alarms (what stopped the capture)
+    done: int | None = None            # the index of the note that says the replay finished
     finished: bool = False

@@ -228,10 +228,12 @@ class DashboardState:
         return h
 
     def _notes(self, snap: Snapshot, source: dict) -> list[str]:
+        """The notes, and which are alarms (Snapshot.alarms: the error, first) and which the end of a
+        replay (Snapshot.done), as data: the dashboard styles them by these, never by their text."""
         notes = []
-        if self.error:
-            notes.append(self.error if self.error.startswith(("capture stopped", "internal error"))
-                         else f"capture stopped: {self.error}")
+        if self.error:  # what stopped the capture, as the closing `kwire: error:` line says it
+            notes.append(self.error)
+            snap.alarms = 1
         h = snap.health
         dropped = h.queue_drops + (h.kernel_drops or 0)
         if dropped and source.get("queue_holds", "packets") != "packets" and h.queue_drops:
@@ -247,6 +249,7 @@ class DashboardState:
             traffic = (self.last_packet_ns - self.first_packet_ns) / 1e9 if self.first_packet_ns else 0.0
             notes.append(f"replay finished: {h.packets:,} packets, {self.exchanges:,} exchanges, "
                          f"{traffic:.1f} s of traffic (q quits)")
+            snap.done = len(notes) - 1
         if not self.exchanges:
             if self.finished:
                 notes.append("no Kafka exchanges found in this capture")
@@ -265,6 +268,6 @@ def _size(n: int) -> str:
 
 
 def _slow(brief: dict) -> SlowExchange:
-    return SlowExchange(ts_ns=int(brief["ts"] * 1e9), api=brief["api"] or "?", latency_ms=brief["latency_ms"] or 0.0,
+    return SlowExchange(ts_ns=brief["ts_ns"], api=brief["api"] or "?", latency_ms=brief["latency_ms"] or 0.0,
                         client=brief["client"], broker=brief["broker"], client_id=brief["client_id"],
                         correlation_id=brief["correlation_id"])

@@ -20,6 +20,7 @@ from kwire.codec.schemas import schema_for
 from kwire.codec.values import RawRecords
 from kwire.kafka.error_codes import error_name
 from kwire.model import PAIRED, Exchange
+from kwire.outcomes import is_malformed
 from kwire.query import error_codes, topic_partitions
 from kwire.render.units import human_bytes
 
@@ -34,7 +35,7 @@ def problems(ex: Exchange) -> list[str]:
     out = []
     if ex.status != PAIRED:
         out.append(ex.status)
-    if ex.request_error or ex.response_error:
+    if is_malformed(ex):
         out.append("decode error")
     for name, n in Counter(error_names(ex)).items():
         out.append(name if n == 1 else f"{name}×{n}")

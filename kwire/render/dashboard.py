@@ -121,11 +121,11 @@ def _title_line(snap: Snapshot, width: int) -> Text:
 
 def _note_lines(snap: Snapshot, width: int, limit: int) -> list[Text]:
     out = []
-    for note in snap.notes[:limit]:
+    for i, note in enumerate(snap.notes[:limit]):
         style = "bold yellow"
-        if note.startswith(("capture stopped", "error", "cannot")):
+        if i < snap.alarms:
             style = "bold red"
-        elif note.startswith("replay finished"):
+        elif i == snap.done:
             style = "bold green"
         text = Text(term_safe(note), style=style, no_wrap=True, overflow="ellipsis")
         text.truncate(width, overflow="ellipsis")

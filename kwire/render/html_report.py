@@ -57,6 +57,7 @@ th { color:var(--muted); font-weight:600; font-size:11.5px; text-transform:upper
 th:first-child, td:first-child, td.l, th.l { text-align:left; }
 td.n { white-space:normal; overflow-wrap:anywhere; min-width:5em; }
 td.err { color:var(--bad); white-space:normal; overflow-wrap:anywhere; text-align:left; min-width:6em; }
+span.bad { color:var(--bad); }
 tr.sub td:first-child { padding-left:20px; color:var(--muted); }
 td.barcell { width:22%; min-width:50px; }
 .bar { display:block; height:9px; background:#f59e0b; border-radius:2px; }
@@ -165,6 +166,7 @@ def _lag_section(doc: dict) -> str:
 
 def html_report(doc: dict, *, sources=(), filters: str = "") -> str:
     """The page for the summary `doc` of the capture files `sources`, filtered by `filters` (as options)."""
+    from kwire.render.changes_view import changes_section, quorum_section
     from kwire.render.groups_html import findings_section, groups_section
 
     unanswered = doc["unanswered"]
@@ -173,6 +175,8 @@ def html_report(doc: dict, *, sources=(), filters: str = "") -> str:
         "<main>",
         _kpis(doc),
         findings_section(doc),
+        changes_section(doc),
+        quorum_section(doc),
         _timeline_section(doc),
         _histogram_section(doc),
         _lag_section(doc),

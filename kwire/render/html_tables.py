@@ -41,7 +41,7 @@ def _figure_row(label: str, fig: dict, cls: str = "") -> str:
         extra.append(f"{fig['no_request']:,} without request")
     if fig["decode_errors"]:
         extra.append(f"{fig['decode_errors']:,} decode errors")
-    problems = "; ".join(x for x in [_errors(fig["errors"]), ", ".join(extra)] if x)
+    problems = "; ".join(x for x in [_errors(fig["error_codes"]), ", ".join(extra)] if x)
     return (f'<tr class="{cls}"><td class="n">{esc(label)}</td><td>{fig["exchanges"]:,}</td>'
             f'<td>{rate(fig["requests_per_s"])}</td><td>{human_bytes(fig["request_bytes"])}</td>'
             f'<td>{human_bytes(fig["response_bytes"])}</td><td>{ms(lat["p50"])}</td><td>{ms(lat["p90"])}</td>'
@@ -116,11 +116,11 @@ def exchange_table(title: str, items: list[dict]) -> str:
     if not items:
         return ""
     rows = "".join(
-        f'<tr><td>{esc(_clock(e["ts"]))}</td>'
+        f'<tr><td>{esc(_clock(e["ts_ns"] / 1e9))}</td>'
         f'<td class="n">{esc(e["client"])}</td><td class="n">{esc(e["broker"])}</td>'
         f'<td class="n">{_api(e)}</td><td>{e["correlation_id"]}</td>'
         f'<td class="n">{esc(e["client_id"])}</td><td>{ms(e["latency_ms"])}</td>'
-        f'<td class="err">{esc(", ".join(e["errors"]))}</td></tr>' for e in items)
+        f'<td class="err">{esc(", ".join(e["error_codes"]))}</td></tr>' for e in items)
     head = ('<tr><th class="l">time (UTC)</th><th class="l">client</th><th class="l">broker</th><th class="l">api</th>'
             '<th>corr</th><th class="l">client id</th><th>latency ms</th><th class="l">errors</th></tr>')
     return f'<section><h2>{esc(title)}</h2>' + _table(head, rows) + "</section>"

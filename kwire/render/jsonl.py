@@ -1,4 +1,9 @@
-"""JSON Lines: one object per exchange, keys as documented in docs/jsonl.md.
+"""JSON Lines: one object per exchange, keys as documented in docs/jsonl.md and docs/vocabulary.md.
+
+The facts an exchange shares with the Parquet table and the data source have their names and units
+(kwire.analytics.facts: `error_codes`, `request_bytes`, `latency_ms`, `ts_ns`, the outcome kinds);
+the keys they replaced (`ts`, `errors`, `request_size`, `response_size`) are kept, with their old
+meaning, for one release (DEPRECATED_KEYS, docs/changes.md).
 
 `exchange_record(ex)` is the object as plain Python data; `exchange_json(ex)` is its JSON text, made
 the fast way: the decoded bodies go to the C encoder as they are and only their non-JSON values
@@ -24,9 +29,11 @@ try:
 except ImportError:  # pragma: no cover - optional speed-up
     orjson = None
 
+from kwire.analytics.facts import error_code_names
 from kwire.codec.marks import carries_records
 from kwire.kafka.error_codes import error_name
 from kwire.model import Exchange
+from kwire.outcomes import error_text, kind_of, trailing_size
 from kwire.query import error_codes
 from kwire.render.records_run import RecordsRun
 from kwire.render.values import SECRET_APIS, json_default, plain_body
@@ -104,10 +111,20 @@ def _seconds(ts_ns: int) -> float:
     return seconds if seconds >= 8388608.0 else round(seconds, 9)
 
 
+# Old key -> the key that replaced it; each is still written, with its old meaning, for one release.
+DEPRECATED_KEYS = {"ts": "ts_ns", "errors": "error_codes", "request_size": "request_bytes",
+                   "response_size": "response_bytes"}
+
+
 def _record(ex: Exchange, request, response) -> dict:
     latency = ex.latency_ms
+    req, resp = ex.request_outcome, ex.response_outcome
+    ts_ns = ex.ts_ns
+    found = error_codes(ex.response) if ex.response else []
     out = {
-        "ts": _seconds(ex.ts_ns),
+        "ts_ns": ts_ns,
+        "request_ts_ns": ex.request_ts_ns,
+        "response_ts_ns": ex.response_ts_ns,
         "client": ex.client,
         "broker": ex.broker,
         "api_key": ex.api_key,
@@ -116,20 +133,26 @@ def _record(ex: Exchange, request, response) -> dict:
         "correlation_id": ex.correlation_id,
         "client_id": ex.client_id,
         "status": ex.status,
-        "errors": [error_name(code) for code in error_codes(ex.response)] if ex.response else [],
+        "unanswered": ex.unanswered,
+        "error_codes": error_code_names(ex, found)[0],
         "latency_ms": round(latency, 6) if latency is not None else None,
-        "request_size": ex.request_size,
-        "response_size": ex.response_size,
+        "request_bytes": ex.request_size,
+        "response_bytes": ex.response_size,
         "request": request,
         "response": response,
-        "request_error": ex.request_error,
-        "response_error": ex.response_error,
+        "request_outcome": kind_of(req),
+        "response_outcome": kind_of(resp),
+        "request_error": error_text(req),
+        "response_error": error_text(resp),
+        "request_trailing_bytes": trailing_size(req),
+        "response_trailing_bytes": trailing_size(resp),
         "connection_id": ex.connection_id,
+        # deprecated (DEPRECATED_KEYS)
+        "ts": _seconds(ts_ns),
+        "errors": [error_name(code) for code in found],
+        "request_size": ex.request_size,
+        "response_size": ex.response_size,
     }
-    if ex.request_trailing:
-        out["request_trailing_bytes"] = ex.request_trailing
-    if ex.response_trailing:
-        out["response_trailing_bytes"] = ex.response_trailing
     if ex.extra:
         out.update(ex.extra)
     return out

@@ -23,6 +23,7 @@ from kwire.codec.schemas import schema_for
 from kwire.kafka.apis import api_name
 from kwire.kafka.error_codes import error_name
 from kwire.model import Exchange
+from kwire.outcomes import MALFORMED, BodyOutcome, error_text
 from kwire.render.line_view import Lines, line_parts
 from kwire.render.records_run import RecordsRun
 from kwire.render.safe import term_safe
@@ -222,15 +223,19 @@ def _enum_marks(api_key: int | None, kind: str, version: int | None, body: dict)
     return {(id(struct), key): f.enum for struct, key, f in walk(body, enum_tree(schema, version))}
 
 
-def body_lines(label: str, ex: Exchange, kind: str, body: dict | None, error: str | None) -> list[list]:
-    """One body as tree lines under `label`; none when there is neither a body nor an error."""
+def body_lines(label: str, ex: Exchange, kind: str, body: dict | None, outcome: BodyOutcome | None) -> list[list]:
+    """One body as tree lines under `label`, with what left it undecoded (its outcome's text); none
+    when there is neither a body nor such an outcome."""
+    error = error_text(outcome)
+    if error is not None and outcome.kind == MALFORMED:
+        error = f"decode error: {error}"
     if body is None and error is None:
         return []
     tree = _Body(_enum_marks(ex.api_key, kind, ex.api_version, body) if body else {})
     tree.lines.append([(label if body or error else f"{label} (empty body)", TITLE)])
     items = [(k, v, body) for k, v in body.items()] if body else []
     if error:
-        tree.line("├── " if items else "└── ", [(f"decode error: {term_safe(error)}", RED)])
+        tree.line("├── " if items else "└── ", [(term_safe(error), RED)])
     tree.children("", items)
     if tree.cut:
         tree.lines.append([(f"… {tree.cut:,} more entries not shown (this view stops at {MAX_LINES:,} lines a "
@@ -272,8 +277,9 @@ def exchange_view(ex: Exchange, *, records: str = "summary", show_secrets: bool 
         head.append(("  (" + ", ".join(s for s in sizes if s) + ")", DIM))
     lines = [head]
     budget = (run or RecordsRun()).budget() if carries_records(ex.api_key) else None
-    for kind, body, error in (("request", ex.request, ex.request_error), ("response", ex.response, ex.response_error)):
-        lines += body_lines(kind, ex, kind, plain_body(body, records, show_secrets, ex.api_key, budget), error)
+    for kind, body, outcome in (("request", ex.request, ex.request_outcome),
+                                ("response", ex.response, ex.response_outcome)):
+        lines += body_lines(kind, ex, kind, plain_body(body, records, show_secrets, ex.api_key, budget), outcome)
     if run is not None and budget is not None:
         run.charge(budget)
     lines += _extra_lines(ex)

@@ -87,7 +87,7 @@ def _figure_table(title: str, first_columns: list[str], rows: list[tuple[list, d
         table.add_column(name, justify="right", no_wrap=True, min_width=5)
     table.add_column("errors / problems", overflow="fold", min_width=16, ratio=1)
     for labels, fig in rows[:MAX_ROWS]:
-        problems = error_text(fig["errors"])
+        problems = error_text(fig["error_codes"])
         status = _status_text(fig)
         if status:
             if problems:
@@ -117,9 +117,9 @@ def header(doc: dict) -> Text:
     t.append(f"  over {lat['count']:,} paired exchanges")
     if totals["failed"]:
         t.append(f"\n{totals['failed']:,} exchanges with an error or no partner", style="red")
-        if totals["errors"]:
+        if totals["error_codes"]:
             t.append(": ")
-            t.append_text(error_text(totals["errors"], limit=6))
+            t.append_text(error_text(totals["error_codes"], limit=6))
     return t
 
 
@@ -217,21 +217,23 @@ def exchange_list(title: str, items: list[dict]) -> Table | None:
         table.add_column(name, justify=justify, no_wrap=name != "errors")
     for e in items:
         api = f"{e['api']} v{e['api_version']}" if e["api"] is not None else "?"
-        when = utc(e["ts"])
+        when = utc(e["ts_ns"] / 1e9)
         table.add_row(when if when.startswith("@") else when[11:-4], wire_text(e["client"]), wire_text(e["broker"]),
                       wire_text(api), str(e["correlation_id"]),
                       wire_text(e["client_id"]) if e["client_id"] is not None else "-", ms(e["latency_ms"]),
-                      wire_text(", ".join(e["errors"]), style="red"))
+                      wire_text(", ".join(e["error_codes"]), style="red"))
     return table
 
 
 def stats_view(doc: dict) -> Group:
+    from kwire.render.changes_view import changes_table, quorum_table
     from kwire.render.groups_view import findings_view, groups_table, members_table
 
     parts: list = [header(doc), Text(""), *findings_view(doc), api_table(doc), Text(""),
                    group_table("By client id", "client id", doc["client_ids"], doc, "client_ids"), Text(""),
                    group_table("By broker", "broker", doc["brokers"], doc, "brokers")]
-    for extra in (groups_table(doc), members_table(doc), partition_table(doc), share_table(doc),
+    for extra in (changes_table(doc), quorum_table(doc), groups_table(doc), members_table(doc),
+                  partition_table(doc), share_table(doc),
                   exchange_list("Slowest exchanges", doc["slowest"][:10]),
                   exchange_list(f"Unanswered requests ({doc['unanswered']['count']:,}; the first ones)",
                                 doc["unanswered"]["first"][:10])):

@@ -157,7 +157,7 @@ class _FlowTask:
         flip = last.flipped(chain.first.a)
         piece = Piece(last.file, last.forder, last.index, chain.first.a, chain.first.b, chain.first.initiator,
                       chain.first.first_ts, list(chain.first.starts), last_ts=last.last_ts,
-                      nxt=list(chain.nxt), clean=last.clean)
+                      nxt=list(chain.nxt), clean=last.clean, fins=list(chain.fins))
         if flip:
             tail = [(k, 1 - d, ts, v) for k, d, ts, v in tail]
         if self.carried is not None and last is self.carried.piece:
@@ -213,10 +213,12 @@ def _frame(out: list[tuple[int, bytes]]):
 
 
 def end_carried(carried: FlowState, options: DecodeOptions, ts_ns: int, reason: str) -> list[tuple[int, bytes]]:
-    """End a carried connection (evicted, or the capture ended): its tail at ts_ns, then close."""
+    """End a carried connection (evicted, or the capture ended): its tail at ts_ns, then close (at
+    "fin" when both its FINs were in: kwire.spark.stitch._ended)."""
     task = _FlowTask(options, [carried.piece], carried, b"")
     carried.replay.play(carried.tail, ts_ns=ts_ns)
-    carried.replay.close(ts_ns, reason)
+    fins = carried.piece.fins
+    carried.replay.close(ts_ns, "fin" if fins[0] and fins[1] else reason)
     task.closed(carried.replay)
     return _outputs(task)
 

@@ -113,7 +113,7 @@ class FileSide:
         self.rows = RowBuffer()
         self.pieces = self.n = 0
         self.flushing = False
-        self.edges: dict[int, tuple] = {}  # conn id -> (nxt, clean, last_ts, tail) at the file's end
+        self.edges: dict[int, tuple] = {}  # conn id -> (nxt, clean, last_ts, tail, fins) at the file's end
         self.gaps = self.gap_bytes = 0
 
     # -- TCP -> recorders ----------------------------------------------------------------------
@@ -169,7 +169,7 @@ class FileSide:
         piece.end, piece.close_ts = end, ts
         piece.starts = list(rec.conn.start_seq)
         if end == OPEN:
-            piece.nxt, piece.clean, piece.last_ts, piece.tail = self.edges[rec.conn.id]
+            piece.nxt, piece.clean, piece.last_ts, piece.tail, piece.fins = self.edges[rec.conn.id]
         else:
             piece.last_ts = ts
             piece.tail = len(rec.events)
@@ -241,13 +241,28 @@ class FileSide:
             rec = self.recorders.get(conn.id)
             clean = half_clean(h0) and half_clean(h1)
             self.edges[conn.id] = ([h0.nxt, h1.nxt], clean, max(h0.last_ts, h1.last_ts),
-                                   len(rec.events) if rec is not None else 0)
+                                   len(rec.events) if rec is not None else 0,
+                                   [h0.fin_reached(), h1.fin_reached()])
             if rec is None and clean and (h0.nxt is not None or h1.nxt is not None):
                 # No byte yet (nor will ending the file hand one over), but sequence numbers known (a
                 # handshake): the next file goes on from them.
                 self._ship(Recorder(conn, self._closed), OPEN, end)
         self.flushing = True
         self.table.flush(end)
+        self._fin_markers(end)
+
+    def _fin_markers(self, end: int) -> None:
+        """FINs on 4-tuples with no connection in this file (a connection's last, payload-less
+        segments, after an earlier file had its bytes): a piece of no events per 4-tuple, OPEN, its
+        FINs marked, so that the reduce side closes the connection at "fin" as one pass would."""
+        for fins in self.table.take_loose_fins().values():
+            (a, (seq_a, ts_a, b)), *rest = fins.items()
+            seq_b, ts_b = rest[0][1][:2] if rest else (None, ts_a)
+            piece = Piece(self.index, self.sink.first or 0, self.pieces, a, b, None, min(ts_a, ts_b),
+                          [seq_a, seq_b], OPEN, end, max(ts_a, ts_b), [seq_a, seq_b], True, 0, 0,
+                          fins=[True, bool(rest)])
+            self.pieces += 1
+            self._meta(piece, PIECE)
 
     def _results(self, report: FileReport) -> None:
         result = PartitionResult(self.facts.aggregator, members=self.facts.members)

@@ -48,6 +48,15 @@ class Piece:
     tail: int = 0        # events[tail:] were made by ending the file (OPEN only; == events otherwise)
     interior: bool = False  # finished in its map task: no events follow
     lead: list = field(default_factory=lambda: [0, 0])  # mid: each direction's DATA bytes before its first GAP
+    fins: list = field(default_factory=lambda: [False, False])  # OPEN: each direction's FIN was in (with
+                         # every byte before it) by the file's end: a chain whose both directions' were
+                         # closed at "fin" (kwire.spark.stitch), as one pass over the capture closes it
+
+    @property
+    def marker(self) -> bool:
+        """A FIN marker: no events, only FINs seen on a 4-tuple with no connection in its file
+        (kwire.spark.mapside)."""
+        return self.events == 0 and self.initiator is None and self.end == OPEN and (self.fins[0] or self.fins[1])
 
     @property
     def mid(self) -> bool:

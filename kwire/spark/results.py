@@ -70,9 +70,11 @@ ARROW_EXCHANGES = pa.schema([
     ("ts_ns", pa.int64()), ("request_ts_ns", pa.int64()), ("response_ts_ns", pa.int64()),
     ("client", pa.string()), ("broker", pa.string()), ("client_id", pa.string()), ("api_key", pa.int32()),
     ("api", pa.string()), ("api_version", pa.int32()), ("correlation_id", pa.int32()), ("status", pa.string()),
-    ("latency_ns", pa.int64()), ("request_bytes", pa.int64()), ("response_bytes", pa.int64()),
-    ("error_codes", pa.list_(pa.string())), ("failed", pa.bool_()), ("request_error", pa.string()),
-    ("response_error", pa.string()), ("group_id", pa.string()), ("wait", pa.bool_()), ("negotiation", pa.bool_()),
+    ("unanswered", pa.string()), ("latency_ms", pa.float64()), ("request_bytes", pa.int64()),
+    ("response_bytes", pa.int64()), ("error_codes", pa.list_(pa.string())), ("failed", pa.bool_()),
+    ("request_outcome", pa.string()), ("response_outcome", pa.string()), ("request_error", pa.string()),
+    ("response_error", pa.string()), ("request_trailing_bytes", pa.int64()), ("response_trailing_bytes", pa.int64()),
+    ("group_id", pa.string()), ("wait", pa.bool_()), ("negotiation", pa.bool_()),
 ])
 ARROW_PARTITIONS = pa.schema([
     ("ts_ns", pa.int64()), ("api", pa.string()), ("group_id", pa.string()), ("topic", pa.string()),

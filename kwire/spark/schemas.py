@@ -5,12 +5,13 @@
   measured lag: the columns of kwire.analytics.facts.partition_rows, plus client, broker and
   correlation_id, which with ts_ns join a partition row to its exchange.
 
-Times are integer nanoseconds since the epoch (`ts_ns`, ...); `latency_ns` is null unless paired.
+Instants are integer nanoseconds since the epoch (`ts_ns`, ...); `latency_ms` is milliseconds (to the
+nanosecond), null unless paired. Names and units are those of every output (docs/vocabulary.md).
 """
 
 from __future__ import annotations
 
-from pyspark.sql.types import (ArrayType, BooleanType, IntegerType, LongType, StringType, StructField,
+from pyspark.sql.types import (ArrayType, BooleanType, DoubleType, IntegerType, LongType, StringType, StructField,
                                StructType)
 
 from kwire.analytics.facts import ACK_COLUMNS, EXCHANGE_COLUMNS
@@ -27,13 +28,18 @@ EXCHANGE_SCHEMA = StructType([
     StructField("api_version", IntegerType(), True),
     StructField("correlation_id", IntegerType(), False),
     StructField("status", StringType(), False),
-    StructField("latency_ns", LongType(), True),
+    StructField("unanswered", StringType(), True),
+    StructField("latency_ms", DoubleType(), True),
     StructField("request_bytes", LongType(), True),
     StructField("response_bytes", LongType(), True),
     StructField("error_codes", ArrayType(StringType(), False), False),
     StructField("failed", BooleanType(), False),
+    StructField("request_outcome", StringType(), True),
+    StructField("response_outcome", StringType(), True),
     StructField("request_error", StringType(), True),
     StructField("response_error", StringType(), True),
+    StructField("request_trailing_bytes", LongType(), False),
+    StructField("response_trailing_bytes", LongType(), False),
     StructField("group_id", StringType(), True),
     StructField("wait", BooleanType(), False),
     StructField("negotiation", BooleanType(), False),

@@ -41,7 +41,8 @@ from kwire.spark.wire import (INTERIOR, PIECE, REPORT, SORT_COLUMNS, WIRE_SCHEMA
 def _ddl_type(t: pa.DataType) -> str:
     if pa.types.is_list(t):
         return f"array<{_ddl_type(t.value_type)}>"
-    return {pa.int64(): "bigint", pa.int32(): "int", pa.string(): "string", pa.bool_(): "boolean"}[t]
+    return {pa.int64(): "bigint", pa.int32(): "int", pa.string(): "string", pa.bool_(): "boolean",
+            pa.float64(): "double"}[t]
 
 
 # The `exchanges` rows, as `--out DIR/exchanges` has them (kwire.spark.results.ARROW_EXCHANGES).

@@ -50,6 +50,7 @@ class Chain:
     nxt: list                         # each direction's next sequence number (orientation of first.a)
     close: tuple = (0, "end")         # (ts, reason) it ends with
     pieces: list = field(default_factory=list)
+    fins: list = field(default_factory=lambda: [False, False])  # each direction's FIN seen (chain's orientation)
 
 
 @dataclass
@@ -86,6 +87,8 @@ def _extend(chain: Chain, piece: Piece, flip: bool) -> None:
         for d in (0, 1):
             if piece.starts[d ^ flip] is not None:
                 chain.nxt[d] = piece.nxt[d ^ flip]
+            if piece.fins[d ^ flip]:
+                chain.fins[d] = True
     else:
         chain.close = (piece.close_ts, piece.end)
 
@@ -102,6 +105,11 @@ def plan(entries: list[Piece], end_ts: int | None, idle_ns: int = IDLE_NS, linge
     prev: Piece | None = None    # the last entry that counted
     start = 0                    # where `chain` (or the closed prev) began among the entries
     for i, e in enumerate(entries):
+        if e.marker:  # FINs only: they tell how the chain they go on from ends, nothing to play
+            if chain is not None and e.first_ts - prev.last_ts <= idle_ns:
+                _fins(chain, e)
+            steps.append(None)
+            continue
         if e.interior:
             if chain is not None:
                 chain.close = (e.first_ts, "reused")
@@ -131,7 +139,7 @@ def plan(entries: list[Piece], end_ts: int | None, idle_ns: int = IDLE_NS, linge
                     prev = e
                     continue
             else:
-                chain.close = (e.first_ts, "reused") if not e.mid else (prev.last_ts + idle_ns, "idle")
+                chain.close = (e.first_ts, "reused") if not e.mid else _ended(chain, prev.last_ts + idle_ns, "idle")
         elif (prev is not None and prev.end in ("fin", "rst") and e.mid
               and e.first_ts <= prev.close_ts + linger_ns):
             if e.end != OPEN and e.last_ts <= prev.close_ts + linger_ns:
@@ -148,8 +156,24 @@ def plan(entries: list[Piece], end_ts: int | None, idle_ns: int = IDLE_NS, linge
             chain = None
         prev = e
     if chain is not None:
-        chain.close = None if end_ts is None else (max(end_ts, prev.last_ts), "end")
+        chain.close = None if end_ts is None else _ended(chain, max(end_ts, prev.last_ts), "end")
     return result
+
+
+def _fins(chain: Chain, marker: Piece) -> None:
+    """A FIN marker's FINs count for the chain when each is where the chain's bytes stopped."""
+    flip = marker.flipped(chain.first.a)
+    for d in (0, 1):
+        seq = marker.starts[d ^ flip]
+        if seq is not None and marker.fins[d ^ flip] and chain.nxt[d] in (None, seq):
+            chain.fins[d] = True
+
+
+def _ended(chain: Chain, ts: int, reason: str) -> tuple:
+    """How a chain open at its last piece's end closes: "fin" when both directions had sent their
+    FIN (in files whose TCP state saw no connection for them, or without the bytes before: one pass
+    over the whole capture closes such a connection at "fin"), else `reason`."""
+    return (ts, "fin") if chain.fins[0] and chain.fins[1] else (ts, reason)
 
 
 class Reducer:

@@ -14,7 +14,9 @@ Connections and roles:
   (the SYN was missed) also opens one with initiator 0: the receiver of the SYN-ACK is the client, so
   it becomes `a`, and the SYN-ACK's ACK number tells where a's bytes start.
 - Otherwise the first segment carrying payload opens the connection mid-stream: `a` is its sender,
-  initiator None. Pure ACKs, FINs and RSTs on an unknown 4-tuple open nothing (`untracked_segments`).
+  initiator None. Pure ACKs, FINs and RSTs on an unknown 4-tuple open nothing (`untracked_segments`);
+  the FINs among them are noted (`take_loose_fins`, bounded): a reader of one file of a rotated
+  capture learns from them that a connection it saw in an earlier file closed in this one.
 - A direction starts at its SYN + 1, or at its first payload or FIN: pure ACKs do not start it
   (a keepalive's sequence number is one below the real one).
 - FIN seen from both sides, or a RST, closes the connection (remaining holes become gaps first) and
@@ -116,6 +118,7 @@ class FlowTable:
         self._retired = dict.fromkeys(HALF_COUNTERS, 0)  # counters of closed connections
         self._table = dict.fromkeys(TABLE_COUNTERS, 0)
         self._lost: deque[tuple[Connection, int, int]] = deque(maxlen=LOSSES_KEPT)  # closed, with gaps
+        self._loose_fins: dict[FlowKey, dict] = {}  # untracked FINs: key -> {sender: (seq, ts, receiver)}
 
     # -- feeding --------------------------------------------------------------------------------
 
@@ -221,6 +224,8 @@ class FlowTable:
             del self._closed[key]
         if flags & RST or not (flags & SYN or seg.payload):
             table["untracked_segments"] += 1
+            if flags & FIN and not flags & RST:
+                self._note_fin(key, seg)
             return None
         src = (seg.src_ip, seg.src_port)
         dst = (seg.dst_ip, seg.dst_port)
@@ -238,6 +243,20 @@ class FlowTable:
             if synack:
                 h.peer.begin(seg.ack)
         return h
+
+    def _note_fin(self, key: FlowKey, seg: Segment) -> None:
+        fins = self._loose_fins.get(key)
+        if fins is None:
+            if len(self._loose_fins) >= self.max_connections:
+                return
+            fins = self._loose_fins[key] = {}
+        fins.setdefault((seg.src_ip, seg.src_port), (seg.seq, seg.ts_ns, (seg.dst_ip, seg.dst_port)))
+
+    def take_loose_fins(self) -> dict[FlowKey, dict]:
+        """The FINs seen on 4-tuples with no connection since the last call, by flow key: {sender (ip,
+        port): (sequence number, capture time, receiver (ip, port))} (each sender's first); forgotten here."""
+        fins, self._loose_fins = self._loose_fins, {}
+        return fins
 
     def _new_flow(self, key: FlowKey, a, b, initiator, ts: int) -> _Flow:
         conn = Connection(self._next_id, a, b, initiator, ts)

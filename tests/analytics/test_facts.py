@@ -27,9 +27,10 @@ def test_exchange_row_basics():
     ex = _ex(response={"ErrorCode": 0, "Responses": [{"Partitions": [{"ErrorCode": 6}, {"ErrorCode": 1},
                                                                       {"ErrorCode": 6}]}]})
     row = exchange_row(ex)
-    assert tuple(row) == EXCHANGE_COLUMNS + ("connection_id",)  # the columns, then the connection (not a column)
+    # the columns, then the connection and the exact latency (not columns)
+    assert tuple(row) == EXCHANGE_COLUMNS + ("connection_id", "latency_ns")
     assert row["connection_id"] == ex.connection_id
-    assert row["latency_ns"] == 2_500
+    assert row["latency_ns"] == 2_500 and row["latency_ms"] == 0.0025
     assert row["error_codes"] == ["NOT_LEADER_OR_FOLLOWER", "NOT_LEADER_OR_FOLLOWER", "OFFSET_OUT_OF_RANGE"]
     assert row["failed"] is True
     assert row["ts_ns"] == 1_000
@@ -37,7 +38,8 @@ def test_exchange_row_basics():
 
 def test_unanswered_has_no_latency():
     row = exchange_row(_ex(status=NO_RESPONSE, response_ts_ns=None, response_size=None))
-    assert row["latency_ns"] is None and row["failed"] is True and row["error_codes"] == []
+    assert row["latency_ns"] is None and row["latency_ms"] is None
+    assert row["failed"] is True and row["error_codes"] == []
 
 
 def test_real_capture_fetch_and_produce_rows():

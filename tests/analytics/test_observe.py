@@ -10,6 +10,7 @@ from kwire.analytics.facts import exchange_row, partition_rows, topic_names
 from kwire.analytics.observe import observations
 from kwire.kafka.apis import APIS
 from kwire.model import NO_RESPONSE, PAIRED, Exchange
+from kwire.outcomes import DECODED_BODY, BodyOutcome
 
 BODIES = (None, {}, {"ErrorCode": 5, "Responses": [{"Topic": "t", "Partitions": [{"ErrorCode": 5}]}]},
           {"GroupId": "g", "Topics": [{"TopicName": "t", "Partitions": [{"PartitionIndex": 0}]}]})
@@ -22,7 +23,7 @@ def test_every_api_with_bodies_missing_or_partial():
                           correlation_id=1, api_key=key, api=spec.name, api_version=spec.max_version,
                           client_id="c", request_ts_ns=1_000, response_ts_ns=2_000 if status == PAIRED else None,
                           request=request, response=response if status == PAIRED else None,
-                          request_error=None if request else "cut short")
+                          request_outcome=DECODED_BODY if request else BodyOutcome("malformed", reason="cut short"))
             observations(ex)
             exchange_row(ex)
             partition_rows(ex)

@@ -20,6 +20,8 @@ from tests.docs.pages import ROOT, all_documented_keys
 
 CAPTURES = sorted(str(p) for p in (ROOT / "captures").glob("*.pcap*") if not p.name.endswith(".log"))
 PROBLEMS = sorted(str(p) for p in (ROOT / "captures" / "problems").glob("*.pcap.gz"))
+# admin recordings and the scripted KRaft sequence: the changes, quorum and their findings
+ADMIN = sorted(str(p) for d in ("changes", "kraft") for p in (ROOT / "captures" / d).glob("*.pcap"))
 TLS = ROOT / "captures" / "tls" / "py-tls13-aes128gcm.pcap"
 COMMON_FINDING_KEYS = "stats.finding"
 
@@ -97,6 +99,13 @@ def _document_keys(seen, doc: dict) -> None:
     for row in doc["slowest"] + doc["unanswered"]["first"]:
         seen["stats.exchange"].update(row)
     seen["stats.timeline"].update(doc["timeline"])
+    seen["stats.changes"].update(doc["changes"])
+    for entry in doc["changes"]["entries"]:
+        seen["stats.change"].update(entry)
+    if doc["quorum"] is not None:
+        seen["stats.quorum"].update(doc["quorum"])
+        for broker in doc["quorum"]["brokers"].values():
+            seen["stats.quorum.broker"].update(broker)
     seen["stats.tls"].update(doc["tls"])
     for row in doc["tls"]["list"]:
         seen["stats.tls.connection"].update(row)
@@ -116,7 +125,7 @@ def _document_keys(seen, doc: dict) -> None:
 @pytest.fixture(scope="module")
 def stats_keys() -> dict[str, set]:
     seen: dict[str, set] = defaultdict(set)
-    for capture in CAPTURES + PROBLEMS:  # one by one: each problem recording holds its own finding
+    for capture in CAPTURES + PROBLEMS + ADMIN:  # one by one: each problem recording holds its own finding
         _document_keys(seen, json.loads(_run("stats", "--json", "--no-summary", "-j", "0", capture)))
     _document_keys(seen, json.loads(_run("stats", "--json", "--no-summary", "-j", "0",
                                          "--keylog", f"{TLS}.keys", str(TLS))))
@@ -130,7 +139,8 @@ def stats_keys() -> dict[str, set]:
 STATS_TABLES = ("stats", "stats.span", "stats.figures", "stats.latency_ms", "stats.waits", "stats.api",
                 "stats.partition", "stats.share_group", "stats.unanswered", "stats.exchange", "stats.timeline",
                 "stats.tls", "stats.tls.connection", "stats.group", "stats.generation", "stats.generation.member",
-                "stats.member", COMMON_FINDING_KEYS)
+                "stats.member", "stats.changes", "stats.change", "stats.quorum", "stats.quorum.broker",
+                COMMON_FINDING_KEYS)
 
 
 def test_stats_document_keys(documented, stats_keys):

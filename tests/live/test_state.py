@@ -162,8 +162,9 @@ def _row(done_s: int, api: str = "Produce", latency_ns: int = 1000) -> dict:
     ts = done_s * NS
     return {"ts_ns": ts - latency_ns, "request_ts_ns": ts - latency_ns, "response_ts_ns": ts, "client": "c:1",
             "broker": "b:2", "client_id": "cid", "api_key": 0, "api": api, "api_version": 9,
-            "correlation_id": done_s, "status": "paired", "latency_ns": latency_ns, "request_bytes": 10,
-            "response_bytes": 20, "error_codes": [], "failed": False, "request_error": None,
+            "correlation_id": done_s, "status": "paired", "unanswered": None, "latency_ns": latency_ns,
+            "latency_ms": latency_ns / 1e6, "request_bytes": 10, "response_bytes": 20, "error_codes": [],
+            "failed": False, "request_outcome": "decoded", "response_outcome": "decoded", "request_error": None,
             "response_error": None, "group_id": None}
 
 

@@ -88,10 +88,10 @@ def test_parquet_tables(spark, tmp_path):
     assert exchanges.count() == result.document["totals"]["exchanges"] == 47
     rows = {r["api"]: r["n"] for r in exchanges.groupBy("api").count().withColumnRenamed("count", "n").collect()}
     assert rows["Produce"] == 4 and rows["JoinGroup"] == 1
-    slow = exchanges.orderBy(exchanges.latency_ns.desc()).first()
-    assert slow["api"] == "JoinGroup" and slow["latency_ns"] == 3_001_216_000
+    slow = exchanges.orderBy(exchanges.latency_ms.desc()).first()
+    assert slow["api"] == "JoinGroup" and slow["latency_ms"] == 3001.216
     fetched = partitions.where("api = 'Fetch'").groupBy().sum("records").first()[0]
     assert fetched == 50
     lag = {r["partition"]: r["lag"] for r in partitions.where("lag is not null").collect()}
     assert lag == {0: 13, 1: 12, 2: 13, 3: 12}
-    assert EXCHANGE_SCHEMA["latency_ns"].nullable
+    assert EXCHANGE_SCHEMA["latency_ms"].nullable

@@ -55,3 +55,24 @@ def test_partitions_table_names_share_fetch_topics(spark, tmp_path):
     named = set(result.document["partitions"])  # topics by name where a Metadata answer named them
     rows = spark.read.parquet(str(out / "partitions")).where("api = 'ShareFetch'").collect()
     assert rows and {r["topic"] for r in rows} <= named, (named, {r["topic"] for r in rows})
+
+
+def test_data_source_names_shared_facts_as_json_lines_does(spark):
+    """One vocabulary (docs/vocabulary.md): every column the data source shares with JSON Lines has
+    the same name and the same value, exchange by exchange."""
+    from kwire.pipeline import analyze_files
+    from kwire.render.jsonl import exchange_record
+
+    capture = CAPTURES / "multi-broker-3.pcap"
+    records = {(r["ts_ns"], r["client"], r["correlation_id"]): r
+               for r in map(exchange_record, analyze_files([str(capture)]))}
+    df = spark.read.format("kwire").load(str(capture))
+    shared = [c for c in df.columns if c in next(iter(records.values()))]
+    assert {"ts_ns", "latency_ms", "request_bytes", "error_codes", "request_outcome", "unanswered"} <= set(shared)
+    rows = df.collect()
+    assert len(rows) == len(records)
+    for row in rows:
+        record = records[(row["ts_ns"], row["client"], row["correlation_id"])]
+        for name in shared:
+            value = row[name]
+            assert (list(value) if isinstance(value, list) else value) == record[name], name

@@ -1,0 +1,95 @@
+"""The change log: who changed what in the cluster, kept in mergeable, bounded form.
+
+`ChangesState` takes the observations of kwire.analytics.observe tagged "ch" (a change entry of
+kwire.analytics.changes_read) and "pr" (the principal a connection authenticated as, from its
+SaslAuthenticate exchange), merges exactly across any split of the traffic (`kwire stats --jobs`, the
+partitions of `kwire spark`, the seconds of `kwire live`), and makes the `changes` key of the stats
+document:
+
+    {count, failed, shown, overflow, by_operation: {operation: n}, by_result: {result: n},
+     entries: [{ts, client, broker, client_id, principal, correlation_id, api, operation, resources,
+                result, kind}]}
+
+Bounds (one policy, kwire.analytics.mergeable): the first MAX_CHANGES changes by time are kept whole
+(ties broken by client, broker and correlation id: `Kept`), the others are counted (`overflow`) and
+still counted in by_operation and by_result, which are sums. A connection's principal is joined in
+when the document is made; principals are kept for the MAX_PRINCIPALS smallest (client, broker) pairs.
+`destructive()` gives the kept changes of a DESTRUCTIVE kind to kwire.analytics.findings_changes.
+"""
+
+from __future__ import annotations
+
+from kwire.analytics.mergeable import Capped, Kept, choose, keep_smallest, merge_counts
+
+MAX_CHANGES = 1000
+MAX_PRINCIPALS = 65536
+OK = "ok"
+
+
+def _key(change: dict) -> tuple:
+    return (change["ts_ns"], change["client"] or "", change["broker"] or "", change["correlation_id"])
+
+
+class ChangesState:
+    __slots__ = ("kept", "count", "failed", "by_operation", "by_result", "principals")
+
+    def __init__(self) -> None:
+        self.kept = Kept(MAX_CHANGES)
+        self.count = 0
+        self.failed = 0
+        self.by_operation: dict[str, int] = {}
+        self.by_result: dict[str, int] = {}
+        self.principals: dict[tuple, str] = Capped()
+
+    def add(self, ob: tuple) -> None:
+        if ob[0] == "pr":
+            self.add_principal(ob[1], ob[2], ob[3])
+            return
+        change = ob[1]
+        self.count += 1
+        if any(r != OK for r in change["result"]):
+            self.failed += 1
+        op = change["operation"]
+        self.by_operation[op] = self.by_operation.get(op, 0) + 1
+        for result in change["result"]:
+            self.by_result[result] = self.by_result.get(result, 0) + 1
+        self.kept.add(_key(change), change)
+
+    def add_principal(self, client: str, broker: str, principal: str) -> None:
+        key = (client, broker)
+        self.principals[key] = choose(self.principals.get(key), principal)
+        if len(self.principals) > MAX_PRINCIPALS:
+            keep_smallest(self.principals, MAX_PRINCIPALS)
+
+    def merge(self, other: ChangesState) -> None:
+        self.kept.merge(other.kept)
+        self.count += other.count
+        self.failed += other.failed
+        merge_counts(self.by_operation, other.by_operation)
+        merge_counts(self.by_result, other.by_result)
+        for (client, broker), principal in other.principals.items():
+            self.add_principal(client, broker, principal)
+
+    def principal(self, change: dict) -> str | None:
+        return self.principals.get((change["client"], change["broker"]))
+
+    def entries(self) -> list[dict]:
+        """The kept changes, in time order, as the document gives them."""
+        return [_shown(change, self.principal(change)) for change in self.kept.values()]
+
+    def destructive(self) -> list[tuple[dict, str | None]]:
+        """(change, principal) of every kept change of a destructive kind, in time order."""
+        return [(c, self.principal(c)) for c in self.kept.values() if c.get("kind")]
+
+    def document(self) -> dict:
+        entries = self.entries()
+        return {"count": self.count, "failed": self.failed, "shown": len(entries),
+                "overflow": self.count - len(entries), "by_operation": dict(sorted(self.by_operation.items())),
+                "by_result": dict(sorted(self.by_result.items())), "entries": entries}
+
+
+def _shown(change: dict, principal: str | None) -> dict:
+    return {"ts": round(change["ts_ns"] / 1e9, 9), "client": change["client"], "broker": change["broker"],
+            "client_id": change["client_id"], "principal": principal, "correlation_id": change["correlation_id"],
+            "api": change["api"], "operation": change["operation"], "resources": change["resources"],
+            "result": change["result"], "kind": change["kind"]}

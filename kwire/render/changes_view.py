@@ -1,0 +1,168 @@
+"""The `changes` and `quorum` keys of the stats document as a terminal table and as HTML sections.
+
+Pure functions of the document (kwire.analytics.changes, kwire.analytics.quorum): one row per change
+(time, who: client id, principal, client address, what: operation and resources with what was set,
+and each resource's result), and the quorum's leaders, elections and brokers. Names from the wire are
+escaped (kwire.render.safe for rich, html_charts.esc for HTML); redacted values show as "(redacted)".
+"""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+
+from kwire.render.html_charts import esc
+from kwire.render.safe import wire_text
+from kwire.render.times import utc_text
+
+MAX_ROWS = 30
+MAX_TEXT = 300
+
+
+def _value(value) -> str:
+    if type(value) is dict and "redacted" in value:
+        return "(redacted)"
+    return str(value)
+
+
+def resource_text(res: dict) -> str:
+    """One resource of a change as a line: what it is, then what was set."""
+    kind = res.get("type")
+    if kind in ("acl", "acl_filter"):
+        text = (f"{'ACL filter' if kind == 'acl_filter' else 'ACL'} {res.get('permission')} {res.get('principal')} "
+                f"{res.get('operation')} {res.get('resource_type')}:{res.get('resource_name')} ({res.get('pattern')}, "
+                f"host {res.get('host')})")
+        if res.get("deleted") is not None:
+            text += f", {len(res['deleted'])} deleted"
+        return text
+    if kind == "group_offsets":
+        offsets = res.get("offsets")
+        tail = " " + ", ".join(f"{p}→{o}" for p, o in offsets.items()) if offsets else " deleted"
+        return f"group {res.get('group')} topic {res.get('topic')}{tail}"
+    if kind == "records":
+        marks = res.get("low_watermarks") or res.get("before") or {}
+        return f"records of {res.get('topic')} before " + ", ".join(f"{p}@{o}" for p, o in marks.items())
+    if kind == "user":
+        return f"user {res.get('name')} {res.get('mechanism')} {res.get('action')}"
+    if kind == "quota":
+        entity = ",".join(f"{k}={v}" for k, v in (res.get("entity") or {}).items())
+        return f"quota {entity}: " + ", ".join(f"{k}={v}" for k, v in (res.get("quotas") or {}).items())
+    if kind == "partitions":
+        detail = res.get("replicas") or res.get("partitions") or ""
+        return f"partitions of {res.get('topic')} {res.get('election', '')} {detail}".replace("  ", " ").strip()
+    if kind == "group_member":
+        return f"member {res.get('instance_id') or res.get('member_id')} of group {res.get('group')}"
+    if kind == "transaction":
+        return f"transaction of producer {res.get('producer_id')} (epoch {res.get('producer_epoch')})"
+    if kind == "delegation_token":
+        return "delegation token " + ", ".join(f"{k}={v}" for k, v in res.items() if k != "type" and v is not None)
+    text = f"{kind} {res.get('name')}"
+    if res.get("partitions") is not None:
+        text += f" partitions={res['partitions']}"
+    if res.get("replication_factor") is not None:
+        text += f" replication={res['replication_factor']}"
+    configs = res.get("configs")
+    if isinstance(configs, dict):
+        text += " " + ", ".join(f"{k}={_value(v)}" for k, v in configs.items())
+    elif configs:
+        text += " " + ", ".join(f"{c.get('name')} {c.get('operation')} {_value(c.get('value'))}" for c in configs)
+    return text
+
+
+def _who(e: dict) -> str:
+    who = e["client_id"] if e["client_id"] is not None else "(no client id)"
+    if e["principal"]:
+        who += f" as {e['principal']}"
+    return f"{who} from {e['client']}"
+
+
+def _what(e: dict) -> list[tuple[str, str]]:
+    return [(resource_text(res)[:MAX_TEXT], result) for res, result in zip(e["resources"], e["result"])]
+
+
+def _clock(ts: float) -> str:
+    text = utc_text(ts, "%H:%M:%S.%f")
+    return text if text.startswith("@") else text[:-3]
+
+
+def changes_table(doc: dict) -> Table | None:
+    changes = doc.get("changes")
+    if not changes or not changes["count"]:
+        return None
+    title = f"Changes to the cluster ({changes['count']:,}, {changes['failed']:,} failed"
+    title += f"; the first {changes['shown']:,} shown)" if changes["overflow"] else ")"
+    table = Table(title=title, title_justify="left", title_style="bold", header_style="bold cyan",
+                  show_edge=False, pad_edge=False)
+    for name in ("time", "who", "operation", "what", "result"):
+        table.add_column(name, no_wrap=name in ("time", "operation"))
+    for e in changes["entries"][:MAX_ROWS]:
+        style = "bold" if e["kind"] else ""
+        for i, (what, result) in enumerate(_what(e) or [("-", "-")]):
+            first = i == 0
+            table.add_row(_clock(e["ts"]) if first else "", wire_text(_who(e)) if first else "",
+                          Text(e["operation"] if first else "", style=style), wire_text(what),
+                          Text(result, style="" if result == "ok" else "red"))
+    return table
+
+
+def quorum_table(doc: dict) -> Table | None:
+    quorum = doc.get("quorum")
+    if not quorum:
+        return None
+    table = Table(title=f"KRaft quorum ({quorum['events']:,} controller exchanges' events)", title_justify="left",
+                  title_style="bold", header_style="bold cyan", show_edge=False, pad_edge=False)
+    table.add_column("time", no_wrap=True)
+    table.add_column("event")
+    for row in quorum_rows(quorum)[:MAX_ROWS]:
+        table.add_row(_clock(row[0]) if row[0] is not None else "-", wire_text(row[1]))
+    return table
+
+
+def quorum_rows(quorum: dict) -> list[tuple]:
+    """(ts, text) of the quorum's leaders, elections, resignations, registrations and fencings, in time order."""
+    rows = [(l["ts"], f"leader {l['leader_id']} epoch {l['epoch']} ({l['api']})") for l in quorum["leaders"]]
+    for e in quorum["elections"]:
+        kind = "pre-vote" if e["pre_vote"] else "election"
+        rows.append((e["ts"], f"{kind}: candidate {e['candidate']} epoch {e['epoch']}, granted by {e['granted']}, "
+                              f"refused by {e['refused']}"))
+    rows += [(r["ts"], f"leader {r['leader_id']} resigned epoch {r['epoch']}") for r in quorum["resignations"]]
+    for broker_id, b in quorum["brokers"].items():
+        rows += [(ts, f"broker {broker_id} registered") for ts in b["registered"]]
+        rows += [(ts, f"broker {broker_id} unregistered") for ts in b["unregistered"]]
+        for span in b["fenced"]:
+            until = "end of capture" if span["end"] is None else f"{span['end'] - span['start']:g} s"
+            rows.append((span["start"], f"broker {broker_id} fenced ({until})"))
+        if b["behind"]:
+            rows.append((b["behind"]["start"], f"broker {broker_id} metadata behind by up to "
+                                               f"{b['behind']['max_offsets']} offsets"))
+    return sorted(rows, key=lambda r: (r[0] if r[0] is not None else 0, r[1]))
+
+
+def changes_section(doc: dict) -> str:
+    changes = doc.get("changes")
+    if not changes or not changes["count"]:
+        return ""
+    rows = []
+    for e in changes["entries"][:200]:
+        what = _what(e)
+        results = "<br>".join(esc(r) if r == "ok" else f'<span class="bad">{esc(r)}</span>' for _, r in what)
+        rows.append(f'<tr><td>{esc(_clock(e["ts"]))}</td><td class="n l">{esc(_who(e))}</td>'
+                    f'<td class="l">{"<b>" if e["kind"] else ""}{esc(e["operation"])}{"</b>" if e["kind"] else ""}</td>'
+                    f'<td class="n l">{"<br>".join(esc(w) for w, _ in what)}</td><td class="l">{results}</td></tr>')
+    note = (f' The first {changes["shown"]:,} of {changes["count"]:,} are shown.' if changes["overflow"] else "")
+    return ('<section id="changes"><h2>Changes to the cluster</h2><p class="note">Every request that created, altered or '
+            'deleted something, who sent it and what each resource\'s answer was; destructive ones are in bold and '
+            f'are findings.{note}</p><div class="tw"><table><tr><th class="l">time (UTC)</th><th class="l">who</th>'
+            '<th class="l">operation</th><th class="l">what</th><th class="l">result</th></tr>'
+            + "".join(rows) + "</table></div></section>")
+
+
+def quorum_section(doc: dict) -> str:
+    quorum = doc.get("quorum")
+    if not quorum:
+        return ""
+    rows = "".join(f'<tr><td>{esc(_clock(ts)) if ts is not None else "-"}</td><td class="n l">{esc(text)}</td></tr>'
+                   for ts, text in quorum_rows(quorum)[:200])
+    return ('<section id="quorum"><h2>KRaft quorum</h2><p class="note">The controllers\' leaders and epochs, elections, '
+            'brokers registered, fenced and behind, as the controller apis show them.</p><div class="tw"><table>'
+            '<tr><th class="l">time (UTC)</th><th class="l">event</th></tr>' + rows + "</table></div></section>")
