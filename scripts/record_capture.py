@@ -84,6 +84,7 @@ class RecordOptions:
     debug: str = "protocol"  # librdkafka debug contexts for every client
     group_protocol: str = "classic"  # consumer group protocol: classic (JoinGroup...) or consumer (KIP-848)
     timeout: float = 120.0  # for the whole scenario
+    max_in_flight: int | None = None  # many-small: requests in flight per connection (librdkafka's default if None)
 
     def __post_init__(self) -> None:
         if self.scenario not in SCENARIOS:
@@ -250,7 +251,8 @@ def _scenario_argv(options: RecordOptions) -> list[str]:
             "--brokers", str(options.broker_count), "--messages", str(options.message_count),
             "--bytes", str(options.bytes), "--value-size", str(options.value_size),
             "--debug", options.debug, "--group-protocol", options.group_protocol,
-            "--timeout", str(options.timeout)]
+            "--timeout", str(options.timeout)] + (
+                ["--max-in-flight", str(options.max_in_flight)] if options.max_in_flight else [])
 
 
 def _versions() -> dict:
@@ -607,8 +609,9 @@ def _scenario_kcat(options: RecordOptions, deadline: _Deadline) -> dict:
 def _scenario_many_small(options: RecordOptions, deadline: _Deadline) -> dict:
     topic = "kwire-many-small"
     # One message per batch and no lingering: each message is its own ProduceRequest (one partition).
+    in_flight = {"max_in_flight_requests_per_connection": options.max_in_flight} if options.max_in_flight else {}
     producer, bootstrap = mock_cluster_host(options, compression_type=options.codec, linger_ms=0,
-                                            batch_num_messages=1)
+                                            batch_num_messages=1, **in_flight)
     partitions = _create_topic(producer, topic, deadline)
     items = [(f"k{i}", f"v{i}".encode()) for i in range(options.message_count)]
     produced = _produce(producer, topic, items, deadline, partition=0)
@@ -683,16 +686,19 @@ def run_scenario(options: RecordOptions) -> dict:
 @click.option("--debug", default="protocol", show_default=True, help="librdkafka debug contexts")
 @click.option("--group-protocol", type=click.Choice(GROUP_PROTOCOLS), default="classic", show_default=True)
 @click.option("--timeout", type=float, default=120.0, show_default=True, help="seconds for the scenario")
+@click.option("--max-in-flight", type=click.IntRange(min=1), default=None,
+              help="many-small: requests in flight per connection (1: each Produce waits for its answer, about "
+                   "2 packets per exchange however busy the machine; default: librdkafka's)")
 @click.option("--in-namespace", is_flag=True, hidden=True,
               help="run the scenario here, without namespace or capture (what the recorder runs)")
 def main(scenario, out, pcapng, nano, codec, brokers, messages, volume, value_size, debug, group_protocol,
-         timeout, in_namespace) -> None:
+         timeout, max_in_flight, in_namespace) -> None:
     """Record real Kafka traffic (librdkafka mock cluster, real clients) with a ground-truth log."""
     try:
         options = RecordOptions(scenario=scenario, out=out, pcapng=pcapng or out.suffix == ".pcapng", nano=nano,
                                 codec=codec, brokers=brokers, messages=messages, bytes=volume,
                                 value_size=value_size, debug=debug, group_protocol=group_protocol,
-                                timeout=timeout)
+                                timeout=timeout, max_in_flight=max_in_flight)
         if in_namespace:
             try:
                 summary = run_scenario(options)

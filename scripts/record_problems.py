@@ -2,12 +2,14 @@
 """Record the problems Kafka operators chase, with real clients and their own view as ground truth.
 
 Each problem is a scenario run in a fresh network namespace under tcpdump (the namespace, tcpdump
-and their guarantees come from scripts/record_capture.py): real confluent-kafka clients against
-librdkafka's mock cluster (faults injected through its C API, scripts/problem_kit.py) or Tansu, and
-the same workload without the fault as a clean counterpart. Three files per recording:
+and their guarantees come from scripts/record_capture.py): real confluent-kafka clients (and a
+kafka-python producer: pip install kafka-python) against librdkafka's mock cluster (faults injected
+through its C API, or by a proxy that rewrites answers: scripts/problem_kit.py) or Tansu, and the same
+workload without the fault as a clean counterpart. Three files per recording:
 
     captures/problems/NAME.pcap.gz              the capture (only client <-> broker/proxy traffic)
-    captures/problems/NAME.pcap.truth.log.gz    every client's librdkafka debug log (stderr), whole
+    captures/problems/NAME.pcap.truth.log.gz    every client's librdkafka debug log (stderr; kafka-python's
+                                                log, logger kafka at DEBUG), whole
     captures/problems/NAME.pcap.truth.jsonl     the clients' callbacks and the scenario's actions,
                                                 one JSON object a line with wall-clock "ts"
 
@@ -105,6 +107,7 @@ class Producer(threading.Thread):
         settings.update(conf)
         self.producer = KafkaProducer(settings)
         self.rate, self.topic, self.partitions = rate, topic, partitions
+        self.acks_logged = False  # every delivery report to the truth ("acked" with its offset)
         self.stopping = threading.Event()
         self.sent = self.delivered = 0
         self.errors: list[str] = []
@@ -115,6 +118,9 @@ class Producer(threading.Thread):
             self.truth("delivery_failed", error=str(err), partition=msg.partition())
         else:
             self.delivered += 1
+            if self.acks_logged:
+                self.truth("acked", topic=msg.topic(), partition=msg.partition(), offset=msg.offset(),
+                           key=msg.key().decode())
 
     def run(self) -> None:
         i = 0
@@ -318,6 +324,130 @@ def clean_share(scene: Scene, mock: MockCluster) -> None:
     _share_scenario(scene, mock, {"modulus": 10})
 
 
+# ---- records written twice: a Produce answer rewritten after the broker stored the batch ----------
+
+PAYMENTS = "kwire-payments"
+TANSU_PORT = 19092
+
+
+class PythonProducer(threading.Thread):
+    """kafka-python's KafkaProducer (not idempotent, acks all) sending `rate` messages/s to
+    kwire-payments[0] until stopped; each acknowledgement ("acked", with its offset) and failure goes to
+    the truth file, the client's own log (logger kafka, DEBUG) to stderr: the truth log."""
+
+    def __init__(self, scene: Scene, bootstrap: str, client_id: str, rate: float = 10):
+        super().__init__(daemon=True)
+        import logging
+
+        from kafka import KafkaProducer
+
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+        logging.getLogger("kafka").addHandler(handler)
+        logging.getLogger("kafka").setLevel(logging.DEBUG)
+        self.truth = Truth(scene.truth_path, client_id)
+        self.producer = KafkaProducer(bootstrap_servers=bootstrap, client_id=client_id, enable_idempotence=False,
+                                      acks="all", retries=5, linger_ms=5, max_in_flight_requests_per_connection=1)
+        self.rate = rate
+        self.stopping = threading.Event()
+        self.errors: list[str] = []
+
+    def run(self) -> None:
+        i = 0
+        while not self.stopping.wait(1 / self.rate):
+            key = f"p{i}"
+            future = self.producer.send(PAYMENTS, key=key.encode(), value=f"payment {i}".encode(), partition=0)
+            future.add_callback(lambda md, key=key: self.truth("acked", topic=md.topic, partition=md.partition,
+                                                               offset=md.offset, key=key))
+            future.add_errback(lambda exc: (self.errors.append(str(exc)),
+                                            self.truth("delivery_failed", error=str(exc), partition=0)))
+            i += 1
+        self.producer.flush(30)
+        self.producer.close(10)
+        self.truth("flushed", sent=i, errors=len(self.errors))
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.join(60)
+
+
+def _dup_write(scene: Scene, mock: MockCluster | None, client: str, make_producer) -> None:
+    """One broker behind a proxy (the mock cluster's, or Tansu when `mock` is None); a reader of
+    kwire-payments[0] logs every record; a producer `client` sends 10 records/s for 7 s; at 4 s and at
+    6.5 s the proxy answers one of its Produce requests NOT_LEADER_OR_FOLLOWER after the broker stored
+    the batch (BaseOffset -1, as a broker's error answer says): the producer sends the records again."""
+    rules = FaultRules(scene.truth)
+    with _payments_broker(scene, mock, rules) as bootstrap:
+        scene.spawn("reader", "kwire-payments-reader", bootstrap=bootstrap, group="kwire-payments-audit",
+                    topic=PAYMENTS, partition=0, run_s=30)
+        scene.at(2)
+        producer = make_producer(bootstrap)
+        producer.start()
+        for at in (4, 6.5):
+            scene.at(at)
+            rules.fail_produce(client, NOT_LEADER_OR_FOLLOWER, 1)
+            scene.truth("proxy_fail_produce", client_id=client, error_code=NOT_LEADER_OR_FOLLOWER, count=1)
+        scene.at(9)
+        producer.stop()
+        scene.at(12)
+        scene.stop_all()
+        if producer.errors:
+            scene.summary["producer_errors"] = producer.errors[:5]
+
+
+@contextlib.contextmanager
+def _payments_broker(scene: Scene, mock: MockCluster | None, rules: FaultRules):
+    """The bootstrap of a proxy in front of the broker that holds kwire-payments (1 partition)."""
+    upstream = mock.ports[1] if mock is not None else TANSU_PORT
+    proxy = FaultProxy(0, upstream, rules)
+    proxy.start()
+    scene.summary["cut_ports"] = [upstream]
+    scene.summary["proxy_ports"] = {"1": proxy.port}
+    bootstrap = f"127.0.0.1:{proxy.port}"
+    tansu = None
+    try:
+        if mock is not None:
+            mock.create_topic(PAYMENTS, 1)
+            mock.advertise(1, proxy.port)
+        else:
+            from confluent_kafka.admin import AdminClient, NewTopic
+
+            tansu = Tansu(TANSU_PORT, open(os.devnull, "w"), advertised_port=proxy.port)
+            scene.summary["tansu"] = tansu.version()
+            admin = AdminClient({"bootstrap.servers": bootstrap, "client.id": "kwire-admin"})
+            for future in admin.create_topics([NewTopic(PAYMENTS, 1, 1)]).values():
+                future.result(15)
+        yield bootstrap
+    finally:
+        proxy.stop()
+        if tansu is not None:
+            tansu.close()
+
+
+def _rdkafka_payments(scene: Scene, client: str, idempotent: bool):
+    def make(bootstrap: str) -> Producer:
+        producer = Producer(scene, bootstrap, client_id=client, rate=10, topic=PAYMENTS, partitions=1,
+                            **{"enable.idempotence": idempotent, "acks": "all"})
+        producer.acks_logged = True
+        return producer
+    return make
+
+
+def dup_write_librdkafka(scene: Scene, mock: MockCluster) -> None:
+    _dup_write(scene, mock, "kwire-payer", _rdkafka_payments(scene, "kwire-payer", False))
+
+
+def dup_write_idempotent(scene: Scene, mock: MockCluster | None) -> None:
+    _dup_write(scene, mock, "kwire-safe-payer", _rdkafka_payments(scene, "kwire-safe-payer", True))
+
+
+def dup_write_kafka_python(scene: Scene, mock: MockCluster | None) -> None:
+    import kafka
+
+    scene.summary["kafka_python"] = kafka.__version__
+    _dup_write(scene, mock, "kwire-py-payer", lambda bootstrap: PythonProducer(scene, bootstrap, "kwire-py-payer"))
+
+
 # ---- scenarios on Tansu -----------------------------------------------------------------------
 
 
@@ -381,6 +511,9 @@ PROBLEMS = {
     "pending-cap": (pending_cap, 1),
     "clean-share": (clean_share, 1),
     "share-redelivery": (share_redelivery, 1),
+    "dup-write-librdkafka": (dup_write_librdkafka, 1),
+    "dup-write-kafka-python": (dup_write_kafka_python, 0),
+    "dup-write-idempotent": (dup_write_idempotent, 0),
     "txn-clean": (txn_clean, 0),
     "txn-stall": (txn_stall, 0),
 }

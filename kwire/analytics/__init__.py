@@ -5,10 +5,10 @@
 - kwire.analytics.series: mergeable time series with self-coarsening resolution.
 - kwire.analytics.aggregate: the mergeable Aggregator and its `document()` (the stats JSON).
 - kwire.analytics.exchange_kinds: waits (long polls answered empty) and version negotiation.
-- kwire.analytics.observe, observe_groups: Exchange -> observations for groups and findings.
+- kwire.analytics.observe, observe_groups, resends: Exchange -> observations for groups and findings.
 - kwire.analytics.analysis: the mergeable state behind `groups` (kwire.analytics.groups) and
-  `findings` (kwire.analytics.findings and findings_groups, findings_traffic, findings_delivery),
-  kept in kwire.analytics.traffic, delivery and mergeable.
+  `findings` (kwire.analytics.findings and findings_groups, findings_traffic, findings_delivery,
+  findings_resends), kept in kwire.analytics.traffic, delivery, resend_state and mergeable.
 - kwire.analytics.changes_read, changes_apis, changes: who created, altered or deleted what (`changes`);
   findings_changes: admin_change.
 - kwire.analytics.quorum_read, quorum: the KRaft controllers (`quorum`); findings_quorum.

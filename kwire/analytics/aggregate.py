@@ -95,7 +95,7 @@ class Aggregator:
     # -- feeding --------------------------------------------------------------------------------
 
     def add_exchange(self, ex: Exchange) -> None:
-        self.add(exchange_row(ex), partition_rows(ex), topic_names(ex), observations(ex))
+        self.add(exchange_row(ex), partition_rows(ex), topic_names(ex), observations(ex, self.analysis.watch))
 
     def add(self, row: dict, partitions=(), names=(), observed=()) -> None:
         self.add_figures(row, partitions, names)

@@ -1,7 +1,7 @@
 """The group and finding analysis the Aggregator carries: one mergeable state, two documents.
 
 `Analysis.add(row, observations)` takes an exchange's row (kwire.analytics.facts) and its
-observations (kwire.analytics.observe) and routes them to the five states:
+observations (kwire.analytics.observe) and routes them, by kwire.analytics.tags.FEEDS, to the five states:
 kwire.analytics.groups (groups), kwire.analytics.traffic (connections, errors, latency over time),
 kwire.analytics.delivery (batches, transactions, share deliveries), kwire.analytics.changes (who
 changed what) and kwire.analytics.quorum (the KRaft controllers). `merge` merges all five
@@ -16,11 +16,9 @@ from kwire.analytics.changes import ChangesState
 from kwire.analytics.delivery import DeliveryState
 from kwire.analytics.groups import GroupsState
 from kwire.analytics.quorum import QuorumState
+from kwire.analytics.tags import ACKS0, CHANGES, DELIVERY, FEEDS as _FEEDS, GROUPS, TRAFFIC, feed_of
 from kwire.analytics.traffic import TrafficState
 
-_TRAFFIC_TAGS = frozenset({"sw", "th", "pv", "rj"})
-_DELIVERY_TAGS = frozenset({"pb", "tx", "ap", "et", "st", "sa", "sk"})
-_CHANGE_TAGS = frozenset({"ch", "pr"})
 
 
 class Analysis:
@@ -36,20 +34,25 @@ class Analysis:
     def add(self, row: dict, observations=()) -> None:
         acks0 = False
         for ob in observations:
-            tag = ob[0]
-            if tag in _DELIVERY_TAGS:
+            feed = _FEEDS.get(ob[0]) or feed_of(ob[0])  # feed_of raises on a tag no table names
+            if feed == DELIVERY:
                 self.delivery.add(ob)
-            elif tag in _TRAFFIC_TAGS:
+            elif feed == TRAFFIC:
                 self.traffic.add(ob, row)
-            elif tag == "a0":
-                acks0 = True
-            elif tag in _CHANGE_TAGS:
-                self.changes.add(ob)
-            elif tag == "qr":
-                self.quorum.add(ob)
-            else:
+            elif feed == GROUPS:
                 self.groups.add(ob)
+            elif feed == ACKS0:
+                acks0 = True
+            elif feed == CHANGES:
+                self.changes.add(ob)
+            else:
+                self.quorum.add(ob)
         self.traffic.add_row(row, acks0)
+
+    @property
+    def watch(self):
+        """What observations(ex, watch) asks which Produce batches to read for resends."""
+        return self.delivery.resends
 
     def merge(self, other: Analysis) -> None:
         self.groups.merge(other.groups)

@@ -20,6 +20,7 @@ when the document is made; principals are kept for the MAX_PRINCIPALS smallest (
 from __future__ import annotations
 
 from kwire.analytics.mergeable import Capped, Kept, choose, keep_smallest, merge_counts
+from kwire.analytics import tags as T
 
 MAX_CHANGES = 1000
 MAX_PRINCIPALS = 65536
@@ -42,7 +43,7 @@ class ChangesState:
         self.principals: dict[tuple, str] = Capped()
 
     def add(self, ob: tuple) -> None:
-        if ob[0] == "pr":
+        if ob[0] == T.PRINCIPAL:
             self.add_principal(ob[1], ob[2], ob[3])
             return
         change = ob[1]

@@ -13,12 +13,15 @@
   first and last MAX_EVIDENCE fetches (MAX_STALLS held offsets per partition, the smallest);
 - share deliveries: per (group, topic, partition) acknowledgement totals and, for the
   MAX_OFFSETS smallest offsets, each offset's deliveries, highest DeliveryCount and
-  acknowledgements by type, with the first MAX_EVIDENCE ShareFetch answers that redelivered.
+  acknowledgements by type, with the first MAX_EVIDENCE ShareFetch answers that redelivered;
+- resends: records sent again and the batches consumers read (kwire.analytics.resend_state).
 """
 
 from __future__ import annotations
 
 from kwire.analytics.mergeable import Capped, Instants, Kept, first_ns, keep_smallest, last_ns, stable_hash
+from kwire.analytics.resend_state import ResendState
+from kwire.analytics import tags as T
 
 MAX_BATCHES = 16384
 MAX_SENDS = 4
@@ -141,10 +144,13 @@ class DeliveryState:
         self.end_txns: dict[int, Instants] = Capped()
         self.stalls: dict[tuple, Stall] = {}  # (topic, partition, lso)
         self.share: dict[tuple, ShareLog] = {}  # (group, topic, partition)
+        self.resends = ResendState()
 
     def add(self, ob: tuple) -> None:
         tag = ob[0]
-        if tag == "pb":
+        if tag == T.RESENT_RECORDS or tag == T.FETCHED_BATCH:
+            self.resends.add(ob)
+        elif tag == T.PRODUCE_BATCH:
             _, topic, partition, key, ev, bad = ob
             full = (stable_hash(topic, partition, key), topic, partition, key)
             batch = self.batches.get(full)
@@ -160,21 +166,21 @@ class DeliveryState:
             batch.sends += 1
             batch.failed += 1 if bad else 0
             batch.evidence.add(ev[:4], ev)
-        elif tag in ("tx", "ap"):
-            table = self.txn_batches if tag == "tx" else self.txn_adds
+        elif tag in (T.TXN_BATCH, T.TXN_ADD):
+            table = self.txn_batches if tag == T.TXN_BATCH else self.txn_adds
             table.setdefault((ob[1], ob[2], ob[3]), Span()).add(ob[4])
-        elif tag == "et":
+        elif tag == T.END_TXN:
             moments = self.end_txns.get(ob[1])
             if moments is None:  # bounded while adding too, not only when merging (an EndTxn flood)
                 moments = self.end_txns[ob[1]] = Instants(256)
                 keep_smallest(self.end_txns, MAX_PRODUCERS)
             moments.add(ob[2])
-        elif tag == "st":
+        elif tag == T.STALLED_FETCH:
             _, topic, partition, ts, lso, hw, client_id, ev = ob
             self.stalls.setdefault((topic, partition, lso), Stall()).add(ts, hw, client_id, ev)
-        elif tag == "sa":
+        elif tag == T.SHARE_ACQUIRED:
             self._acquired(ob)
-        elif tag == "sk":
+        elif tag == T.SHARE_ACKED:
             self._acknowledged(ob)
 
     def _share(self, group, topic, partition) -> ShareLog:
@@ -219,3 +225,4 @@ class DeliveryState:
         keep_smallest(self.end_txns, MAX_PRODUCERS)
         _merge(self.stalls, other.stalls, Stall)
         _merge(self.share, other.share, ShareLog)
+        self.resends.merge(other.resends)

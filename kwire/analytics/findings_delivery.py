@@ -6,9 +6,12 @@
   end: the first and last such fetch. producer_id: the producer whose transactional batches (or
   AddPartitionsToTxn) for that partition came last before the stall began, when the capture has
   them, else null.
-- produce_retry {topic, partition, producer_id, attempts, batches}: Produce batches sent more than
-  once (same producer id, epoch and base sequence, or the same CRC); attempts: the most sends of one
-  batch.
+- produce_retry {topic, partition, producer_id, attempts, batches, records, idempotent}: Produce
+  batches sent more than once (same producer id, epoch and base sequence, or the same CRC);
+  attempts: the most sends of one batch; records: records a producer that is not idempotent sent
+  again in another batch after an error answer or none (kwire.analytics.findings_resends tells
+  them by their contents); idempotent: the batches carry a producer id and sequence, so the broker
+  keeps one copy (a non-idempotent producer's retries may be written twice: duplicate_write).
 - share_redelivery {group_id, topic, partition, redelivered: {offset: delivery_count}, archived,
   released, rejected, lock_expired}: records of a share group delivered more than once.
   released / rejected: acknowledgements of that type; lock_expired: deliveries that ended with no
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 from kwire.analytics.delivery import Batch, ShareLog, Stall
 from kwire.analytics.findings import finding
+from kwire.analytics.findings_resends import resent
 
 NS = 1_000_000_000
 STALL_MIN_S = 2.0
@@ -85,22 +89,42 @@ def _stalls(delivery, names: dict) -> list[dict]:
     return out
 
 
+def _record_resends(delivery, names: dict) -> dict[tuple, list]:
+    """(topic, partition) -> [records, evidence] of records a producer that is not idempotent sent
+    again in another batch after an error answer or none (kwire.analytics.findings_resends)."""
+    out: dict[tuple, list] = {}
+    for topic, partition, _, first, later in resent(delivery.resends, names):
+        cell = out.setdefault((topic, partition), [0, [], 0])
+        cell[0] += 1
+        cell[1] += [first[-1]] + [s[-1] for s in later]
+        cell[2] = max(cell[2], 1 + len(later))
+    return out
+
+
 def _retries(delivery, names: dict) -> list[dict]:
     groups: dict[tuple, list] = {}
     for (topic, partition, key), batch in by_name(delivery.batches, names, 1, Batch, drop=0).items():
         if batch.sends >= 2:
             pid = key[1] if key[0] == "pid" else None
             groups.setdefault((topic, partition, pid), []).append(batch)
+    records = _record_resends(delivery, names)
+    for topic, partition in records:
+        groups.setdefault((topic, partition, None), [])
     out = []
     for (topic, partition, pid), batches in sorted(groups.items(), key=lambda kv: str(kv[0])):
-        attempts = max(b.sends for b in batches)
-        evidence = [ev for b in batches for ev in b.evidence.values()]
+        resent_records, record_evidence, record_sends = records.get((topic, partition), (0, [], 0)) \
+            if pid is None else (0, [], 0)
+        attempts = max([b.sends for b in batches] + [record_sends])
+        evidence = [ev for b in batches for ev in b.evidence.values()] + record_evidence
         times = [ev[0] for ev in evidence]
-        name = topic
-        summary = (f"{len(batches)} batches for {name}[{partition}] sent again"
-                   + (f" by producer id {pid}" if pid is not None else "") + f", up to {attempts} times each")
-        out.append(finding("produce_retry", "warning", summary, min(times), max(times), evidence, topic=name,
-                           partition=partition, producer_id=pid, attempts=attempts, batches=len(batches)))
+        sent = [f"{len(batches)} batches"] if batches else []
+        sent += [f"{resent_records} records (in other batches)"] if resent_records else []
+        summary = (f"{' and '.join(sent)} for {topic}[{partition}] sent again"
+                   + (f" by producer id {pid}" if pid is not None else "") + f", up to {attempts} times each"
+                   + ("; the producer is idempotent: the broker drops its duplicates" if pid is not None else ""))
+        out.append(finding("produce_retry", "warning", summary, min(times), max(times), evidence, topic=topic,
+                           partition=partition, producer_id=pid, attempts=attempts, batches=len(batches),
+                           records=resent_records, idempotent=pid is not None))
     return out
 
 

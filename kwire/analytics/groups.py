@@ -32,6 +32,7 @@ or the newest (generations, assignments).
 from __future__ import annotations
 
 from kwire.analytics.mergeable import Capped, Kept, choose, first_ns, keep_smallest, last_ns
+from kwire.analytics import tags as T
 
 MAX_GROUPS = 1024
 MAX_MEMBERS = 512
@@ -198,7 +199,7 @@ class GroupsState:
         if group is None:
             return
         tag = ob[0]
-        if tag == "gm":
+        if tag == T.MEMBER:
             _, _, member_id, ts, client_id, client, protocol, ev = ob
             member = group.member(member_id)
             if member is not None:
@@ -209,24 +210,24 @@ class GroupsState:
                 member.first_ns, member.last_ns = first_ns(member.first_ns, ts), last_ns(member.last_ns, ts)
             if protocol:
                 _count(group.protocols, protocol)
-        elif tag == "gc":
+        elif tag == T.COORDINATOR:
             _count(group.coordinators, ob[2])
-        elif tag in ("gp", "gs", "gj", "gy"):
+        elif tag in (T.IN_GENERATION, T.GENERATION, T.JOIN, T.SYNC):
             self._generation(group, ob)
-        elif tag == "ga":
+        elif tag == T.ASSIGNMENT:
             member = group.member(ob[2])
             if member is not None:
                 member.assignments.add((-ob[4], ob[3], ob[5]), ob[6])
-        elif tag == "gl":
+        elif tag == T.LEFT:
             member = group.member(ob[2])
             if member is not None:
                 member.left_ns = first_ns(member.left_ns, ob[3])
-        elif tag == "go":
+        elif tag == T.OFFSET_COMMIT:
             group.commit((ob[2], ob[3]), (ob[4], ob[5]))
-        elif tag == "gr":
+        elif tag == T.REBALANCING:
             group.rebalancing = [group.rebalancing[0] + 1, first_ns(group.rebalancing[1], ob[2]),
                                  last_ns(group.rebalancing[2], ob[2])]
-        elif tag == "js":
+        elif tag == T.JOIN_STUCK:
             group.stuck.add((ob[5], ob[4], ob[8][3]), ob[2:])
 
     @staticmethod
@@ -235,14 +236,14 @@ class GroupsState:
         if generation is None:
             return
         tag = ob[0]
-        if tag == "gp":
+        if tag == T.IN_GENERATION:
             if ob[3]:
                 generation.seen(ob[3], ob[4])
-        elif tag == "gs":
+        elif tag == T.GENERATION:
             generation.start_ns = first_ns(generation.start_ns, ob[3])
             generation.leader = choose(generation.leader, ob[4])
             generation.evidence = choose(generation.evidence, ob[5])
-        elif tag == "gj":
+        elif tag == T.JOIN:
             generation.join_ns = first_ns(generation.join_ns, ob[3])
         else:
             generation.sync_ns = last_ns(generation.sync_ns, ob[3])

@@ -1,7 +1,8 @@
 """What one Exchange tells the group and finding analysis, as flat tuples of plain values.
 
-`observations(ex)` returns a list of tuples, each starting with a tag. Like the rows of
-kwire.analytics.facts they are pure functions of the exchange, picklable, and fed to the
+`observations(ex, watch)` returns a list of tuples, each starting with a tag. Like the rows of
+kwire.analytics.facts they are pure functions of the exchange (and, for the records read after a
+failed send, of `watch`: kwire.analytics.resends), picklable, and fed to the
 Aggregator (`add(row, partitions, names, observations)`), where kwire.analytics.analysis keeps
 them. Group apis are read by kwire.analytics.observe_groups; this module reads the rest:
 
@@ -25,6 +26,15 @@ them. Group apis are read by kwire.analytics.observe_groups; this module reads t
     ("ch", change)                                a change to the cluster (kwire.analytics.changes_read)
     ("pr", client, broker, principal)             the principal a connection authenticated as (SASL)
     ("qr", index, event)                          a KRaft quorum event (kwire.analytics.quorum_read)
+    ("rs", topic, partition, producer, client_id, crc, error, base_offset, evidence, prints)
+                                                  records of a batch of a producer that is not idempotent
+                                                  (kwire.analytics.resends says which are read); producer:
+                                                  its client id, else its address; error: the answer's
+                                                  error name, "no_response", or None; base_offset: the
+                                                  answer's or None; prints: ((offset delta,
+                                                  CreateTime, fingerprint), ...)
+    ("fb", topic, partition, crc, base_offset, evidence)   a batch of a producer that is not idempotent
+                                                  in a Fetch answer (where a record sent twice was read)
 
 An evidence is (ts_ns, client, broker, correlation_id, api): it names an exchange for `kwire inspect`.
 """
@@ -39,9 +49,11 @@ from kwire.analytics.changes_apis import READERS as CHANGE_APIS
 from kwire.analytics.observe_groups import GROUP_APIS, group_observations
 from kwire.analytics.quorum_read import QUORUM_APIS, quorum_events
 from kwire.codec.sasl import principal
+from kwire.analytics.resends import ResendReader, fetched
 from kwire.codec.values import RawRecords
 from kwire.model import PAIRED, Exchange
 from kwire.outcomes import DECODED, MALFORMED, SENDER, blames
+from kwire.analytics import tags as T
 
 _V2_HEAD = struct.Struct(">qiibIhiqqqhii")  # baseOffset .. recordCount (61 bytes)
 _I32 = struct.Struct(">i")
@@ -52,25 +64,30 @@ def evidence(ex: Exchange) -> tuple:
     return (ex.ts_ns, ex.client, ex.broker, ex.correlation_id, ex.api)
 
 
-def observations(ex: Exchange) -> list[tuple]:
+def observations(ex: Exchange, watch=None) -> list[tuple]:
+    """The observations of one exchange; `watch`: the state of the Aggregator they go to, which says
+    which Produce batches after a failed send to read for resends (kwire.analytics.resends)."""
     api = ex.api
     out: list[tuple] = []
     if api in GROUP_APIS:
         group_observations(ex, out)
-    reader = _READERS.get(api)
-    if reader is not None:
-        reader(ex, out)
+    if api == "Produce":
+        _produce(ex, out, watch)
+    else:
+        reader = _READERS.get(api)
+        if reader is not None:
+            reader(ex, out)
     if api in CHANGE_APIS:
         change = change_of(ex)
         if change is not None:
-            out.append(("ch", change))
+            out.append((T.CHANGE, change))
     if api in QUORUM_APIS:
-        out += [("qr", i, event) for i, event in enumerate(quorum_events(ex))]
+        out += [(T.QUORUM_EVENT, i, event) for i, event in enumerate(quorum_events(ex))]
     response = ex.response
     if response:
         throttle = response.get("ThrottleTimeMs")
         if type(throttle) is int and throttle > 0:
-            out.append(("th", ex.client_id, ex.broker, throttle, evidence(ex)))
+            out.append((T.THROTTLED, ex.client_id, ex.broker, throttle, evidence(ex)))
     req, resp = ex.request_outcome, ex.response_outcome
     if (req is not None and req.kind != DECODED) or (resp is not None and resp.kind != DECODED):
         _violations(ex, out)
@@ -83,7 +100,7 @@ def _violations(ex: Exchange, out: list) -> None:
     item says where: the message, the field and the byte decoding stopped at, or the bytes left over."""
     for side, outcome in (("client", ex.request_outcome), ("broker", ex.response_outcome)):
         if outcome is not None and blames(outcome.kind) == SENDER:
-            out.append(("pv", side, outcome.kind, ex.api, ex.api_version, ex.client, ex.broker, evidence(ex),
+            out.append((T.VIOLATION, side, outcome.kind, ex.api, ex.api_version, ex.client, ex.broker, evidence(ex),
                         _where(ex, side, outcome)))
 
 
@@ -96,12 +113,12 @@ def _where(ex: Exchange, side: str, outcome) -> str:
 
 
 def sasl_principal(ex: Exchange) -> tuple | None:
-    """("pr", client, broker, principal) of a SaslAuthenticate the broker accepted, else None."""
+    """(T.PRINCIPAL, client, broker, principal) of a SaslAuthenticate the broker accepted, else None."""
     request, response = ex.request, ex.response
     if ex.api != "SaslAuthenticate" or not request or not response or response.get("ErrorCode"):
         return None
     name = principal(request.get("AuthBytes"))
-    return ("pr", ex.client, ex.broker, name) if name else None
+    return (T.PRINCIPAL, ex.client, ex.broker, name) if name else None
 
 
 def _sasl(ex: Exchange, out: list) -> None:
@@ -114,11 +131,12 @@ def _software(ex: Exchange, out: list) -> None:
     request = ex.request
     if request and request.get("ClientSoftwareName"):
         name = f"{request.get('ClientSoftwareName')}/{request.get('ClientSoftwareVersion') or '?'}"
-        out.append(("sw", ex.client, ex.broker, name))
+        out.append((T.SOFTWARE, ex.client, ex.broker, name))
 
 
 def batch_keys(data) -> list[tuple]:
-    """(key, producer id, is transactional) of every batch header in a records field."""
+    """(key, producer id, is transactional, position, v2 header fields or None) of every batch header
+    in a records field (control batches left out)."""
     keys = []
     view = memoryview(data)
     pos, end = 0, len(view)
@@ -128,26 +146,28 @@ def batch_keys(data) -> list[tuple]:
         if size < 0 or pos + 12 + size > end:
             break
         if magic >= 2 and pos + 61 <= end:
-            (_, _, _, _, crc, attributes, _, _, _, pid, epoch, sequence, _) = _V2_HEAD.unpack_from(view, pos)
+            head = _V2_HEAD.unpack_from(view, pos)
+            (_, _, _, _, crc, attributes, _, _, _, pid, epoch, sequence, _) = head
             if attributes & 0x20:  # control batch: commit or abort markers, written by brokers
                 pass
             elif pid >= 0 and sequence >= 0:
-                keys.append((("pid", pid, epoch, sequence), pid, bool(attributes & 0x10)))
+                keys.append((("pid", pid, epoch, sequence), pid, bool(attributes & 0x10), pos, head))
             else:
-                keys.append((("crc", crc, -1, -1), pid, bool(attributes & 0x10)))
+                keys.append((("crc", crc, -1, -1), pid, bool(attributes & 0x10), pos, head))
         elif magic < 2:
-            keys.append((("crc", _LEGACY_CRC.unpack_from(view, pos)[2], -1, -1), -1, False))
+            keys.append((("crc", _LEGACY_CRC.unpack_from(view, pos)[2], -1, -1), -1, False, pos, None))
         pos += 12 + size
     return keys
 
 
-def _produce(ex: Exchange, out: list) -> None:
+def _produce(ex: Exchange, out: list, watch=None) -> None:
     request = ex.request
     if not request:
         return
     if request.get("Acks") == 0:
-        out.append(("a0",))
+        out.append((T.NO_ANSWER_EXPECTED,))
     failed = _produce_failures(ex)
+    reader = ResendReader(ex, watch) if watch is not None or failed else None
     ev = evidence(ex)  # one tuple for every batch of the exchange
     for topic in request.get("TopicData") or ():
         label = topic_label(topic)
@@ -159,13 +179,15 @@ def _produce(ex: Exchange, out: list) -> None:
             index = part.get("Index")
             bad = failed is True or (failed is not None and (label, index) in failed)
             transactions = None  # a producer's batches of one exchange are one moment: one "tx"
-            for key, pid, transactional in batch_keys(data):
-                out.append(("pb", label, index, key, ev, bad))
+            for key, pid, transactional, pos, head in batch_keys(data):
+                out.append((T.PRODUCE_BATCH, label, index, key, ev, bad))
+                if reader is not None and head is not None and key[0] == "crc":
+                    reader.batch(label, index, bad, data, pos, head, out)
                 if transactional and pid >= 0 and (transactions is None or pid not in transactions):
                     if transactions is None:
                         transactions = set()
                     transactions.add(pid)
-                    out.append(("tx", label, index, pid, ex.ts_ns))
+                    out.append((T.TXN_BATCH, label, index, pid, ex.ts_ns))
 
 
 def _produce_failures(ex: Exchange):
@@ -183,13 +205,14 @@ def _produce_failures(ex: Exchange):
 
 
 def _fetch(ex: Exchange, out: list) -> None:
+    fetched(ex, out)
     fetch = ex.extra.get("fetch")
     if not fetch or fetch.get("isolation_level") != "read_committed":
         return
     for row in ex.extra.get("lag") or ():
         lso = row.get("last_stable_offset")
         if lso is not None and lso < row["high_watermark"] and row["fetch_offset"] >= lso:
-            out.append(("st", row["topic"], row["partition"], ex.ts_ns, lso, row["high_watermark"], ex.client_id,
+            out.append((T.STALLED_FETCH, row["topic"], row["partition"], ex.ts_ns, lso, row["high_watermark"], ex.client_id,
                         evidence(ex)))
 
 
@@ -201,17 +224,17 @@ def _add_partitions(ex: Exchange, out: list) -> None:
     if pid is not None:
         for topic in request.get("V3AndBelowTopics") or ():
             for partition in topic.get("Partitions") or ():
-                out.append(("ap", topic.get("Name"), partition, pid, ex.ts_ns))
+                out.append((T.TXN_ADD, topic.get("Name"), partition, pid, ex.ts_ns))
     for txn in request.get("Transactions") or ():
         for topic in txn.get("Topics") or ():
             for partition in topic.get("Partitions") or ():
-                out.append(("ap", topic.get("Name"), partition, txn.get("ProducerId"), ex.ts_ns))
+                out.append((T.TXN_ADD, topic.get("Name"), partition, txn.get("ProducerId"), ex.ts_ns))
 
 
 def _end_txn(ex: Exchange, out: list) -> None:
     request = ex.request
     if request and request.get("ProducerId") is not None:
-        out.append(("et", request["ProducerId"], ex.ts_ns, bool(request.get("Committed"))))
+        out.append((T.END_TXN, request["ProducerId"], ex.ts_ns, bool(request.get("Committed"))))
 
 
 def _ack_refused(ex: Exchange) -> set | None:
@@ -241,7 +264,7 @@ def _share(ex: Exchange, out: list) -> None:
             if refused is None or (label, part.get("PartitionIndex")) in refused:
                 continue
             for batch in part.get("AcknowledgementBatches") or ():
-                out.append(("sk", group, label, part.get("PartitionIndex"), batch.get("FirstOffset"),
+                out.append((T.SHARE_ACKED, group, label, part.get("PartitionIndex"), batch.get("FirstOffset"),
                             batch.get("LastOffset"), tuple(batch.get("AcknowledgeTypes") or ())))
     if ex.api != "ShareFetch" or not ex.response:
         return
@@ -249,13 +272,12 @@ def _share(ex: Exchange, out: list) -> None:
         label = topic_label(topic)
         for part in topic.get("Partitions") or ():
             for batch in part.get("AcquiredRecords") or ():
-                out.append(("sa", group, label, part.get("PartitionIndex"), batch.get("FirstOffset"),
+                out.append((T.SHARE_ACQUIRED, group, label, part.get("PartitionIndex"), batch.get("FirstOffset"),
                             batch.get("LastOffset"), batch.get("DeliveryCount"), evidence(ex)))
 
 
 _READERS = {
     "ApiVersions": _software,
-    "Produce": _produce,
     "Fetch": _fetch,
     "AddPartitionsToTxn": _add_partitions,
     "EndTxn": _end_txn,

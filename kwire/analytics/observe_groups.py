@@ -30,6 +30,7 @@ from __future__ import annotations
 from kwire.enrich import topic_label
 from kwire.codec.consumer_protocol import ASSIGNMENT_KEY, assignment_partitions
 from kwire.model import PAIRED, Exchange
+from kwire.analytics import tags as T
 
 CLASSIC, CONSUMER, SHARE = "classic", "consumer", "share"
 REBALANCE_IN_PROGRESS = 27
@@ -47,7 +48,7 @@ def _assignment(parts: dict[str, list[int]]) -> tuple:
 
 def _member(out: list, ex: Exchange, group: str, member, protocol) -> None:
     if member:
-        out.append(("gm", group, member, ex.ts_ns, ex.client_id, ex.client, protocol, _evidence(ex)))
+        out.append((T.MEMBER, group, member, ex.ts_ns, ex.client_id, ex.client, protocol, _evidence(ex)))
 
 
 def _join(ex: Exchange, group: str, out: list) -> None:
@@ -58,34 +59,34 @@ def _join(ex: Exchange, group: str, out: list) -> None:
         generation = response.get("GenerationId")
         member = response.get("MemberId") or member
         at = ex.response_ts_ns
-        out.append(("gs", group, generation, at, response.get("Leader") or None, _evidence(ex)))
-        out.append(("gj", group, generation, ex.ts_ns))
-        out.append(("gp", group, generation, member, at))
+        out.append((T.GENERATION, group, generation, at, response.get("Leader") or None, _evidence(ex)))
+        out.append((T.JOIN, group, generation, ex.ts_ns))
+        out.append((T.IN_GENERATION, group, generation, member, at))
         for other in response.get("Members") or ():
             if other.get("MemberId"):
-                out.append(("gp", group, generation, other["MemberId"], at))
+                out.append((T.IN_GENERATION, group, generation, other["MemberId"], at))
     _member(out, ex, group, member, CLASSIC)
     latency = ex.response_ts_ns - ex.ts_ns if ex.status == PAIRED else None
     if isinstance(timeout, int) and (ex.request_ts_ns is not None and ex.status != PAIRED
                                      or latency is not None and latency >= timeout * 1_000_000):
-        out.append(("js", group, member, ex.client_id, ex.client, ex.ts_ns, latency, timeout, _evidence(ex)))
+        out.append((T.JOIN_STUCK, group, member, ex.client_id, ex.client, ex.ts_ns, latency, timeout, _evidence(ex)))
 
 
 def _sync(ex: Exchange, group: str, out: list) -> None:
     request, response = ex.request, ex.response
     generation, member = request.get("GenerationId"), request.get("MemberId")
     _member(out, ex, group, member, CLASSIC)
-    out.append(("gp", group, generation, member, ex.ts_ns))
+    out.append((T.IN_GENERATION, group, generation, member, ex.ts_ns))
     for item in request.get("Assignments") or ():
         decoded = item.get(ASSIGNMENT_KEY)
         if decoded and "error" not in decoded and item.get("MemberId"):
-            out.append(("ga", group, item["MemberId"], generation, ex.ts_ns,
+            out.append((T.ASSIGNMENT, group, item["MemberId"], generation, ex.ts_ns,
                         _assignment(assignment_partitions(decoded)), _evidence(ex)))
     if response and response.get("ErrorCode") == 0:
-        out.append(("gy", group, generation, ex.response_ts_ns))
+        out.append((T.SYNC, group, generation, ex.response_ts_ns))
         decoded = response.get(ASSIGNMENT_KEY)
         if decoded is not None and "error" not in decoded or not response.get("Assignment"):
-            out.append(("ga", group, member, generation, ex.response_ts_ns,
+            out.append((T.ASSIGNMENT, group, member, generation, ex.response_ts_ns,
                         _assignment(assignment_partitions(decoded)), _evidence(ex)))
 
 
@@ -93,7 +94,7 @@ def _heartbeat(ex: Exchange, group: str, out: list) -> None:
     request = ex.request
     _member(out, ex, group, request.get("MemberId"), CLASSIC)
     if request.get("MemberId"):
-        out.append(("gp", group, request.get("GenerationId"), request["MemberId"], ex.ts_ns))
+        out.append((T.IN_GENERATION, group, request.get("GenerationId"), request["MemberId"], ex.ts_ns))
 
 
 def _leave(ex: Exchange, group: str, out: list) -> None:
@@ -102,7 +103,7 @@ def _leave(ex: Exchange, group: str, out: list) -> None:
     for member in members:
         if member:
             _member(out, ex, group, member, CLASSIC)
-            out.append(("gl", group, member, ex.ts_ns))
+            out.append((T.LEFT, group, member, ex.ts_ns))
 
 
 def _epoch_heartbeat(ex: Exchange, group: str, out: list, protocol: str) -> None:
@@ -110,23 +111,23 @@ def _epoch_heartbeat(ex: Exchange, group: str, out: list, protocol: str) -> None
     member = (response or {}).get("MemberId") or request.get("MemberId") or None
     _member(out, ex, group, member, protocol)
     if request.get("MemberEpoch") in (-1, -2) and member:
-        out.append(("gl", group, member, ex.ts_ns))
+        out.append((T.LEFT, group, member, ex.ts_ns))
         return
     if request.get("MemberEpoch") == 0:
-        out.append(("rj",))
+        out.append((T.REJOIN,))
     if not response or response.get("ErrorCode") != 0 or not member:
         return
     epoch, at = response.get("MemberEpoch"), ex.response_ts_ns
     if not isinstance(epoch, int) or epoch <= 0:
         return  # joined, not yet in a generation
-    out.append(("gs", group, epoch, at, None, _evidence(ex)))
-    out.append(("gp", group, epoch, member, at))
+    out.append((T.GENERATION, group, epoch, at, None, _evidence(ex)))
+    out.append((T.IN_GENERATION, group, epoch, member, at))
     assignment = response.get("Assignment")
     if assignment is not None:
         parts = {}
         for topic in assignment.get("TopicPartitions") or ():
             parts.setdefault(topic_label(topic), []).extend(topic.get("Partitions") or ())
-        out.append(("ga", group, member, epoch, at, _assignment(parts), _evidence(ex)))
+        out.append((T.ASSIGNMENT, group, member, epoch, at, _assignment(parts), _evidence(ex)))
 
 
 def _commit(ex: Exchange, group: str, out: list) -> None:
@@ -144,7 +145,7 @@ def _commit(ex: Exchange, group: str, out: list) -> None:
         for part in topic.get("Partitions") or ():
             key = (label, part.get("PartitionIndex"))
             if key not in failed and isinstance(part.get("CommittedOffset"), int):
-                out.append(("go", group, label, key[1], ex.ts_ns, part["CommittedOffset"]))
+                out.append((T.OFFSET_COMMIT, group, label, key[1], ex.ts_ns, part["CommittedOffset"]))
 
 
 def _share_member(ex: Exchange, group: str, out: list) -> None:
@@ -154,7 +155,7 @@ def _share_member(ex: Exchange, group: str, out: list) -> None:
 def _rebalancing(ex: Exchange, group: str, out: list) -> None:
     response = ex.response
     if response and response.get("ErrorCode") == REBALANCE_IN_PROGRESS:
-        out.append(("gr", group, ex.ts_ns))
+        out.append((T.REBALANCING, group, ex.ts_ns))
 
 
 _READERS = {
@@ -177,7 +178,7 @@ def group_observations(ex: Exchange, out: list) -> None:
     if not isinstance(group, str):
         return
     if ex.status == PAIRED and ex.api not in ("ShareFetch", "ShareAcknowledge"):
-        out.append(("gc", group, ex.broker))
+        out.append((T.COORDINATOR, group, ex.broker))
     _READERS[ex.api](ex, group, out)
     if ex.api in ("Heartbeat", "SyncGroup", "OffsetCommit", "JoinGroup"):
         _rebalancing(ex, group, out)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from kwire.analytics.mergeable import Capped, Instants, Kept, TimeHistograms, choose, first_ns, keep_smallest, last_ns
 from kwire.model import NO_RESPONSE, PAIRED
+from kwire.analytics import tags as T
 
 MAX_CONNECTIONS = 65536
 MAX_CLIENTS = 1024
@@ -231,17 +232,17 @@ class TrafficState:
 
     def add(self, ob: tuple, row: dict) -> None:
         tag = ob[0]
-        if tag == "sw":
+        if tag == T.SOFTWARE:
             conn = self._connection((ob[1], ob[2], row.get("connection_id")))
             if conn is not None:
                 conn.software = choose(conn.software, ob[3])
-        elif tag == "th":
+        elif tag == T.THROTTLED:
             self.throttles.setdefault((ob[1], ob[2]), Tally()).add(ob[3], ob[4])
-        elif tag == "pv":
+        elif tag == T.VIOLATION:
             _, side, kind, api, version, client, broker, ev, where = ob
             self.violations.setdefault((side, kind, api, version), Tally()).add(
                 1, ev, (client, broker, row.get("connection_id")), where)
-        elif tag == "rj":
+        elif tag == T.REJOIN:
             self.note_activity((host_of(row["client"]), row["client_id"] or ""), "JoinGroup", row["ts_ns"])
 
     # -- merging

@@ -9,6 +9,9 @@ terminal as it was (screen, cursor, termios). When stdout is not a terminal, or 
 is no screen: the run goes on until it is done (--exit-when-done, --duration, the end of a replay,
 or a signal) and the last view is printed once, or with --json the run's final figures as one JSON
 document (kwire.live.report.final_document). A one-line summary goes to stderr on the way out.
+As a service (docs/metrics.md): --metrics serves Prometheus metrics (kwire.cli.exporter), --no-screen
+runs until a signal with a health line a minute (kwire.cli.service), --findings-log writes the
+findings' starts and ends.
 """
 
 from __future__ import annotations
@@ -54,15 +57,69 @@ RING_KIB = 65536   # the capture ring: 64 MiB, seconds of traffic at tens of tho
                    "(FILE, FILE1, FILE2, ... as tcpdump -C names them).")
 @click.option("-B", "--buffer-size", "buffer_kib", type=click.IntRange(min=1024), default=RING_KIB,
               show_default=True, metavar="KIB", help="Kernel capture ring size in KiB (as tcpdump -B).")
+@click.option("--metrics", "metrics", default=None, metavar="[HOST:]PORT",
+              help="Serve Prometheus metrics (text format or OpenMetrics) on this address, e.g. :9464.")
+@click.option("--metrics-cap", "metric_caps", multiple=True, metavar="LABEL=N",
+              help="Keep at most N values of a metric label (client_id, broker, topic, partition, group, api, "
+                   "api_version, error), the rest as 'other'; repeatable (docs/metrics.md: the defaults).")
+@click.option("--no-screen", is_flag=True,
+              help="Run as a service: no screen, until a signal (a replay keeps serving its final figures), "
+                   "one line of capture health on stderr a minute.")
+@click.option("--findings-log", "findings_log", default=None, metavar="FILE",
+              help="Append each finding as one JSON line when it is first known and when it ends ('-': stdout).")
 @filter_options(times=False, port=False)
 @keylog_option(follow=True)
 def live_command(iface, ports, bpf, replay, speed, window, refresh, exit_when_done, duration, as_json, write,
-                 file_size, buffer_kib, selection, keylog):
+                 file_size, buffer_kib, metrics, metric_caps, no_screen, findings_log, selection, keylog):
     """Watch Kafka traffic live: requests/s, latency, errors, lag, share groups, capture health.
 
     The filters (--api, --topic, ...) choose the exchanges the dashboard counts."""
     from kwire.live.state import DashboardState
 
+    paths, where, expression = _source(iface, ports, bpf, replay, speed, write, file_size)
+    keep = selection.exchange_filter()
+    if selection.active:
+        where += " · " + selection.describe()
+    screen = sys.stdout.isatty() and not as_json and not no_screen
+    if findings_log == "-" and (screen or as_json):
+        raise click.UsageError("--findings-log - writes to stdout: add --no-screen (and leave out --json)")
+    state = DashboardState("replay" if replay else "live", where, window=window,
+                           keep=keep if selection.active else None, metrics=_metrics_state(metrics, metric_caps))
+    # A live key log may get a handshake's secrets a little after the handshake: its records wait.
+    keys = load_keys(keylog, follow=not replay)
+    key_wait = KEY_WAIT_BYTES if keylog and not replay else 0
+    if replay:
+        feeder, name = _replay_feeder(paths, speed, state, ports, keys)
+    else:
+        feeder, name = _live_feeder(iface, expression, state, ports, keys, key_wait, write, file_size, buffer_kib)
+    exporter, log = _start(feeder, state, metrics, findings_log)
+    started = time.monotonic()
+    quit_event = threading.Event()
+    previous = _catch_signals(quit_event)
+    try:
+        if log is not None:
+            log.start()
+        if no_screen:
+            from kwire.cli.service import run_service
+
+            run_service(feeder, quit_event, name, duration, exit_when_done, replay=bool(replay))
+        elif screen:
+            _run_screen(feeder, quit_event, 1.0 / refresh, exit_when_done, duration)
+        else:
+            _run_plain(feeder, quit_event, exit_when_done or bool(replay), duration, show=not as_json)
+    finally:
+        _restore_signals(previous)
+        feeder.stop()
+        _close(exporter, log)
+    snap = feeder.snapshot()
+    error = state.error or feeder.error
+    if as_json:
+        _print_document(feeder, snap, name, expression, time.monotonic() - started, error)
+    _closing_line(snap, name, error)
+
+
+def _source(iface, ports, bpf, replay, speed, write, file_size) -> tuple[list | None, str, str | None]:
+    """(capture files or None, what is watched, the capture filter) once the options are checked."""
     if file_size is not None and write is None:
         raise click.UsageError("-C needs -w FILE")
     if replay:
@@ -71,44 +128,68 @@ def live_command(iface, ports, bpf, replay, speed, window, refresh, exit_when_do
         if write is not None:
             raise click.UsageError("-w keeps what is captured live: --replay reads a file")
         paths = capture_paths(replay)
-        where = ", ".join(paths) + (f" at {speed:g}x" if speed else " at full speed")
-        expression = None
-    else:
-        if speed != 1.0:
-            raise click.UsageError("--speed applies to --replay only")
-        from kwire.capture.bpf import default_filter
+        return paths, ", ".join(paths) + (f" at {speed:g}x" if speed else " at full speed"), None
+    if speed != 1.0:
+        raise click.UsageError("--speed applies to --replay only")
+    from kwire.capture.bpf import default_filter
 
-        expression = bpf if bpf is not None else default_filter(ports)
-        where = f"{iface if iface not in (None, '', 'any') else 'every interface'} ({expression})"
-    keep = selection.exchange_filter()
-    if selection.active:
-        where += " · " + selection.describe()
-    state = DashboardState("replay" if replay else "live", where, window=window,
-                           keep=keep if selection.active else None)
-    # A live key log may get a handshake's secrets a little after the handshake: its records wait.
-    keys = load_keys(keylog, follow=not replay)
-    key_wait = KEY_WAIT_BYTES if keylog and not replay else 0
-    if replay:
-        feeder, name = _replay_feeder(paths, speed, state, ports, keys)
-    else:
-        feeder, name = _live_feeder(iface, expression, state, ports, keys, key_wait, write, file_size, buffer_kib)
-    feeder.start()  # CaptureError here: one line, exit 1, no screen
-    started = time.monotonic()
-    quit_event = threading.Event()
-    previous = _catch_signals(quit_event)
+    expression = bpf if bpf is not None else default_filter(ports)
+    return None, f"{iface if iface not in (None, '', 'any') else 'every interface'} ({expression})", expression
+
+
+def _start(feeder, state, metrics: str | None, findings_log: str | None):
+    """The exporter (cannot listen: one line, exit 1), the findings log, then the feeder (CaptureError:
+    one line, exit 1, no screen); (exporter, log), either None when not asked for."""
+    exporter = log = None
     try:
-        if sys.stdout.isatty() and not as_json:
-            _run_screen(feeder, quit_event, 1.0 / refresh, exit_when_done, duration)
-        else:
-            _run_plain(feeder, quit_event, exit_when_done or bool(replay), duration, show=not as_json)
-    finally:
-        _restore_signals(previous)
-        feeder.stop()
-    snap = feeder.snapshot()
-    error = state.error or feeder.error
-    if as_json:
-        _print_document(feeder, snap, name, expression, time.monotonic() - started, error)
-    _closing_line(snap, name, error)
+        exporter = _start_exporter(metrics, feeder, state)
+        log = _findings_log(findings_log, feeder, state)
+        feeder.start()
+    except BaseException:
+        _close(exporter, None)
+        raise
+    return exporter, log
+
+
+def _metrics_state(metrics: str | None, caps: tuple[str, ...]):
+    """The exporter's counts (kwire.live.metrics_state) when --metrics asks for them."""
+    if metrics is None:
+        if caps:
+            raise click.UsageError("--metrics-cap needs --metrics")
+        return None
+    from kwire.live.labels import LabelCaps, parse_cap
+    from kwire.live.metrics_state import MetricsState
+
+    try:
+        return MetricsState(LabelCaps(dict(parse_cap(text) for text in caps)))
+    except ValueError as exc:
+        raise click.UsageError(f"--metrics-cap {exc}") from None
+
+
+def _start_exporter(metrics: str | None, feeder, state):
+    if metrics is None:
+        return None
+    from kwire.cli.exporter import start_exporter
+
+    exporter = start_exporter(metrics, feeder, state)
+    click.echo(f"kwire: metrics on http://{metrics.rpartition(':')[0] or 'localhost'}:{exporter.port}/metrics",
+               err=True)
+    return exporter
+
+
+def _findings_log(path: str | None, feeder, state):
+    if path is None:
+        return None
+    from kwire.cli.service import FindingsLog
+
+    return FindingsLog(path, feeder, state)
+
+
+def _close(exporter, log) -> None:
+    if log is not None:
+        log.close()
+    if exporter is not None:
+        exporter.stop()
 
 
 def _closing_line(snap, name: str, error: str | None) -> None:

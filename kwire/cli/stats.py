@@ -63,8 +63,18 @@ def write_outputs(document: dict, *, as_json: bool, html: str | None, out=None, 
 @click.option("--jobs", "-j", type=click.IntRange(min=0), default=None,
               help="Worker processes decoding and counting exchanges (0: none; default: one per CPU when "
                    "there are several). The figures are the same either way.")
-def stats_command(captures, as_json, html, selection, ports, keylog, no_summary, jobs):
+@click.option("--metrics", "metrics", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help="Also write kwire live's Prometheus metrics of the captures to FILE (the textfile format "
+                   "node_exporter reads).")
+@click.option("--metrics-timestamps", is_flag=True,
+              help="With --metrics: OpenMetrics with the capture's end time on every sample (for promtool's "
+                   "backfill; node_exporter refuses timestamps).")
+@click.option("--metrics-cap", "metric_caps", multiple=True, metavar="LABEL=N",
+              help="With --metrics: keep the N busiest values of a label, the rest as 'other'; repeatable.")
+def stats_command(captures, as_json, html, selection, ports, keylog, no_summary, jobs, metrics, metrics_timestamps,
+                  metric_caps):
     """Latency, errors, lag and share-group figures of capture files (pcap, pcapng, gzip of either)."""
+    caps = _caps(metrics, metrics_timestamps, metric_caps)
     paths = capture_paths(captures)
     refuse_overwrite(html, [*paths, keylog], "--html")
     refuse_stdin_twice(keylog, paths)
@@ -75,25 +85,42 @@ def stats_command(captures, as_json, html, selection, ports, keylog, no_summary,
     progress = progress_bar(paths)
     try:
         agg = aggregate(reading, summary, keep, default_jobs() if jobs is None else jobs,
-                        progress.update if progress else None)
+                        progress.update if progress else None, metered=metrics is not None)
     finally:
         if progress:
             progress.close()
     agg.tls.merge(summary.tls)
     document = agg.document()
+    if metrics is not None:
+        from kwire.cli.metrics_file import write_metrics
+
+        write_metrics(metrics, agg, summary, caps, metrics_timestamps)
     write_outputs(document, as_json=as_json, html=html, sources=paths, filters=selection.describe())
     report_run(summary, no_summary, matched=document["totals"]["exchanges"], selection=selection)
 
 
+def _caps(metrics, timestamps: bool, caps: tuple[str, ...]) -> dict[str, int]:
+    if metrics is None and (timestamps or caps):
+        raise click.UsageError("--metrics-timestamps and --metrics-cap need --metrics FILE")
+    from kwire.live.labels import parse_cap
+
+    try:
+        return dict(parse_cap(text) for text in caps)
+    except ValueError as exc:
+        raise click.UsageError(f"--metrics-cap {exc}") from None
+
+
 class AggregateEach:
     """The exchanges that pass `keep` counted in a fresh Aggregator (the others only lend their topic
-    names); the Batches task of `stats --jobs`. Aggregators merge exactly (kwire spark relies on it)."""
+    names); the Batches task of `stats --jobs`. Aggregators merge exactly (kwire spark relies on it).
+    `metered`: Aggregators that also keep the metrics' counts (kwire.live.metrics_state)."""
 
-    def __init__(self, keep):
+    def __init__(self, keep, metered: bool = False):
         self.keep = keep
+        self.metered = metered
 
     def __call__(self, exchanges, agg: Aggregator | None = None) -> Aggregator:
-        agg = agg if agg is not None else Aggregator()
+        agg = agg if agg is not None else new_aggregator(self.metered)
         keep = self.keep
         for ex in exchanges:
             if keep(ex):
@@ -103,11 +130,19 @@ class AggregateEach:
         return agg
 
 
-def aggregate(reading: Reading, summary: RunSummary, keep, jobs: int, progress) -> Aggregator:
+def new_aggregator(metered: bool) -> Aggregator:
+    if metered:
+        from kwire.live.metrics_state import MeteredAggregator
+
+        return MeteredAggregator()
+    return Aggregator()
+
+
+def aggregate(reading: Reading, summary: RunSummary, keep, jobs: int, progress, metered: bool = False) -> Aggregator:
     """The Aggregator of the captures: exchanges the enricher needs are counted here, in order; the
     others, with workers, are decoded and counted there, and their Aggregators merged in."""
-    count = AggregateEach(keep)
-    agg = Aggregator()
+    count = AggregateEach(keep, metered)
+    agg = new_aggregator(metered)
     if not jobs:
         for ex in reading.exchanges(summary, progress):
             count((ex,), agg)

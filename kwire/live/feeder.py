@@ -1,10 +1,12 @@
 """The feeder: one thread that turns traffic into the dashboard's state, and hands out Snapshots.
 
-`SnapshotThread` is the hand-off both feeders share: `snapshot()` may be called from any thread; it
-asks the feeder thread and waits, and the feeder builds one between two pieces of work and hands it
-over, so the screen never waits for a whole batch and the hot path takes no lock. Once the thread
-has ended (or before it starts) `snapshot()` builds the Snapshot itself. The thread never lets an
-exception out: a failure becomes a note on the screen and a line on exit.
+`SnapshotThread` is the hand-off both feeders share: `call(job)` may be called from any thread; it
+asks the feeder thread and waits, and the feeder runs `job()` between two pieces of work and hands
+the result over, so the asker never waits for a whole batch and the hot path takes no lock. Once the
+thread has ended (or before it starts) `call` runs the job itself. `snapshot()` is `call` of the
+dashboard's Snapshot; the exporter (kwire.cli.exporter) asks for its metric families the same way.
+The thread never lets an exception out: a failure becomes a note on the screen and a line on exit;
+a job that raises raises in its asker, not in the feeder.
 
 `Feeder(source, state)` runs a packet source (kwire.live.sources: a capture replayed, or the
 per-packet live capture) through the Pipeline on its thread. `start()` opens the source in the
@@ -42,7 +44,8 @@ class SnapshotThread:
         self._wanted = threading.Event()
         self._served = threading.Event()
         self._asking = threading.Lock()  # one snapshot request at a time
-        self._snapshot: Snapshot | None = None
+        self._job = None      # what the asker wants run on the feeder thread
+        self._result = None   # (True, value) or (False, exception)
         self._thread: threading.Thread | None = None
 
     def _start_thread(self) -> None:
@@ -68,7 +71,10 @@ class SnapshotThread:
 
     def _serve(self) -> None:
         t0 = time.perf_counter()
-        self._snapshot = self._build()
+        try:
+            self._result = (True, (self._job or self._build)())
+        except Exception as exc:  # noqa: BLE001 - handed to the asker
+            self._result = (False, exc)
         self.snapshot_seconds = time.perf_counter() - t0
         self._wanted.clear()
         self._served.set()
@@ -85,21 +91,28 @@ class SnapshotThread:
         return not self._thread.is_alive()
 
     def snapshot(self) -> Snapshot:
+        return self.call(self._build)
+
+    def call(self, job):
+        """`job()` run on the feeder thread between two pieces of work (here, once it has ended)."""
         with self._asking:
             if self.running:
+                self._job = job
                 self._served.clear()
                 self._wanted.set()
                 while not self._served.wait(0.05):
                     if not self.running:
                         break
                 if self._served.is_set():
-                    snap = self._snapshot
-                    self._snapshot = None
-                    assert snap is not None
-                    return snap
+                    done, value = self._result
+                    self._result = self._job = None
+                    if not done:
+                        raise value
+                    return value
                 self._thread.join()  # type: ignore[union-attr] - it has ended or is ending
             self._wanted.clear()
-            return self._build()
+            self._job = None
+            return job()
 
 
 class Feeder(SnapshotThread):

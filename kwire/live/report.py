@@ -41,6 +41,7 @@ def pipeline_report(pipeline) -> dict:
             "connections": tcp.get("open_connections", 0),
             "kafka_connections": pipeline.kafka.counters.kafka_connections, "non_tcp": pipeline.net.total,
             "in_flight": in_flight, "oldest_in_flight_ns": oldest, "lost": lost_connections(pipeline),
+            "tls_connections": summary.tls.connections, "tls_decrypted": summary.tls.decrypted,
             "exchanges": {"paired": summary.paired, "no_response": summary.no_response,
                           "no_request": summary.no_request, "total": summary.exchanges}}
 

@@ -7,6 +7,10 @@ kwire.analytics (the row functions and the Aggregator `kwire stats` uses) throug
 kwire.live.window: the window gives rates, percentiles and the slowest exchanges; the window's
 seconds plus the retired Aggregator give the totals since the start.
 
+With a MetricsState (`kwire live --metrics`: kwire.live.metrics_state) each counted exchange's row
+also goes to it; `metrics_view` gives the exporter what it shows (kwire.live.metric_families) and
+`documents` the findings and groups documents (also the findings log's), both on the feeder thread.
+
 Definitions the dashboard adds:
 - rate: exchanges of the window divided by the window's length, which is `window` seconds, or the
   time since the first exchange when that is shorter (at least one second).
@@ -23,8 +27,10 @@ from kwire.analytics.aggregate import Aggregator
 from kwire.analytics.figures import Figures
 from kwire.analytics.observe import observations
 from kwire.live.analysis_rows import analysis_rows
+from kwire.live.metric_families import MetricsView, epoch_seconds
+from kwire.live.metrics_state import MetricsState
 from kwire.live.snapshot import ApiRow, Health, LagRow, ShareRow, SlowExchange, Snapshot
-from kwire.live.window import NS, Window, per_api
+from kwire.live.window import NS, Window, merged_names, per_api
 
 TOP = 10       # rows kept for the top-N panels
 SLOWEST = 10
@@ -33,7 +39,8 @@ LOST_NAMED = 3  # connections named in the "bytes lost" note
 
 
 class DashboardState:
-    def __init__(self, kind: str, where: str, *, window: int = 10, history: int = HISTORY, keep=None):
+    def __init__(self, kind: str, where: str, *, window: int = 10, history: int = HISTORY, keep=None,
+                 metrics: MetricsState | None = None):
         self.keep = keep  # a filter (kwire.query.ExchangeFilter): the others only lend their topic names
         self.kind = kind
         self.where = where
@@ -47,6 +54,9 @@ class DashboardState:
         self._packet_seconds: deque[list[int]] = deque()  # [second, packets] for the last window
         self._analysis_key = None  # (second, exchanges) the findings and groups rows were made at
         self._analysis_rows: tuple[list, list] = ([], [])
+        self.metrics = metrics  # the exporter's counts (kwire.live.metrics_state), when one is wanted
+        self._documents_key = None  # exchanges counted when the findings and groups documents were made
+        self._documents: tuple[list, dict] = ([], {})
 
     # -- feeding
 
@@ -57,9 +67,13 @@ class DashboardState:
             for ex in exchanges if len(kept) < len(exchanges) else ():
                 window.retired.learn_names(ex)
             exchanges = kept
+        metrics = self.metrics
         for ex in exchanges:
             row = exchange_row(ex)
-            window.add(row, partition_rows(ex), topic_names(ex), observations(ex))
+            observed = observations(ex, window.analysis.watch)
+            window.add(row, partition_rows(ex), topic_names(ex), observed)
+            if metrics is not None:
+                metrics.add(row, observed)
             if self.first_ns is None or row["ts_ns"] < self.first_ns:
                 self.first_ns = row["ts_ns"]
         self.exchanges += len(exchanges)
@@ -106,7 +120,7 @@ class DashboardState:
         slowest = sorted((item for part in recent for item in part.slowest), key=lambda item: item[0])
         snap.slowest = [_slow(brief) for _, brief in slowest[:SLOWEST]]
         snap.health = self._health(now_ns, pipeline, health or {}, parts)
-        snap.findings, snap.groups = self._analysis(now_s, parts)
+        snap.findings, snap.groups = self._analysis(now_s)
         if pipeline is not None:
             snap.in_flight, oldest = pipeline.kafka.in_flight()
             if oldest is not None:
@@ -114,17 +128,41 @@ class DashboardState:
         snap.notes = self._notes(snap, health or {})
         return snap
 
-    def _analysis(self, now_s: int, parts: list[Aggregator]) -> tuple[list, list]:
+    def documents(self) -> tuple[list[dict], dict]:
+        """The findings and groups documents `kwire stats` would print for what was counted so far
+        (made again only when something was counted since)."""
+        key = (self.exchanges, self.finished)
+        if key != self._documents_key:
+            parts = [self.window.retired, *self.window.live_parts()]
+            names = merged_names(parts)
+            first = min((a.first_ns for a in parts if a.first_ns is not None), default=None)
+            last = max((a.last_ns for a in parts if a.last_ns is not None), default=None)
+            analysis = self.window.analysis
+            self._documents = (analysis.findings(names, first, last), analysis.groups_document(names))
+            self._documents_key = key
+        return self._documents
+
+    def last_exchange_s(self) -> float | None:
+        """The latest request or response time counted (epoch seconds), None before any."""
+        last = max((a.last_ns for a in [self.window.retired, *self.window.live_parts()] if a.last_ns is not None),
+                   default=None)
+        return last / NS if last is not None else None
+
+    def metrics_view(self, health: dict, report: dict) -> MetricsView:
+        """What the exporter shows now (kwire.live.metric_families), made on the feeder's thread."""
+        parts = [self.window.retired, *self.window.live_parts()]
+        findings, groups = self.documents()
+        first = min((a.first_ns for a in parts if a.first_ns is not None), default=None)
+        last = max((a.last_ns for a in parts if a.last_ns is not None), default=None)
+        return MetricsView(self.metrics, self.metrics.caps, parts, findings, groups, health, report,
+                           start_s=epoch_seconds(first), end_s=epoch_seconds(last))
+
+    def _analysis(self, now_s: int) -> tuple[list, list]:
         """Findings and groups rows, made again at most once per second of capture time."""
         key = (now_s, self.exchanges)
         if key != self._analysis_key and (self._analysis_key is None or now_s != self._analysis_key[0]
                                           or self.finished):
-            names: dict[str, str] = {}
-            for agg in parts:
-                for tid, name in agg.names.items():
-                    if tid not in names or name < names[tid]:
-                        names[tid] = name
-            self._analysis_rows = analysis_rows(self.window.analysis, parts, names)
+            self._analysis_rows = analysis_rows(*self.documents())
             self._analysis_key = key
         return self._analysis_rows
 

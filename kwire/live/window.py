@@ -55,6 +55,16 @@ def per_api(*aggs: Aggregator) -> dict[str, Figures]:
     return out
 
 
+def merged_names(parts) -> dict[str, str]:
+    """Topic id -> name over Aggregators (the smallest name when several name an id)."""
+    names: dict[str, str] = {}
+    for agg in parts:
+        for tid, name in agg.names.items():
+            if tid not in names or name < names[tid]:
+                names[tid] = name
+    return names
+
+
 class _Second:
     __slots__ = ("agg", "adds", "summary", "summary_adds")
 
@@ -121,6 +131,10 @@ class Window:
         `recent()` when the window holds many exchanges."""
         self.advance(now_second)
         return [self.live[s].agg for s in sorted(self.live) if s <= now_second]
+
+    def live_parts(self) -> list[Aggregator]:
+        """Every second's Aggregator still in the window, oldest first (shared: read only)."""
+        return [self.live[s].agg for s in sorted(self.live)]
 
     def recent(self, now_second: int) -> Aggregator:
         """A new Aggregator of the window ending at `now_second`."""

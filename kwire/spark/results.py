@@ -156,7 +156,7 @@ class Facts:
                 agg.learn_names(ex)
                 continue
             row, parts = exchange_row(ex), partition_rows(ex)
-            agg.add(row, parts, topic_names(ex), observations(ex))
+            agg.add(row, parts, topic_names(ex), observations(ex, agg.analysis.watch))
             if self.rows:
                 self.exchange_rows.append(row)
                 for part in parts:

@@ -1,0 +1,109 @@
+"""kwire live as a service: the --no-screen loop, its health line, and the findings log writer.
+
+- `run_service(feeder, quit_event, ...)`: no screen and no terminal; the run goes on until a signal
+  (or --duration, or --exit-when-done at the end of a replay: a replay otherwise keeps serving its
+  final figures; a live capture that stops on its own ends the run), writing one line of capture
+  health on stderr every HEALTH_EVERY_S seconds (and one when a replay ends).
+- `FindingsLog(path, feeder, state)`: a thread that once a second asks the feeder for the findings
+  (kwire.live.state.DashboardState.documents, on the feeder's thread), turns them into start and end
+  events (kwire.live.findings_log.FindingsTracker) and writes each as one JSON line to the file (or
+  stdout for "-"), flushed at once; `close()` ends the open findings ("capture ended").
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+
+import click
+
+from kwire.errors import KwireError
+
+HEALTH_EVERY_S = 60.0
+FINDINGS_EVERY_S = 1.0
+
+
+def health_line(snap, name: str) -> str:
+    h = snap.health
+    kernel = f"{h.kernel_drops:,}" if h.kernel_drops is not None else "n/a"
+    return (f"kwire: {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {name}: {h.packets:,} packets "
+            f"({h.packets_per_s:,.0f}/s), {snap.exchanges:,} exchanges ({snap.rate:,.0f}/s), dropped: kernel "
+            f"{kernel}, queue {h.queue_drops:,}; {h.gaps:,} gaps, {h.kafka_connections:,} Kafka connections, "
+            f"{len(snap.findings)} findings" + ("; replay finished" if snap.finished else ""))
+
+
+def run_service(feeder, quit_event: threading.Event, name: str, duration: float | None,
+                exit_when_done: bool, every_s: float = HEALTH_EVERY_S, replay: bool = True) -> None:
+    """Until a signal, `duration`, or the feeder's end: a replay that ended keeps serving (unless
+    `exit_when_done`); a live capture that stopped on its own ends the run (kwire.cli.live then exits
+    with its error, and a service manager can start it again)."""
+    started = time.monotonic()
+    next_line = started + every_s
+    told_done = False
+    while not quit_event.wait(0.2):
+        now = time.monotonic()
+        if duration is not None and now - started >= duration:
+            break
+        if not feeder.running and not told_done:
+            told_done = True
+            if exit_when_done or not replay:
+                break
+            click.echo(health_line(feeder.snapshot(), name) + " (serving the final figures until interrupted)",
+                       err=True)
+        if now >= next_line:
+            next_line += every_s
+            click.echo(health_line(feeder.snapshot(), name), err=True)
+
+
+class FindingsLog:
+    def __init__(self, path: str, feeder, state):
+        from kwire.live.findings_log import FindingsTracker
+
+        self.feeder = feeder
+        self.state = state
+        self.tracker = FindingsTracker()
+        self.path = path
+        try:
+            self.out = sys.stdout if path == "-" else open(path, "a", encoding="utf-8")
+        except OSError as exc:
+            raise KwireError(f"cannot write {path}: {exc.strerror or exc}") from None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="kwire-findings-log", daemon=True)
+        self.error: str | None = None
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(FINDINGS_EVERY_S):
+            self._look(finished=False)
+
+    def _look(self, finished: bool) -> None:
+        if self.error:
+            return
+        try:
+            findings, now_s = self.feeder.call(self._findings)
+            self._write(self.tracker.update(findings, now_s, finished))
+        except OSError as exc:
+            self.error = f"cannot write {self.path}: {exc.strerror or exc}"
+
+    def _findings(self):
+        findings, _ = self.state.documents()
+        return findings, self.state.last_exchange_s()
+
+    def _write(self, events: list[dict]) -> None:
+        import orjson
+
+        for event in events:
+            self.out.write(orjson.dumps(event, default=str, option=orjson.OPT_NON_STR_KEYS).decode() + "\n")
+        if events:
+            self.out.flush()
+
+    def close(self) -> None:
+        """Stop looking, log the findings still open as ended with the capture, close the file."""
+        self._stop.set()
+        self._thread.join(10.0)
+        self._look(finished=True)
+        if self.out is not sys.stdout:
+            self.out.close()

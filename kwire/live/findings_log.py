@@ -1,0 +1,93 @@
+"""The findings log: each finding as one event when it is first known and again when it ends.
+
+`FindingsTracker.update(findings, now_s, finished)` compares the findings `kwire stats` would list
+now (kwire.analytics.findings documents) with what it saw before and returns the events to log,
+each the finding's document with four keys in front:
+
+    {"event": "start" | "end", "id": ..., "at": capture time (epoch s), "reason": ..., kind, severity, ...}
+
+- A finding is the same finding from one look to the next when its kind and the keys that say what
+  it is about (`IDENTITY`: group, member, topic, partition, producer, broker, api, error, client...)
+  are; slow_broker and transaction_stall are episodes, so their start is part of it too. `id` is a
+  short hash of that identity: a start and its end carry the same id.
+- "start" (reason "new"): first seen; (reason "again") seen again after it had ended.
+- "end": its end (its start when it has none) is QUIET_S seconds of capture time behind the newest
+  exchange (reason "quiet": nothing new about it for that long); it is no longer listed (reason
+  "gone": the list keeps the most severe 200); the capture ended (reason "capture ended").
+
+Pure: no clock, no files (kwire.cli.service writes the lines). Bounded: at most MAX_KNOWN findings
+are remembered; the ended ones that ended first are forgotten first.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+QUIET_S = 60.0
+MAX_KNOWN = 10_000
+IDENTITY = ("group_id", "member_id", "topic", "partition", "producer_id", "broker", "api", "error", "client",
+            "client_id", "side", "api_version", "violation")
+EPISODES = frozenset({"slow_broker", "transaction_stall"})
+
+
+def finding_id(finding: dict) -> str:
+    key = [finding["kind"]] + [[name, finding[name]] for name in IDENTITY if name in finding]
+    if finding["kind"] in EPISODES:
+        key.append(["start", finding.get("start")])
+    return hashlib.sha1(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _moment(finding: dict) -> float:
+    at = finding.get("end")
+    if at is None:
+        at = finding.get("start")
+    return at if at is not None else 0.0
+
+
+class FindingsTracker:
+    def __init__(self, quiet_s: float = QUIET_S):
+        self.quiet_s = quiet_s
+        self.known: dict[str, float] = {}   # id -> the latest moment seen of it
+        self.open: dict[str, dict] = {}     # id -> its latest document, while it has not ended
+
+    def update(self, findings: list[dict], now_s: float | None, finished: bool = False) -> list[dict]:
+        events = []
+        listed = set()
+        for finding in findings:
+            fid = finding_id(finding)
+            listed.add(fid)
+            moment = _moment(finding)
+            before = self.known.get(fid)
+            if fid in self.open:
+                self.open[fid] = finding
+            elif before is None or moment > before:
+                self.open[fid] = finding
+                events.append(_event("start", fid, now_s, "new" if before is None else "again", finding))
+            self.known[fid] = moment if before is None else max(before, moment)
+        for fid, finding in list(self.open.items()):
+            reason = None
+            if finished:
+                reason = "capture ended"
+            elif fid not in listed:
+                reason = "gone"
+            elif now_s is not None and now_s - self.known[fid] >= self.quiet_s:
+                reason = "quiet"
+            if reason:
+                del self.open[fid]
+                events.append(_event("end", fid, now_s, reason, finding))
+        self._forget()
+        return events
+
+    def _forget(self) -> None:
+        if len(self.known) <= MAX_KNOWN:
+            return
+        ended = sorted((moment, fid) for fid, moment in self.known.items() if fid not in self.open)
+        for _, fid in ended[:len(self.known) - MAX_KNOWN]:
+            del self.known[fid]
+
+
+def _event(kind: str, fid: str, now_s: float | None, reason: str, finding: dict) -> dict:
+    out = {"event": kind, "id": fid, "at": now_s, "reason": reason}
+    out.update(finding)
+    return out
