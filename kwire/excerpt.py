@@ -13,14 +13,19 @@ every kept connection:
 - its FIN or RST, renumbered likewise.
 Pure ACKs and the bytes of every other exchange are left out. Packets are raw IP (pcap LINKTYPE_RAW),
 checksums recomputed. A connection whose kept ranges do not start with the frames' lengths in the
-captured payload (Kafka over TLS: the frames are in the decrypted bytes) cannot be cut: it is left
-out and named in `skipped`.
+captured payload cannot be cut: it is left out and named in `skipped`.
+
+Kafka over TLS (decrypted with `--keylog`): the frames lie in the decrypted bytes, and a TLS record
+cannot be read without every record before it (the sequence number is in its nonce), so a
+connection whose first payload is a TLS handshake record is written whole from its start up to the
+segment that completed the last kept exchange (its records, and those before them: the key log
+decrypts the excerpt as it decrypted the capture), sequence numbers as captured.
 """
 
 from __future__ import annotations
 
 import ipaddress
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 
 from kwire.capture.files import read_captures
 from kwire.capture.packet import LINKTYPE_RAW
@@ -74,10 +79,17 @@ class _Direction:
         a, b = self.ranges[i]
         return self.before[i] + min(offset, b) - a
 
+    def starts_at(self, offset: int) -> bool:
+        """Does a kept range start at `offset`? (a bisection: O(log ranges), not a scan)"""
+        i = bisect_left(self.starts, offset)
+        return i < len(self.starts) and self.starts[i] == offset
+
     def pieces(self, offset: int, n: int):
         """(start, end) offsets of the kept parts of [offset, offset + n)."""
         i = max(bisect_right(self.starts, offset) - 1, 0)
-        for a, b in self.ranges[i:]:
+        ranges = self.ranges
+        for k in range(i, len(ranges)):  # from the range found on: no copy of the rest of the list
+            a, b = ranges[k]
             if a >= offset + n:
                 break
             lo, hi = max(a, offset), min(b, offset + n)
@@ -93,6 +105,8 @@ class _Connection:
         self.first_ts: int | None = None
         self.unverified = True  # a kept range's first bytes not checked against the payload yet
         self.bad = False
+        self.tls: bool | None = None  # its first payload is a TLS handshake record (None: not seen yet)
+        self.cutoff = -1  # TLS: the capture time of the last kept exchange's last segment
 
     def owns(self, seg: Segment) -> bool:
         """Is this segment of this connection (not of another that reused the 4-tuple)? Its sequence
@@ -109,6 +123,7 @@ class _Connection:
 class Excerpt:
     def __init__(self) -> None:
         self.connections: dict[tuple, list[_Connection]] = {}
+        self._by_start: dict[tuple, _Connection] = {}
         self.uncut = 0  # selected exchanges whose place on the wire is not known
         self.skipped: list[str] = []  # connections that could not be cut (and why)
         self.packets = 0
@@ -121,17 +136,18 @@ class Excerpt:
         client, broker = _endpoint(ex.client), _endpoint(ex.broker)
         client_start, broker_start, request, response = ex.wire
         found = self._connection(client, broker, client_start, broker_start)
+        found.cutoff = max(found.cutoff, ex.response_ts_ns or ex.request_ts_ns or 0)
         if request is not None:
             found.sides[client].ranges.append(request)
         if response is not None:
             found.sides[broker].ranges.append(response)
 
     def _connection(self, client, broker, client_start, broker_start) -> _Connection:
-        for conn in self.connections.setdefault((client, broker), []):
-            if conn.sides[client].start == client_start and conn.sides[broker].start == broker_start:
-                return conn
-        conn = _Connection(client, broker, client_start, broker_start)
-        self.connections[(client, broker)].append(conn)
+        key = (client, broker, client_start, broker_start)
+        conn = self._by_start.get(key)  # one lookup per exchange, not a scan of the 4-tuple's connections
+        if conn is None:
+            conn = self._by_start[key] = _Connection(client, broker, client_start, broker_start)
+            self.connections.setdefault((client, broker), []).append(conn)
         return conn
 
     def write(self, paths, out: str) -> int:
@@ -174,6 +190,13 @@ class Excerpt:
             return
         if side.start is None:
             return
+        if conn.tls is None and len(seg.payload) >= 3:
+            conn.tls = _tls_handshake(seg.payload)
+        if conn.tls:
+            if seg.ts_ns <= conn.cutoff and (len(seg.payload) or seg.flags & (FIN | RST)):
+                self._opening(conn, seg, writer)
+                self._emit(writer, seg, seg.seq, seg.ack, seg.flags, bytes(seg.payload))
+            return
         offset = (seg.seq - side.start) & MASK
         ack = other.start + other.renumbered((seg.ack - other.start) & MASK) if other.start is not None else seg.ack
         if seg.flags & (FIN | RST):
@@ -181,8 +204,7 @@ class Excerpt:
             self._emit(writer, seg, side.start + side.renumbered(offset), ack, seg.flags, b"")
             return
         for lo, hi in side.pieces(offset, len(seg.payload)):
-            if lo in (a for a, _ in side.ranges) and not _frame_starts(seg.payload, lo - offset, hi - lo,
-                                                                        side, lo):
+            if side.starts_at(lo) and not _frame_starts(seg.payload, lo - offset, hi - lo, side, lo):
                 conn.bad = True
                 return
             self._opening(conn, seg, writer)
@@ -205,6 +227,11 @@ class Excerpt:
     def _emit(self, writer: PcapWriter, seg: Segment, seq: int, ack: int, flags: int, payload: bytes) -> None:
         writer.write_packet(seg.ts_ns, tcp_packet(seg.src_ip, seg.dst_ip, seg.src_port, seg.dst_port, seq, ack,
                                                   flags, payload))
+
+
+def _tls_handshake(payload) -> bool:
+    """Does a connection's first payload start a TLS handshake record (0x16, version 3.x)?"""
+    return payload[0] == 22 and payload[1] == 3 and payload[2] <= 4
 
 
 def _frame_starts(payload, at: int, n: int, side: _Direction, offset: int) -> bool:

@@ -26,8 +26,9 @@ from kwire.enrich import Enricher
 from kwire.errors import CaptureError
 from kwire.exchanges import build_exchange
 from kwire.fused import PlainFeed, RecordFeed
-from kwire.kafka.connection import KafkaLayer
+from kwire.kafka.connection import DEFAULT_MAX_FRAME, KafkaLayer
 from kwire.kafka.pairing import RawExchange
+from kwire.kafka.resync import request_chain
 from kwire.model import NO_REQUEST, NO_RESPONSE, PAIRED, Exchange
 from kwire.outcomes import is_malformed
 from kwire.net.decode import SUPPORTED_LINKTYPES, TUNNEL, UNOPENED, DecodeCounters, decode_segment
@@ -35,6 +36,11 @@ from kwire.tcp.flows import FlowTable
 from kwire.tcp.stream import Connection
 from kwire.tls import KeyLog, KeySource, TlsDetector, TlsInfo
 from kwire.tls.info import TlsNotes, tls_row
+
+
+def plain_kafka(buf, scan: dict) -> tuple[bool, int]:
+    """For kwire.tls.detect: does a plaintext Kafka request frame chain parse in these bytes?"""
+    return request_chain(buf, scan, DEFAULT_MAX_FRAME)
 
 @dataclass(slots=True)
 class RunSummary:
@@ -86,7 +92,8 @@ class RunSummary:
         if self.decode_errors:
             parts.append(f"{self.decode_errors} decode errors")
         if self.tls.connections:
-            parts.append(f"{self.tls.connections} TLS connections ({self.tls.decrypted} decrypted)")
+            partly = f", {self.tls.partly} partly" if self.tls.partly else ""
+            parts.append(f"{self.tls.connections} TLS connections ({self.tls.decrypted} decrypted{partly})")
         if self.capture.truncated:
             parts.append(f"{self.capture.truncated} packets cut by snap length")
         parts += self.snap_notes()
@@ -103,6 +110,9 @@ class RunSummary:
             parts.append(f"{kafka['duplicate_correlation_ids']} reused correlation ids")
         if kafka.get("dropped_bodies"):
             parts.append(f"{kafka['dropped_bodies']} unanswered request bodies not kept")
+        if kafka.get("ignored_kafka_like"):  # given up on: never confirmed within the detection window
+            parts.append(f"{kafka['ignored_kafka_like']} connections with Kafka-like frames not read as Kafka "
+                         f"({kafka.get('ignored_exchanges', 0)} exchanges held, dropped)")
         return ", ".join(parts)
 
 
@@ -153,7 +163,8 @@ class Pipeline:
         self.last_ts_ns = 0
         self._out: list = []
         self.kafka = KafkaLayer(self._on_raw, port_hints=frozenset(port_hints), track_spans=track_spans)
-        self.tls = TlsDetector(self.kafka.open, keys, self._on_tls, key_wait_bytes=key_wait_bytes)
+        self.tls = TlsDetector(self.kafka.open, keys, self._on_tls, key_wait_bytes=key_wait_bytes,
+                               plain=plain_kafka)
         self.summary.keylog_given = keys is not None
         self.flows = FlowTable(self.tls)
         self.records = (RecordFeed(self.flows, self._feed_packet) if fast

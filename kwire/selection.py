@@ -50,8 +50,19 @@ class When:
         return self.epoch_ns is None
 
 
+MAX_ABS_NS = 2**63 - 1  # a time or duration must fit a signed 64-bit count of nanoseconds (as captures hold them)
+
+
 def _decimal_ns(text: str, scale: Decimal) -> int:
-    return int((Decimal(text) * scale).to_integral_value())
+    """Nanoseconds of a decimal number of `scale` units; ValueError when it is not finite or does not
+    fit 64 bits (`@inf`, `@-Infinity`, `@nan`, `@1e999999`): a usage error, never an OverflowError."""
+    try:
+        number = Decimal(text)
+    except InvalidOperation:
+        raise ValueError(f"bad number {text!r}") from None
+    if not number.is_finite() or number.adjusted() > 30 or abs(number * scale) > MAX_ABS_NS:
+        raise ValueError(f"{text!r} is out of range (a time must fit 64-bit nanoseconds)")
+    return int((number * scale).to_integral_value())
 
 
 def parse_when(text: str) -> When:
@@ -63,8 +74,8 @@ def parse_when(text: str) -> When:
     if raw.startswith("@"):
         try:
             return When(text, epoch_ns=_decimal_ns(raw[1:], Decimal(NS)))
-        except InvalidOperation:
-            raise ValueError(f"bad epoch time {text!r}") from None
+        except ValueError as exc:
+            raise ValueError(f"bad epoch time {text!r}: {exc}") from None
     if _TIME_OF_DAY.match(raw):
         hours, minutes, *rest = raw.split(":")
         seconds = Decimal(rest[0]) if rest else Decimal(0)
@@ -160,6 +171,12 @@ class Selection:
         if when.needs_start and not self._start:
             self._start.append(capture_start(paths) if paths else None)
         return resolve(when, self._start[0] if self._start else None)
+
+    @property
+    def needs_prepass(self) -> bool:
+        """Does the filter read the captures before the run (--group's members, a relative time's start)?"""
+        return bool(self.group and not self.group_members_later) or any(
+            when is not None and when.needs_start for when in (self.since, self.until))
 
     def exchange_filter(self, paths=()):
         """The ExchangeFilter; relative times are resolved against the first packet of `paths`. With

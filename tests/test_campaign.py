@@ -16,7 +16,7 @@ from functools import cache
 import pytest
 
 from tests.campaign import runner
-from tests.campaign.cases import CRAFTED, FLOODS, Case, cases, crafted
+from tests.campaign.cases import CRAFTED, FLOODS, HOSTILE, Case, cases, crafted
 
 SEED = 1212
 COUNT = 64  # every crafted case and flood, the rest mutations
@@ -29,7 +29,8 @@ def _cases() -> list[Case]:
 
 def test_the_campaign_covers_every_family_and_container():
     made = _cases()
-    assert len(made) == COUNT and len({c.name for c in made if c.family != "mutated"}) == len(CRAFTED) + len(FLOODS)
+    assert len(made) == COUNT and len({c.name for c in made if c.family != "mutated"}) == \
+        len(CRAFTED) + len(FLOODS) + len(HOSTILE)
     assert {c.suffix for c in made if c.family == "mutated"} == {".pcap", ".pcapng", ".pcap.gz"}
     again = cases(SEED, COUNT)
     assert [c.name for c in again] == [c.name for c in made] and [c.argv for c in again] == [c.argv for c in made]

@@ -70,19 +70,34 @@ def test_tshark_reads_the_excerpt_as_clean_tcp(tmp_path):
     assert len(count.stdout.splitlines()) > 10
 
 
-def test_tls_exchanges_cannot_be_cut_and_say_so(tmp_path):
+@pytest.mark.parametrize("api", ["Produce", "Fetch"])
+def test_decrypted_tls_exchanges_are_written_and_decrypt_again(tmp_path, api):
+    """--keylog -w: a decrypted TLS connection is written from its start up to its last kept exchange
+    (a record cannot be read without those before it): the excerpt, decrypted with the same key log,
+    gives the kept exchanges again (and those before them on their connections, nothing else)."""
     capture = CAPTURES / "tls" / "py-tls13-chacha20.pcap"
     keys = Path(str(capture) + ".keys")
     cut = tmp_path / "cut.pcap"
-    run = kwire("inspect", "--json", "--keylog", str(keys), "-w", str(cut), str(capture))
+    run = kwire("inspect", "--json", "--api", api, "--keylog", str(keys), "-w", str(cut), str(capture))
     assert run.returncode == 0, run.stderr
-    assert "not written" in run.stderr and ":9093" in run.stderr  # the TLS leg's connections
-    plaintext = [x for x in exchanges(run.stdout)]
-    again = exchanges(kwire("inspect", "--json", str(cut)).stdout)
-    assert again and len(again) < len(plaintext)  # the plaintext leg's, not the encrypted one's
+    assert "not written" not in run.stderr
+    kept = exchanges(run.stdout)
+    tls_kept = [e for e, line in zip(kept, run.stdout.splitlines()) if ":9093" in json.loads(line)["broker"]]
+    assert tls_kept  # the recording's TLS leg (port 9093) carried some of them
+    again = kwire("inspect", "--json", "--api", api, "--keylog", str(keys), str(cut))
+    assert exchanges(again.stdout) == kept
+    assert "(0 decrypted" not in again.stderr and "not decrypted" not in again.stderr
 
 
-def test_w_needs_files():
-    run = subprocess.run([sys.executable, "-m", "kwire", "inspect", "-w", "/tmp/x.pcap", "-"], input=b"",
-                         capture_output=True, timeout=60)
-    assert run.returncode == 2 and b"-w reads the captures a second time" in run.stderr
+def test_w_reads_stdin_once(tmp_path):
+    """-w on standard input: stdin is copied once to a temporary file (kwire.capture.spool), and the
+    excerpt is the one the file gives."""
+    capture = Path(__file__).resolve().parent.parent / "captures" / "produce-consume-none.pcap"
+    runs = []
+    for name, args, data in (("file", [str(capture)], None), ("stdin", ["-"], capture.read_bytes())):
+        out = tmp_path / f"{name}.pcap"
+        run = subprocess.run([sys.executable, "-m", "kwire", "inspect", "--api", "Fetch", "-w", str(out), *args],
+                             input=data, capture_output=True, timeout=120)
+        assert run.returncode == 0, run.stderr
+        runs.append((run.stdout, out.read_bytes()))
+    assert runs[0] == runs[1] and runs[0][1]

@@ -9,7 +9,9 @@ Guarantees:
   total tie-break, so any split of the exchanges into Aggregators, merged in any order, gives the
   same document as one Aggregator fed everything in capture order.
 - Memory is bounded by the number of distinct keys (apis, client ids, brokers, partitions, share
-  groups, distinct latency values), not by the number of exchanges.
+  groups, distinct latency values), not by the number of exchanges; every table keyed by a name
+  from the wire is capped by kwire.analytics.caps (the smallest keys kept, the rest folded into one
+  "(others)" row, listed in the document's `caps`).
 - Nothing here depends on connection ids, file names or packet counts: only on the exchanges.
 
 Definitions beyond those of kwire.analytics.facts:
@@ -27,6 +29,7 @@ Definitions beyond those of kwire.analytics.facts:
 from __future__ import annotations
 
 from kwire.analytics.analysis import Analysis
+from kwire.analytics.caps import OTHERS, FoldedTable, NameTable
 from kwire.analytics.distribution import bucket_bounds, histogram
 from kwire.analytics.figures import Figures, PartitionFigures, ShareGroupFigures, ms
 from kwire.analytics.facts import exchange_row, partition_rows, topic_names
@@ -74,12 +77,13 @@ def _slow_key(row: dict) -> tuple:
 class Aggregator:
     def __init__(self) -> None:
         self.total = Figures()
-        self.by_api_version: dict[tuple[str, str], Figures] = {}
-        self.by_client_id: dict[str, Figures] = {}
-        self.by_broker: dict[str, Figures] = {}
-        self.partitions: dict[tuple[str, int], PartitionFigures] = {}
-        self.share_groups: dict[str, ShareGroupFigures] = {}
-        self.names: dict[str, str] = {}  # topic id -> name
+        # Every table keyed by a name from the wire is capped and folds the rest (kwire.analytics.caps).
+        self.by_api_version = FoldedTable("api_versions", Figures, (OTHERS, OTHERS))
+        self.by_client_id = FoldedTable("client_ids", Figures)
+        self.by_broker = FoldedTable("brokers", Figures)
+        self.partitions = FoldedTable("partitions", PartitionFigures, (OTHERS, -1))
+        self.share_groups = FoldedTable("share_groups", ShareGroupFigures)
+        self.names = NameTable()  # topic id -> name
         self.first_ns: int | None = None
         self.last_ns: int | None = None
         self.slowest: list[tuple[tuple, dict]] = []
@@ -118,9 +122,9 @@ class Aggregator:
             client_id = row["client_id"]
             if client_id is None:
                 client_id = NULL_CLIENT_ID
-        _figures(self.by_api_version, key).add(row)
-        _figures(self.by_client_id, client_id).add(row)
-        _figures(self.by_broker, row["broker"]).add(row)
+        self.by_api_version.row(key).add(row)
+        self.by_client_id.row(client_id).add(row)
+        self.by_broker.row(row["broker"]).add(row)
         self.timeline.add(ts, (1, 1 if row["failed"] else 0, row["request_bytes"] or 0, row["response_bytes"] or 0))
         latency = row["latency_ns"]
         if latency is not None and not row.get("wait"):
@@ -140,11 +144,7 @@ class Aggregator:
             self.add_name(tid, name)
 
     def add_partition(self, part: dict) -> None:
-        key = (part["topic"], part["partition"])
-        figures = self.partitions.get(key)
-        if figures is None:
-            figures = self.partitions[key] = PartitionFigures()
-        figures.add(part)
+        self.partitions.row((part["topic"], part["partition"])).add(part)
         if part["api"] != "Fetch" and part["api"] != "Produce":
             self._share_group(part["group_id"]).add(part)
 
@@ -159,16 +159,10 @@ class Aggregator:
             self.analysis.changes.add(found)
 
     def add_name(self, tid: str, name: str) -> None:
-        have = self.names.get(tid)
-        if have is None or name < have:
-            self.names[tid] = name
+        self.names.add(tid, name)
 
     def _share_group(self, group: str | None) -> ShareGroupFigures:
-        label = group if group is not None else UNKNOWN
-        figures = self.share_groups.get(label)
-        if figures is None:
-            figures = self.share_groups[label] = ShareGroupFigures()
-        return figures
+        return self.share_groups.row(group if group is not None else UNKNOWN)
 
     @staticmethod
     def _keep(kept: list, key: tuple, row: dict, limit: int) -> None:
@@ -185,11 +179,7 @@ class Aggregator:
         for mine, theirs in ((self.by_api_version, other.by_api_version), (self.by_client_id, other.by_client_id),
                              (self.by_broker, other.by_broker), (self.partitions, other.partitions),
                              (self.share_groups, other.share_groups)):
-            for key, figures in theirs.items():
-                have = mine.get(key)
-                if have is None:
-                    have = mine[key] = type(figures)()
-                have.merge(figures)
+            mine.merge(theirs)
         for tid, name in other.names.items():
             self.add_name(tid, name)
         if other.first_ns is not None and (self.first_ns is None or other.first_ns < self.first_ns):
@@ -209,6 +199,7 @@ class Aggregator:
     def document(self) -> dict:
         span_ns = (self.last_ns - self.first_ns) if self.first_ns is not None else 0
         span_s = span_ns / 1e9 if span_ns > 0 else None
+        found, found_total = self.analysis.findings_and_total(self.names, self.first_ns, self.last_ns)
         apis: dict[str, dict] = {}
         per_api: dict[str, Figures] = {}
         for (api, version), figures in self.by_api_version.items():
@@ -244,10 +235,14 @@ class Aggregator:
             "slowest": [brief for _, brief in self.slowest],
             "timeline": self._timeline_document(width, first, count),
             "groups": self.analysis.groups_document(self.names),
-            "findings": self.analysis.findings(self.names, self.first_ns, self.last_ns),
+            "findings": found,
+            "findings_total": found_total,
             "changes": self.analysis.changes.document(),
             "quorum": self.analysis.quorum.document(),
             "tls": self.tls.document(),
+            "caps": {table.kind: table.note() for table in (self.by_api_version, self.by_client_id,
+                                                              self.by_broker, self.partitions, self.share_groups)}
+            | {"topic_names": {"cap": self.names.cap, "folded": self.names.refused}},
         }
 
     def _timeline_frame(self, partitions: dict) -> tuple[int, int, int]:

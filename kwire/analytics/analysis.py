@@ -68,3 +68,9 @@ class Analysis:
         from kwire.analytics.findings import findings
 
         return findings(self, names, first_ns, last_ns)
+
+    def findings_and_total(self, names: dict[str, str], first_ns: int | None,
+                           last_ns: int | None) -> tuple[list[dict], int]:
+        from kwire.analytics.findings import findings_and_total
+
+        return findings_and_total(self, names, first_ns, last_ns)

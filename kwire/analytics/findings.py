@@ -1,6 +1,7 @@
 """Findings: named diagnoses of what went wrong, each with the exchanges that prove it.
 
-`findings(analysis, names, first_ns, last_ns)` is the `findings` key of the stats document: a list
+`findings(analysis, names, first_ns, last_ns)` is the `findings` key of the stats document (the
+first MAX_FINDINGS; `findings_and_total` also gives `findings_total`, how many were found): a list
 of dicts, most severe first (then by start time, kind and summary), each
 
     {kind, severity, summary, start, end, evidence: [{ts, client, broker, api, correlation_id}], ...}
@@ -50,6 +51,14 @@ def finding(kind: str, severity: str, summary: str, start_ns, end_ns, evidence, 
 
 
 def findings(analysis, names: dict[str, str], first_ns: int | None, last_ns: int | None) -> list[dict]:
+    """The first MAX_FINDINGS findings, most severe first (`findings_and_total` also counts the rest)."""
+    return findings_and_total(analysis, names, first_ns, last_ns)[0]
+
+
+def findings_and_total(analysis, names: dict[str, str], first_ns: int | None,
+                       last_ns: int | None) -> tuple[list[dict], int]:
+    """(the first MAX_FINDINGS findings, how many there are in all): the stats document's `findings`
+    and `findings_total`, so that a cut list says how much it left out."""
     from kwire.analytics import (findings_changes, findings_delivery, findings_groups, findings_quorum,
                                  findings_resends, findings_traffic)
 
@@ -59,4 +68,4 @@ def findings(analysis, names: dict[str, str], first_ns: int | None, last_ns: int
         out += module.find(analysis, names, first_ns, last_ns)
     out.sort(key=lambda f: (SEVERITIES.index(f["severity"]), f["start"] if f["start"] is not None else 0,
                             f["kind"], f["summary"]))
-    return out[:MAX_FINDINGS]
+    return out[:MAX_FINDINGS], len(out)

@@ -75,11 +75,17 @@ def _text(parts: dict) -> str:
     return ", ".join(f"{topic}{p}" for topic, p in parts.items()) or "none"
 
 
-def _client_alive_until(analysis, client: str, client_id) -> int | None:
-    host = host_of(client)
-    ends = [conn.last_ns for (c, _, _), conn in analysis.traffic.connections.items()
-            if host_of(c) == host and conn.client_id == client_id and conn.last_ns is not None]
-    return max(ends) if ends else None
+def alive_index(analysis) -> dict[tuple, int]:
+    """(client host, client id) -> the last moment any of its connections was seen: built once per
+    findings pass (one scan of the connections), so each unanswered JoinGroup is one lookup, not a
+    scan of every connection."""
+    index: dict[tuple, int] = {}
+    for (c, _, _), conn in analysis.traffic.connections.items():
+        if conn.last_ns is not None:
+            key = (host_of(c), conn.client_id)
+            if conn.last_ns > index.get(key, conn.last_ns - 1):
+                index[key] = conn.last_ns
+    return index
 
 
 def _member_next(group: Group, client: str, client_id, after_ns: int) -> str | None:
@@ -89,11 +95,11 @@ def _member_next(group: Group, client: str, client_id, after_ns: int) -> str | N
     return min(found)[1] if found else None
 
 
-def _join_stuck(analysis, group_id: str, group: Group) -> list[dict]:
+def _join_stuck(analysis, group_id: str, group: Group, alive_until: dict) -> list[dict]:
     by_member: dict[tuple, list] = {}
     for (member, client_id, client, ts, latency, timeout, ev) in group.stuck.values():
         if latency is None:
-            alive = _client_alive_until(analysis, client, client_id)
+            alive = alive_until.get((host_of(client), client_id))
             if alive is None or alive < ts + timeout * 1_000_000:
                 continue  # the client went away first: a join abandoned at shutdown
             retry = analysis.traffic.next_moment((host_of(client), client_id or ""), "JoinGroup", ts)
@@ -153,8 +159,9 @@ def _storms(group_id: str, group: Group) -> list[dict]:
 
 def find(analysis, names: dict, first_ns, last_ns) -> list[dict]:
     out = []
+    alive_until = alive_index(analysis) if any(g.stuck.values() for g in analysis.groups.groups.values()) else {}
     for group_id, group in sorted(analysis.groups.groups.items()):
         out += _member_expired(group_id, group, names, last_ns)
-        out += _join_stuck(analysis, group_id, group)
+        out += _join_stuck(analysis, group_id, group, alive_until)
         out += _storms(group_id, group)
     return out

@@ -13,8 +13,9 @@ import sys
 
 import click
 
+from kwire.cli.outpaths import refuse_overwrite, refuse_stdin_twice
 from kwire.cli.keys import Reading, keylog_option, load_keys
-from kwire.cli.options import capture_paths, filter_options
+from kwire.cli.options import capture_paths, filter_options, stdin_once
 from kwire.capture.source import STDIN
 from kwire.cli.output import binary_writer
 from kwire.cli.progress import progress_bar
@@ -55,13 +56,16 @@ def inspect_command(captures, as_json, verbose, records, limit, selection, ports
     latency, what went wrong, and what it carried (topics[partitions], records, group). -V adds the
     decoded bodies; --json writes JSON Lines."""
     paths = capture_paths(captures)
+    refuse_overwrite(write_path, [*paths, keylog], "-w")
+    refuse_stdin_twice(keylog, paths)
+    paths = stdin_once(paths, selection.needs_prepass or write_path is not None,
+                       " ".join(filter(None, [selection.describe() if selection.needs_prepass else "",
+                                              "-w" if write_path is not None else ""])))
     selection.changes_only = changes_only
     keep = selection.exchange_filter(paths)
     reading = Reading(paths, ports, load_keys(keylog), track_spans=write_path is not None)
     kept: list = []
     if write_path is not None:
-        if STDIN in paths:
-            raise click.UsageError("-w reads the captures a second time: give files, not -")
         keep = _noting(keep, kept)
         jobs = 0  # which exchanges are kept is known here, not in worker processes
     summary = RunSummary()

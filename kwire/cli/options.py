@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import functools
+import math
 
 import click
 
 from kwire.capture.files import find_captures
+from kwire.capture.source import STDIN
+from kwire.capture.spool import spool_stdin
 from kwire.errors import CaptureError
 from kwire.selection import Selection, parse_when
 
@@ -18,6 +21,19 @@ def capture_paths(args) -> list[str]:
         return find_captures(args)
     except CaptureError as exc:
         raise click.BadParameter(str(exc), param_hint="CAPTURES") from None
+
+
+def stdin_once(paths: list[str], twice: bool, why: str) -> list[str]:
+    """`paths` with `-` replaced by a temporary copy of standard input when the command reads its
+    captures twice (`twice`; kwire.capture.spool): stdin is never read twice. Says so on stderr."""
+    if not twice or STDIN not in paths:
+        return paths
+    try:
+        copy = spool_stdin()
+    except CaptureError as exc:
+        raise click.UsageError(str(exc)) from None
+    click.echo(f"kwire: standard input copied to a temporary file ({why} reads the capture twice)", err=True)
+    return [copy if path == STDIN else path for path in paths]
 
 
 def _when(ctx, param, value):
@@ -35,6 +51,19 @@ def _vxlan_ports(ctx, param, value):
         from kwire.net.tables import add_vxlan_ports
 
         add_vxlan_ports(value)
+
+
+def _finite(ctx, param, value):
+    """--min-latency: a finite number of milliseconds (nan or inf would keep or drop everything silently)."""
+    if value is not None and not math.isfinite(value):
+        raise click.BadParameter(f"{value!r} is not a finite number of milliseconds")
+    return value
+
+
+def _group_name(ctx, param, value):
+    """--group: a group id; an empty one is a usage error (it would keep everything silently)."""
+    if value is not None and not value.strip():
+        raise click.BadParameter("an empty group id")
     return value
 
 
@@ -51,7 +80,7 @@ def filter_options(*, topic: bool = True, times: bool = True, port: bool = True)
         options.append(click.option("--topic", "topics", multiple=True, metavar="NAME_OR_ID",
                                     help="Only exchanges naming this topic (name or id); repeatable."))
     options += [
-        click.option("--group", "group", default=None, metavar="GROUP",
+        click.option("--group", "group", default=None, metavar="GROUP", callback=_group_name,
                      help="Only this consumer group's exchanges: its coordinator traffic, and the fetches and "
                           "commits of its members (kwire.group_filter)."),
         click.option("--partition", "partition", multiple=True, type=click.IntRange(min=0), metavar="N",
@@ -72,7 +101,7 @@ def filter_options(*, topic: bool = True, times: bool = True, port: bool = True)
     options += [
         click.option("--errors", "errors_only", is_flag=True,
                      help="Only exchanges with an error code, a decode error, or no partner."),
-        click.option("--min-latency", type=float, default=None, metavar="MS", help="Only exchanges at least this slow."),
+        click.option("--min-latency", type=float, default=None, metavar="MS", callback=_finite, help="Only exchanges at least this slow."),
     ]
     if port:
         options.append(click.option("--port", "ports", multiple=True, type=click.IntRange(1, 65535),

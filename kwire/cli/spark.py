@@ -17,6 +17,7 @@ import os
 import click
 
 from kwire.cli.inspect import report_run
+from kwire.cli.outpaths import refuse_overwrite
 from kwire.cli.keys import keylog_option, load_keys
 from kwire.cli.options import capture_paths, filter_options
 from kwire.cli.stats import write_outputs
@@ -104,6 +105,7 @@ def spark_command(archives, master, as_json, html, out, partitions, follow_dir, 
         paths = [os.path.abspath(p) for p in capture_paths(archives)]
         check_readable(paths)
         paths, not_captures = check_captures(paths)
+    refuse_overwrite(html, [*paths, keylog], "--html")
     keep = selection.exchange_filter(paths)
     keys = load_keys(keylog)  # read here: executors get the secrets in the job, never a path to open
     try:

@@ -15,8 +15,9 @@ import click
 from kwire.analytics import Aggregator, summary_json
 from kwire.cli.inspect import report_run
 from kwire.cli.progress import progress_bar
+from kwire.cli.outpaths import refuse_overwrite, refuse_stdin_twice
 from kwire.cli.keys import Reading, keylog_option, load_keys
-from kwire.cli.options import capture_paths, filter_options
+from kwire.cli.options import capture_paths, filter_options, stdin_once
 from kwire.errors import KwireError
 from kwire.kafka.pairing import RawExchange
 from kwire.parallel import Batches, default_jobs, offloadable
@@ -30,9 +31,10 @@ def write_outputs(document: dict, *, as_json: bool, html: str | None, out=None, 
     if html:
         from kwire.render.html_report import html_report
 
+        page = html_report(document, sources=sources, filters=filters)  # rendered before the file is opened
         try:
             with open(html, "w", encoding="utf-8") as f:
-                f.write(html_report(document, sources=sources, filters=filters))
+                f.write(page)
         except OSError as exc:
             raise KwireError(f"cannot write {html}: {exc.strerror or exc}") from None
     if as_json:
@@ -74,6 +76,9 @@ def stats_command(captures, as_json, html, selection, ports, keylog, no_summary,
     """Latency, errors, lag and share-group figures of capture files (pcap, pcapng, gzip of either)."""
     caps = _caps(metrics, metrics_timestamps, metric_caps)
     paths = capture_paths(captures)
+    refuse_overwrite(html, [*paths, keylog], "--html")
+    refuse_stdin_twice(keylog, paths)
+    paths = stdin_once(paths, selection.needs_prepass, selection.describe())
     keep = selection.exchange_filter(paths)
     reading = Reading(paths, ports, load_keys(keylog))
     summary = RunSummary()

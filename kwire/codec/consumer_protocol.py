@@ -153,12 +153,11 @@ def decode_embedded(ex) -> None:
 
 def assignment_partitions(decoded: dict | None) -> dict[str, list[int]]:
     """{topic: sorted partitions} of a decoded ConsumerProtocolAssignment (empty when None/failed)."""
-    out: dict[str, list[int]] = {}
+    sets: dict[str, set] = {}
     if not decoded:
-        return out
-    for item in decoded.get("AssignedPartitions") or ():
+        return {}
+    for item in decoded.get("AssignedPartitions") or ():  # a topic named many times: one set, sorted once
         topic = item.get("Topic")
         if isinstance(topic, str):
-            out.setdefault(topic, [])
-            out[topic] = sorted(set(out[topic]) | set(item.get("Partitions") or ()))
-    return out
+            sets.setdefault(topic, set()).update(item.get("Partitions") or ())
+    return {topic: sorted(parts) for topic, parts in sets.items()}

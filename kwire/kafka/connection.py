@@ -13,7 +13,8 @@ hands the bytes to the reader of the state it is in (`reader`: h11's per-state r
                    -> CONFIRMED when a response answers a pending correlation id (or a request claims
                    an early response, or CONFIRM_CHAINED_REQUESTS requests frame in a row after a
                    captured SYN: acks=0 producers get no answers); its held exchanges go out first.
-                   -> IGNORED after GIVE_UP_BYTES scanned in vain, or MAX_HELD exchanges held.
+                   -> IGNORED after GIVE_UP_BYTES scanned in vain (a request frame still coming whose
+                   header is plausible, up to WAIT_FRAME, is waited for), or MAX_HELD exchanges held.
     CONFIRMED      Kafka: exchanges go out as they complete; data() tells TCP how many bytes the
                    frame in progress still needs, so a big frame is handed over whole, once.
     IGNORED        not Kafka: nothing more is looked at.
@@ -32,7 +33,7 @@ from typing import Callable
 
 from kwire.kafka.apis import APIS
 from kwire.kafka.framing import CutFrame, Framer
-from kwire.kafka.headers import parse_cut_request_header, parse_request_header
+from kwire.kafka.headers import parse_cut_request_header, parse_request_header, plausible_request
 from kwire.kafka.pairing import Pairing, RawExchange
 from kwire.kafka.resync import KEEP_TAIL, find_response_start, scan_requests
 from kwire.kafka.roles import RoleDetector
@@ -42,10 +43,11 @@ DEFAULT_MAX_FRAME = 256 * 1024 * 1024  # Kafka's own socket.request.max.bytes de
 MAX_HELD = 256  # exchanges held while a connection is not yet confirmed as Kafka
 CONFIRM_CHAINED_REQUESTS = 3
 GIVE_UP_BYTES = 1 << 20  # unconfirmed connection: bytes scanned in vain before it is ignored
+WAIT_FRAME = 16 << 20  # ... unless a request frame this long at most, its header plausible, is still coming
 
 ROLES_UNKNOWN, CANDIDATE, CONFIRMED, IGNORED = "roles_unknown", "candidate", "confirmed", "ignored"
 COUNTERS = ("frames", "unparsed_frames", "duplicate_correlation_ids", "pending_overflow", "dropped_bodies", "gaps",
-            "cut_frames")
+            "cut_frames", "ignored_kafka_like", "ignored_exchanges")
 
 Emit = Callable[[RawExchange], None]
 
@@ -102,7 +104,7 @@ class KafkaStream:
         return self.reader(direction, ts_ns, data)
 
     def _enter(self, state: str) -> None:
-        self.state = state
+        was, self.state = getattr(self, "state", None), state
         self.reader = {ROLES_UNKNOWN: self._data_roles_unknown, CANDIDATE: self._data_candidate,
                      CONFIRMED: self._data_confirmed if self.received is None else self._data_spanned,
                      IGNORED: self._data_ignored}[state]
@@ -112,6 +114,9 @@ class KafkaStream:
             for raw in held:
                 self.emit(raw)
         elif state == IGNORED:
+            if was != CONFIRMED and (self.held or self.chained):  # it framed Kafka requests: say so
+                self.counters.closed["ignored_kafka_like"] += 1
+                self.counters.closed["ignored_exchanges"] += len(self.held)
             self.held = []
             self.roles = None
 
@@ -223,10 +228,20 @@ class KafkaStream:
         """A candidate that has shown nothing Kafka-like for long enough is not Kafka."""
         if self.state != CANDIDATE:
             return
-        if self.scanned > GIVE_UP_BYTES and not self.held and not self.pairing.pending:
+        if self.scanned > GIVE_UP_BYTES and not self.held and not self.pairing.pending \
+                and not self._request_in_progress():
             self._enter(IGNORED)
         elif len(self.held) > MAX_HELD:
             self._enter(IGNORED)
+
+    def _request_in_progress(self) -> bool:
+        """Is the client's framer inside a request frame (its header plausible, at most WAIT_FRAME
+        long) that has not completed yet? A first request larger than the detection window (a 2 MiB
+        Produce) is waited for, and the connection recognised by it, not ignored half-way."""
+        framer = self.framers[self.client_dir] if self.client_dir is not None else None
+        if framer is None or not framer.synced or not framer.need or len(framer.buf) < 14:
+            return False
+        return len(framer.buf) + framer.need <= WAIT_FRAME + 4 and plausible_request(framer.buf, 0, self.max_frame)
 
     # -- frames of a connection whose roles are known
 

@@ -134,3 +134,19 @@ def find_response_start(buf, max_frame: int, pending) -> int:
                 break
             idx = buf.find(needle, idx + 1)
     return best
+
+
+def request_chain(buf, scan: dict, max_frame: int) -> tuple[bool, int]:
+    """For bytes not yet known to be Kafka (kwire.tls.detect asks, through kwire.pipeline): (a request
+    frame chain parses in `buf`: a plausible request header whose frame ends where the bytes end or
+    on another plausible header; where the earliest frame still open starts, or -1). Incremental as
+    scan_requests (`scan` keeps its state, positions stay absolute: nothing is dropped from `buf`),
+    so each byte is searched about once however the bytes come."""
+    start, drop = scan_requests(buf, scan, max_frame, None, trust_open=False)
+    if start >= 0:
+        return True, start
+    if drop:
+        scan["scanned"] += drop
+        scan["cands"] = [(s + drop, e + drop) for s, e in scan["cands"]]
+    cands = scan.get("cands")
+    return False, cands[0][0] if cands else -1

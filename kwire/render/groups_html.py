@@ -12,9 +12,9 @@ classes defined here.
 
 from __future__ import annotations
 
-import datetime as _dt
-
+from kwire.render.cuts import more_findings
 from kwire.render.html_charts import esc as escape
+from kwire.render.times import utc_datetime, utc_text
 
 CSS = """
 .sev { font-weight:650; text-transform:uppercase; font-size:11.5px; letter-spacing:.4px; }
@@ -28,13 +28,20 @@ MAX_GROUPS = 8
 
 
 def _utc(ts: float | None, fmt: str = "%H:%M:%S") -> str:
+    """Through kwire.render.times: a time no calendar holds (past year 9999) is its epoch form."""
     if ts is None:
         return "-"
-    return _dt.datetime.fromtimestamp(ts, tz=_dt.timezone.utc).strftime(fmt)
+    return utc_text(ts, fmt)
+
+
+def _milliseconds(ts: float | None) -> str:
+    if ts is None or utc_datetime(ts) is None:
+        return _utc(ts)
+    return _utc(ts, "%H:%M:%S.%f")[:-3]
 
 
 def _evidence(items: list[dict]) -> str:
-    return "<br>".join(escape(f"{_utc(e['ts'], '%H:%M:%S.%f')[:-3]} {e['api']} corr {e['correlation_id']} "
+    return "<br>".join(escape(f"{_milliseconds(e['ts'])} {e['api']} corr {e['correlation_id']} "
                               f"{e['client']} → {e['broker']}") for e in items[:4]) + \
         (f"<br>… {len(items) - 4} more" if len(items) > 4 else "")
 
@@ -53,11 +60,14 @@ def findings_section(doc: dict) -> str:
         rows.append(f'<tr><td class="l"><span class="sev {escape(f["severity"])}">{escape(f["severity"])}</span></td>'
                     f'<td class="l"><b>{escape(f["kind"])}</b></td><td class="l">{escape(when)}</td>'
                     f'<td class="w">{escape(f["summary"])}</td><td class="ev">{_evidence(f["evidence"])}</td></tr>')
-    return (f'<style>{CSS}</style><section><h2>Findings ({len(findings)})</h2><p class="note">Named diagnoses, '
+    total = max(doc.get("findings_total") or 0, len(findings))
+    shown = min(len(findings), MAX_ROWS)
+    more = f'<p class="note">{escape(more_findings(total, shown, len(findings)))}.</p>' if total > shown else ""
+    return (f'<style>{CSS}</style><section><h2>Findings ({total:,})</h2><p class="note">Named diagnoses, '
             'most severe first, each with the exchanges that prove it (find them with <code>kwire inspect</code> by '
             'client, broker and correlation id).</p><div class="tw"><table><tr><th class="l">severity</th>'
             '<th class="l">finding</th><th class="l">when (UTC)</th><th class="l">what</th><th class="l">evidence</th>'
-            '</tr>' + "".join(rows) + "</table></div></section>")
+            '</tr>' + "".join(rows) + "</table></div>" + more + "</section>")
 
 
 def _members_rows(group: dict) -> list[tuple[str, str, list]]:
@@ -114,6 +124,9 @@ def groups_section(doc: dict) -> str:
     span = doc["span"]
     start, end = span["start"] or 0, span["end"] or 0
     panels = []
+    if len(groups) > MAX_GROUPS:  # said before the panels: the busiest MAX_GROUPS are drawn
+        panels.append(f'<p class="note">The {MAX_GROUPS} groups with most generations; {len(groups) - MAX_GROUPS:,} '
+                      'more groups in --json.</p>')
     for group_id, g in sorted(groups.items(), key=lambda kv: (-len(kv[1]["generations"]), kv[0]))[:MAX_GROUPS]:
         members = "".join(
             f'<tr><td class="n">{escape(m)}</td><td class="n">{escape(v["client_id"] or "-")}</td>'
@@ -125,7 +138,9 @@ def groups_section(doc: dict) -> str:
             f'coordinator {escape(g["coordinator"] or "-")} · {len(g["generations"])} generations · '
             f'{g["rebalance_in_progress"]} REBALANCE_IN_PROGRESS answers</div>{timeline_chart(g, start, end)}'
             f'<div class="tw"><table><tr><th class="l">member id</th><th class="l">client id</th><th class="l">client</th>'
-            f'<th>first seen</th><th>last seen</th><th class="l">left</th></tr>{members}</table></div></div>')
+            f'<th>first seen</th><th>last seen</th><th class="l">left</th></tr>{members}</table></div>'
+            + (f'<p class="note">{len(g["members"]) - MAX_ROWS:,} more members in --json.</p>'
+               if len(g["members"]) > MAX_ROWS else "") + '</div>')
     return ('<section><h2>Consumer groups</h2><p class="note">Generations (classic generation ids, KIP-848 and '
             'share member epochs) over time: a bar per member per generation it was in; red: a member that '
             'vanished without leaving.</p>' + "".join(panels) + "</section>")

@@ -13,11 +13,13 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
+from kwire.render.cuts import more_findings
 from kwire.render.safe import wire_text
 from kwire.render.stats_view import utc
 
 SEVERITY_STYLE = {"critical": "bold red", "warning": "yellow", "info": "dim"}
 MAX_FINDINGS = 30
+MAX_GROUP_ROWS = 30
 MAX_MEMBERS = 30
 
 
@@ -48,7 +50,8 @@ def findings_view(doc: dict) -> list:
     if not findings:
         return [Text("No findings: none of the problems kwire diagnoses shows in this traffic.", style="green"),
                 Text("")]
-    table = Table(title=f"Findings ({len(findings)}, most severe first)", title_justify="left", title_style="bold",
+    total = max(doc.get("findings_total") or 0, len(findings))
+    table = Table(title=f"Findings ({total:,}, most severe first)", title_justify="left", title_style="bold",
                   header_style="bold cyan", show_edge=False, pad_edge=False)
     table.add_column("severity", no_wrap=True)
     table.add_column("finding", no_wrap=True)
@@ -59,8 +62,9 @@ def findings_view(doc: dict) -> list:
         style = SEVERITY_STYLE.get(f["severity"], "")
         table.add_row(Text(f["severity"], style=style), Text(f["kind"], style="bold"), _when(f),
                       wire_text(f["summary"], style="dim" if f["severity"] == "info" else ""), _evidence(f))
-    if len(findings) > MAX_FINDINGS:
-        table.caption = f"{len(findings) - MAX_FINDINGS} more findings in --json"
+    shown = min(len(findings), MAX_FINDINGS)
+    if total > shown:
+        table.caption = more_findings(total, shown, len(findings))
     return [table, Text("")]
 
 
@@ -74,7 +78,8 @@ def groups_table(doc: dict) -> Table | None:
                         ("latest", True), ("since", False), ("members", True), ("left", True), ("expired", True),
                         ("rebalancing answers", True), ("committed partitions", True)):
         table.add_column(name, justify="right" if right else "left", no_wrap=True)
-    for group_id, g in sorted(groups.items()):
+    ordered = sorted(groups.items())
+    for group_id, g in ordered[:MAX_GROUP_ROWS]:
         gens = g["generations"]
         latest = gens[-1] if gens else None
         left = sum(1 for m in g["members"].values() if m["left"] == "leave")
@@ -84,6 +89,8 @@ def groups_table(doc: dict) -> Table | None:
                       str(len(latest["members"])) if latest else "0", str(left),
                       Text(str(expired), style="bold red" if expired else ""), str(g["rebalance_in_progress"]),
                       str(sum(len(parts) for parts in g["commits"].values())))
+    if len(ordered) > MAX_GROUP_ROWS:
+        table.caption = f"{len(ordered) - MAX_GROUP_ROWS:,} more groups in --json"
     return table
 
 

@@ -7,6 +7,7 @@ from the capture is escaped (html_charts.esc).
 
 from __future__ import annotations
 
+from kwire.render.cuts import more_rows
 from kwire.render.html_charts import esc
 from kwire.render.stats_view import human_bytes, ms, rate
 from kwire.render.times import utc_text
@@ -70,8 +71,8 @@ def figure_table(title: str, column: str, doc: dict, key: str) -> str:
         rows = _api_rows(groups)
     else:
         rows = [_figure_row(k, f) for k, f in sorted(groups.items(), key=lambda kv: (-kv[1]["exchanges"], kv[0]))]
-    more = len(rows) - MAX_TABLE_ROWS * 2
-    note = f'<p class="note">{more:,} more rows in --json.</p>' if more > 0 else ""
+    words = more_rows(len(rows), MAX_TABLE_ROWS * 2, "rows", doc, "api_versions" if key == "apis" else key)
+    note = f'<p class="note">{esc(words)}.</p>' if words else ""
     return (f'<section><h2>{esc(title)}</h2>'
             + _table(_FIG_HEAD.format(esc(column)), "".join(rows[:MAX_TABLE_ROWS * 2])) + note + "</section>")
 
@@ -102,8 +103,8 @@ def partition_table(doc: dict) -> str:
         f'<td>{_num(p["lag_max"])}</td><td>{_num(p["produces"])}</td><td>{human_bytes(p["produce_bytes"])}</td>'
         f'<td>{_num(p["produce_records"])}</td><td>{_num(p["acquired"])}</td></tr>'
         for topic, part, p in rows[:MAX_TABLE_ROWS])
-    more = len(rows) - MAX_TABLE_ROWS
-    note = f'<p class="note">{more:,} more partitions in --json.</p>' if more > 0 else ""
+    words = more_rows(len(rows), MAX_TABLE_ROWS, "partitions", doc, "partitions")
+    note = f'<p class="note">{esc(words)}.</p>' if words else ""
     head = ('<tr><th class="l">topic</th><th>part</th><th>fetches</th><th>fetched</th><th>records</th>'
             '<th>lag last</th><th>lag max</th><th>produces</th><th>produced</th><th>records</th>'
             '<th>share acquired</th></tr>')
@@ -140,13 +141,16 @@ def share_table(doc: dict) -> str:
     groups = doc["share_groups"]
     if not groups:
         return ""
+    ordered = sorted(groups.items(), key=lambda kv: (-kv[1]["share_fetches"] - kv[1]["share_acknowledges"], kv[0]))
     rows = "".join(
         f'<tr><td class="n">{esc(g)}</td><td>{f["share_fetches"]:,}</td><td>{f["share_acknowledges"]:,}</td>'
         f'<td>{f["records"]:,}</td><td>{f["acquired"]:,}</td><td>{f["redelivered"]:,}</td>'
         + "".join(f'<td>{n:,}</td>' for n in f["acknowledgements"].values()) + "</tr>"
-        for g, f in sorted(groups.items()))
+        for g, f in ordered[:MAX_TABLE_ROWS])
+    words = more_rows(len(ordered), MAX_TABLE_ROWS, "share groups", doc, "share_groups")
+    note = f'<p class="note">{esc(words)}.</p>' if words else ""
     names = next(iter(groups.values()))["acknowledgements"].keys()
     head = ('<tr><th class="l">group</th><th>fetches</th><th>acks</th><th>records</th><th>acquired</th>'
             '<th>redelivered</th>' + "".join(f"<th>{esc(n.lower())}</th>" for n in names) + "</tr>")
     return ('<section><h2>Share groups</h2><p class="note">Records acquired by ShareFetch, redeliveries '
-            '(DeliveryCount &gt; 1), and acknowledgements by type.</p>' + _table(head, rows) + "</section>")
+            '(DeliveryCount &gt; 1), and acknowledgements by type.</p>' + _table(head, rows) + note + "</section>")

@@ -13,6 +13,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from kwire.render.cuts import more_rows
 from kwire.render.safe import wire_text
 from kwire.render.times import utc_text
 from kwire.render.units import human_bytes
@@ -76,7 +77,8 @@ def _status_text(fig: dict) -> Text:
     return text
 
 
-def _figure_table(title: str, first_columns: list[str], rows: list[tuple[list, dict]]) -> Table:
+def _figure_table(title: str, first_columns: list[str], rows: list[tuple[list, dict]], doc: dict | None = None,
+                  kind: str = "") -> Table:
     table = Table(title=title, title_justify="left", title_style="bold", header_style="bold cyan",
                   show_edge=False, pad_edge=False, expand=False)
     for name in first_columns:
@@ -93,8 +95,7 @@ def _figure_table(title: str, first_columns: list[str], rows: list[tuple[list, d
             problems.append_text(status)
         table.add_row(*labels, f"{fig['exchanges']:,}", rate(fig["requests_per_s"]), human_bytes(fig["request_bytes"]),
                       human_bytes(fig["response_bytes"]), *_latency_cells(fig), problems)
-    if len(rows) > MAX_ROWS:
-        table.caption = f"{len(rows) - MAX_ROWS} more rows in --json"
+    table.caption = more_rows(len(rows), MAX_ROWS, "rows", doc or {}, kind)
     return table
 
 
@@ -133,7 +134,7 @@ def api_table(doc: dict) -> Table:
         rows.append(([wire_text(f"{api} (all)", style="bold")], fig))
         for version, vfig in sorted(versions.items(), key=lambda kv: _version_key(kv[0])):
             rows.append(([Text("  ").append_text(_api_label(api, version, style=""))], vfig))
-    return _figure_table("By api and version", ["api"], rows)
+    return _figure_table("By api and version", ["api"], rows, doc, "api_versions")
 
 
 def _api_label(api: str, version: str, style: str = "bold") -> Text:
@@ -147,9 +148,9 @@ def _version_key(version: str):
     return (0, int(version)) if version.isdigit() else (1, version)
 
 
-def group_table(title: str, column: str, groups: dict) -> Table:
+def group_table(title: str, column: str, groups: dict, doc: dict | None = None, kind: str = "") -> Table:
     rows = [([wire_text(key)], fig) for key, fig in sorted(groups.items(), key=lambda kv: (-kv[1]["exchanges"], kv[0]))]
-    return _figure_table(title, [column], rows)
+    return _figure_table(title, [column], rows, doc, kind)
 
 
 def partition_table(doc: dict) -> Table | None:
@@ -182,8 +183,7 @@ def partition_table(doc: dict) -> Table | None:
             cells += [f"{p['acquired']:,}", Text(f"{red:,}", style="yellow" if red else ""),
                       f"{sum(p['acknowledgements'].values()):,}"]
         table.add_row(*cells)
-    if len(rows) > MAX_ROWS:
-        table.caption = f"{len(rows) - MAX_ROWS} more partitions in --json"
+    table.caption = more_rows(len(rows), MAX_ROWS, "partitions", doc, "partitions")
     return table
 
 
@@ -197,11 +197,13 @@ def share_table(doc: dict) -> Table | None:
     for name in ("fetches", "acks", "records", "acquired", "redelivered"):
         table.add_column(name, justify="right")
     table.add_column("acknowledgements")
-    for group, g in sorted(groups.items()):
+    rows = sorted(groups.items(), key=lambda kv: (-kv[1]["share_fetches"] - kv[1]["share_acknowledges"], kv[0]))
+    for group, g in rows[:MAX_ROWS]:
         acks = ", ".join(f"{name} {n:,}" for name, n in g["acknowledgements"].items() if n)
         red = g["redelivered"]
         table.add_row(wire_text(group), f"{g['share_fetches']:,}", f"{g['share_acknowledges']:,}", f"{g['records']:,}",
                       f"{g['acquired']:,}", Text(f"{red:,}", style="yellow" if red else ""), acks or "-")
+    table.caption = more_rows(len(rows), MAX_ROWS, "share groups", doc, "share_groups")
     return table
 
 
@@ -228,8 +230,8 @@ def stats_view(doc: dict) -> Group:
     from kwire.render.groups_view import findings_view, groups_table, members_table
 
     parts: list = [header(doc), Text(""), *findings_view(doc), api_table(doc), Text(""),
-                   group_table("By client id", "client id", doc["client_ids"]), Text(""),
-                   group_table("By broker", "broker", doc["brokers"])]
+                   group_table("By client id", "client id", doc["client_ids"], doc, "client_ids"), Text(""),
+                   group_table("By broker", "broker", doc["brokers"], doc, "brokers")]
     for extra in (changes_table(doc), quorum_table(doc), groups_table(doc), members_table(doc),
                   partition_table(doc), share_table(doc),
                   exchange_list("Slowest exchanges", doc["slowest"][:10]),

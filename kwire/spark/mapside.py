@@ -67,8 +67,13 @@ def half_clean(h) -> bool:
                              and not h.held and not h.close_due)
 
 
+INT64_MAX, INT64_MIN = (1 << 63) - 1, -(1 << 63)
+
+
 class _Times:
-    """The RecordSink in front of the fast path: notes the earliest and latest capture times. (Runs
+    """The RecordSink in front of the fast path: notes the earliest and latest capture times, and pins
+    a time past signed 64-bit nanoseconds (a damaged pcapng: `kwire stats` shows it as it is, as epoch
+    seconds) to the nearest one, so that one damaged packet does not fail the whole Spark job. (Runs
     are never offered: a Recorder never asks TCP to hold bytes back, so no record is held.)"""
 
     __slots__ = ("record_inner", "run", "first", "last")
@@ -79,6 +84,8 @@ class _Times:
         self.first = self.last = None
 
     def record(self, ts: int, linktype: int, buf, start: int, stop: int, wire_len: int) -> bool:
+        if not INT64_MIN <= ts <= INT64_MAX:  # Spark's columns hold 64 bits: a time past them is pinned
+            ts = INT64_MAX if ts > 0 else INT64_MIN
         if self.first is None or ts < self.first:
             self.first = ts
         if self.last is None or ts > self.last:

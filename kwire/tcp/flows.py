@@ -59,6 +59,8 @@ ROOM_FRACTION = 8  # a full table evicts 1/8 of its connections at once
 LOSSES_KEPT = 16   # closed connections that lost bytes, remembered for losses()
 
 
+MAX_CONNECTIONS = 65_536  # open at once: a TLS connection holds about 6 KB (TCP's 3 and TLS's), 65,536 about 400 MB
+
 class FlowKey(NamedTuple):
     """Canonical key of a TCP connection: the lower (ip, port) endpoint first."""
 
@@ -98,7 +100,7 @@ class FlowTable:
     """All TCP connections of a capture; see the module docstring for the rules."""
 
     def __init__(self, open_stream: StreamFactory = _no_stream, *, max_buffer_per_direction: int = 1 << 20,
-                 idle_timeout_ns: int = 300_000_000_000, max_connections: int = 100_000,
+                 idle_timeout_ns: int = 300_000_000_000, max_connections: int = MAX_CONNECTIONS,
                  linger_ns: int = 30_000_000_000, sweep_interval_ns: int | None = None):
         self.open_stream = open_stream
         self.max_buffer = max_buffer_per_direction

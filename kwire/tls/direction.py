@@ -7,14 +7,17 @@ the current slot at the expected sequence number, moves to the next slot where t
 generation), and after a gap, when the sequence number is unknown, tries a bounded window of
 sequence numbers, nearest the estimate (bytes lost / mean record size) first, with the current
 keys and then with the next ones (a Finished or KeyUpdate may have been lost): the AEAD tag or the
-MAC says which one is right. A record that verifies under none costs that record only.
+MAC says which one is right. A record that verifies under none costs that record only; the search
+gives up (the session stops decrypting the connection, `hopeless`) after LOST_IN_A_ROW records in a
+row verify under none, or once SEARCH_BUDGET tries were spent on the direction: a stream whose
+earlier records verified is not searched for ever, so the work per record stays bounded.
 """
 
 from __future__ import annotations
 
 from kwire.tls.ciphers import RecordCipher, record_cipher
 from kwire.tls.handshake import HandshakeReader
-from kwire.tls.info import AUTH_FAILED, REASON_AUTH_FAILED, TlsDecodeError, TlsInfo
+from kwire.tls.info import AUTH_FAILED, REASON_AUTH_FAILED, REASON_LOST_SEQUENCE, TlsDecodeError, TlsInfo
 from kwire.tls.keyschedule import Tls12Keys, tls13_next_secret, tls13_traffic_keys
 from kwire.tls.suites import TLS13, CipherSuite
 
@@ -22,6 +25,8 @@ SEARCH_WINDOW = 256  # sequence numbers tried after a gap, beyond twice the esti
 MAX_SEARCH = 4096  # never more tries than this for one record
 NEXT_KEYS_WINDOW = 16  # sequence numbers tried with the next keys after a gap
 HOPELESS_FAILURES = 4  # a direction whose first records all fail to verify has the wrong keys
+LOST_IN_A_ROW = 8  # records in a row that no search after a gap could open: the sequence is lost
+SEARCH_BUDGET = 1 << 17  # sequence numbers tried after gaps on one direction, in all
 
 
 class KeySlot:
@@ -58,7 +63,7 @@ class KeySlot:
 
 class Direction:
     __slots__ = ("index", "info", "protected", "slot", "cipher", "seq", "next_slot", "switch", "hs",
-                 "seq_known", "lost_bytes", "verified", "failed", "opened_bytes")
+                 "seq_known", "lost_bytes", "verified", "failed", "opened_bytes", "lost_in_a_row", "tries")
 
     def __init__(self, index: int, info: TlsInfo):
         self.index = index
@@ -75,6 +80,8 @@ class Direction:
         self.verified = 0  # records that verified
         self.failed = 0  # records that did not
         self.opened_bytes = 0  # ciphertext of the records that verified, headers included
+        self.lost_in_a_row = 0  # records in a row a search after a gap could not open
+        self.tries = 0  # sequence numbers tried by searches after gaps
 
     def start(self, slot: KeySlot, next_slot: KeySlot | None) -> None:
         self.slot = slot
@@ -109,10 +116,11 @@ class Direction:
             self.start(slot, None)
 
     def hopeless(self) -> bool:
-        return self.verified == 0 and self.failed >= HOPELESS_FAILURES
+        return (self.verified == 0 and self.failed >= HOPELESS_FAILURES) or self.lost_in_a_row >= LOST_IN_A_ROW \
+            or self.tries >= SEARCH_BUDGET
 
     def failure_reason(self) -> str:
-        return REASON_AUTH_FAILED
+        return REASON_AUTH_FAILED if self.verified == 0 else REASON_LOST_SEQUENCE
 
     def open(self, header: bytes, body, ts_ns: int) -> tuple[int, object] | None:
         """(inner content type, plaintext) of the next record, or None when it does not verify."""
@@ -126,7 +134,9 @@ class Direction:
             if opened is None:
                 first = self.seq
                 self.lost_bytes += len(body) + 5
+                self.lost_in_a_row += 1
                 return self._failure(ts_ns, f"no sequence number from {first} on verifies after a gap")
+            self.lost_in_a_row = 0
         self.verified += 1
         self.opened_bytes += len(body) + 5
         self.info.records_decrypted += 1
@@ -151,7 +161,9 @@ class Direction:
         return seqs
 
     def _search(self, header: bytes, body) -> tuple[int, object] | None:
-        found = self.cipher.find(self._candidates(body), header, body)
+        seqs = self._candidates(body)
+        self.tries += len(seqs) + NEXT_KEYS_WINDOW
+        found = self.cipher.find(seqs, header, body)
         if found is not None:
             self.seq = found[0]
             self.seq_known = True

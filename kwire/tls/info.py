@@ -38,6 +38,7 @@ REASON_AUTH_FAILED = "authentication failed"
 REASON_NO_SERVER_HELLO = "ServerHello not captured"
 REASON_RENEGOTIATION = "renegotiation not supported"
 REASON_EARLY_DATA = "0-RTT early data not decrypted"
+REASON_LOST_SEQUENCE = "lost its record sequence after a gap (records in a row verify under no key)"
 
 MAX_PROBLEMS = 32
 
@@ -142,7 +143,7 @@ def tls_row(conn: Connection, info: TlsInfo) -> dict:
     return {"ts": round(conn.first_ts_ns / 1e9, 9), "client": format_endpoint(*client),
             "server": format_endpoint(*server), "server_name": info.server_name, "version": info.version,
             "cipher_suite": info.cipher_suite, "alpn": info.alpn, "resumed": info.resumed,
-            "decrypted": info.decrypted, "reason": None if info.decrypted else (info.reason or REASON_NOTHING),
+            "decrypted": info.decrypted, "reason": None if info.decrypted else _reason(info),
             "bytes_to_server": info.ciphertext_bytes[to_server],
             "bytes_to_client": info.ciphertext_bytes[1 - to_server],
             "records_decrypted": info.records_decrypted, "records_failed": info.records_failed}
@@ -150,6 +151,18 @@ def tls_row(conn: Connection, info: TlsInfo) -> dict:
 
 REASON_NOTHING = "no encrypted record captured"
 MAX_LISTED = 1000
+
+
+def _reason(info: TlsInfo) -> str:
+    """Why a connection is not (wholly) decrypted: its stated reason, or, for one partly decrypted
+    without one (a record that did not verify, after a gap), what was and was not: never "no
+    encrypted record captured" for a connection whose records were decrypted."""
+    if info.reason:
+        return info.reason
+    if info.records_decrypted:
+        return (f"partly decrypted: {info.records_decrypted:,} records decrypted, {info.records_failed:,} did not "
+                f"verify, {info.records_undecrypted:,} not tried")
+    return REASON_NOTHING
 
 
 def _order(row: dict) -> tuple:
@@ -162,11 +175,13 @@ class TlsNotes:
     def __init__(self) -> None:
         self.connections = 0
         self.decrypted = 0
+        self.partly = 0  # not wholly decrypted, but some records were
         self.rows: list[dict] = []
 
     def add(self, row: dict) -> None:
         self.connections += 1
         self.decrypted += 1 if row["decrypted"] else 0
+        self.partly += 1 if not row["decrypted"] and row["records_decrypted"] else 0
         self.rows.append(row)
         if len(self.rows) > 2 * MAX_LISTED:
             self._trim()
@@ -174,6 +189,7 @@ class TlsNotes:
     def merge(self, other: TlsNotes) -> None:
         self.connections += other.connections
         self.decrypted += other.decrypted
+        self.partly += getattr(other, "partly", 0)
         self.rows += other.rows
         self._trim()
 
@@ -184,4 +200,5 @@ class TlsNotes:
     def document(self) -> dict:
         self._trim()
         return {"connections": self.connections, "decrypted": self.decrypted,
-                "not_decrypted": self.connections - self.decrypted, "list": list(self.rows)}
+                "not_decrypted": self.connections - self.decrypted, "partly_decrypted": self.partly,
+                "list": list(self.rows)}

@@ -31,7 +31,8 @@ LABELS = frozenset({CLIENT_RANDOM, CLIENT_HANDSHAKE, SERVER_HANDSHAKE, CLIENT_TR
 IGNORED_LABELS = frozenset({"RSA"})  # RSA <encrypted premaster prefix> <premaster>: not used here
 
 TLS_KEY_LOG_SECRETS = 0x544C534B  # pcapng Decryption Secrets Block secrets type "TLSK"
-DEFAULT_MAX_ENTRIES = 1_000_000
+DEFAULT_MAX_ENTRIES = 200_000  # about 100 MB of secrets; the later client randoms are counted in `dropped`
+TEXT_SLICE = 1 << 20  # key log text is split into lines a slice at a time (a 32 MB block of 2-byte lines)
 MAX_LINE = 1024  # longer lines are bad lines (a secret is at most 64 bytes: 128 hex digits)
 _SECRET_LENGTHS = frozenset({32, 48, 64})
 
@@ -116,9 +117,21 @@ class KeyLog:
     def add_text(self, text: str | bytes) -> int:
         """Read whole lines of key log text (LF or CRLF; a last line without newline counts).
         Returns the number of secret lines stored."""
-        if isinstance(text, (bytes, bytearray, memoryview)):
-            text = bytes(text).decode("ascii", "replace")
-        return self.add_lines(text.splitlines())
+        if isinstance(text, str):
+            text = text.encode("ascii", "replace")
+        text = bytes(text)
+        stored, pos, n = 0, 0, len(text)
+        while pos < n:  # a slice of whole lines at a time: never a list of every line of a big text
+            end = text.rfind(b"\n", pos, pos + TEXT_SLICE) + 1 if n - pos > TEXT_SLICE else n
+            if end <= pos:  # no newline in a whole slice: one line longer than any key log line
+                end = text.find(b"\n", pos + TEXT_SLICE) + 1 or n
+                self.lines += 1
+                self.bad_lines += 1
+                pos = end
+                continue
+            stored += self.add_lines(text[pos:end].decode("ascii", "replace").splitlines())
+            pos = end
+        return stored
 
     def add_lines(self, lines: Iterable[str]) -> int:
         stored = 0

@@ -41,6 +41,9 @@ NOT_TLS = "not_tls"  # set by the detector (kwire.tls.detect), never by a sessio
 
 
 class TlsSession:
+    __slots__ = ("client_hello", "directions", "emit", "emit_gap", "info", "key_wait_bytes", "keys", "no_handshake",
+                 "saw_certificate", "secrets", "server_hello", "state", "suite", "waiting", "waiting_bytes")
+
     def __init__(self, keys: KeySource | None, emit: Callable, emit_gap: Callable, *,
                  key_wait_bytes: int = 0, start_seen: bool = False):
         """`start_seen`: the connection's first bytes were captured, so a missing ClientHello was

@@ -124,6 +124,7 @@ class TlsStream:
             self.inner.close(ts_ns, reason)
         if self.report is not None:
             self.report(self.conn, self.info)
+        self.session.emit = self.session.emit_gap = None  # no cycle left: freed when TCP lets go, not by the collector
 
     # -- inside --------------------------------------------------------------------------------
 

@@ -15,6 +15,8 @@ A Case is a capture (its bytes, or a writer for big ones) and the kwire command 
   edits, thousands of unknown tagged fields, escape sequences, absurd pcapng times, SASL secrets in
   tagged fields, a reused correlation id, corrupt compressed batches of every codec.
 - "flood": SYN-only connections, an acks=0 producer flood (tests/campaign/traffic).
+- "hostile": the second campaign's families (issue 25, tests/campaign/hostile.py): inputs that once
+  cost quadratic time, memory per distinct name, a hang or a traceback, or a silent wrong result.
 
 `cases(seed, count, scale)`: `count` cases drawn from the seed (the same seed, the same cases, byte
 for byte); `scale` multiplies the sizes of crafted cases and floods (1: what the test suite runs).
@@ -29,6 +31,7 @@ from pathlib import Path
 from typing import Callable, NamedTuple
 
 from tests.campaign import traffic
+from tests.campaign.hostile import FAMILIES, hostile
 from tests.codec.test_compression import gzip_zeros, zstd_zeros
 from tests.codec.test_records_encoder import (GZIP, LZ4, SNAPPY, ZSTD, legacy_message, legacy_wrapper, v2_batch)
 from tests.fuzz import targets
@@ -385,6 +388,7 @@ def flood(rng: random.Random, name: str, scale: int) -> Case:
 
 
 FLOODS = ("syn-flood", "acks0-flood")
+HOSTILE = tuple(FAMILIES)  # the second campaign's families (issue 25: tests/campaign/hostile.py)
 
 
 def cases(seed: int, count: int, scale: int = 1) -> list[Case]:
@@ -392,6 +396,7 @@ def cases(seed: int, count: int, scale: int = 1) -> list[Case]:
     rng = random.Random(seed)
     out = [crafted(random.Random(rng.getrandbits(64)), name, scale) for name in CRAFTED]
     out += [flood(random.Random(rng.getrandbits(64)), name, scale) for name in FLOODS]
+    out += [hostile(random.Random(rng.getrandbits(64)), name, scale) for name in HOSTILE]
     out = out[:count]
     while len(out) < count:
         out.append(mutated(random.Random(rng.getrandbits(64))))

@@ -8,13 +8,15 @@ main process and its workers, the largest: os.wait4's rusage). stdout goes to a 
 dropped.
 
 Problems (the promise: a result or one-line errors, never a traceback, a crash or a hang):
-an exit status other than 0 or 1 (a signal: killed by a limit, a crash), "Traceback" on stderr,
+an exit status other than 0 or 1 (a signal: killed by a limit, a crash), "Traceback" on stderr, an
+input file (the capture, its key log) modified,
 a stderr line that is not one of kwire's own ("kwire: ..."), exit 1 without a "kwire: error:"
 line, an error line at exit 0, and with --json a stdout line that is not one JSON object.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import signal
 import subprocess
@@ -69,6 +71,8 @@ def run_case(case: Case, folder: Path, env: dict | None = None) -> Result:
     folder.mkdir(parents=True, exist_ok=True)
     capture = folder / ("capture" + case.suffix)
     case.write(capture)
+    inputs = [p for p in (capture, Path(str(capture) + ".keys")) if p.exists()]
+    before = [_digest(p) for p in inputs]
     argv = tuple(arg.replace("{out}", str(folder)) for arg in case.argv)
     out, err, report = folder / "stdout", folder / "stderr", folder / "report"
     report.unlink(missing_ok=True)
@@ -88,12 +92,18 @@ def run_case(case: Case, folder: Path, env: dict | None = None) -> Result:
     seconds = time.monotonic() - start
     status, peak = (int(x) for x in report.read_text().split()) if report.exists() else (proc.returncode, 0)
     problems = check(argv, status, out.read_bytes(), err.read_bytes().decode("utf-8", "replace"))
+    if [_digest(p) for p in inputs] != before:
+        problems.append("an input file was modified")
     if hung:
         problems.insert(0, f"still running after {WALL_LIMIT} s: killed")
     result = Result(case.name, argv, status, problems, seconds, peak * 1024, capture.stat().st_size)
-    for path in (capture, out, err, report):
+    for path in (capture, out, err, report, Path(str(capture) + ".keys"), folder / "cut.pcap", folder / "report.html"):
         path.unlink(missing_ok=True)
     return result
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _kill(pid: int) -> None:

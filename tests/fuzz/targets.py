@@ -18,6 +18,16 @@ Targets and what they check:
 - pipeline:   the bytes as Kafka traffic (both directions, segmented) through the whole pipeline
               and the JSON renderer: no exception.
 - headers:    request/response header parsers and the resync searches: DecodeError / -1 only.
+- tls_detect: the bytes as one direction of a connection captured mid-stream, cut into deliveries,
+              through the TLS detector (issue 25): every byte handed on once, in order, whatever the
+              verdict; the candidate-header search covers each byte a bounded number of times; bytes
+              that start with whole plaintext Kafka request frames are never taken for TLS.
+- keylog:     the bytes as key log text, whole and in slices: the same secrets and counters, never
+              an exception, every line counted.
+- times:      the bytes as a --since/--until value: a When or ValueError, never another exception, and
+              a time that fits 64-bit nanoseconds.
+- caps:       the bytes as keys added to capped tables (kwire.analytics.caps) split two ways and merged:
+              the same table as one fed everything, never more rows than the cap and the folded one.
 """
 
 from __future__ import annotations
@@ -433,6 +443,110 @@ def tunnels(data: bytes) -> None:
         assert sum(counters.tunnels.values()) <= 32
 
 
+# ---- issue 25: the TLS detector, key logs, times, capped tables ----------------------------------------
+
+
+class _Counting:
+    def __init__(self, pattern):
+        self.pattern = pattern
+        self.searched = 0
+
+    def finditer(self, buf, pos: int = 0, endpos: int | None = None):
+        end = len(buf) if endpos is None else min(endpos, len(buf))
+        self.searched += max(0, end - pos)
+        return self.pattern.finditer(buf, pos, end)
+
+
+def tls_detect(data: bytes) -> None:
+    import kwire.tls.detect as detect
+    from kwire.pipeline import plain_kafka
+    from tests.kafka.frames import request_frame
+    from tests.tls.helpers import Recorder, connection
+
+    if not data:
+        return
+    cut = 1 + data[0] % 32
+    prefix = b""
+    if data[0] & 0x80:  # a plaintext Kafka request chain first: never TLS, whatever follows
+        prefix = request_frame(3, 9, 1, "c", b"\x00" * (data[0] & 7)) * 2
+    stream = prefix + data[1:]
+    counting = _Counting(detect.CANDIDATE_HEADER)
+    original, detect.CANDIDATE_HEADER = detect.CANDIDATE_HEADER, counting
+    try:
+        inner = Recorder()
+        detector = detect.TlsDetector(lambda conn: inner, plain=plain_kafka)
+        sniffer = detector(connection(initiator=None))
+        for i in range(0, len(stream), cut):
+            sniffer.data(0, i, stream[i:i + cut])
+        sniffer.close(len(stream), "end")
+    finally:
+        detect.CANDIDATE_HEADER = original
+    if prefix:
+        assert sniffer.verdict == detect.NOT_TLS, "plaintext Kafka frames taken for TLS"
+    if sniffer.verdict == detect.NOT_TLS:
+        assert bytes(inner.stream[0]) == stream
+    assert counting.searched <= 2 * len(stream) + 8, (counting.searched, len(stream))
+
+
+def keylog(data: bytes) -> None:
+    from kwire.tls import KeyLog
+
+    whole, sliced = KeyLog(), KeyLog()
+    whole.add_text(data)
+    step = 1 + (data[0] if data else 0)
+    pos = 0
+    while pos < len(data):  # whole lines per slice, as the file reader hands them over
+        end = data.find(b"\n", pos + step) + 1 or len(data)
+        sliced.add_text(data[pos:end])
+        pos = end
+    assert whole.counters() == sliced.counters()
+    assert whole.lines == len(data.decode("ascii", "replace").encode("ascii", "replace").splitlines()) or \
+        whole.lines >= data.count(b"\n")
+
+
+def times(data: bytes) -> None:
+    from kwire.selection import parse_when
+
+    text = data.decode("utf-8", "replace")
+    for candidate in (text, "@" + text, text + "s"):
+        try:
+            when = parse_when(candidate)
+        except ValueError:
+            continue
+        for value in (when.epoch_ns, when.offset_ns, when.day_ns):
+            assert value is None or -(1 << 63) <= value < (1 << 63), (candidate, value)
+
+
+class _Count:
+    __slots__ = ("n",)
+
+    def __init__(self) -> None:
+        self.n = 0
+
+    def merge(self, other) -> None:
+        self.n += other.n
+
+
+def caps(data: bytes) -> None:
+    from kwire.analytics.caps import FoldedTable
+
+    cap = 1 + (data[0] % 8 if data else 0)
+    keys = [(f"k{b % 23}" if b & 1 else b % 17) if b & 2 else ("t", b % 5) for b in data[1:]]
+
+    def table(items) -> FoldedTable:
+        t = FoldedTable("client_ids", _Count, cap=cap)
+        for key in items:
+            t.row(key).n += 1
+        return t
+
+    whole = table(keys)
+    split = (data[0] if data else 0) % (len(keys) + 1)
+    merged = table(keys[split:])
+    merged.merge(table(keys[:split]))
+    assert {k: r.n for k, r in whole.items()} == {k: r.n for k, r in merged.items()}
+    assert len(whole.rows) <= cap and sum(r.n for _, r in whole.items()) == len(keys)
+
+
 TARGETS = {
     "tunnels": tunnels,
     "framing": framing,
@@ -442,6 +556,10 @@ TARGETS = {
     "capture": capture,
     "pipeline": pipeline,
     "headers": headers,
+    "tls_detect": tls_detect,
+    "keylog": keylog,
+    "times": times,
+    "caps": caps,
 }
 
 

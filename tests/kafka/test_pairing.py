@@ -99,7 +99,8 @@ def test_gap_inside_a_frame_of_known_length_is_followed():
     assert out[0].response_ts_ns == 4  # it ended in the bytes after the gap
     assert t.finish() == []
     assert t.closed_counters == {"frames": 4, "unparsed_frames": 0, "duplicate_correlation_ids": 0,
-                                 "pending_overflow": 0, "dropped_bodies": 0, "gaps": 1, "cut_frames": 1}
+                                 "pending_overflow": 0, "dropped_bodies": 0, "gaps": 1, "cut_frames": 1,
+                                 "ignored_kafka_like": 0, "ignored_exchanges": 0}
 
 
 def test_gap_past_the_end_of_a_frame_resyncs_on_pending_response():

@@ -1,0 +1,37 @@
+"""What a cut list or table says about what it left out, in every renderer (tables, HTML, dashboard).
+
+A list the document keeps short (findings: kwire.analytics.findings.MAX_FINDINGS) comes with its
+total (`findings_total`); a table keyed by names from the wire (kwire.analytics.caps) folds its
+overflow into one row and counts it. The words here are the one way the views say so: never
+"see --json" for rows --json does not hold.
+"""
+
+from __future__ import annotations
+
+
+def more_findings(total: int, shown: int, listed: int) -> str:
+    """What a cut findings table says: how many it left out, and where (if anywhere) they are."""
+    words = f"{total - shown:,} more findings"
+    if listed > shown:
+        words += f": {listed - shown:,} in --json"
+    if total > listed:
+        words += f"{',' if listed > shown else ':'} {total - listed:,} not listed (the document keeps the first " \
+                 f"{listed:,}, most severe first; findings_total counts them all)"
+    return words
+
+
+def folded_note(doc: dict, kind: str) -> str:
+    """What a table capped by kwire.analytics.caps says when it folded names: "" when it did not."""
+    cap = (doc.get("caps") or {}).get(kind)
+    if not cap or not cap.get("folded"):
+        return ""
+    return f"names past the first {cap['cap']:,} are folded into (others)"
+
+
+def more_rows(count: int, shown: int, what: str, doc: dict, kind: str) -> str | None:
+    """A table's caption: the rows it left out (all in --json) and the names its cap folded."""
+    words = [f"{count - shown:,} more {what} in --json"] if count > shown else []
+    folded = folded_note(doc, kind) if kind else ""
+    if folded:
+        words.append(folded)
+    return "; ".join(words) or None
