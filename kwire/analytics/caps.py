@@ -22,6 +22,8 @@ from __future__ import annotations
 from heapq import heappush, heapreplace
 from typing import Callable
 
+from kwire.analytics.mergeable import _Largest  # a key in a min-heap that pops the largest first
+
 OTHERS = "(others)"
 CAPS = {
     "api_versions": 1_024,  # (api, version): the version is a number from the wire
@@ -31,18 +33,6 @@ CAPS = {
     "share_groups": 1_024,
     "topic_names": 65_536,  # topic id -> name, from Metadata answers
 }
-
-
-class _Largest:
-    """A key in a min-heap that pops the largest first."""
-
-    __slots__ = ("key",)
-
-    def __init__(self, key) -> None:
-        self.key = key
-
-    def __lt__(self, other: _Largest) -> bool:
-        return self.key > other.key
 
 
 def _order(key):
