@@ -31,7 +31,7 @@ from __future__ import annotations
 from kwire.analytics.analysis import Analysis
 from kwire.analytics.caps import OTHERS, FoldedTable, NameTable
 from kwire.analytics.distribution import bucket_bounds, histogram
-from kwire.analytics.figures import Figures, PartitionFigures, ShareGroupFigures, ms
+from kwire.analytics.figures import Figures, PartitionFigures, ShareGroupFigures, add_row, ms
 from kwire.analytics.facts import exchange_row, partition_rows, topic_names
 from kwire.analytics.observe import observations, sasl_principal
 from kwire.analytics.series import NS, Series
@@ -112,7 +112,6 @@ class Aggregator:
             self.first_ns = ts
         if self.last_ns is None or end > self.last_ns:
             self.last_ns = end
-        self.total.add(row)
         api = row["api"]
         if api is None:
             key = (UNKNOWN, UNKNOWN)
@@ -122,9 +121,8 @@ class Aggregator:
             client_id = row["client_id"]
             if client_id is None:
                 client_id = NULL_CLIENT_ID
-        self.by_api_version.row(key).add(row)
-        self.by_client_id.row(client_id).add(row)
-        self.by_broker.row(row["broker"]).add(row)
+        add_row((self.total, self.by_api_version.row(key), self.by_client_id.row(client_id),
+                 self.by_broker.row(row["broker"])), row)
         self.timeline.add(ts, (1, 1 if row["failed"] else 0, row["request_bytes"] or 0, row["response_bytes"] or 0))
         latency = row["latency_ns"]
         if latency is not None and not row.get("wait"):

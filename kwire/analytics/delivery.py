@@ -19,7 +19,7 @@
 
 from __future__ import annotations
 
-from kwire.analytics.mergeable import Capped, Instants, Kept, first_ns, keep_smallest, last_ns, stable_hash
+from kwire.analytics.mergeable import Capped, Instants, Kept, first_ns, keep_smallest, last_ns, stable_hash3
 from kwire.analytics.resend_state import ResendState
 from kwire.analytics import tags as T
 
@@ -148,24 +148,10 @@ class DeliveryState:
 
     def add(self, ob: tuple) -> None:
         tag = ob[0]
-        if tag == T.RESENT_RECORDS or tag == T.FETCHED_BATCH:
+        if tag == T.PRODUCE_BATCH:  # the most frequent: every batch of every Produce
+            self._produce_batch(ob)
+        elif tag == T.RESENT_RECORDS or tag == T.FETCHED_BATCH:
             self.resends.add(ob)
-        elif tag == T.PRODUCE_BATCH:
-            _, topic, partition, key, ev, bad = ob
-            full = (stable_hash(topic, partition, key), topic, partition, key)
-            batch = self.batches.get(full)
-            if batch is None:
-                if self.batches.refuses(full, MAX_BATCHES):
-                    return
-                batch = self.batches[full] = Batch()
-                if len(self.batches) > MAX_BATCHES:
-                    keep_smallest(self.batches, MAX_BATCHES)
-                    batch = self.batches.get(full)
-                    if batch is None:
-                        return
-            batch.sends += 1
-            batch.failed += 1 if bad else 0
-            batch.evidence.add(ev[:4], ev)
         elif tag in (T.TXN_BATCH, T.TXN_ADD):
             table = self.txn_batches if tag == T.TXN_BATCH else self.txn_adds
             table.setdefault((ob[1], ob[2], ob[3]), Span()).add(ob[4])
@@ -182,6 +168,25 @@ class DeliveryState:
             self._acquired(ob)
         elif tag == T.SHARE_ACKED:
             self._acknowledged(ob)
+
+    def _produce_batch(self, ob: tuple) -> None:
+        _, topic, partition, key, ev, bad = ob
+        full = (stable_hash3(topic, partition, key), topic, partition, key)
+        batches = self.batches
+        batch = batches.get(full)
+        if batch is None:
+            if batches.refuses(full, MAX_BATCHES):
+                return
+            batch = batches[full] = Batch()
+            if len(batches) > MAX_BATCHES:
+                keep_smallest(batches, MAX_BATCHES)
+                batch = batches.get(full)
+                if batch is None:
+                    return
+        batch.sends += 1
+        if bad:
+            batch.failed += 1
+        batch.evidence.add(ev[:4], ev)
 
     def _share(self, group, topic, partition) -> ShareLog:
         return self.share.setdefault((group or "", topic, partition), ShareLog())

@@ -36,6 +36,23 @@ def stable_hash(*parts) -> int:
     return zlib.crc32(repr(parts).encode("utf-8", "replace"))
 
 
+_HEAD_CRCS: dict[tuple, int] = {}  # (a, b) -> CRC of the text "(a!r, b!r, "
+
+
+def stable_hash3(a: str, b: int, c) -> int:
+    """stable_hash(a, b, c), the CRC of the text "(a, b, " kept from one call to the next with the
+    same str a and int b (a topic and a partition: one per batch of a Produce)."""
+    if type(a) is not str or type(b) is not int:
+        return stable_hash(a, b, c)
+    head = _HEAD_CRCS.get((a, b))
+    if head is None:
+        head = zlib.crc32(f"({a!r}, {b!r}, ".encode("utf-8", "replace"))
+        if len(_HEAD_CRCS) >= 4096:  # topics and partitions come off the wire: bounded
+            _HEAD_CRCS.clear()
+        _HEAD_CRCS[(a, b)] = head
+    return zlib.crc32(f"{c!r})".encode("utf-8", "replace"), head)
+
+
 class Capped(dict):
     """A dict that keep_smallest trims in O(log n) per key added: a max-heap of its keys beside it,
     brought up to date from the keys added since (the newest, at the end of the dict's order). Keys
@@ -161,6 +178,9 @@ class Kept:
 
     def add(self, key: tuple, value) -> None:
         items = self.items
+        if not items and self.limit > 0:
+            items.append((key, value))
+            return
         if len(items) >= self.limit and key >= items[-1][0]:
             return
         insort(items, (key, value), key=_first)

@@ -140,20 +140,24 @@ def batch_keys(data) -> list[tuple]:
     keys = []
     view = memoryview(data)
     pos, end = 0, len(view)
+    unpack_head = _V2_HEAD.unpack_from
     while pos + 17 <= end:
-        size = _I32.unpack_from(view, pos + 8)[0]
-        magic = view[pos + 16]
+        if pos + 61 <= end:  # room for a v2 header: its fields read at once (size and magic among them)
+            head = unpack_head(view, pos)
+            size, magic = head[1], head[3] & 0xFF
+        else:
+            head = None
+            size, magic = _I32.unpack_from(view, pos + 8)[0], view[pos + 16]
         if size < 0 or pos + 12 + size > end:
             break
-        if magic >= 2 and pos + 61 <= end:
-            head = _V2_HEAD.unpack_from(view, pos)
-            (_, _, _, _, crc, attributes, _, _, _, pid, epoch, sequence, _) = head
+        if magic >= 2 and head is not None:
+            attributes, pid, sequence = head[5], head[9], head[11]
             if attributes & 0x20:  # control batch: commit or abort markers, written by brokers
                 pass
             elif pid >= 0 and sequence >= 0:
-                keys.append((("pid", pid, epoch, sequence), pid, bool(attributes & 0x10), pos, head))
+                keys.append((("pid", pid, head[10], sequence), pid, bool(attributes & 0x10), pos, head))
             else:
-                keys.append((("crc", crc, -1, -1), pid, bool(attributes & 0x10), pos, head))
+                keys.append((("crc", head[4], -1, -1), pid, bool(attributes & 0x10), pos, head))
         elif magic < 2:
             keys.append((("crc", _LEGACY_CRC.unpack_from(view, pos)[2], -1, -1), -1, False, pos, None))
         pos += 12 + size
