@@ -31,7 +31,7 @@ from __future__ import annotations
 from kwire.analytics.analysis import Analysis
 from kwire.analytics.caps import OTHERS, FoldedTable, NameTable
 from kwire.analytics.distribution import bucket_bounds, histogram
-from kwire.analytics.figures import Figures, PartitionFigures, ShareGroupFigures, add_row, ms
+from kwire.analytics.figures import Figures, PartitionFigures, ShareGroupFigures, add_row, counts_only, ms
 from kwire.analytics.facts import exchange_row, partition_rows, topic_names
 from kwire.analytics.observe import observations, sasl_principal
 from kwire.analytics.series import NS, Series
@@ -45,6 +45,7 @@ TIMELINE_BUCKETS = 120
 NULL_CLIENT_ID = "(null)"
 UNKNOWN = "(unknown)"  # api, version and client id of a response whose request was not seen
 
+CELLS = 1024  # (api version, client id, broker) cells of exchanges not yet in the tables
 _TIMELINE_OPS = ("sum", "sum", "sum", "sum")  # exchanges, failed, request bytes, response bytes
 
 
@@ -76,11 +77,15 @@ def _slow_key(row: dict) -> tuple:
 
 class Aggregator:
     def __init__(self) -> None:
-        self.total = Figures()
+        self._total = Figures()
         # Every table keyed by a name from the wire is capped and folds the rest (kwire.analytics.caps).
-        self.by_api_version = FoldedTable("api_versions", Figures, (OTHERS, OTHERS))
-        self.by_client_id = FoldedTable("client_ids", Figures)
-        self.by_broker = FoldedTable("brokers", Figures)
+        self._by_api_version = FoldedTable("api_versions", Figures, (OTHERS, OTHERS))
+        self._by_client_id = FoldedTable("client_ids", Figures)
+        self._by_broker = FoldedTable("brokers", Figures)
+        # (api version key, client id, broker) -> the figures of its exchanges that only add counts and
+        # latencies (figures.counts_only), not yet in the four tables above: one Figures counted per
+        # exchange instead of four; `_settle` adds them, before anything reads the tables.
+        self._cells: dict[tuple, Figures] = {}
         self.partitions = FoldedTable("partitions", PartitionFigures, (OTHERS, -1))
         self.share_groups = FoldedTable("share_groups", ShareGroupFigures)
         self.names = NameTable()  # topic id -> name
@@ -95,7 +100,8 @@ class Aggregator:
     # -- feeding --------------------------------------------------------------------------------
 
     def add_exchange(self, ex: Exchange) -> None:
-        self.add(exchange_row(ex), partition_rows(ex), topic_names(ex), observations(ex, self.analysis.watch))
+        row = exchange_row(ex)
+        self.add(row, partition_rows(ex), topic_names(ex), observations(ex, self.analysis.watch, row))
 
     def add(self, row: dict, partitions=(), names=(), observed=()) -> None:
         self.add_figures(row, partitions, names)
@@ -121,9 +127,13 @@ class Aggregator:
             client_id = row["client_id"]
             if client_id is None:
                 client_id = NULL_CLIENT_ID
-        add_row((self.total, self.by_api_version.row(key), self.by_client_id.row(client_id),
-                 self.by_broker.row(row["broker"])), row)
-        self.timeline.add(ts, (1, 1 if row["failed"] else 0, row["request_bytes"] or 0, row["response_bytes"] or 0))
+        broker = row["broker"]
+        if counts_only(row):
+            add_row((self._cell(key, client_id, broker),), row)
+        else:
+            add_row((self._total, self._by_api_version.row(key), self._by_client_id.row(client_id),
+                     self._by_broker.row(broker)), row)
+        self.timeline.add_sums(ts, (1, 1 if row["failed"] else 0, row["request_bytes"] or 0, row["response_bytes"] or 0))
         latency = row["latency_ns"]
         if latency is not None and not row.get("wait"):
             slowest = self.slowest
@@ -140,6 +150,56 @@ class Aggregator:
             self.add_partition(part)
         for tid, name in names:
             self.add_name(tid, name)
+
+    def _cell(self, key: tuple, client_id, broker) -> Figures:
+        cells = self._cells
+        cell = cells.get((key, client_id, broker))
+        if cell is None:
+            if len(cells) >= CELLS:
+                self._settle()
+            cell = cells[(key, client_id, broker)] = Figures()
+            # the rows made now, as the exchange would have made them: the tables keep their order
+            self._by_api_version.row(key)
+            self._by_client_id.row(client_id)
+            self._by_broker.row(broker)
+        return cell
+
+    def _settle(self) -> None:
+        """Add the cells' figures to the total and the tables (sums and exact distributions: the same
+        figures as each exchange added to each)."""
+        cells = self._cells
+        if not cells:
+            return
+        for (key, client_id, broker), figures in cells.items():
+            self._total.merge(figures)
+            self._by_api_version.row(key).merge(figures)
+            self._by_client_id.row(client_id).merge(figures)
+            self._by_broker.row(broker).merge(figures)
+        cells.clear()
+
+    @property
+    def total(self) -> Figures:
+        self._settle()
+        return self._total
+
+    @property
+    def by_api_version(self) -> FoldedTable:
+        self._settle()
+        return self._by_api_version
+
+    @property
+    def by_client_id(self) -> FoldedTable:
+        self._settle()
+        return self._by_client_id
+
+    @property
+    def by_broker(self) -> FoldedTable:
+        self._settle()
+        return self._by_broker
+
+    def __getstate__(self) -> dict:  # pickled (worker processes, Spark) settled
+        self._settle()
+        return self.__dict__
 
     def add_partition(self, part: dict) -> None:
         self.partitions.row((part["topic"], part["partition"])).add(part)

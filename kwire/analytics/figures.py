@@ -130,6 +130,15 @@ def add_row(figures: tuple, row: dict) -> None:
             dist[latency] = dist.get(latency, 0) + 1  # distribution.add_value, inline
 
 
+def counts_only(row: dict) -> bool:
+    """Does the row add to counts and latencies alone: no error code, no body outcome but decoded, no
+    unanswered reason (nothing a Figures keeps in the order it first came)?"""
+    if row["error_codes"] or row["unanswered"] is not None:
+        return False
+    req, resp = row["request_outcome"], row["response_outcome"]
+    return (req == DECODED or req is None) and (resp == DECODED or resp is None)
+
+
 class PartitionFigures:
     __slots__ = ("fetches", "fetch_bytes", "fetch_records", "produces", "produce_bytes", "produce_records",
                  "lag_samples", "lag_last", "lag_max", "share_bytes", "share_records", "acquired",

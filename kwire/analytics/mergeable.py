@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import zlib
 from bisect import insort
-from heapq import heapify, heappop, heappush
+from heapq import heapify, heappop, heappush, heappushpop
 
 DECI_NS = 100_000_000  # Instants' finest resolution: 100 ms
 NS = 1_000_000_000
@@ -134,6 +134,13 @@ def keep_smallest(table: dict, limit: int) -> None:
             del table[key]
         return
     heap, added = table._heap, len(table) - table._synced
+    if heap is not None and added == 1 and len(table) == limit + 1:  # one key added to a full table
+        key = next(reversed(table))
+        rank = table._rank
+        if rank is None or _kind(key) is rank:
+            del table[heappushpop(heap, _entry(key, rank))[1].key]
+            table._synced = limit
+            return
     if heap is not None and added <= limit:
         rank = table._rank
         keys = reversed(table)
@@ -251,11 +258,18 @@ class Instants:
 _PER_DOUBLING = 8
 
 
+_BUCKETS: dict[int, int] = {}  # latency ns -> its bucket, for the latencies seen lately
+
+
 def latency_bucket(ns: int) -> int:
     """Histogram bucket of a latency: 0 for up to 1 us, then 8 per doubling."""
-    if ns <= 1000:
-        return 0
-    return max(1, math.ceil(_PER_DOUBLING * math.log2(ns / 1000)))
+    k = _BUCKETS.get(ns)
+    if k is None:
+        k = 0 if ns <= 1000 else max(1, math.ceil(_PER_DOUBLING * math.log2(ns / 1000)))
+        if len(_BUCKETS) >= 65536:  # latencies come off the wire: bounded
+            _BUCKETS.clear()
+        _BUCKETS[ns] = k
+    return k
 
 
 def bucket_upper_ms(k: int) -> float:

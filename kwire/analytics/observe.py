@@ -64,15 +64,16 @@ def evidence(ex: Exchange) -> tuple:
     return (ex.ts_ns, ex.client, ex.broker, ex.correlation_id, ex.api)
 
 
-def observations(ex: Exchange, watch=None) -> list[tuple]:
+def observations(ex: Exchange, watch=None, row: dict | None = None) -> list[tuple]:
     """The observations of one exchange; `watch`: the state of the Aggregator they go to, which says
-    which Produce batches after a failed send to read for resends (kwire.analytics.resends)."""
+    which Produce batches after a failed send to read for resends (kwire.analytics.resends); `row`:
+    the exchange's kwire.analytics.facts row when the caller has it (what it says is not read again)."""
     api = ex.api
     out: list[tuple] = []
     if api in GROUP_APIS:
         group_observations(ex, out)
     if api == "Produce":
-        _produce(ex, out, watch)
+        _produce(ex, out, watch, row)
     else:
         reader = _READERS.get(api)
         if reader is not None:
@@ -164,13 +165,16 @@ def batch_keys(data) -> list[tuple]:
     return keys
 
 
-def _produce(ex: Exchange, out: list, watch=None) -> None:
+def _produce(ex: Exchange, out: list, watch=None, row: dict | None = None) -> None:
     request = ex.request
     if not request:
         return
     if request.get("Acks") == 0:
         out.append((T.NO_ANSWER_EXPECTED,))
-    failed = _produce_failures(ex)
+    if row is not None and ex.status == PAIRED and not row["error_codes"]:
+        failed = set()  # no ErrorCode anywhere in the answer: no partition failed (_produce_failures)
+    else:
+        failed = _produce_failures(ex)
     reader = ResendReader(ex, watch) if watch is not None or failed else None
     ev = evidence(ex)  # one tuple for every batch of the exchange
     for topic in request.get("TopicData") or ():

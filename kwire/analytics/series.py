@@ -13,6 +13,8 @@ merged from many.
 
 from __future__ import annotations
 
+from operator import add
+
 NS = 1_000_000_000
 
 
@@ -34,6 +36,14 @@ class Series:
                 self._coarsen(self.resolution * 2)
             return
         self._combine(cell, values)
+
+    def add_sums(self, ts_ns: int, values: tuple) -> None:
+        """`add` for a series whose every field is a sum, of values none of which is None (counts)."""
+        cell = self.buckets.get(ts_ns // NS // self.resolution)
+        if cell is None:
+            self.add(ts_ns, values)
+        else:
+            cell[:] = map(add, cell, values)
 
     def _combine(self, cell: list, values) -> None:
         i = 0

@@ -54,6 +54,11 @@ def evidence_of(row: dict) -> tuple:
     return (row["ts_ns"], row["client"], row["broker"], row["correlation_id"], row["api"])
 
 
+def _last_of(row: dict, end: int) -> tuple:
+    """A Connection's `last`: (end ns, ts ns, correlation id, api, status) of an exchange."""
+    return (end, row["ts_ns"], row["correlation_id"], row["api"], row["status"])
+
+
 class Connection:
     __slots__ = ("first_ns", "last_ns", "exchanges", "last", "answered_ns", "client_id", "software")
 
@@ -155,7 +160,10 @@ class TrafficState:
     def add_row(self, row: dict, acks0: bool = False) -> None:
         client, broker, api, ts = row["client"], row["broker"], row["api"], row["ts_ns"]
         status, client_id = row["status"], row["client_id"]
-        conn = self._connection((client, broker, row.get("connection_id")))
+        key = (client, broker, row.get("connection_id"))
+        conn = self.connections.get(key)
+        if conn is None:
+            conn = self._connection(key)
         if conn is not None:
             end = row["response_ts_ns"] or 0
             if end < ts:
@@ -165,9 +173,9 @@ class TrafficState:
             if conn.last_ns is None or end > conn.last_ns:
                 conn.last_ns = end
             conn.exchanges += 1
-            last = (end, ts, row["correlation_id"], api, status)
-            if conn.last is None or last > conn.last:
-                conn.last = last
+            last = conn.last  # the latest exchange; its tuple made only when this one is later
+            if last is None or end > last[0] or (end == last[0] and _last_of(row, end) > last):
+                conn.last = _last_of(row, end)
             if status == PAIRED and (conn.answered_ns is None or ts > conn.answered_ns):
                 conn.answered_ns = ts
             if conn.client_id != client_id:
