@@ -60,11 +60,11 @@ def _brief(row: dict) -> dict:
             "status": row["status"], "unanswered": row["unanswered"], "error_codes": codes, "errors": codes}
 
 
-def _figures(table: dict, name) -> Figures:
-    figures = table.get(name)
-    if figures is None:
-        figures = table[name] = Figures()
-    return figures
+def _labels(api, version, client_id) -> tuple[tuple, str]:
+    """(api version key, client id) an exchange is counted under in the tables."""
+    if api is None:
+        return (UNKNOWN, UNKNOWN), UNKNOWN
+    return (api, str(version)), client_id if client_id is not None else NULL_CLIENT_ID
 
 
 def _tie(row: dict) -> tuple:
@@ -82,7 +82,7 @@ class Aggregator:
         self._by_api_version = FoldedTable("api_versions", Figures, (OTHERS, OTHERS))
         self._by_client_id = FoldedTable("client_ids", Figures)
         self._by_broker = FoldedTable("brokers", Figures)
-        # (api version key, client id, broker) -> the figures of its exchanges that only add counts and
+        # (api, api version, client id, broker) -> the figures of its exchanges that only add counts and
         # latencies (figures.counts_only), not yet in the four tables above: one Figures counted per
         # exchange instead of four; `_settle` adds them, before anything reads the tables.
         self._cells: dict[tuple, Figures] = {}
@@ -118,19 +118,14 @@ class Aggregator:
             self.first_ns = ts
         if self.last_ns is None or end > self.last_ns:
             self.last_ns = end
-        api = row["api"]
-        if api is None:
-            key = (UNKNOWN, UNKNOWN)
-            client_id = UNKNOWN
-        else:
-            key = (api, str(row["api_version"]))
-            client_id = row["client_id"]
-            if client_id is None:
-                client_id = NULL_CLIENT_ID
-        broker = row["broker"]
+        api, version, client_id, broker = row["api"], row["api_version"], row["client_id"], row["broker"]
         if counts_only(row):
-            add_row((self._cell(key, client_id, broker),), row)
+            cell = self._cells.get((api, version, client_id, broker))
+            if cell is None:
+                cell = self._new_cell(api, version, client_id, broker)
+            add_row((cell,), row)
         else:
+            key, client_id = _labels(api, version, client_id)
             add_row((self._total, self._by_api_version.row(key), self._by_client_id.row(client_id),
                      self._by_broker.row(broker)), row)
         self.timeline.add_sums(ts, (1, 1 if row["failed"] else 0, row["request_bytes"] or 0, row["response_bytes"] or 0))
@@ -151,17 +146,16 @@ class Aggregator:
         for tid, name in names:
             self.add_name(tid, name)
 
-    def _cell(self, key: tuple, client_id, broker) -> Figures:
+    def _new_cell(self, api, version, client_id, broker) -> Figures:
         cells = self._cells
-        cell = cells.get((key, client_id, broker))
-        if cell is None:
-            if len(cells) >= CELLS:
-                self._settle()
-            cell = cells[(key, client_id, broker)] = Figures()
-            # the rows made now, as the exchange would have made them: the tables keep their order
-            self._by_api_version.row(key)
-            self._by_client_id.row(client_id)
-            self._by_broker.row(broker)
+        if len(cells) >= CELLS:
+            self._settle()
+        cell = cells[(api, version, client_id, broker)] = Figures()
+        key, client_id = _labels(api, version, client_id)
+        # the rows made now, as the exchange would have made them: the tables keep their order
+        self._by_api_version.row(key)
+        self._by_client_id.row(client_id)
+        self._by_broker.row(broker)
         return cell
 
     def _settle(self) -> None:
@@ -170,7 +164,8 @@ class Aggregator:
         cells = self._cells
         if not cells:
             return
-        for (key, client_id, broker), figures in cells.items():
+        for (api, version, client_id, broker), figures in cells.items():
+            key, client_id = _labels(api, version, client_id)
             self._total.merge(figures)
             self._by_api_version.row(key).merge(figures)
             self._by_client_id.row(client_id).merge(figures)

@@ -120,7 +120,12 @@ def _heap_of(table: Capped) -> list:
     if rank is not None and any(_kind(key) is not rank for key in table):
         rank = None
     table._rank = rank
-    heap = [_entry(key, rank) for key in table]
+    if rank is _INT_FIRST:  # _entry of every key, inline: a full table of batches is 16,384 of them
+        heap = [(-key[0], _Largest(key)) for key in table]
+    elif rank is _INT:
+        heap = [(-key, _Largest(key)) for key in table]
+    else:
+        heap = [(0, _Largest(key)) for key in table]
     heapify(heap)
     return heap
 
@@ -310,7 +315,8 @@ class TimeHistograms:
     def add(self, ts_ns: int, latency_ns: int, label: str, evidence: tuple | None = None) -> None:
         k = ts_ns // NS // self.resolution
         cell = self.buckets.get(k)
-        if cell is None:
+        new = cell is None
+        if new:
             cell = self.buckets[k] = [{}, {}, None]
         hist, labels = cell[0], cell[1]
         b = latency_bucket(latency_ns)
@@ -319,7 +325,7 @@ class TimeHistograms:
         top = cell[2]
         if top is None or (latency_ns >= top[0] and _slower((latency_ns, evidence), top)):
             cell[2] = (latency_ns, evidence)
-        if len(self.buckets) > self.limit:
+        if new and len(self.buckets) > self.limit:  # coarsened after the add: its cells are copied
             self._coarsen(self.resolution * 2)
 
     def _coarsen(self, resolution: int) -> None:

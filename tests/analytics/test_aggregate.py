@@ -1,6 +1,7 @@
 """The Aggregator: figures on a real capture, and any split + merge gives the same document."""
 
 import json
+import pickle
 import random
 from pathlib import Path
 
@@ -140,3 +141,31 @@ def test_id_and_name_series_merged_past_their_limit():
     assert part["lag_samples"] == 400 and part["lag_max"] == 199
     assert len(part["lag_timeline"]) == len(doc["timeline"]["exchanges"]) <= 120
     assert max(v for v in part["lag_timeline"] if v is not None) == 199
+
+
+def test_tables_hold_each_exchange_counted_in_each_group():
+    """The cells an Aggregator keeps (per api version, client id, broker) and adds when the tables are
+    read give each table what Figures.add of every row of that group gives, with rows in the order the
+    groups first came; so too when pickled half way (a worker's part)."""
+    from kwire.analytics.figures import Figures
+
+    expected: dict[str, dict] = {"total": {}, "api": {}, "client": {}, "broker": {}}
+    for row, _, _ in FACTS:
+        api = row["api"]
+        for table, key in (("total", None), ("api", (api, str(row["api_version"])) if api else ("(unknown)",) * 2),
+                           ("client", row["client_id"] if api is None or row["client_id"] is not None else "(null)"),
+                           ("broker", row["broker"])):
+            key = "(unknown)" if table == "client" and api is None else key
+            expected[table].setdefault(key, Figures()).add(row)
+    half = len(FACTS) // 2
+    agg = Aggregator()
+    for f in FACTS[:half]:
+        agg.add(*f)
+    agg = pickle.loads(pickle.dumps(agg))
+    for f in FACTS[half:]:
+        agg.add(*f)
+    for table, got in (("api", agg.by_api_version), ("client", agg.by_client_id), ("broker", agg.by_broker)):
+        assert [key for key, _ in got.items()] == list(expected[table])
+        assert {key: f.document(1.0) for key, f in got.items()} == \
+            {key: f.document(1.0) for key, f in expected[table].items()}
+    assert agg.total.document(1.0) == expected["total"][None].document(1.0)

@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from kwire.analytics.mergeable import Capped, Kept, keep_smallest
+from kwire.analytics.mergeable import Capped, Kept, keep_smallest, stable_hash, stable_hash3
 
 
 def _key(rng: random.Random, shape: str):
@@ -88,3 +88,14 @@ def test_kept_keeps_what_a_sort_keeps(seed):
         kept.add(key, n)
         everything.append((key, n))
     assert kept.items == sorted(everything)[:7]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_stable_hash3_is_stable_hash(seed):
+    rng = random.Random(seed)
+    topics = ["kwire-many-small", "", "t'\"", "é\ud800x", "\\n"]
+    for _ in range(2000):
+        a = rng.choice(topics + [None, 3])
+        b = rng.choice([0, 1, -1, 2**40, None, True, "0"])
+        c = rng.choice([("crc", rng.getrandbits(32), -1, -1), ("pid", rng.randint(-1, 9), 0, rng.getrandbits(31)), None])
+        assert stable_hash3(a, b, c) == stable_hash(a, b, c)

@@ -48,3 +48,13 @@ def test_split_and_merged_equals_one_pass(items, parts, seed):
     assert merged.resolution == whole.resolution
     width = max(whole.resolution, 64)
     assert merged.rebin(width, 0, 5000 // width + 1) == whole.rebin(width, 0, 5000 // width + 1)
+
+
+@settings(max_examples=60)
+@given(st.lists(st.tuples(st.integers(0, 5000), st.integers(0, 50), st.integers(0, 3)), max_size=200))
+def test_add_sums_is_add_of_a_series_of_sums(items):
+    added, summed = Series(("sum", "sum"), limit=16), Series(("sum", "sum"), limit=16)
+    for t, v, w in items:
+        added.add(t * NS, (v, w))
+        summed.add_sums(t * NS, (v, w))
+    assert (summed.resolution, summed.buckets) == (added.resolution, added.buckets)
