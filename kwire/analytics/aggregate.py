@@ -123,7 +123,7 @@ class Aggregator:
             cell = self._cells.get((api, version, client_id, broker))
             if cell is None:
                 cell = self._new_cell(api, version, client_id, broker)
-            add_row((cell,), row)
+            cell.add_counts(row)
         else:
             key, client_id = _labels(api, version, client_id)
             add_row((self._total, self._by_api_version.row(key), self._by_client_id.row(client_id),

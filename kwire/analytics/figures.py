@@ -45,6 +45,27 @@ class Figures:
     def add(self, row: dict) -> None:
         add_row((self,), row)
 
+    def add_counts(self, row: dict) -> None:
+        """`add` of a row that counts_only: its counts and latency, nothing else to read."""
+        self.exchanges += 1
+        status = row["status"]
+        if status == PAIRED:
+            self.paired += 1
+        elif status == NO_RESPONSE:
+            self.no_response += 1
+        elif status == NO_REQUEST:
+            self.no_request += 1
+        self.request_bytes += row["request_bytes"] or 0
+        self.response_bytes += row["response_bytes"] or 0
+        if row["failed"]:
+            self.failed += 1
+        if row.get("negotiation"):
+            self.negotiations += 1
+        latency = row["latency_ns"]
+        if latency is not None:
+            dist = self.waits if row.get("wait") else self.latency
+            dist[latency] = dist.get(latency, 0) + 1
+
     def _bodies(self, req: str | None, resp: str | None) -> None:
         """Count the bodies that were not simply decoded, by kind; an exchange with a malformed body
         is a decode error."""

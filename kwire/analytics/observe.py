@@ -175,21 +175,24 @@ def _produce(ex: Exchange, out: list, watch=None, row: dict | None = None) -> No
         failed = set()  # no ErrorCode anywhere in the answer: no partition failed (_produce_failures)
     else:
         failed = _produce_failures(ex)
-    reader = ResendReader(ex, watch) if watch is not None or failed else None
+    reads = watch is not None or bool(failed)  # batches of producers that are not idempotent: resends
+    reader = None  # the ResendReader, made at the first such batch
     ev = evidence(ex)  # one tuple for every batch of the exchange
     for topic in request.get("TopicData") or ():
         label = topic_label(topic)
         for part in topic.get("PartitionData") or ():
             records = part.get("Records")
-            data = records.data if isinstance(records, RawRecords) else records
+            data = records.data if type(records) is RawRecords else records
             if not data:
                 continue
             index = part.get("Index")
-            bad = failed is True or (failed is not None and (label, index) in failed)
+            bad = failed is True or (bool(failed) and (label, index) in failed)
             transactions = None  # a producer's batches of one exchange are one moment: one "tx"
             for key, pid, transactional, pos, head in batch_keys(data):
                 out.append((T.PRODUCE_BATCH, label, index, key, ev, bad))
-                if reader is not None and head is not None and key[0] == "crc":
+                if reads and head is not None and key[0] == "crc":
+                    if reader is None:
+                        reader = ResendReader(ex, watch)
                     reader.batch(label, index, bad, data, pos, head, out)
                 if transactional and pid >= 0 and (transactions is None or pid not in transactions):
                     if transactions is None:
