@@ -13,6 +13,11 @@ Guarantees:
   from the wire is capped by kwire.analytics.caps (the smallest keys kept, the rest folded into one
   "(others)" row, listed in the document's `caps`).
 - Nothing here depends on connection ids, file names or packet counts: only on the exchanges.
+- Each exchange's row is read once for the four Figures it counts in (the total, its api version,
+  client id and broker: figures.add_row); one that adds only counts and latencies
+  (figures.counts_only, most exchanges) is counted once, in a cell per (api, version, client id,
+  broker), and the cells are merged into the four when anything reads them (`total`, `by_*`,
+  `merge`, `document`, a pickle): the same figures, the tables' rows in the same order.
 
 Definitions beyond those of kwire.analytics.facts:
 - span: from the earliest exchange time to the latest request or response time; rates

@@ -175,7 +175,7 @@ class DeliveryState:
         batches = self.batches
         batch = batches.get(full)
         if batch is None:
-            if batches.refuses(full, MAX_BATCHES):
+            if len(batches) >= MAX_BATCHES and batches.refuses(full, MAX_BATCHES):
                 return
             batch = batches[full] = Batch()
             if len(batches) > MAX_BATCHES:

@@ -6,7 +6,9 @@ the exact latency distribution of one group (an api and version, a client id, a 
 `PartitionFigures`: fetches, produces and share-group deliveries of one topic-partition, with its lag
 series. `ShareGroupFigures`: one share group's acquisitions, redeliveries and acknowledgements. Each
 `add`s fact rows (kwire.analytics.facts), `merge`s exactly with another of its kind in any order, and
-makes its part of the stats document (`document`).
+makes its part of the stats document (`document`). `add_row(figures, row)` adds one row to several
+Figures, reading it once; `counts_only(row)` says a row adds nothing but counts and a latency, which
+`Figures.add_counts` adds alone.
 """
 
 from __future__ import annotations
