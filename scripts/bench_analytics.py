@@ -26,6 +26,7 @@ from kwire.cli.keys import Reading  # noqa: E402
 from kwire.cli.stats import AggregateEach, new_aggregator  # noqa: E402
 from kwire.gc_policy import settle_gc  # noqa: E402
 from kwire.pipeline import RunSummary  # noqa: E402
+from kwire.query import ExchangeFilter  # noqa: E402
 
 
 def decoded(paths: list[str]) -> list:
@@ -33,7 +34,7 @@ def decoded(paths: list[str]) -> list:
 
 
 def count(exchanges: list) -> dict:
-    agg = AggregateEach(lambda ex: True)(exchanges, new_aggregator(False))
+    agg = AggregateEach(ExchangeFilter())(exchanges, new_aggregator(False))  # no filter, as `kwire stats`
     return agg.document()
 
 

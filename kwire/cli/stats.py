@@ -116,12 +116,16 @@ class AggregateEach:
     `metered`: Aggregators that also keep the metrics' counts (kwire.live.metrics_state)."""
 
     def __init__(self, keep, metered: bool = False):
-        self.keep = keep
+        self.keep = keep if getattr(keep, "active", True) else None  # None: a filter that turns nothing down
         self.metered = metered
 
     def __call__(self, exchanges, agg: Aggregator | None = None) -> Aggregator:
         agg = agg if agg is not None else new_aggregator(self.metered)
         keep = self.keep
+        if keep is None:
+            for ex in exchanges:
+                agg.add_exchange(ex)
+            return agg
         for ex in exchanges:
             if keep(ex):
                 agg.add_exchange(ex)
@@ -144,9 +148,7 @@ def aggregate(reading: Reading, summary: RunSummary, keep, jobs: int, progress, 
     count = AggregateEach(keep, metered)
     agg = new_aggregator(metered)
     if not jobs:
-        for ex in reading.exchanges(summary, progress):
-            count((ex,), agg)
-        return agg
+        return count(reading.exchanges(summary, progress), agg)
     batches = Batches(count, jobs)
 
     def merge(wait: bool = False) -> None:
