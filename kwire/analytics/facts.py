@@ -198,11 +198,12 @@ def _fetch_rows(ex: Exchange) -> list[dict]:
         return []
     lag = {(r["topic"], r["partition"]): r for r in ex.extra.get("lag") or ()}
     rows = []
+    ts = ex.ts_ns
     for topic in ex.response.get("Responses") or ():
         label = topic_label(topic)
         for part in topic.get("Partitions") or ():
             index = part.get("PartitionIndex")
-            row = _new_row(ex.ts_ns, "Fetch", None, label, index)
+            row = _new_row(ts, "Fetch", None, label, index)
             row["bytes"], row["records"] = records_facts(part.get("Records"))
             sample = lag.get((label, index))
             if sample is not None:
@@ -214,13 +215,15 @@ def _fetch_rows(ex: Exchange) -> list[dict]:
 
 
 def _produce_rows(ex: Exchange) -> list[dict]:
-    if not ex.request:
+    request = ex.request
+    if not request:
         return []
     rows = []
-    for topic in ex.request.get("TopicData") or ():
+    ts = ex.ts_ns
+    for topic in request.get("TopicData") or ():
         label = topic_label(topic)
         for part in topic.get("PartitionData") or ():
-            row = _new_row(ex.ts_ns, "Produce", None, label, part.get("Index"))
+            row = _new_row(ts, "Produce", None, label, part.get("Index"))
             row["bytes"], row["records"] = records_facts(part.get("Records"))
             rows.append(row)
     return rows
