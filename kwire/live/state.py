@@ -70,7 +70,7 @@ class DashboardState:
         metrics = self.metrics
         for ex in exchanges:
             row = exchange_row(ex)
-            observed = observations(ex, window.analysis.watch)
+            observed = observations(ex, window.analysis.watch, row)
             window.add(row, partition_rows(ex), topic_names(ex), observed)
             if metrics is not None:
                 metrics.add(row, observed)

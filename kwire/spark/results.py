@@ -164,7 +164,7 @@ class Facts:
                 agg.learn_names(ex)
                 continue
             row, parts = exchange_row(ex), partition_rows(ex)
-            agg.add(row, parts, topic_names(ex), observations(ex, agg.analysis.watch))
+            agg.add(row, parts, topic_names(ex), observations(ex, agg.analysis.watch, row))
             if self.rows:
                 self.exchange_rows.append(row)
                 for part in parts:
