@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from kwire.codec.marks import TOPICS, message_tree, walk
+from kwire.codec.schemas import schema_for
 from kwire.codec.version_refusal import is_version_refusal
 from kwire.enrich import ZERO_UUID, topic_label
 from kwire.kafka.apis import API_BY_NAME
@@ -45,6 +46,72 @@ def error_codes(node) -> list[int]:
     if node:
         _collect_error_codes(node, found)
     return found
+
+
+def response_error_codes(ex: Exchange) -> list[int]:
+    """error_codes(ex.response), in the same order, found where the response's schema puts its
+    ErrorCode fields (error_tree) instead of in every value of the body. The generic walk answers
+    when the schema cannot: no schema or version, a body of another layout ("_layout",
+    kwire.codec.version_refusal), or more than one code found (their order is the body's, and tagged
+    fields come in wire order, not the schema's)."""
+    body = ex.response
+    if not body:
+        return []
+    tree = error_tree(ex.api_key, ex.api_version)
+    if tree is None or "_layout" in body:
+        return error_codes(body)
+    found: list[int] = []
+    _tree_codes(body, tree, found)
+    if len(found) > 1:
+        return error_codes(body)
+    return found
+
+
+_ERROR_TREES: dict[tuple, tuple | None] = {}
+
+
+def error_tree(api_key: int | None, version: int | None) -> tuple | None:
+    """The paths to the ErrorCode fields of an api's response at `version`, as (key, subtree) pairs
+    (subtree None for an ErrorCode itself); None when kwire has no schema for it or the version is not
+    one Kafka defined. Cached (bounded: versions come off the wire)."""
+    key = (api_key, version)
+    try:
+        return _ERROR_TREES[key]
+    except KeyError:
+        pass
+    schema = schema_for(api_key, "response") if api_key is not None and version is not None else None
+    tree = _error_paths(schema.fields, version) if schema is not None and version in schema.valid else None
+    if len(_ERROR_TREES) < 8192:
+        _ERROR_TREES[key] = tree
+    return tree
+
+
+def _error_paths(fields, version: int) -> tuple:
+    out = []
+    for f in fields:
+        if not f.present_in(version):
+            continue
+        if f.fields is not None:
+            sub = _error_paths(f.fields, version)
+            if sub:
+                out.append((f.name, sub))
+        elif f.name == "ErrorCode":
+            out.append((f.name, None))
+    return tuple(out)
+
+
+def _tree_codes(node: dict, tree: tuple, out: list) -> None:
+    for key, sub in tree:
+        value = node.get(key)
+        if sub is None:
+            if value and type(value) is int:
+                out.append(value)
+        elif type(value) is list:
+            for item in value:
+                if type(item) is dict:
+                    _tree_codes(item, sub, out)
+        elif type(value) is dict:
+            _tree_codes(value, sub, out)
 
 
 def _collect_error_codes(node: dict, out: list) -> None:
@@ -84,7 +151,7 @@ def topics_of(ex: Exchange) -> set[str]:
 def has_error(ex: Exchange) -> bool:
     if ex.status != PAIRED or is_malformed(ex):
         return True
-    codes = error_codes(ex.response) if ex.response else []
+    codes = response_error_codes(ex)
     return bool(codes) and not is_version_refusal(ex.api_key, codes)  # version negotiation is no failure
 
 
