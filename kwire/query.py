@@ -57,7 +57,9 @@ def response_error_codes(ex: Exchange) -> list[int]:
     body = ex.response
     if not body:
         return []
-    tree = error_tree(ex.api_key, ex.api_version)
+    tree = _ERROR_TREES.get((ex.api_key, ex.api_version), _UNSEEN)
+    if tree is _UNSEEN:
+        tree = error_tree(ex.api_key, ex.api_version)
     if tree is None or "_layout" in body:
         return error_codes(body)
     found: list[int] = []
@@ -68,6 +70,7 @@ def response_error_codes(ex: Exchange) -> list[int]:
 
 
 _ERROR_TREES: dict[tuple, tuple | None] = {}
+_UNSEEN: tuple = ("unseen",)  # a key not looked up yet (a tree may be ())
 
 
 def error_tree(api_key: int | None, version: int | None) -> tuple | None:

@@ -36,7 +36,7 @@ from kwire.model import Exchange
 from kwire.outcomes import DECODED_BODY, error_text, kind_of, trailing_size
 from kwire.query import response_error_codes
 from kwire.render.records_run import RecordsRun
-from kwire.render.values import SECRET_APIS, json_default, plain_body
+from kwire.render.values import SECRET_APIS, SummaryHook, json_default, plain_body
 
 _ENCODERS: dict[str, json.JSONEncoder] = {}
 _DEFAULTS: dict[str, object] = {}
@@ -173,11 +173,16 @@ def exchange_json(ex: Exchange, *, records: str = "summary", show_secrets: bool 
 
 
 def exchange_json_line(ex: Exchange, *, records: str = "summary", show_secrets: bool = False,
-                       run: RecordsRun | None = None) -> bytes:
-    """The exchange's JSON object as UTF-8 bytes, newline included: what `inspect --json` writes."""
+                       run: RecordsRun | None = None, hook: SummaryHook | None = None) -> bytes:
+    """The exchange's JSON object as UTF-8 bytes, newline included: what `inspect --json` writes.
+    `hook`: with records="summary", the renderer's SummaryHook on `run` (made here when not given)."""
     if orjson is not None and ex.api_key is not None and ex.api_key not in SECRET_APIS:
+        if records != "summary":
+            hook = None
+        elif hook is None:
+            hook = SummaryHook(run if run is not None else RecordsRun())
         try:
-            line = _fast_line(ex, records, run)
+            line = _fast_line(ex, records, run, hook)
         except (TypeError, ValueError):  # the general way below says what went wrong, or falls back
             line = None
         if line is not None:
@@ -216,6 +221,7 @@ def exchange_json_line(ex: Exchange, *, records: str = "summary", show_secrets: 
 # orjson refuses) go the general way, which builds the whole object (_record).
 
 _EMPTY: list = []  # never changed
+_EXACT_NS = 10**15
 MAX_CACHED = 4096  # entries of each cache of parts (a capture of many connections clears and refills it)
 _PARTS: dict[tuple, tuple[bytes, bytes]] = {}
 _OUTCOMES: dict[tuple, bytes] = {}
@@ -252,8 +258,9 @@ def _outcome_members(req, resp) -> bytes:
     return members
 
 
-def _fast_line(ex: Exchange, records: str, run: RecordsRun | None) -> bytes | None:
-    """The line put together from parts; None when the exchange must go the general way."""
+def _fast_line(ex: Exchange, records: str, run: RecordsRun | None, hook: SummaryHook | None) -> bytes | None:
+    """The line put together from parts; None when the exchange must go the general way. `hook`:
+    the SummaryHook with records="summary" (it makes the exchange's budget), else None."""
     request_ts = ex.request_ts_ns
     response_ts = ex.response_ts_ns
     request_size = ex.request_size
@@ -272,27 +279,42 @@ def _fast_line(ex: Exchange, records: str, run: RecordsRun | None) -> bytes | No
         errors = [error_name(code) for code in found]
     else:
         codes = errors = _EMPTY
-    budget = _budget(ex, run)
-    line = orjson.dumps({
-        "ts_ns": request_ts,
-        "request_ts_ns": request_ts,
-        "response_ts_ns": response_ts,
-        "client": parts[0],  # client ... api_version
-        "correlation_id": ex.correlation_id,
-        "client_id": parts[1],  # client_id, status, unanswered
-        "error_codes": codes,
-        "latency_ms": round((response_ts - request_ts) / 1e6, 6),
-        "request_bytes": request_size,
-        "response_bytes": response_size,
-        "request": ex.request,
-        "response": ex.response,
-        "request_outcome": outcomes,  # request_outcome ... response_trailing_bytes
-        "connection_id": ex.connection_id,
-        "ts": _seconds(request_ts),
-        "errors": errors,
-        "request_size": request_size,
-        "response_size": response_size,
-    }, default=_default(records, budget), option=_ORJSON_OPTIONS)
+    # round(latency, 6) and _seconds, without their cost where they change nothing: a difference of
+    # nanoseconds under 10**15 divided by 1e6 is already the double nearest its 6-decimal value.
+    took = response_ts - request_ts
+    latency = took / 1e6 if -_EXACT_NS < took < _EXACT_NS else round(took / 1e6, 6)
+    seconds = request_ts / 1e9
+    if seconds < 8388608.0:
+        seconds = round(seconds, 9)
+    if hook is None:
+        budget = _budget(ex, run)
+        default = _default(records, budget)
+    else:
+        default = hook
+    try:
+        line = orjson.dumps({
+            "ts_ns": request_ts,
+            "request_ts_ns": request_ts,
+            "response_ts_ns": response_ts,
+            "client": parts[0],  # client ... api_version
+            "correlation_id": ex.correlation_id,
+            "client_id": parts[1],  # client_id, status, unanswered
+            "error_codes": codes,
+            "latency_ms": latency,
+            "request_bytes": request_size,
+            "response_bytes": response_size,
+            "request": ex.request,
+            "response": ex.response,
+            "request_outcome": outcomes,  # request_outcome ... response_trailing_bytes
+            "connection_id": ex.connection_id,
+            "ts": seconds,
+            "errors": errors,
+            "request_size": request_size,
+            "response_size": response_size,
+        }, default=default, option=_ORJSON_OPTIONS)
+    finally:
+        if hook is not None:
+            budget = hook.take_budget()
     if run is not None and budget is not None:
         run.charge(budget)
     return line
@@ -304,7 +326,7 @@ class JsonLines:
     kwire.query.ExchangeFilter) turns it down. `run`: the run's record budgets (kept where the
     exchanges that carry records are rendered: see kwire.render.records_run)."""
 
-    __slots__ = ("records", "show_secrets", "keep", "run")
+    __slots__ = ("records", "show_secrets", "keep", "run", "hook")
 
     def __init__(self, records: str = "summary", show_secrets: bool = False, keep=None,
                  run: RecordsRun | None = None):
@@ -312,17 +334,20 @@ class JsonLines:
         self.show_secrets = show_secrets
         self.keep = keep
         self.run = run if run is not None else RecordsRun()
+        self.hook = SummaryHook(self.run)
 
     def __call__(self, ex: Exchange) -> bytes | None:
         if self.keep is not None and not self.keep(ex):
             return None
-        return exchange_json_line(ex, records=self.records, show_secrets=self.show_secrets, run=self.run)
+        return exchange_json_line(ex, records=self.records, show_secrets=self.show_secrets, run=self.run,
+                                  hook=self.hook)
 
     def __getstate__(self):
         return (self.records, self.show_secrets, self.keep, self.run)
 
     def __setstate__(self, state) -> None:
         self.records, self.show_secrets, self.keep, self.run = state
+        self.hook = SummaryHook(self.run)
 
 
 _ORJSON_OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE if orjson is not None else 0
