@@ -89,6 +89,9 @@ def error_tree(api_key: int | None, version: int | None) -> tuple | None:
     return tree
 
 
+_LEAF = (("ErrorCode", None),)  # a struct whose only path is its own ErrorCode (a partition's, say)
+
+
 def _error_paths(fields, version: int) -> tuple:
     out = []
     for f in fields:
@@ -97,7 +100,7 @@ def _error_paths(fields, version: int) -> tuple:
         if f.fields is not None:
             sub = _error_paths(f.fields, version)
             if sub:
-                out.append((f.name, sub))
+                out.append((f.name, _LEAF if sub == _LEAF else sub))
         elif f.name == "ErrorCode":
             out.append((f.name, None))
     return tuple(out)
@@ -110,9 +113,16 @@ def _tree_codes(node: dict, tree: tuple, out: list) -> None:
             if value and type(value) is int:
                 out.append(value)
         elif type(value) is list:
-            for item in value:
-                if type(item) is dict:
-                    _tree_codes(item, sub, out)
+            if sub is _LEAF:  # the common last step, without a call per element
+                for item in value:
+                    if type(item) is dict:
+                        code = item.get("ErrorCode")
+                        if code and type(code) is int:
+                            out.append(code)
+            else:
+                for item in value:
+                    if type(item) is dict:
+                        _tree_codes(item, sub, out)
         elif type(value) is dict:
             _tree_codes(value, sub, out)
 

@@ -339,6 +339,14 @@ class JsonLines:
     def __call__(self, ex: Exchange) -> bytes | None:
         if self.keep is not None and not self.keep(ex):
             return None
+        api_key = ex.api_key
+        if orjson is not None and self.records == "summary" and api_key is not None and api_key not in SECRET_APIS:
+            try:  # exchange_json_line's first step, one call nearer
+                line = _fast_line(ex, "summary", self.run, self.hook)
+            except (TypeError, ValueError):
+                line = None
+            if line is not None:
+                return line
         return exchange_json_line(ex, records=self.records, show_secrets=self.show_secrets, run=self.run,
                                   hook=self.hook)
 
