@@ -172,9 +172,11 @@ class Batches:
 
     def add(self, raw: RawExchange) -> bool:
         """Queue one exchange; True when that filled a batch (which went to a worker)."""
-        self.batch.append(exchange_parts(raw, owned=True))
-        self.batch_bytes += frames_size(raw)
-        if len(self.batch) >= self.batch_size or self.batch_bytes >= BATCH_BYTES:
+        batch = self.batch
+        batch.append(exchange_parts(raw, owned=True))
+        request = raw.request  # frames_size, inline
+        self.batch_bytes += (request.size if request is not None else 0) + (raw.response_size or 0)
+        if len(batch) >= self.batch_size or self.batch_bytes >= BATCH_BYTES:
             self._send()
             return True
         return False
@@ -289,18 +291,19 @@ class OrderedRenderer:
         self.batches = Batches(RenderEach(render), jobs, batch=batch, max_inflight=max_inflight)
         self.queued_bytes = 0  # of the texts in the tag of the batch in progress
 
-    def feed(self, item) -> Iterator[bytes]:
+    def feed(self, item) -> list[bytes] | tuple:
+        """The texts ready after `item`, in order (a list, or an empty tuple: most items make none, and
+        a generator per item would cost the main process more than the item itself)."""
         batches = self.batches
         if type(item) is RawExchange:
             if batches.add(item):
-                yield from self._ready()
-            return
+                return list(self._ready())
+            return ()
         text = self.render(item)
         if not text:
-            return
+            return ()
         if not batches.batch and not batches.pending:
-            yield text  # nothing is ahead of it
-            return
+            return (text,)  # nothing is ahead of it
         if batches.tag is None:
             batches.tag = []
             self.queued_bytes = 0
@@ -308,7 +311,8 @@ class OrderedRenderer:
         self.queued_bytes += len(text)
         if len(batches.tag) >= MAX_QUEUED or self.queued_bytes >= MAX_QUEUED_BYTES:
             batches.flush()  # bounded: the batch in progress goes out as it is
-            yield from self._ready()
+            return list(self._ready())
+        return ()
 
     def finish(self) -> Iterator[bytes]:
         self.batches.flush()
