@@ -4,7 +4,9 @@ A filter is a predicate over a decoded Exchange. Topic matching looks at the fie
 holding a topic name or a topic id (kwire.codec.marks), and at the names kwire.enrich gave topic ids.
 "Errors" means: a non-zero ErrorCode anywhere in the response, a decode error, or an exchange that is
 not paired; an ApiVersions answered UNSUPPORTED_VERSION is version negotiation, not an error
-(kwire.codec.version_refusal).
+(kwire.codec.version_refusal). `error_codes(body)` walks every value of a body; `response_error_codes(ex)`
+gives the same list from the paths the response's schema gives its ErrorCode fields (error_tree), in a
+walk that never looks at the values off those paths (what inspect --json and --errors use).
 
 The selection filters sit beside them as small predicates: `--host` (`parse_host`, an address, a
 network or an address with its port, matched against the client and the broker), `--since` /

@@ -29,7 +29,7 @@ def _lines(exchanges, records: str, fast: bool, monkeypatch) -> list[bytes]:
         return [render(ex) for ex in exchanges]
 
 
-@pytest.mark.skipif(jsonl.orjson is None, reason="the fast way needs orjson")
+@pytest.mark.skipif(not jsonl._FAST, reason="the fast way needs orjson 3.10 on")
 @pytest.mark.parametrize("records", ["summary", "full"])
 def test_fast_lines_are_the_general_lines_on_every_capture(records, monkeypatch):
     assert len(CAPTURES) > 40
