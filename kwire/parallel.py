@@ -15,12 +15,14 @@ Bounded: at most `max_inflight` batches are out at a time; the main process wait
 when there are more. The pool starts with the first full batch, so small captures never pay for it.
 Exchanges travel as kwire.exchanges.ExchangeParts (a named tuple of plain values, the bodies as
 bytes of their own), pickled between kwire's own processes (kwire.forkpool: forked workers,
-pipes); a worker's result is bytes and a count. Output is byte-for-byte what one process writes.
+pipes); a worker's result is a batch's rendered bytes in one piece and their sizes (RenderEach),
+and a count. Output is byte-for-byte what one process writes.
 """
 
 from __future__ import annotations
 
 import os
+from array import array
 from collections import deque
 from typing import Callable, Iterator
 
@@ -53,7 +55,16 @@ def offloadable(raw: RawExchange) -> bool:
     if req is None or req.size + (raw.response_size or 0) > MAX_OFFLOADED_BYTES:
         return False
     header = req.header
-    return not enriched(header.api_key, header.api_version)
+    key = (header.api_key, header.api_version)
+    local = _STAYS.get(key)
+    if local is None:
+        local = enriched(header.api_key, header.api_version)
+        if len(_STAYS) < 4096:  # bounded: the wire chooses these numbers
+            _STAYS[key] = local
+    return not local
+
+
+_STAYS: dict[tuple, bool] = {}  # (api_key, version) -> kwire.enrich.enriched
 
 
 def offloadable_with_records(raw: RawExchange) -> bool:
@@ -161,9 +172,11 @@ class Batches:
 
     def add(self, raw: RawExchange) -> bool:
         """Queue one exchange; True when that filled a batch (which went to a worker)."""
-        self.batch.append(exchange_parts(raw, owned=True))
-        self.batch_bytes += frames_size(raw)
-        if len(self.batch) >= self.batch_size or self.batch_bytes >= BATCH_BYTES:
+        batch = self.batch
+        batch.append(exchange_parts(raw, owned=True))
+        request = raw.request  # frames_size, inline
+        self.batch_bytes += (request.size if request is not None else 0) + (raw.response_size or 0)
+        if len(batch) >= self.batch_size or self.batch_bytes >= BATCH_BYTES:
             self._send()
             return True
         return False
@@ -239,14 +252,28 @@ def _start_pool(jobs: int, task) -> ForkPool:
 
 
 class RenderEach:
-    """A Batches task: `render(exchange) -> bytes | None` on each exchange (b"" for None)."""
+    """A Batches task: `render(exchange) -> bytes | None` on each exchange (b"" for None), handed back
+    as one bytes object (what travels back from a worker: one object to pickle and write, not one per
+    exchange) and the size of each exchange's part of it (an array, read only when texts rendered in
+    the main process must be slotted in between)."""
 
     def __init__(self, render: Callable[[Exchange], bytes | None]):
         self.render = render
 
-    def __call__(self, exchanges: list[Exchange]) -> list[bytes]:
+    def __call__(self, exchanges: list[Exchange]) -> tuple[bytes, array]:
         render = self.render
-        return [render(ex) or b"" for ex in exchanges]
+        texts = [render(ex) or b"" for ex in exchanges]
+        return b"".join(texts), array("Q", map(len, texts))
+
+
+def split_texts(joined: bytes, sizes) -> list[bytes]:
+    """RenderEach's result back as one text per exchange."""
+    texts = []
+    pos = 0
+    for size in sizes:
+        texts.append(joined[pos:pos + size])
+        pos += size
+    return texts
 
 
 class OrderedRenderer:
@@ -264,18 +291,19 @@ class OrderedRenderer:
         self.batches = Batches(RenderEach(render), jobs, batch=batch, max_inflight=max_inflight)
         self.queued_bytes = 0  # of the texts in the tag of the batch in progress
 
-    def feed(self, item) -> Iterator[bytes]:
+    def feed(self, item) -> list[bytes] | tuple:
+        """The texts ready after `item`, in order (a list, or an empty tuple: most items make none, and
+        a generator per item would cost the main process more than the item itself)."""
         batches = self.batches
         if type(item) is RawExchange:
             if batches.add(item):
-                yield from self._ready()
-            return
+                return list(self._ready())
+            return ()
         text = self.render(item)
         if not text:
-            return
+            return ()
         if not batches.batch and not batches.pending:
-            yield text  # nothing is ahead of it
-            return
+            return (text,)  # nothing is ahead of it
         if batches.tag is None:
             batches.tag = []
             self.queued_bytes = 0
@@ -283,7 +311,8 @@ class OrderedRenderer:
         self.queued_bytes += len(text)
         if len(batches.tag) >= MAX_QUEUED or self.queued_bytes >= MAX_QUEUED_BYTES:
             batches.flush()  # bounded: the batch in progress goes out as it is
-            yield from self._ready()
+            return list(self._ready())
+        return ()
 
     def finish(self) -> Iterator[bytes]:
         self.batches.flush()
@@ -295,12 +324,13 @@ class OrderedRenderer:
 
     def _ready(self, wait: bool = False) -> Iterator[bytes]:
         """The batches finished, in order, with the texts rendered here slotted in."""
-        for texts, between, errors in self.batches.done(wait):
+        for (joined, sizes), between, errors in self.batches.done(wait):
             if errors:
                 self.on_errors(errors)
             if between:
-                texts = _merge(texts, between)
-            yield from _joined(texts)
+                yield from _joined(_merge(split_texts(joined, sizes), between))
+            elif joined:
+                yield joined
 
 
 def _joined(texts: list[bytes]) -> Iterator[bytes]:

@@ -147,3 +147,61 @@ def test_a_big_text_is_handed_on_as_it_is_not_copied_into_a_join():
     out = list(parallel._joined([b"a\n", b"b\n", big, b"c\n"]))
     assert out == [b"a\nb\n", big, b"c\n"] and out[1] is big
     assert list(parallel._joined([b"a\n", b"b\n"])) == [b"a\nb\n"] and list(parallel._joined([])) == []
+
+
+def test_a_batch_comes_back_in_one_piece_with_the_size_of_each_text():
+    texts = {1: b"one\n", 2: None, 3: b"three\n", 4: b""}
+    joined, sizes = parallel.RenderEach(texts.get)([1, 2, 3, 4])
+    assert joined == b"one\nthree\n"
+    assert parallel.split_texts(joined, sizes) == [b"one\n", b"", b"three\n", b""]
+
+
+class Writes:
+    """The pieces write_json_lines writes, one by one."""
+
+    def __init__(self):
+        self.pieces: list[bytes] = []
+
+    def __call__(self, data) -> None:
+        self.pieces.append(bytes(data))
+
+
+class Closing(list):
+    closed = False
+
+    def close(self):
+        self.closed = True
+
+
+def test_lines_rendered_here_are_written_in_pieces(monkeypatch):
+    from kwire.cli import inspect
+
+    monkeypatch.setattr(inspect, "WRITE_BYTES", 10)
+    lines = [b"aaaa\n", None, b"bbbb\n", b"cccc\n", b"B" * 30 + b"\n", b"dd\n", b"ee\n"]
+    write = Writes()
+    exchanges = Closing(range(len(lines)))
+    assert inspect._write_here(exchanges, lines.__getitem__, write, None, False) == 6
+    assert exchanges.closed
+    assert write.pieces == [b"aaaa\nbbbb\n", b"cccc\n", b"B" * 30 + b"\n", b"dd\nee\n"]  # the big one alone
+
+    write = Writes()
+    assert inspect._write_here(Closing(range(len(lines))), lines.__getitem__, write, 3, False) == 3
+    assert b"".join(write.pieces) == b"aaaa\nbbbb\ncccc\n"
+
+    write = Writes()  # a capture on standard input: each line as it comes
+    assert inspect._write_here(Closing(range(len(lines))), lines.__getitem__, write, None, True) == 6
+    assert write.pieces == [line for line in lines if line]
+
+
+def test_lines_rendered_before_an_error_are_written():
+    from kwire.cli import inspect
+
+    def render(i):
+        if i == 2:
+            raise MemoryError("no room")
+        return b"line\n"
+
+    write = Writes()
+    with pytest.raises(MemoryError):
+        inspect._write_here(Closing(range(5)), render, write, None, False)
+    assert b"".join(write.pieces) == b"line\nline\n"

@@ -80,7 +80,7 @@ def inspect_command(captures, as_json, verbose, records, limit, selection, ports
         if as_json:
             shown = write_json_lines(reading, summary, progress, JsonLines(records_mode, show_secrets, keep, run),
                                      0 if streaming else default_jobs() if jobs is None else jobs, out, limit,
-                                     offloadable_with_records if records else offloadable)
+                                     offloadable_with_records if records else offloadable, streaming)
         else:
             shown = write_readable(reading, summary, progress, keep, out, limit, streaming=streaming,
                                    verbose=verbose or records, records=records_mode, show_secrets=show_secrets,
@@ -162,10 +162,11 @@ def write_readable(reading: Reading, summary: RunSummary, progress, keep, out, l
 
 
 def write_json_lines(reading: Reading, summary: RunSummary, progress, render: JsonLines, jobs: int, out,
-                     limit: int | None = None, offload=offloadable) -> int:
+                     limit: int | None = None, offload=offloadable, streaming: bool = False) -> int:
     """inspect --json: decoding and rendering on `jobs` worker processes (kwire.parallel) or here;
     returns how many lines were written (at most `limit`). `offload` picks the exchanges workers may
-    take (with --records: offloadable_with_records)."""
+    take (with --records: offloadable_with_records). `streaming` (a capture on standard input): each
+    line is written as soon as it is made."""
     write = binary_writer(out)  # whole lines or an error, never a silent cut (kwire.cli.output)
     update = progress.update if progress else None
     shown = 0
@@ -186,15 +187,7 @@ def write_json_lines(reading: Reading, summary: RunSummary, progress, render: Js
         return True
 
     if not jobs:
-        exchanges = reading.exchanges(summary, update)
-        try:
-            for ex in exchanges:
-                text = render(ex)
-                if text and not emit(text):
-                    break
-        finally:
-            exchanges.close()
-        return shown
+        return _write_here(reading.exchanges(summary, update), render, write, limit, streaming)
 
     def count_errors(n: int) -> None:
         summary.decode_errors += n
@@ -212,6 +205,43 @@ def write_json_lines(reading: Reading, summary: RunSummary, progress, render: Js
     finally:
         items.close()
         renderer.close()
+    return shown
+
+
+WRITE_BYTES = 1 << 16  # lines rendered here are written in pieces of about this size
+
+
+def _write_here(exchanges, render: JsonLines, write, limit: int | None, streaming: bool) -> int:
+    """write_json_lines without workers: each exchange's line (one each, or None), written about
+    WRITE_BYTES at a time (each as it comes when `streaming`), and everything rendered written before
+    an error leaves; returns how many lines were written."""
+    shown = 0
+    pending: list[bytes] = []
+    size = 0
+    flush_at = 0 if streaming else WRITE_BYTES
+    try:
+        for ex in exchanges:
+            text = render(ex)
+            if not text:
+                continue
+            shown += 1
+            if len(text) < WRITE_BYTES:
+                pending.append(text)
+                size += len(text)
+            elif pending:  # a big one (a --records exchange) is written on its own: joining would copy it
+                lines, pending, size = pending, [text], len(text)
+                write(b"".join(lines))
+            else:
+                pending, size = [text], len(text)
+            if shown == limit:
+                break
+            if size >= flush_at:
+                lines, pending, size = pending, [], 0
+                write(lines[0] if len(lines) == 1 else b"".join(lines))
+    finally:
+        exchanges.close()
+        if pending:
+            write(b"".join(pending))
     return shown
 
 

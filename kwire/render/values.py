@@ -118,9 +118,48 @@ def _redact_unknown_tags(node) -> None:
             _redact_unknown_tags(item)
 
 
+class SummaryHook:
+    """The `default` hook of `json_default("summary", budget)` for one exchange after another: the
+    exchange's budget is made when its first record set is met (`run.budget()`, run: a
+    kwire.render.records_run.RecordsRun), and handed back by `take_budget()` for the caller to charge.
+    One per renderer, not one per exchange."""
+
+    __slots__ = ("run", "budget")
+
+    def __init__(self, run):
+        self.run = run
+        self.budget: RecordBudget | None = None
+
+    def __call__(self, value):
+        if type(value) is RawRecords:
+            budget = self.budget
+            if budget is None:
+                budget = self.budget = self.run.budget()
+            return summarize_records(value.data, budget)
+        if isinstance(value, _BYTES):
+            return {"hex": bytes(value).hex()}
+        raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+    def take_budget(self) -> RecordBudget | None:
+        """The budget the exchange just written drew on (None if it had no record set); forgotten here."""
+        budget = self.budget
+        self.budget = None
+        return budget
+
+
 def json_default(records: str = "summary", budget: RecordBudget | None = None):
     """The `default` hook of a JSON encoder fed raw decoded bodies (of apis not in SECRET_APIS);
     `budget`: the exchange's record budget (None: a fresh one per record set)."""
+
+    if records == "summary":  # the common mode, one call less per record set
+        def summary_default(value):
+            if type(value) is RawRecords:
+                return summarize_records(value.data, budget)
+            if isinstance(value, _BYTES):
+                return {"hex": bytes(value).hex()}
+            raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+        return summary_default
 
     def default(value):
         if type(value) is RawRecords:
