@@ -43,7 +43,7 @@ from kwire.enrich import topic_label, topic_pairs
 from kwire.kafka.error_codes import error_name
 from kwire.model import PAIRED, Exchange
 from kwire.outcomes import DECODED, error_text, is_malformed, trailing_size
-from kwire.query import error_codes
+from kwire.query import response_error_codes
 
 ACK_TYPES = {0: "GAP", 1: "ACCEPT", 2: "RELEASE", 3: "REJECT", 4: "RENEW"}
 ACK_COLUMNS = tuple(f"ack_{name.lower()}" for name in ACK_TYPES.values())
@@ -64,7 +64,7 @@ def error_code_names(ex: Exchange, found: list[int] | None = None) -> tuple[list
     a version negotiation (which is the second value). One definition for every output. `found`:
     kwire.query.error_codes of the response, when the caller has it already."""
     if found is None:
-        found = error_codes(ex.response)
+        found = response_error_codes(ex)
     if not found:
         return [], False
     if is_negotiation(ex, found):
