@@ -177,8 +177,8 @@ def _record_run(flows: FlowTable, buf, pos: int, end: int, layout: RecordLayout)
             acks = 0
         n = stop - p  # (only when the frame ends with the IP packet: no Ethernet padding or trailer)
         if not (0 < n < want and total == caplen - eth and seq == nxt
-                and (ack == peer_nxt or not flags & ACK)):
-            break
+                and (ack == peer_nxt or not flags & ACK or peer_nxt is None or (ack - peer_nxt) & MASK >= HALF)):
+            break  # (an ACK of nothing the peer has not sent changes nothing: FlowTable.established_at)
         if sec >= sweep_second and layout.ts_at(buf, pos) >= next_sweep:
             break
         append(buf[p:stop])
@@ -245,8 +245,8 @@ def _frame_run(flows: FlowTable, buf, pos: int, end: int, layout: FrameLayout) -
             acks = 0
         n = stop - p  # (only when the frame ends with the IP packet: no Ethernet padding or trailer)
         if not (0 < n < want and total == caplen - eth and seq == nxt
-                and (ack == peer_nxt or not flags & ACK)):
-            break
+                and (ack == peer_nxt or not flags & ACK or peer_nxt is None or (ack - peer_nxt) & MASK >= HALF)):
+            break  # (an ACK of nothing the peer has not sent changes nothing: FlowTable.established_at)
         if sec >= sweep_second and layout.ts_at(buf, pos) >= next_sweep:
             break
         append(buf[p:stop])
