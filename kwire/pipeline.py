@@ -62,7 +62,15 @@ class RunSummary:
     keylog_given: bool = False
 
     def count(self, ex: Exchange) -> None:
-        self.count_status(ex.status, ex.connection_id)
+        status = ex.status  # count_status, inline: once per exchange
+        self.exchanges += 1
+        self.connections.add(ex.connection_id)
+        if status == PAIRED:
+            self.paired += 1
+        elif status == NO_RESPONSE:
+            self.no_response += 1
+        elif status == NO_REQUEST:
+            self.no_request += 1
         if is_malformed(ex):
             self.decode_errors += 1
 

@@ -117,7 +117,7 @@ def bulk_records(rng: random.Random, n: int) -> list:
                 c.setdefault("late", []).append((rng.randrange(1, 4), seq, missing))
             seq += shift
             flags = rng.choice((ACK,) * 60 + (ACK | PSH, 0))
-            ack = c["cseq"] + rng.choice((0,) * 60 + (7,))
+            ack = c["cseq"] + rng.choice((0,) * 60 + (7, -7))  # past what the client sent, or behind it
             payload = bytes(rng.randrange(256) for _ in range(size))
             add(tcp_frame(SERVER, c["c"], seq & 0xFFFFFFFF, ack & 0xFFFFFFFF, flags, payload,
                                options=rng.choice((b"", b"\x01\x01\x08\x0a" + b"\x00" * 8))))

@@ -100,14 +100,38 @@ class KafkaStream:
     # -- states
 
     def data(self, direction: int, ts_ns: int, data) -> int:
-        """StreamConsumer.data: the current state's reader takes the bytes."""
-        return self.reader(direction, ts_ns, data)
+        """StreamConsumer.data: the current state's reader takes the bytes. CONFIRMED's, when spans
+        are not tracked (`reader` None), is here itself: the frames go straight out; the bytes of
+        every exchange come this way, so it is one call deep."""
+        reader = self.reader
+        if reader is not None:
+            return reader(direction, ts_ns, data)
+        framer = self.framers[direction]
+        frames = framer.feed(data)
+        if frames:
+            self.frames += len(frames)
+            emit = self.emit
+            pairing = self.pairing
+            if direction == self.client_dir:
+                request = self._request
+                for body in frames:
+                    request(body, ts_ns, emit)
+            else:
+                count = self.frames
+                for body in frames:
+                    if len(body) < 4:
+                        self.unparsed_frames += 1
+                    else:
+                        pairing.response(body, ts_ns, count, emit)  # (confirmed already)
+            if pairing.orphans:
+                pairing.expire_orphans(self.frames, emit)
+        return framer.need
 
     def _enter(self, state: str) -> None:
         was, self.state = getattr(self, "state", None), state
         self.reader = {ROLES_UNKNOWN: self._data_roles_unknown, CANDIDATE: self._data_candidate,
-                     CONFIRMED: self._data_confirmed if self.received is None else self._data_spanned,
-                     IGNORED: self._data_ignored}[state]
+                       CONFIRMED: None if self.received is None else self._data_spanned,
+                       IGNORED: self._data_ignored}[state]
         if state == CONFIRMED:
             self.counters.kafka_connections += 1
             held, self.held = self.held, []
@@ -139,16 +163,8 @@ class KafkaStream:
 
     # -- the per-state readers
 
-    def _data_confirmed(self, direction: int, ts_ns: int, data) -> int:
-        framer = self.framers[direction]
-        frames = framer.feed(data)
-        if frames:
-            self.frames += len(frames)
-            self._dispatch(direction, ts_ns, frames)
-        return framer.need
-
     def _data_spanned(self, direction: int, ts_ns: int, data) -> int:
-        """_data_confirmed, noting where each frame lies in the direction's bytes."""
+        """CONFIRMED's reader (data()), noting where each frame lies in the direction's bytes."""
         framer = self.framers[direction]
         frames = framer.feed(data)
         self.received[direction] += sum(map(len, data)) if type(data) is tuple else len(data)
@@ -286,6 +302,9 @@ class KafkaStream:
         self.chained += 1
         if self.client_id is None and header.client_id is not None:
             self.client_id = header.client_id.encode("utf-8", "replace")
+        if self.state is CONFIRMED:
+            self.pairing.request(header, body, ts_ns, out, span)
+            return
         if (self.state == CANDIDATE and self.chained >= CONFIRM_CHAINED_REQUESTS
                 and self.conn.initiator is not None):
             self._confirm()

@@ -87,7 +87,8 @@ def parse_request_header(body) -> RequestHeader:
         n = None
     else:
         raise DecodeError("request header needs 8 bytes", 0)
-    hv = header_versions(api_key, version)[0]
+    hit = _HEADER_VERSIONS.get((api_key, version))
+    hv = (hit if hit is not None else header_versions(api_key, version))[0]
     if hv < 1:
         return _new_request_header((api_key, version, corr, None, 8, None))
     if n is None:
@@ -126,7 +127,8 @@ def parse_response_header(body, api_key: int, api_version: int) -> ResponseHeade
         raise DecodeError("response header needs 4 bytes", 0)
     corr = _I32.unpack_from(body, 0)[0]
     pos = 4
-    if header_versions(api_key, api_version)[1] >= 1:
+    hit = _HEADER_VERSIONS.get((api_key, api_version))
+    if (hit if hit is not None else header_versions(api_key, api_version))[1] >= 1:
         if len(body) > 4 and not body[4]:
             pos = 5
         else:

@@ -85,8 +85,12 @@ def produce_acks(header: RequestHeader, body) -> int | None:
     version = header.api_version
     try:
         if version >= 9:
-            n, pos = read_uvarint(body, pos)
-            pos += max(n - 1, 0)
+            n = body[pos]
+            if n < 0x80:  # a one-byte length: the common case
+                pos += n if n else 1
+            else:
+                n, pos = read_uvarint(body, pos)
+                pos += max(n - 1, 0)
         elif version >= 3:
             n = _I16.unpack_from(body, pos)[0]
             pos += 2 + max(n, 0)
@@ -144,7 +148,9 @@ class Pairing:
 
     def request(self, header: RequestHeader, body, ts_ns: int, out: Out, span: tuple | None = None) -> bool:
         corr = header.correlation_id
-        request = PendingRequest(header, body, ts_ns, frame_size(body), span=span, held=len(body) + 4)
+        held = len(body) + 4
+        request = PendingRequest(header, body, ts_ns, body.size if type(body) is CutFrame else held, False, None,
+                                 False, span, held)
         if header.api_key == PRODUCE_KEY and produce_acks(header, body) == 0:  # never answered
             out(RawExchange(self.conn, self.client_dir, NO_RESPONSE, corr, request, given_up_ts_ns=ts_ns,
                             unanswered=NO_ANSWER_EXPECTED))
@@ -162,13 +168,17 @@ class Pairing:
             self.pending_overflow += 1
             out(RawExchange(self.conn, self.client_dir, NO_RESPONSE, *self._pop_oldest(), given_up_ts_ns=ts_ns,
                             unanswered=PENDING_OVERFLOW))
-        if corr in self.pending:
+        pending = self.pending
+        if corr in pending:
             self.duplicate_correlation_ids += 1
             self.waiting.setdefault(corr, deque()).append(request)
         else:
-            self.pending[corr] = request
+            pending[corr] = request
         self.count += 1
-        self._keep(request)
+        self.kept.append(request)
+        self.kept_bytes += held
+        if self.kept_bytes > self.max_bytes or len(self.kept) > 2 * self.count + 64:
+            self._trim()
         return False
 
     def _take(self, corr: int) -> PendingRequest | None:
@@ -194,10 +204,9 @@ class Pairing:
         corr = next(iter(self.pending))
         return corr, self._take(corr)
 
-    def _keep(self, request: PendingRequest) -> None:
-        """Keep the body, dropping the oldest pending bodies while over the connection's bound."""
-        self.kept.append(request)
-        self.kept_bytes += request.held
+    def _trim(self) -> None:
+        """The kept bodies (request() appends each) over the connection's bound: drop the oldest
+        pending ones; and sweep out those answered out of order."""
         kept = self.kept
         while self.kept_bytes > self.max_bytes and kept:
             old = kept.popleft()
@@ -215,7 +224,18 @@ class Pairing:
         corr = _I32.unpack_from(body, 0)[0]
         if self.lossy and corr in self.pending and next(iter(self.pending)) != corr:
             self._settle_before(corr, out)
-        request = self._take(corr)
+        if self.waiting:
+            request = self._take(corr)
+        else:  # no correlation id reused: _take, inline
+            request = self.pending.pop(corr, None)
+            if request is not None:
+                self.count -= 1
+                request.done = True
+                if not request.dropped:
+                    self.kept_bytes -= request.held
+                kept = self.kept
+                while kept and kept[0].done:
+                    kept.popleft()
         if request is None:
             # Its request may not have been captured, or may be captured just after it: wait a few
             # frames before calling it a response without a request.
@@ -227,8 +247,8 @@ class Pairing:
             self.orphan_due[corr] = frames + ORPHAN_GRACE_FRAMES
             self.expire_orphans(frames, out)
             return False
-        out(RawExchange(self.conn, self.client_dir, PAIRED, corr, request, body, ts_ns, frame_size(body),
-                        response_span=span))
+        out(RawExchange(self.conn, self.client_dir, PAIRED, corr, request, body, ts_ns,
+                        body.size if type(body) is CutFrame else len(body) + 4, None, span))
         return True
 
     def _settle_before(self, corr: int, out: Out) -> None:

@@ -48,6 +48,10 @@ def _read_leb128(buf, pos: int, max_shift: int, what: str) -> tuple[int, int]:
 
 def read_uvarint(buf, pos: int) -> tuple[int, int]:
     """Unsigned LEB128 varint of at most 5 bytes (Kafka's unsigned varint is 32 bits)."""
+    if 0 <= pos < len(buf):
+        b = buf[pos]
+        if b < 0x80:  # one byte: the common case
+            return b, pos + 1
     return _read_leb128(buf, pos, 28, "varint")
 
 

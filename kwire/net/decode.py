@@ -28,7 +28,7 @@ from typing import Iterable, Iterator
 from kwire.capture.packet import Packet
 from kwire.net import tunnels  # noqa: F401 - registers the tunnels in the tables
 from kwire.net.layers import reject
-from kwire.net.layout import ETH_IPV4_TCP
+from kwire.net.layout import ETH_IPV4_TCP, ETHERNET_HEADER, MIN_FRAME, TCP_PAYLOAD_AT, plain_ipv4_tcp
 from kwire.net.segment import Segment
 from kwire.net.tables import LINKS, MAX_LAYERS, NO_END
 
@@ -79,14 +79,14 @@ def decode_segment(packet: Packet, counters: DecodeCounters | None = None) -> Se
 def decode_record(ts_ns: int, linktype: int, data, counters: DecodeCounters | None = None) -> Segment | None:
     """The TCP segment in one captured record's bytes, or None (counted in `counters` when given)."""
     n = len(data)
-    if linktype == 1 and n >= 54:
+    if linktype == 1 and n >= MIN_FRAME:
         # Fast path, the common case: untagged Ethernet, IPv4 without options, unfragmented TCP.
         # One unpack; anything else falls through to the general path below.
-        (etype, vihl, total, frag, proto, src, dst, sport, dport, seq, ack, doff, flags) = ETH_IPV4_TCP(data, 0)
-        if etype == 0x0800 and vihl == 0x45 and proto == 6 and not frag & 0x3FFF and total >= 40:
-            p = 34 + ((doff >> 4) << 2)
-            end = 14 + total
-            if 54 <= p <= end and p <= n:
+        head, total, frag, proto, src, dst, sport, dport, seq, ack, doff, flags = ETH_IPV4_TCP(data, 0)
+        if plain_ipv4_tcp(head, frag, proto):
+            p = TCP_PAYLOAD_AT[doff]
+            end = ETHERNET_HEADER + total
+            if MIN_FRAME <= p <= end and p <= n:
                 if end > n:
                     return Segment(ts_ns, src, sport, dst, dport, seq, ack, flags, data[p:], True, end - n)
                 return Segment(ts_ns, src, sport, dst, dport, seq, ack, flags, data[p:end], False)

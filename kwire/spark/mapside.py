@@ -61,12 +61,6 @@ class FileReport:
         return [lt for lt in self.linktypes if lt not in SUPPORTED_LINKTYPES]
 
 
-def half_clean(h) -> bool:
-    """TCP's state of one direction holds nothing but its next sequence number."""
-    return h.nxt is None or (not h.starts and h.fin_at is None and h.ack_hole is None and h.lost_at is None
-                             and not h.held and not h.close_due)
-
-
 INT64_MAX, INT64_MIN = (1 << 63) - 1, -(1 << 63)
 
 
@@ -236,14 +230,11 @@ class FileSide:
         for ts, rec, reason in self.lingering:  # closed near the end: the next file may matter
             self._ship(rec, reason, ts)
         self.lingering.clear()
-        for conn, h0, h1 in self.table.open_halves():
+        for conn, nxt, clean, last_ts, fins in self.table.edges():
             # (a connection whose first bytes only ending the file hands over has no Recorder yet)
             rec = self.recorders.get(conn.id)
-            clean = half_clean(h0) and half_clean(h1)
-            self.edges[conn.id] = ([h0.nxt, h1.nxt], clean, max(h0.last_ts, h1.last_ts),
-                                   len(rec.events) if rec is not None else 0,
-                                   [h0.fin_reached(), h1.fin_reached()])
-            if rec is None and clean and (h0.nxt is not None or h1.nxt is not None):
+            self.edges[conn.id] = (nxt, clean, last_ts, len(rec.events) if rec is not None else 0, fins)
+            if rec is None and clean and (nxt[0] is not None or nxt[1] is not None):
                 # No byte yet (nor will ending the file hand one over), but sequence numbers known (a
                 # handshake): the next file goes on from them.
                 self._ship(Recorder(conn, self._closed), OPEN, end)

@@ -158,6 +158,43 @@ class FlowTable:
         if h.close_due:
             self._check_close(h, ts)
 
+    def established_at(self, h: HalfStream, ts: int, buf, p: int, end: int, seq: int, ack: int,
+                       flags: int) -> bool:
+        """established() for the payload buf[p:end], read where it lies (kwire.fused: no Segment is
+        made). When the segment acknowledges nothing the peer has not sent and neither direction has
+        a hole or a close due, the common cases are done here: a pure ACK is counted, in-order bytes
+        of a clean direction are held (the consumer wants more than they are: True, a run of records
+        may follow) or handed over. Anything else goes through established()."""
+        peer = h.peer
+        if h.ack_hole is None and peer.ack_hole is None and not h.close_due:
+            pn = peer.nxt
+            if ack == pn or not flags & ACK or pn is None or (ack - pn) & MASK >= HALF:
+                n = end - p
+                if not n:
+                    h.segments += 1
+                    h.last_ts = ts
+                    return False
+                if seq == h.nxt and h.clean:
+                    h.segments += 1
+                    h.bytes += n
+                    h.last_ts = ts
+                    h.nxt = (seq + n) & MASK
+                    want = h.want
+                    if want > n:
+                        h.held.append(buf[p:end])
+                        h.held_ts = ts
+                        h.want = want - n
+                        return True
+                    h.tail = payload = buf[p:end]
+                    stream = h.stream
+                    if stream is not None and not h.held:
+                        h.want = stream.data(h.direction, ts, payload)
+                    else:
+                        h.hold(payload, ts)
+                    return False
+        self.established(h, ts, buf[p:end], seq, ack, flags)
+        return False
+
     def _feed_slow(self, seg: Segment, h: HalfStream | None) -> None:
         flags = seg.flags
         ts = seg.ts_ns
@@ -388,10 +425,14 @@ class FlowTable:
     def __len__(self) -> int:
         return len(self._flows)
 
-    def open_halves(self) -> list[tuple[Connection, HalfStream, HalfStream]]:
-        """The open connections with their two directions (0: from conn.a), oldest first: what a
-        reader that stops between two capture files looks at (kwire.spark.mapside)."""
-        return [(flow.conn, *flow.halves) for flow in self._flows.values()]
+    def edges(self) -> list[tuple[Connection, list, bool, int, list]]:
+        """What TCP knows of each open connection (oldest first), for a reader that stops between two
+        capture files (kwire.spark.mapside): (connection, each direction's next sequence number (None
+        before it started), whether both directions are settled (HalfStream.settled: nothing but
+        those numbers held), the latest capture time either saw, whether each direction's FIN is in)."""
+        return [(flow.conn, [h0.nxt, h1.nxt], h0.settled() and h1.settled(), flow.last_ts(),
+                 [h0.fin_reached(), h1.fin_reached()])
+                for flow in self._flows.values() for h0, h1 in (flow.halves,)]
 
     def connections(self) -> list[Connection]:
         """The open connections, oldest first."""

@@ -233,14 +233,38 @@ class HalfStream(OutOfOrder):
             data = self._take_held()
             self.want = self.consumer().data(self.direction, self.held_ts, data)
 
-    def held_run(self, pieces: int, nxt: int, want: int, ts: int) -> None:
-        """`pieces` more in-order payloads were appended to `held` by a fused loop that moved this
-        direction to `nxt` and left the consumer wanting `want` more bytes (kwire.fused)."""
-        self.bytes += (nxt - self.nxt) & MASK
-        self.nxt = nxt & MASK
-        self.want = want
-        self.segments += pieces
-        self.last_ts = self.held_ts = ts
+    # -- what a fused loop (kwire.fused) may do to this direction, and nothing else -------------
+
+    def run_from(self) -> tuple[int, int, int] | None:
+        """A loop about to hold this direction's in-order segments: (nxt, want, the peer's nxt) when
+        nothing else can happen to either direction while it does (in order so far, no FIN, no hole
+        the peer acknowledged past, no close due; close_due is set on both directions at once), else
+        None. The loop gives what it held back with held_run()."""
+        peer = self.peer
+        if self.clean and self.ack_hole is None and not self.close_due and peer.ack_hole is None:
+            return self.nxt, self.want, peer.nxt
+        return None
+
+    def held_run(self, pieces: list, nxt: int, want: int, ts: int, acks: int, ack_ts: int) -> None:
+        """A loop that run_from() allowed held `pieces` (in-order payloads, the last captured at ts),
+        moving this direction to `nxt` and leaving the consumer wanting `want` more bytes, while the
+        peer sent `acks` pure ACKs acknowledging nothing new (the last at ack_ts)."""
+        if pieces:
+            self.held += pieces
+            self.bytes += (nxt - self.nxt) & MASK
+            self.nxt = nxt & MASK
+            self.want = want
+            self.segments += len(pieces)
+            self.last_ts = self.held_ts = ts
+        if acks:
+            self.peer.counted(acks, ack_ts)
+
+    def settled(self) -> bool:
+        """Does this direction's state hold nothing but its next sequence number (nothing buffered or
+        held, no hole, no FIN, no close due)? What a reader that stops between two capture files may
+        carry over as a number (kwire.tcp.flows.FlowTable.edges)."""
+        return self.nxt is None or (not self.starts and self.fin_at is None and self.ack_hole is None
+                                    and self.lost_at is None and not self.held and not self.close_due)
 
     def _deliver(self, data, ts: int) -> None:
         if self.held:
