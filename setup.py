@@ -21,6 +21,9 @@ from setuptools.command.build_ext import build_ext
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _COMPILED = runpy.run_path(os.path.join(_HERE, "kwire", "compiled.py"), run_name="kwire_compiled_for_setup")
+# -O1 after Python's own -O3: half gcc's time at install for 1 % more instructions than -O3 (callgrind, kwire
+# stats on 20,009 small Produce exchanges: 7.58 G against 7.49 G; pure Python 8.96 G)
+OPTIMIZE = ("-O1",)
 DIRECTIVES = {"language_level": 3, "annotation_typing": False, "binding": True, "embedsignature": False}
 
 
@@ -62,7 +65,10 @@ def core_extensions() -> list:
     except ImportError:
         print("kwire: Cython is not installed: no compiled core, kwire runs as pure Python")
         return []
-    return cythonize(core_sources(), compiler_directives=DIRECTIVES, nthreads=os.cpu_count() or 1, quiet=True)
+    extensions = cythonize(core_sources(), compiler_directives=DIRECTIVES, nthreads=os.cpu_count() or 1, quiet=True)
+    for extension in extensions:
+        extension.extra_compile_args = list(OPTIMIZE)
+    return extensions
 
 
 class OptionalBuildExt(build_ext):
