@@ -12,3 +12,7 @@ the bodies with kwire.codec and builds each Exchange (kwire.model). docs/interna
 """
 
 __version__ = "0.1.0"
+
+from kwire import compiled as _compiled  # noqa: E402  (first: it chooses compiled or source for the rest)
+
+_compiled.install()

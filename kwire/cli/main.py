@@ -14,6 +14,7 @@ import sys
 import click
 
 from kwire import __version__
+from kwire.compiled import report as compiled_report
 from kwire.errors import KwireError
 from kwire.gc_policy import settle_gc
 
@@ -55,8 +56,15 @@ class KwireGroup(click.Group):
             ctx.exit(1)
 
 
+def _show_version(ctx: click.Context, _param, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
+        click.echo(f"kwire, version {__version__}\n{compiled_report()}")
+        ctx.exit()
+
+
 @click.group(cls=KwireGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="kwire")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_show_version,
+              help="Show the version, and what of kwire runs compiled, and exit.")
 def cli() -> None:
     """See what Apache Kafka clients and brokers say to each other on the wire."""
 

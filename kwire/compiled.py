@@ -1,0 +1,109 @@
+"""The compiled core: which of kwire's modules setup.py compiles, and which compiled module runs.
+
+kwire is pure Python. Where a C compiler is there at `pip install`, setup.py also compiles the
+modules of the per-packet, per-frame and per-exchange path (CORE below) with Cython, as they are:
+the same .py files, no second source. A compiled module (kwire/tcp/flows.cpython-311-...so) sits
+beside its .py, and Python's import would always take it; this module decides instead:
+
+- the compiled module runs only when it was built from the .py beside it: setup.py writes the
+  SHA-256 of each source it compiled into SOURCES_FILE, and a module whose source changed since
+  (an edit in an editable install, a checkout of another commit) runs from its .py;
+- KWIRE_PURE=1 in the environment makes every module run from its .py, so one installation can be
+  compared with itself (tests/test_compiled.py: byte-identical output on every committed capture).
+
+`install()` (called by kwire/__init__.py, before any other kwire module is imported) puts the
+finder in front of Python's; `report()` says what runs compiled (`kwire --version`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import os
+import sys
+
+# Globs, relative to the repository root, of the modules compiled (setup.py reads this tuple).
+CORE = (
+    "kwire/fused.py", "kwire/pipeline.py", "kwire/exchanges.py", "kwire/enrich.py", "kwire/query.py",
+    "kwire/outcomes.py", "kwire/parallel.py",
+    "kwire/capture/packet.py", "kwire/capture/pcap.py", "kwire/capture/pcapng.py", "kwire/capture/ring.py",
+    "kwire/net/*.py", "kwire/tcp/*.py", "kwire/tls/*.py", "kwire/kafka/*.py", "kwire/codec/*.py",
+    "kwire/analytics/*.py",
+    "kwire/render/jsonl.py", "kwire/render/values.py", "kwire/render/line_view.py",
+    "kwire/render/records_run.py",
+)
+SOURCES_FILE = "compiled-sources.txt"  # in the kwire package folder: "<module> <sha256 of its .py>" lines
+PURE_ENV = "KWIRE_PURE"
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def source_digest(path: str) -> str:
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def _built_from() -> dict[str, str]:
+    """module name -> the SHA-256 of the source its compiled module was built from."""
+    try:
+        with open(os.path.join(_PACKAGE_DIR, SOURCES_FILE), encoding="ascii") as f:
+            return dict(line.split() for line in f if line.strip())
+    except (OSError, ValueError):
+        return {}
+
+
+class SourceWhereNewer(importlib.abc.MetaPathFinder):
+    """For kwire's modules: the compiled module when it was built from today's .py, else the .py."""
+
+    def __init__(self, pure: bool):
+        self.pure = pure
+        self.built_from = {} if pure else _built_from()
+
+    def find_spec(self, name, path, target=None):
+        if not name.startswith("kwire."):
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path, target)
+        if spec is None or not isinstance(spec.loader, importlib.machinery.ExtensionFileLoader):
+            return spec
+        source = os.path.join(os.path.dirname(spec.origin), name.rpartition(".")[2] + ".py")
+        if not os.path.exists(source):
+            return spec
+        if not self.pure and self.built_from.get(name) == source_digest(source):
+            return spec
+        return importlib.util.spec_from_file_location(name, source)
+
+
+_finder: SourceWhereNewer | None = None
+
+
+def install() -> None:
+    """Put the finder first on sys.meta_path (once)."""
+    global _finder
+    if _finder is None:
+        _finder = SourceWhereNewer(os.environ.get(PURE_ENV, "") not in ("", "0"))
+        sys.meta_path.insert(0, _finder)
+
+
+def report() -> str:
+    """One line on what runs compiled, e.g. for `kwire --version`."""
+    if _finder is not None and _finder.pure:
+        return f"pure Python ({PURE_ENV} is set)"
+    built = _built_from()
+    if not built:
+        return "pure Python (no compiled core: no C compiler at install, or KWIRE_BUILD=pure)"
+    changed = sorted(name for name, digest in built.items() if _source_digest_of(name) != digest)
+    line = f"compiled core: {len(built) - len(changed)} of {len(built)} modules"
+    if changed:
+        shown = ", ".join(changed[:3]) + (", ..." if len(changed) > 3 else "")
+        line += f" ({len(changed)} changed since the build run from source: {shown}; pip install -e . rebuilds)"
+    return line
+
+
+def _source_digest_of(name: str) -> str | None:
+    path = os.path.join(os.path.dirname(_PACKAGE_DIR), *name.split(".")) + ".py"
+    try:
+        return source_digest(path)
+    except OSError:
+        return None

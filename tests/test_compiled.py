@@ -1,0 +1,145 @@
+"""The compiled core (setup.py, kwire/compiled.py): it gives the bytes the pure-Python build gives, it
+runs only where it was built from today's source, and a machine with no compiler installs pure Python.
+
+CI installs with a compiler and sets KWIRE_EXPECT_COMPILED=1, so there the tests that compare the two
+builds cannot be skipped; .ci/run then runs the whole suite again with KWIRE_PURE=1.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from kwire import compiled
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# One process runs every committed capture through the CLI and prints a digest per (capture, command).
+_DIGESTS = r"""
+import hashlib, json, sys
+from pathlib import Path
+from click.testing import CliRunner
+from kwire.cli.main import cli
+out = {}
+runner = CliRunner()
+for capture in sys.argv[1:]:
+    keys = Path(capture + ".keys")
+    tls = ["--keylog", str(keys)] if keys.exists() else []
+    for name, argv in {"inspect": ["inspect", "--json", "--records", "-j", "0", "--no-summary"],
+                       "stats": ["stats", "--json", "-j", "0"]}.items():
+        result = runner.invoke(cli, argv + tls + [capture])
+        out[f"{Path(capture).name} {name}"] = [result.exit_code, hashlib.sha256(result.stdout_bytes).hexdigest()]
+print(json.dumps(out))
+"""
+
+
+def committed_captures() -> list[str]:
+    return [str(p) for p in sorted((ROOT / "captures").rglob("*"))
+            if p.suffix in (".pcap", ".pcapng", ".gz") and ".truth." not in p.name]
+
+
+def built_modules() -> dict[str, str]:
+    return compiled._built_from()
+
+
+def run_python(code: str, *args: str, pure: bool, **kw) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    env.pop(compiled.PURE_ENV, None)
+    if pure:
+        env[compiled.PURE_ENV] = "1"
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env,
+                          cwd=ROOT, timeout=900, **kw)
+
+
+@pytest.fixture
+def needs_compiled_core():
+    if os.environ.get(compiled.PURE_ENV, "") not in ("", "0"):
+        pytest.skip("KWIRE_PURE is set: this run tests the pure-Python build")
+    if not built_modules():
+        if os.environ.get("KWIRE_EXPECT_COMPILED"):
+            pytest.fail("KWIRE_EXPECT_COMPILED is set but no compiled core was built (pip install -e . with gcc)")
+        pytest.skip("no compiled core in this installation")
+
+
+def test_ci_builds_the_compiled_core(needs_compiled_core):
+    report = compiled.report()
+    assert report.startswith("compiled core: ") and "changed since" not in report, report
+
+
+def test_compiled_and_pure_give_the_same_bytes_on_every_committed_capture(needs_compiled_core):
+    captures = committed_captures()
+    assert len(captures) > 30
+    both = [run_python(_DIGESTS, *captures, pure=pure) for pure in (False, True)]
+    for done in both:
+        assert done.returncode == 0, done.stderr[-3000:]
+    compiled_out, pure_out = (json.loads(done.stdout) for done in both)
+    assert set(compiled_out) == set(pure_out)
+    differ = sorted(k for k in compiled_out if compiled_out[k] != pure_out[k])
+    assert not differ, differ
+    assert all(code == 0 for code, _ in compiled_out.values())
+
+
+def test_modules_run_compiled_unless_kwire_pure(needs_compiled_core):
+    code = "import kwire.net.layout as m, kwire.fused as f; print(m.__file__); print(f.__file__)"
+    compiled_files = run_python(code, pure=False).stdout.split()
+    pure_files = run_python(code, pure=True).stdout.split()
+    assert all(f.endswith(".so") for f in compiled_files), compiled_files
+    assert all(f.endswith(".py") for f in pure_files), pure_files
+
+
+def test_a_module_whose_source_changed_runs_from_source(needs_compiled_core):
+    code = ("import kwire.compiled as c; c._finder.built_from['kwire.net.layout'] = '0' * 64; "
+            "import kwire.net.layout as m, kwire.net.segment as s; print(m.__file__); print(s.__file__)")
+    changed, unchanged = run_python(code, pure=False).stdout.split()
+    assert changed.endswith("layout.py") and unchanged.endswith(".so")
+
+
+def test_report_counts_a_changed_source(tmp_path, monkeypatch):
+    digest = compiled.source_digest(str(ROOT / "kwire" / "net" / "layout.py"))
+    sources = {"kwire.net.layout": digest, "kwire.net.segment": "0" * 64}
+    monkeypatch.setattr(compiled, "_built_from", lambda: sources)
+    monkeypatch.setattr(compiled, "_finder", compiled.SourceWhereNewer(pure=False))
+    report = compiled.report()
+    assert report.startswith("compiled core: 1 of 2 modules (1 changed since the build run from source: "
+                             "kwire.net.segment"), report
+
+
+def fresh_checkout(into: Path) -> Path:
+    """The project's files as a clean checkout has them: no build folder, Cython output or built module."""
+    shutil.copytree(ROOT, into, ignore=shutil.ignore_patterns(
+        ".git", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", ".hypothesis", "*.c", "*.so",
+        compiled.SOURCES_FILE, "captures", "tests"))
+    return into
+
+
+def test_without_a_compiler_the_wheel_is_pure_python_and_runs(tmp_path):
+    env = dict(os.environ, CC="/bin/false")
+    tree = fresh_checkout(tmp_path / "checkout")
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(tree)],
+                           capture_output=True, text=True, env=env, timeout=900)
+    assert built.returncode == 0, built.stderr[-3000:]
+    wheel, = tmp_path.glob("kwire-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "kwire/fused.py" in names and "kwire/compiled.py" in names
+    assert not [n for n in names if n.endswith((".so", ".pyd", ".c"))]
+    target = tmp_path / "site"
+    zipfile.ZipFile(wheel).extractall(target)
+    capture = ROOT / "captures" / "bulk-fetch.pcap"
+    argv = ["-m", "kwire", "inspect", "--json", "-j", "0", "--no-summary", str(capture)]
+    env = dict(os.environ, PYTHONPATH=str(target))
+    env.pop(compiled.PURE_ENV, None)
+    version = subprocess.run([sys.executable, "-m", "kwire", "--version"], capture_output=True, text=True,
+                             env=env, cwd=tmp_path)
+    assert "pure Python (no compiled core" in version.stdout, version.stdout + version.stderr
+    from_wheel = subprocess.run([sys.executable, *argv], capture_output=True, env=env, cwd=tmp_path)
+    here = subprocess.run([sys.executable, *argv], capture_output=True, cwd=ROOT)
+    assert from_wheel.returncode == 0 and from_wheel.stdout == here.stdout
+    assert hashlib.sha256(from_wheel.stdout).hexdigest() and from_wheel.stdout.count(b"\n") > 5
