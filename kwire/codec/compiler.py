@@ -211,6 +211,9 @@ class _Generator:
         lines.append(f"{indent}if left < 0: raise _too_many({what}, pos)")
         lines.append(f"{indent}if _n < 0:")
         lines.append(f"{indent}    {target} = None")
+        if field.is_struct or elem not in _FIXED:  # an empty array (common) skips the loop's set-up
+            lines.append(f"{indent}elif not _n:")
+            lines.append(f"{indent}    {target} = []")
         lines.append(f"{indent}else:")
         inner = indent + "    "
         if field.is_struct:
