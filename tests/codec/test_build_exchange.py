@@ -39,7 +39,9 @@ def test_every_exchange_of_a_committed_capture_decodes_as_the_plain_way(capture)
     for raw in raw_exchanges(capture):
         parts = exchange_parts(raw)
         ex = build_from_parts(parts)
-        if parts.api_key is None or parts.request_body is None or parts.request_lost or parts.api_key in EMBEDDED_API_KEYS:
+        if parts.api_key is None or parts.request_body is None or parts.request_lost:
+            continue
+        if parts.api_key in EMBEDDED_API_KEYS:  # decode_embedded adds to their bodies
             continue
         if parts.request_size == len(parts.request_body) + 4:
             request, outcome = decode_body(parts.api_key, "request", parts.api_version, parts.request_body,
