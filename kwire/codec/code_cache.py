@@ -3,7 +3,8 @@
 `compiled_code(source, label)` is compile(source, label, "exec"), loaded from disk when it is there:
 one file per sha256 of (source, label, Python's cache tag and bytecode magic), in $KWIRE_CACHE_DIR
 (empty: no disk cache), else $XDG_CACHE_HOME/kwire/decoders, else ~/.cache/kwire/decoders; at most
-_CACHE_MAX_FILES files. It holds only code objects compiled here from kwire's own generated source,
+_CACHE_MAX_FILES files: the first write of a process to a full directory removes its older half (by time written),
+so decoders of a newer kwire still get cached after many upgrades. It holds only code objects compiled here from kwire's own generated source,
 never captured data, so marshal is the right format; a file's payload is checked against a digest
 stored with it. Every failure (no directory, unwritable, corrupt or foreign file) falls back to
 compile(): the cache never raises.
@@ -62,6 +63,23 @@ def compiled_code(source: str, label: str) -> types.CodeType:
     return code
 
 
+def _keep_newest(folder: str, keep: int) -> int:
+    """Remove all but the `keep` files of `folder` written last; how many files it holds then."""
+    entries = []
+    for entry in os.scandir(folder):
+        try:
+            entries.append((entry.stat().st_mtime_ns, entry.path))
+        except OSError:
+            continue
+    entries.sort(reverse=True)
+    for _, path in entries[keep:]:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+    return len(os.listdir(folder))
+
+
 def _cache_store(folder: str, path: str, code: types.CodeType) -> None:
     """Write `code` to `path` atomically (a temporary file in the same directory, then replace)."""
     try:
@@ -69,6 +87,8 @@ def _cache_store(folder: str, path: str, code: types.CodeType) -> None:
         if room is None:  # the first write of this process there: count what the directory holds
             os.makedirs(folder, 0o700, exist_ok=True)
             room = _CACHE_MAX_FILES - len(os.listdir(folder))
+            if room <= 0:
+                room = _CACHE_MAX_FILES - _keep_newest(folder, _CACHE_MAX_FILES // 2)
         _CACHE_ROOM[folder] = room - 1
         if room <= 0:
             return

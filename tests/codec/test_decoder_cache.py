@@ -170,3 +170,18 @@ def test_full_dir_gets_no_more_files(compiles, monkeypatch, tmp_path):
     for version in range(5):
         build(version)
     assert len(files(cache)) == 3
+
+
+def test_a_full_cache_keeps_its_newer_half_and_stores_again(compiles, monkeypatch, tmp_path):
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    monkeypatch.setattr(code_cache, "_CACHE_MAX_FILES", 4)
+    for i in range(4):  # older kwires' decoders, written at times 1..4
+        old = cache / f"old{i}"
+        old.write_bytes(b"x")
+        os.utime(old, ns=(i + 1, i + 1))
+    assert build() == EXPECTED
+    names = [p.name for p in files(cache)]
+    assert "old0" not in names and "old1" not in names and {"old2", "old3"} <= set(names)
+    assert len(names) == 3  # the newer half, and this decoder
+    assert build() == EXPECTED and len(compiles) == 1  # loaded from the cache
