@@ -253,7 +253,7 @@ def _start_pool(jobs: int, task) -> ForkPool:
 
 class RenderEach:
     """A Batches task: `render(exchange) -> bytes | None` on each exchange (b"" for None), handed back
-    as one bytes object (what travels back from a worker: one object to pickle and write, not one per
+    as one bytes object (what travels back from a worker: one object to serialize and write, not one per
     exchange) and the size of each exchange's part of it (an array, read only when texts rendered in
     the main process must be slotted in between)."""
 

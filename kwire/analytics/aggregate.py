@@ -17,7 +17,7 @@ Guarantees:
   client id and broker: figures.add_row); one that adds only counts and latencies
   (figures.counts_only, most exchanges) is counted once, in a cell per (api, version, client id,
   broker), and the cells are merged into the four when anything reads them (`total`, `by_*`,
-  `merge`, `document`, a pickle): the same figures, the tables' rows in the same order.
+  `merge`, `document`, the state sent to another process): the same figures, the tables' rows in the same order.
 
 Definitions beyond those of kwire.analytics.facts:
 - span: from the earliest exchange time to the latest request or response time; rates
