@@ -29,6 +29,7 @@ header, the response side on the next length whose correlation id is pending.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Callable
 
 from kwire.kafka.apis import APIS
@@ -77,8 +78,9 @@ class KafkaStream:
         self.counters = layer.counters
         self.max_frame = max_frame = layer.max_frame
         synced = conn.initiator is not None
-        self.framers = (Framer(lambda buf, scan: self._find_start(0, buf, scan), synced=synced, max_frame=max_frame),
-                        Framer(lambda buf, scan: self._find_start(1, buf, scan), synced=synced, max_frame=max_frame))
+        # partials, not lambdas: Spark's follow mode pickles the state, and a compiled module's lambda is not picklable
+        self.framers = (Framer(partial(self._find_start, 0), synced=synced, max_frame=max_frame),
+                        Framer(partial(self._find_start, 1), synced=synced, max_frame=max_frame))
         self.client_id: bytes | None = None  # the client id every request of this connection carries
         self.held: list[RawExchange] = []
         self.chained = self.scanned = 0
