@@ -110,7 +110,8 @@ def test_every_worker_lost_is_one_line_in_bounded_time(cluster, tmp_path):
                  tmp=tmp_path / "t2", wait=False)
     try:
         _wait_for_executors(cluster, 2, proc)
-        time.sleep(2)
+        # At once: the job cannot finish before its executors go (with a pause here, a fast build of kwire
+        # sometimes finished it first, and the test saw a job that succeeded).
         cluster.kill_worker(0)
         cluster.kill_worker(1)
         out, err = proc.communicate(timeout=240)  # bounded: the command must end by itself well before
