@@ -149,7 +149,7 @@ class DeliveryState:
     def add(self, ob: tuple) -> None:
         tag = ob[0]
         if tag == T.PRODUCE_BATCH:  # the most frequent: every batch of every Produce
-            self._produce_batch(ob)
+            self.produce_batch(ob)
         elif tag == T.RESENT_RECORDS or tag == T.FETCHED_BATCH:
             self.resends.add(ob)
         elif tag in (T.TXN_BATCH, T.TXN_ADD):
@@ -169,7 +169,8 @@ class DeliveryState:
         elif tag == T.SHARE_ACKED:
             self._acknowledged(ob)
 
-    def _produce_batch(self, ob: tuple) -> None:
+    def produce_batch(self, ob: tuple) -> None:
+        """`add` of a (T.PRODUCE_BATCH, ...) observation."""
         _, topic, partition, key, ev, bad = ob
         full = (stable_hash3(topic, partition, key), topic, partition, key)
         batches = self.batches
