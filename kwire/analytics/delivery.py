@@ -36,9 +36,14 @@ ACK_NAMES = {0: "gap", 1: "accept", 2: "release", 3: "reject", 4: "renew"}
 class Batch:
     __slots__ = ("sends", "failed", "evidence")
 
-    def __init__(self) -> None:
+    def __init__(self, ev: tuple | None = None, bad: bool = False) -> None:
+        """No send, or the first send (its evidence, whether it failed)."""
         self.sends = self.failed = 0
         self.evidence = Kept(MAX_SENDS)
+        if ev is not None:
+            self.sends = 1
+            self.failed = 1 if bad else 0
+            self.evidence.items.append((ev[:4], ev))  # Kept.add of the first item
 
     def merge(self, other: Batch) -> None:
         self.sends += other.sends
@@ -178,12 +183,10 @@ class DeliveryState:
         if batch is None:
             if len(batches) >= MAX_BATCHES and batches.refuses(full, MAX_BATCHES):
                 return
-            batch = batches[full] = Batch()
+            batches[full] = Batch(ev, bad)
             if len(batches) > MAX_BATCHES:
                 keep_smallest(batches, MAX_BATCHES)
-                batch = batches.get(full)
-                if batch is None:
-                    return
+            return
         batch.sends += 1
         if bad:
             batch.failed += 1

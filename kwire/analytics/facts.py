@@ -92,6 +92,7 @@ def exchange_row(ex: Exchange, found: list[int] | None = None) -> dict:
     request = ex.request
     ts = request_ts if request_ts is not None else response_ts or 0  # Exchange.ts_ns
     client, broker, correlation_id = ex.client, ex.broker, ex.correlation_id
+    api_key, version = ex.api_key, ex.api_version
     return {
         "ts_ns": ts,
         "request_ts_ns": request_ts,
@@ -99,9 +100,9 @@ def exchange_row(ex: Exchange, found: list[int] | None = None) -> dict:
         "client": client,
         "broker": broker,
         "client_id": ex.client_id,
-        "api_key": ex.api_key,
+        "api_key": api_key,
         "api": api,
-        "api_version": ex.api_version,
+        "api_version": version,
         "correlation_id": correlation_id,
         "status": status,
         "unanswered": ex.unanswered,
@@ -116,7 +117,8 @@ def exchange_row(ex: Exchange, found: list[int] | None = None) -> dict:
         "response_error": None if resp_kind == DECODED or resp is None else error_text(resp),
         "request_trailing_bytes": 0 if req_kind == DECODED or req is None else trailing_size(req),
         "response_trailing_bytes": 0 if resp_kind == DECODED or resp is None else trailing_size(resp),
-        "group_id": group_id(ex) if request else None,
+        # group_id(ex), not called for an api whose request names no group (most exchanges)
+        "group_id": group_id(ex) if request and _GROUP_TREES.get((api_key, version)) != () else None,
         "wait": api in WAIT_APIS and is_wait(ex),
         "negotiation": negotiation,
         # Not columns (EXCHANGE_COLUMNS): which TCP connection, so that the analytics tell apart two
@@ -245,7 +247,12 @@ def produce_rows(ts_ns: int, partitions: list[tuple]) -> list[dict]:
     """The rows of a Produce's partitions, as kwire.analytics.produce_read.request_partitions read them."""
     rows = []
     for label, index, _, size, records, _ in partitions:
-        row = _new_row(ts_ns, "Produce", None, label, index)
+        row = _ROW.copy()  # _new_row, inline
+        row["ts_ns"] = ts_ns
+        row["api"] = "Produce"
+        row["group_id"] = None
+        row["topic"] = label
+        row["partition"] = index
         row["bytes"] = size
         row["records"] = records
         rows.append(row)

@@ -52,6 +52,7 @@ from kwire.analytics.resends import ResendReader, fetched
 from kwire.model import PAIRED, Exchange
 from kwire.outcomes import DECODED, MALFORMED, SENDER, blames
 from kwire.analytics import tags as T
+from kwire.analytics.tags import PRODUCE_BATCH
 
 def evidence(ex: Exchange) -> tuple:
     return (ex.ts_ns, ex.client, ex.broker, ex.correlation_id, ex.api)
@@ -160,7 +161,7 @@ def _produce(ex: Exchange, out: list, watch=None, read: tuple | None = None, row
         bad = failed is True or (bool(failed) and (label, index) in failed)
         transactions = None  # a producer's batches of one exchange are one moment: one "tx"
         for key, pid, transactional, pos, head in batches:
-            out.append((T.PRODUCE_BATCH, label, index, key, ev, bad))
+            out.append((PRODUCE_BATCH, label, index, key, ev, bad))
             if reads and head is not None and key[0] == "crc":
                 if reader is None:
                     reader = ResendReader(ex, watch)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from kwire.analytics.facts import exchange_row, partition_rows, produce_rows, topic_names
 from kwire.analytics.observe import observations
 from kwire.analytics.produce_read import read_answer, request_partitions
+from kwire.enrich import topic_pairs
 from kwire.model import Exchange
 
 
@@ -30,5 +31,5 @@ def _produce(ex: Exchange, watch) -> tuple[dict, list[dict], list[tuple], list[t
     codes, failed = read_answer(ex)
     row = exchange_row(ex, codes)
     partitions = request_partitions(ex.request)
-    return (row, produce_rows(row["ts_ns"], partitions), topic_names(ex),
+    return (row, produce_rows(row["ts_ns"], partitions), topic_pairs(ex.api_key, ex.api_version, ex.response),
             observations(ex, watch, row, (partitions, codes, failed)))
