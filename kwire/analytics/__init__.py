@@ -1,6 +1,9 @@
 """Analytics shared by `kwire stats`, `kwire spark` and `kwire live`: one definition of each figure.
 
 - kwire.analytics.facts: Exchange -> flat rows (exchange_row, partition_rows, topic_names).
+- kwire.analytics.read: Exchange -> (row, partition rows, topic names, observations), each body read
+  once for all of them (read_exchange: what stats, live and spark feed an Aggregator);
+  kwire.analytics.produce_read: a Produce's partitions, batches and answer, read once.
 - kwire.analytics.distribution: exact latency distributions, nearest-rank percentiles, histograms.
 - kwire.analytics.series: mergeable time series with self-coarsening resolution.
 - kwire.analytics.aggregate: the mergeable Aggregator and its `document()` (the stats JSON).

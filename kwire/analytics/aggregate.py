@@ -36,11 +36,13 @@ from __future__ import annotations
 from kwire.analytics.analysis import Analysis
 from kwire.analytics.caps import OTHERS, FoldedTable, NameTable
 from kwire.analytics.distribution import bucket_bounds, histogram
-from kwire.analytics.figures import Figures, PartitionFigures, ShareGroupFigures, add_row, counts_only, ms
-from kwire.analytics.facts import exchange_row, partition_rows, topic_names
-from kwire.analytics.observe import observations, sasl_principal
+from kwire.analytics.figures import Figures, PartitionFigures, ShareGroupFigures, add_row, ms, new_cell
+from kwire.analytics.facts import topic_names
+from kwire.analytics.observe import sasl_principal
+from kwire.analytics.read import read_exchange
 from kwire.analytics.series import NS, Series
-from kwire.model import NO_RESPONSE, Exchange
+from kwire.model import NO_REQUEST, NO_RESPONSE, PAIRED, Exchange
+from kwire.outcomes import DECODED
 from kwire.tls.info import TlsNotes
 
 FORMAT = "kwire-stats/1"
@@ -88,9 +90,9 @@ class Aggregator:
         self._by_client_id = FoldedTable("client_ids", Figures)
         self._by_broker = FoldedTable("brokers", Figures)
         # (api, api version, client id, broker) -> the figures of its exchanges that only add counts and
-        # latencies (figures.counts_only), not yet in the four tables above: one Figures counted per
-        # exchange instead of four; `_settle` adds them, before anything reads the tables.
-        self._cells: dict[tuple, Figures] = {}
+        # latencies (figures.counts_only), not yet in the four tables above: one cell (figures.new_cell, a
+        # list) counted per exchange instead of four Figures; `_settle` adds them, before anything reads the tables.
+        self._cells: dict[tuple, list] = {}
         self.partitions = FoldedTable("partitions", PartitionFigures, (OTHERS, -1))
         self.share_groups = FoldedTable("share_groups", ShareGroupFigures)
         self.names = NameTable()  # topic id -> name
@@ -105,8 +107,7 @@ class Aggregator:
     # -- feeding --------------------------------------------------------------------------------
 
     def add_exchange(self, ex: Exchange) -> None:
-        row = exchange_row(ex)
-        self.add(row, partition_rows(ex), topic_names(ex), observations(ex, self.analysis.watch, row))
+        self.add(*read_exchange(ex, self.analysis.watch))
 
     def add(self, row: dict, partitions=(), names=(), observed=()) -> None:
         self.add_figures(row, partitions, names)
@@ -123,39 +124,63 @@ class Aggregator:
             self.first_ns = ts
         if self.last_ns is None or end > self.last_ns:
             self.last_ns = end
-        api, version, client_id, broker = row["api"], row["api_version"], row["client_id"], row["broker"]
-        if counts_only(row):
-            cell = self._cells.get((api, version, client_id, broker))
+        api, status, latency, wait = row["api"], row["status"], row["latency_ns"], row.get("wait")
+        failed = 1 if row["failed"] else 0
+        request_bytes, response_bytes = row["request_bytes"] or 0, row["response_bytes"] or 0
+        req, resp = row["request_outcome"], row["response_outcome"]
+        if (not row["error_codes"] and row["unanswered"] is None and (req == DECODED or req is None)
+                and (resp == DECODED or resp is None)):  # figures.counts_only: counted in its cell
+            key = (api, row["api_version"], row["client_id"], row["broker"])
+            cell = self._cells.get(key)
             if cell is None:
-                cell = self._new_cell(api, version, client_id, broker)
-            cell.add_counts(row)
+                cell = self._new_cell(key)
+            cell[0] += 1  # the layout of figures.new_cell
+            if status == PAIRED:
+                cell[1] += 1
+            elif status == NO_RESPONSE:
+                cell[2] += 1
+            elif status == NO_REQUEST:
+                cell[3] += 1
+            cell[4] += request_bytes
+            cell[5] += response_bytes
+            cell[6] += failed
+            if row.get("negotiation"):
+                cell[7] += 1
+            if latency is not None:
+                dist = cell[9] if wait else cell[8]
+                dist[latency] = dist.get(latency, 0) + 1
         else:
-            key, client_id = _labels(api, version, client_id)
+            key, client_id = _labels(api, row["api_version"], row["client_id"])
             add_row((self._total, self._by_api_version.row(key), self._by_client_id.row(client_id),
-                     self._by_broker.row(broker)), row)
-        self.timeline.add_sums(ts, (1, 1 if row["failed"] else 0, row["request_bytes"] or 0, row["response_bytes"] or 0))
-        latency = row["latency_ns"]
-        if latency is not None and not row.get("wait"):
+                     self._by_broker.row(row["broker"])), row)
+        self.timeline.add_sums4(ts, 1, failed, request_bytes, response_bytes)
+        if latency is not None and not wait:
             slowest = self.slowest
             # Most exchanges are faster than the slowest kept: no key to build for them.
             if len(slowest) < SLOWEST or -latency <= slowest[-1][0][0]:
                 self._keep(slowest, _slow_key(row), row, SLOWEST)
-        if row["status"] == NO_RESPONSE:
+        if status == NO_RESPONSE:
             self._keep(self.unanswered_first, _tie(row), row, FIRST)
         if api == "ShareFetch":
             self._share_group(row["group_id"]).fetches += 1
         elif api == "ShareAcknowledge":
             self._share_group(row["group_id"]).acknowledges += 1
-        for part in partitions:
-            self.add_partition(part)
+        if partitions:
+            table = self.partitions
+            for part in partitions:  # add_partition, inline
+                table.row((part["topic"], part["partition"])).add(part)
+                part_api = part["api"]
+                if part_api != "Fetch" and part_api != "Produce":
+                    self._share_group(part["group_id"]).add(part)
         for tid, name in names:
             self.add_name(tid, name)
 
-    def _new_cell(self, api, version, client_id, broker) -> Figures:
+    def _new_cell(self, key: tuple) -> list:
         cells = self._cells
         if len(cells) >= CELLS:
             self._settle()
-        cell = cells[(api, version, client_id, broker)] = Figures()
+        cell = cells[key] = new_cell()
+        api, version, client_id, broker = key
         key, client_id = _labels(api, version, client_id)
         # the rows made now, as the exchange would have made them: the tables keep their order
         self._by_api_version.row(key)
@@ -169,12 +194,12 @@ class Aggregator:
         cells = self._cells
         if not cells:
             return
-        for (api, version, client_id, broker), figures in cells.items():
+        for (api, version, client_id, broker), cell in cells.items():
             key, client_id = _labels(api, version, client_id)
-            self._total.merge(figures)
-            self._by_api_version.row(key).merge(figures)
-            self._by_client_id.row(client_id).merge(figures)
-            self._by_broker.row(broker).merge(figures)
+            self._total.add_cell(cell)
+            self._by_api_version.row(key).add_cell(cell)
+            self._by_client_id.row(client_id).add_cell(cell)
+            self._by_broker.row(broker).add_cell(cell)
         cells.clear()
 
     @property

@@ -16,7 +16,7 @@ from kwire.analytics.changes import ChangesState
 from kwire.analytics.delivery import DeliveryState
 from kwire.analytics.groups import GroupsState
 from kwire.analytics.quorum import QuorumState
-from kwire.analytics.tags import ACKS0, CHANGES, DELIVERY, FEEDS as _FEEDS, GROUPS, TRAFFIC, feed_of
+from kwire.analytics.tags import ACKS0, CHANGES, DELIVERY, FEEDS as _FEEDS, GROUPS, PRODUCE_BATCH, TRAFFIC, feed_of
 from kwire.analytics.traffic import TrafficState
 
 
@@ -34,7 +34,11 @@ class Analysis:
     def add(self, row: dict, observations=()) -> None:
         acks0 = False
         for ob in observations:
-            feed = _FEEDS.get(ob[0]) or feed_of(ob[0])  # feed_of raises on a tag no table names
+            tag = ob[0]
+            if tag == PRODUCE_BATCH:  # the most frequent (every batch of every Produce): to its state at once
+                self.delivery.produce_batch(ob)
+                continue
+            feed = _FEEDS.get(tag) or feed_of(tag)  # feed_of raises on a tag no table names
             if feed == DELIVERY:
                 self.delivery.add(ob)
             elif feed == TRAFFIC:

@@ -36,9 +36,14 @@ ACK_NAMES = {0: "gap", 1: "accept", 2: "release", 3: "reject", 4: "renew"}
 class Batch:
     __slots__ = ("sends", "failed", "evidence")
 
-    def __init__(self) -> None:
+    def __init__(self, ev: tuple | None = None, bad: bool = False) -> None:
+        """No send, or the first send (its evidence, whether it failed)."""
         self.sends = self.failed = 0
         self.evidence = Kept(MAX_SENDS)
+        if ev is not None:
+            self.sends = 1
+            self.failed = 1 if bad else 0
+            self.evidence.items.append((ev[:4], ev))  # Kept.add of the first item
 
     def merge(self, other: Batch) -> None:
         self.sends += other.sends
@@ -149,7 +154,7 @@ class DeliveryState:
     def add(self, ob: tuple) -> None:
         tag = ob[0]
         if tag == T.PRODUCE_BATCH:  # the most frequent: every batch of every Produce
-            self._produce_batch(ob)
+            self.produce_batch(ob)
         elif tag == T.RESENT_RECORDS or tag == T.FETCHED_BATCH:
             self.resends.add(ob)
         elif tag in (T.TXN_BATCH, T.TXN_ADD):
@@ -169,7 +174,8 @@ class DeliveryState:
         elif tag == T.SHARE_ACKED:
             self._acknowledged(ob)
 
-    def _produce_batch(self, ob: tuple) -> None:
+    def produce_batch(self, ob: tuple) -> None:
+        """`add` of a (T.PRODUCE_BATCH, ...) observation."""
         _, topic, partition, key, ev, bad = ob
         full = (stable_hash3(topic, partition, key), topic, partition, key)
         batches = self.batches
@@ -177,12 +183,10 @@ class DeliveryState:
         if batch is None:
             if len(batches) >= MAX_BATCHES and batches.refuses(full, MAX_BATCHES):
                 return
-            batch = batches[full] = Batch()
+            batches[full] = Batch(ev, bad)
             if len(batches) > MAX_BATCHES:
                 keep_smallest(batches, MAX_BATCHES)
-                batch = batches.get(full)
-                if batch is None:
-                    return
+            return
         batch.sends += 1
         if bad:
             batch.failed += 1

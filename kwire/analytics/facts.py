@@ -35,6 +35,7 @@ Definitions (the statistics inherit them):
 from __future__ import annotations
 
 from kwire.analytics.exchange_kinds import WAIT_APIS, is_negotiation, is_wait
+from kwire.analytics.produce_read import request_partitions
 from kwire.codec.marks import message_tree, values
 from kwire.codec.records import count_records, count_v2_records
 from kwire.codec.schema import GROUP_ID
@@ -42,7 +43,7 @@ from kwire.codec.values import RawRecords
 from kwire.enrich import topic_label, topic_pairs
 from kwire.kafka.error_codes import error_name
 from kwire.model import PAIRED, Exchange
-from kwire.outcomes import DECODED, error_text, is_malformed, trailing_size
+from kwire.outcomes import DECODED, MALFORMED, error_text, trailing_size
 from kwire.query import response_error_codes
 
 ACK_TYPES = {0: "GAP", 1: "ACCEPT", 2: "RELEASE", 3: "REJECT", 4: "RENEW"}
@@ -72,33 +73,40 @@ def error_code_names(ex: Exchange, found: list[int] | None = None) -> tuple[list
     return sorted(map(error_name, found)), False
 
 
-def exchange_row(ex: Exchange) -> dict:
-    latency = None
+def exchange_row(ex: Exchange, found: list[int] | None = None) -> dict:
+    """The exchange's row; `found`: kwire.query.response_error_codes(ex), when the caller has it."""
     status = ex.status
     request_ts, response_ts = ex.request_ts_ns, ex.response_ts_ns
+    latency = None
     if status == PAIRED and request_ts is not None and response_ts is not None:
         latency = response_ts - request_ts
-    codes, negotiation = error_code_names(ex)
-    found = codes
-    # kwire.query.has_error: not paired, a malformed body, or an error code
-    failed = status != PAIRED or is_malformed(ex) or bool(found)
+    if found is None:
+        found = response_error_codes(ex)
+    codes, negotiation = error_code_names(ex, found) if found else ([], False)
     req, resp = ex.request_outcome, ex.response_outcome
     req_kind = None if req is None else req.kind
     resp_kind = None if resp is None else resp.kind
+    # kwire.query.has_error: not paired, a malformed body (kwire.outcomes.is_malformed), or an error code
+    failed = status != PAIRED or req_kind == MALFORMED or resp_kind == MALFORMED or bool(codes)
+    api = ex.api
+    request = ex.request
+    ts = request_ts if request_ts is not None else response_ts or 0  # Exchange.ts_ns
+    client, broker, correlation_id = ex.client, ex.broker, ex.correlation_id
+    api_key, version = ex.api_key, ex.api_version
     return {
-        "ts_ns": request_ts if request_ts is not None else response_ts or 0,  # Exchange.ts_ns
+        "ts_ns": ts,
         "request_ts_ns": request_ts,
         "response_ts_ns": response_ts,
-        "client": ex.client,
-        "broker": ex.broker,
+        "client": client,
+        "broker": broker,
         "client_id": ex.client_id,
-        "api_key": ex.api_key,
-        "api": ex.api,
-        "api_version": ex.api_version,
-        "correlation_id": ex.correlation_id,
-        "status": ex.status,
+        "api_key": api_key,
+        "api": api,
+        "api_version": version,
+        "correlation_id": correlation_id,
+        "status": status,
         "unanswered": ex.unanswered,
-        "latency_ms": None if latency is None else round(latency / 1e6, 6),
+        "latency_ms": None if latency is None else ns_to_ms(latency),
         "request_bytes": ex.request_size,
         "response_bytes": ex.response_size,
         "error_codes": codes,
@@ -109,14 +117,31 @@ def exchange_row(ex: Exchange) -> dict:
         "response_error": None if resp_kind == DECODED or resp is None else error_text(resp),
         "request_trailing_bytes": 0 if req_kind == DECODED or req is None else trailing_size(req),
         "response_trailing_bytes": 0 if resp_kind == DECODED or resp is None else trailing_size(resp),
-        "group_id": group_id(ex),
-        "wait": ex.api in WAIT_APIS and is_wait(ex),
+        # group_id(ex), not called for an api whose request names no group (most exchanges)
+        "group_id": group_id(ex) if request and _GROUP_TREES.get((api_key, version)) != () else None,
+        "wait": api in WAIT_APIS and is_wait(ex),
         "negotiation": negotiation,
         # Not columns (EXCHANGE_COLUMNS): which TCP connection, so that the analytics tell apart two
-        # connections a client made from the same port one after the other; the latency exactly.
+        # connections a client made from the same port one after the other; the latency exactly; the
+        # exchange's evidence (kwire.analytics.observe), made once for every table that keeps it.
         "connection_id": ex.connection_id,
         "latency_ns": latency,
+        "evidence": (ts, client, broker, correlation_id, api),  # kwire.analytics.observe.evidence(ex)
     }
+
+
+# Below this many ns, round(ns / 1e6, 6) is ns / 1e6 itself: ns and 1e6 are exact doubles, so the quotient
+# is the double nearest the 6-decimal number ns / 10**6; where doubles are closer together than half
+# a unit of the 6th decimal (under 2**32 ms) rounding to 6 decimals gives that number back, and
+# reading it gives the same double. round() writes and reads decimal digits: ten times a division.
+_EXACT_MS_BELOW_NS = 2**51
+
+
+def ns_to_ms(ns: int) -> float:
+    """round(ns / 1e6, 6): milliseconds to the nanosecond."""
+    if -_EXACT_MS_BELOW_NS < ns < _EXACT_MS_BELOW_NS:
+        return ns / 1e6
+    return round(ns / 1e6, 6)
 
 
 _GROUP_TREES: dict[tuple, tuple] = {}  # (api key, version) -> message_tree of its group ids
@@ -215,17 +240,22 @@ def _fetch_rows(ex: Exchange) -> list[dict]:
 
 
 def _produce_rows(ex: Exchange) -> list[dict]:
-    request = ex.request
-    if not request:
-        return []
+    return produce_rows(ex.ts_ns, request_partitions(ex.request))
+
+
+def produce_rows(ts_ns: int, partitions: list[tuple]) -> list[dict]:
+    """The rows of a Produce's partitions, as kwire.analytics.produce_read.request_partitions read them."""
     rows = []
-    ts = ex.ts_ns
-    for topic in request.get("TopicData") or ():
-        label = topic_label(topic)
-        for part in topic.get("PartitionData") or ():
-            row = _new_row(ts, "Produce", None, label, part.get("Index"))
-            row["bytes"], row["records"] = records_facts(part.get("Records"))
-            rows.append(row)
+    for label, index, _, size, records, _ in partitions:
+        row = _ROW.copy()  # _new_row, inline
+        row["ts_ns"] = ts_ns
+        row["api"] = "Produce"
+        row["group_id"] = None
+        row["topic"] = label
+        row["partition"] = index
+        row["bytes"] = size
+        row["records"] = records
+        rows.append(row)
     return rows
 
 

@@ -8,7 +8,7 @@ series. `ShareGroupFigures`: one share group's acquisitions, redeliveries and ac
 `add`s fact rows (kwire.analytics.facts), `merge`s exactly with another of its kind in any order, and
 makes its part of the stats document (`document`). `add_row(figures, row)` adds one row to several
 Figures, reading it once; `counts_only(row)` says a row adds nothing but counts and a latency, which
-`Figures.add_counts` adds alone.
+a cell (`new_cell`) counts alone, added to a Figures by `Figures.add_cell`.
 """
 
 from __future__ import annotations
@@ -47,26 +47,18 @@ class Figures:
     def add(self, row: dict) -> None:
         add_row((self,), row)
 
-    def add_counts(self, row: dict) -> None:
-        """`add` of a row that counts_only: its counts and latency, nothing else to read."""
-        self.exchanges += 1
-        status = row["status"]
-        if status == PAIRED:
-            self.paired += 1
-        elif status == NO_RESPONSE:
-            self.no_response += 1
-        elif status == NO_REQUEST:
-            self.no_request += 1
-        self.request_bytes += row["request_bytes"] or 0
-        self.response_bytes += row["response_bytes"] or 0
-        if row["failed"]:
-            self.failed += 1
-        if row.get("negotiation"):
-            self.negotiations += 1
-        latency = row["latency_ns"]
-        if latency is not None:
-            dist = self.waits if row.get("wait") else self.latency
-            dist[latency] = dist.get(latency, 0) + 1
+    def add_cell(self, cell: list) -> None:
+        """`add` of every row a cell (`new_cell`) counted."""
+        self.exchanges += cell[0]
+        self.paired += cell[1]
+        self.no_response += cell[2]
+        self.no_request += cell[3]
+        self.request_bytes += cell[4]
+        self.response_bytes += cell[5]
+        self.failed += cell[6]
+        self.negotiations += cell[7]
+        merge_into(self.latency, cell[8])
+        merge_into(self.waits, cell[9])
 
     def _bodies(self, req: str | None, resp: str | None) -> None:
         """Count the bodies that were not simply decoded, by kind; an exchange with a malformed body
@@ -151,6 +143,14 @@ def add_row(figures: tuple, row: dict) -> None:
         if latency is not None:
             dist = f.waits if wait else f.latency
             dist[latency] = dist.get(latency, 0) + 1  # distribution.add_value, inline
+
+
+def new_cell() -> list:
+    """The counts of rows that counts_only, kept in a list (kwire.analytics.aggregate counts a row in
+    it without an attribute looked up): [exchanges, paired, no_response, no_request, request bytes,
+    response bytes, failed, negotiations, latency distribution, waits distribution]; `Figures.add_cell`
+    adds them to a Figures."""
+    return [0, 0, 0, 0, 0, 0, 0, 0, {}, {}]
 
 
 def counts_only(row: dict) -> bool:

@@ -41,7 +41,8 @@ _HEAD_CRCS: dict[tuple, int] = {}  # (a, b) -> CRC of the text "(a!r, b!r, "
 
 def stable_hash3(a: str, b: int, c) -> int:
     """stable_hash(a, b, c), the CRC of the text "(a, b, " kept from one call to the next with the
-    same str a and int b (a topic and a partition: one per batch of a Produce)."""
+    same str a and int b (a topic and a partition: one per batch of a Produce), c written without
+    repr when it is a batch's key (kwire.analytics.delivery): ("crc" or "pid", int, int, int)."""
     if type(a) is not str or type(b) is not int:
         return stable_hash(a, b, c)
     head = _HEAD_CRCS.get((a, b))
@@ -50,6 +51,9 @@ def stable_hash3(a: str, b: int, c) -> int:
         if len(_HEAD_CRCS) >= 4096:  # topics and partitions come off the wire: bounded
             _HEAD_CRCS.clear()
         _HEAD_CRCS[(a, b)] = head
+    if (type(c) is tuple and len(c) == 4 and (c[0] == "crc" or c[0] == "pid") and type(c[1]) is int
+            and type(c[2]) is int and type(c[3]) is int):  # a batch's key: repr(c) without repr's machinery
+        return zlib.crc32(f"('{c[0]}', {c[1]}, {c[2]}, {c[3]}))".encode("ascii"), head)
     return zlib.crc32(f"{c!r})".encode("utf-8", "replace"), head)
 
 
@@ -319,7 +323,9 @@ class TimeHistograms:
         if new:
             cell = self.buckets[k] = [{}, {}, None]
         hist, labels = cell[0], cell[1]
-        b = latency_bucket(latency_ns)
+        b = _BUCKETS.get(latency_ns)  # latency_bucket's cache, looked at first
+        if b is None:
+            b = latency_bucket(latency_ns)
         hist[b] = hist.get(b, 0) + 1
         labels[label] = labels.get(label, 0) + 1
         top = cell[2]

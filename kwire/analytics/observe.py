@@ -41,39 +41,34 @@ An evidence is (ts_ns, client, broker, correlation_id, api): it names an exchang
 
 from __future__ import annotations
 
-import struct
-
 from kwire.enrich import topic_label
 from kwire.analytics.changes_read import change_of
 from kwire.analytics.changes_apis import READERS as CHANGE_APIS
 from kwire.analytics.observe_groups import GROUP_APIS, group_observations
+from kwire.analytics.produce_read import read_answer, request_partitions, scan_batches
 from kwire.analytics.quorum_read import QUORUM_APIS, quorum_events
 from kwire.codec.sasl import principal
 from kwire.analytics.resends import ResendReader, fetched
-from kwire.codec.values import RawRecords
 from kwire.model import PAIRED, Exchange
 from kwire.outcomes import DECODED, MALFORMED, SENDER, blames
 from kwire.analytics import tags as T
-
-_V2_HEAD = struct.Struct(">qiibIhiqqqhii")  # baseOffset .. recordCount (61 bytes)
-_I32 = struct.Struct(">i")
-_LEGACY_CRC = struct.Struct(">qiI")
-
+from kwire.analytics.tags import PRODUCE_BATCH
 
 def evidence(ex: Exchange) -> tuple:
     return (ex.ts_ns, ex.client, ex.broker, ex.correlation_id, ex.api)
 
 
-def observations(ex: Exchange, watch=None, row: dict | None = None) -> list[tuple]:
+def observations(ex: Exchange, watch=None, row: dict | None = None, produce: tuple | None = None) -> list[tuple]:
     """The observations of one exchange; `watch`: the state of the Aggregator they go to, which says
     which Produce batches after a failed send to read for resends (kwire.analytics.resends); `row`:
-    the exchange's kwire.analytics.facts row when the caller has it (what it says is not read again)."""
+    the exchange's kwire.analytics.facts row, when the caller has it (its evidence); `produce`: a Produce's
+    (partitions, codes, failed) as kwire.analytics.produce_read reads them, when the caller has them."""
     api = ex.api
     out: list[tuple] = []
     if api in GROUP_APIS:
         group_observations(ex, out)
     if api == "Produce":
-        _produce(ex, out, watch, row)
+        _produce(ex, out, watch, produce, row)
     else:
         reader = _READERS.get(api)
         if reader is not None:
@@ -137,82 +132,45 @@ def _software(ex: Exchange, out: list) -> None:
 
 def batch_keys(data) -> list[tuple]:
     """(key, producer id, is transactional, position, v2 header fields or None) of every batch header
-    in a records field (control batches left out)."""
-    keys = []
-    view = memoryview(data)
-    pos, end = 0, len(view)
-    unpack_head = _V2_HEAD.unpack_from
-    while pos + 17 <= end:
-        if pos + 61 <= end:  # room for a v2 header: its fields read at once (size and magic among them)
-            head = unpack_head(view, pos)
-            size, magic = head[1], head[3] & 0xFF
-        else:
-            head = None
-            size, magic = _I32.unpack_from(view, pos + 8)[0], view[pos + 16]
-        if size < 0 or pos + 12 + size > end:
-            break
-        if magic >= 2 and head is not None:
-            attributes, pid, sequence = head[5], head[9], head[11]
-            if attributes & 0x20:  # control batch: commit or abort markers, written by brokers
-                pass
-            elif pid >= 0 and sequence >= 0:
-                keys.append((("pid", pid, head[10], sequence), pid, bool(attributes & 0x10), pos, head))
-            else:
-                keys.append((("crc", head[4], -1, -1), pid, bool(attributes & 0x10), pos, head))
-        elif magic < 2:
-            keys.append((("crc", _LEGACY_CRC.unpack_from(view, pos)[2], -1, -1), -1, False, pos, None))
-        pos += 12 + size
-    return keys
+    in a records field (control batches left out): kwire.analytics.produce_read.scan_batches."""
+    return scan_batches(data)[0]
 
 
-def _produce(ex: Exchange, out: list, watch=None, row: dict | None = None) -> None:
+def _produce(ex: Exchange, out: list, watch=None, read: tuple | None = None, row: dict | None = None) -> None:
+    """`read`: (partitions, codes, failed) of kwire.analytics.produce_read, when the caller has them;
+    `row`: the exchange's row (its evidence)."""
     request = ex.request
     if not request:
         return
-    if request.get("Acks") == 0:
+    if read is None:
+        read = (request_partitions(request),) + read_answer(ex)
+    partitions, _, failed = read
+    acks = request.get("Acks")
+    if acks == 0:
         out.append((T.NO_ANSWER_EXPECTED,))
-    if row is not None and ex.status == PAIRED and not row["error_codes"]:
-        failed = set()  # no ErrorCode anywhere in the answer: no partition failed (_produce_failures)
-    else:
-        failed = _produce_failures(ex)
+    if ex.status != PAIRED:  # not answered: every partition failed (acks=0 aside: no answer expected)
+        failed = True if acks != 0 else set()
     reads = watch is not None or bool(failed)  # batches of producers that are not idempotent: resends
     reader = None  # the ResendReader, made at the first such batch
-    ev = evidence(ex)  # one tuple for every batch of the exchange
-    for topic in request.get("TopicData") or ():
-        label = topic_label(topic)
-        for part in topic.get("PartitionData") or ():
-            records = part.get("Records")
-            data = records.data if type(records) is RawRecords else records
-            if not data:
-                continue
-            index = part.get("Index")
-            bad = failed is True or (bool(failed) and (label, index) in failed)
-            transactions = None  # a producer's batches of one exchange are one moment: one "tx"
-            for key, pid, transactional, pos, head in batch_keys(data):
-                out.append((T.PRODUCE_BATCH, label, index, key, ev, bad))
-                if reads and head is not None and key[0] == "crc":
-                    if reader is None:
-                        reader = ResendReader(ex, watch)
-                    reader.batch(label, index, bad, data, pos, head, out)
-                if transactional and pid >= 0 and (transactions is None or pid not in transactions):
-                    if transactions is None:
-                        transactions = set()
-                    transactions.add(pid)
-                    out.append((T.TXN_BATCH, label, index, pid, ex.ts_ns))
-
-
-def _produce_failures(ex: Exchange):
-    """True when the Produce was not answered (acks=0 aside); else the set of (topic, partition)
-    answered with an error code."""
-    if ex.status != PAIRED:
-        return True if ex.request and ex.request.get("Acks") != 0 else set()
-    failed = set()
-    for topic in (ex.response or {}).get("Responses") or ():
-        label = topic_label(topic)
-        for part in topic.get("PartitionResponses") or ():
-            if part.get("ErrorCode"):
-                failed.add((label, part.get("Index")))
-    return failed
+    ev = None  # one tuple for every batch of the exchange
+    for label, index, data, _, _, batches in partitions:
+        if not batches:
+            continue
+        if ev is None:
+            ev = row["evidence"] if row is not None else evidence(ex)
+        bad = failed is True or (bool(failed) and (label, index) in failed)
+        transactions = None  # a producer's batches of one exchange are one moment: one "tx"
+        for key, pid, transactional, pos, head in batches:
+            out.append((PRODUCE_BATCH, label, index, key, ev, bad))
+            if reads and head is not None and key[0] == "crc":
+                if reader is None:
+                    reader = ResendReader(ex, watch)
+                reader.batch(label, index, bad, data, pos, head, out)
+            if transactional and pid >= 0 and (transactions is None or pid not in transactions):
+                if transactions is None:
+                    transactions = set()
+                transactions.add(pid)
+                out.append((T.TXN_BATCH, label, index, pid, ex.ts_ns))
 
 
 def _fetch(ex: Exchange, out: list) -> None:

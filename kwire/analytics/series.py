@@ -45,6 +45,18 @@ class Series:
         else:
             cell[:] = map(add, cell, values)
 
+    def add_sums4(self, ts_ns: int, a: int, b: int, c: int, d: int) -> None:
+        """`add_sums(ts_ns, (a, b, c, d))`, for a series of four sums (no tuple made when the bucket is
+        there)."""
+        cell = self.buckets.get(ts_ns // NS // self.resolution)
+        if cell is None:
+            self.add(ts_ns, (a, b, c, d))
+        else:
+            cell[0] += a
+            cell[1] += b
+            cell[2] += c
+            cell[3] += d
+
     def _combine(self, cell: list, values) -> None:
         i = 0
         for op in self.ops:

@@ -51,7 +51,9 @@ def host_of(endpoint: str) -> str:
 
 
 def evidence_of(row: dict) -> tuple:
-    return (row["ts_ns"], row["client"], row["broker"], row["correlation_id"], row["api"])
+    """(ts_ns, client, broker, correlation_id, api) of a row: its "evidence", made by
+    kwire.analytics.facts.exchange_row (or made here for a row made elsewhere)."""
+    return row.get("evidence") or (row["ts_ns"], row["client"], row["broker"], row["correlation_id"], row["api"])
 
 
 def _last_of(row: dict, end: int) -> tuple:
@@ -168,16 +170,19 @@ class TrafficState:
             end = row["response_ts_ns"] or 0
             if end < ts:
                 end = ts
-            if conn.first_ns is None or ts < conn.first_ns:
+            first, latest = conn.first_ns, conn.last_ns
+            if first is None or ts < first:
                 conn.first_ns = ts
-            if conn.last_ns is None or end > conn.last_ns:
+            if latest is None or end > latest:
                 conn.last_ns = end
             conn.exchanges += 1
-            last = conn.last  # the latest exchange; its tuple made only when this one is later
+            last = conn.last  # the latest exchange: _last_of, its tuple made only when this one is later
             if last is None or end > last[0] or (end == last[0] and _last_of(row, end) > last):
-                conn.last = _last_of(row, end)
-            if status == PAIRED and (conn.answered_ns is None or ts > conn.answered_ns):
-                conn.answered_ns = ts
+                conn.last = (end, ts, row["correlation_id"], api, status)
+            if status == PAIRED:
+                answered = conn.answered_ns
+                if answered is None or ts > answered:
+                    conn.answered_ns = ts
             if conn.client_id != client_id:
                 conn.client_id = choose(conn.client_id, client_id)
         if api is None:
@@ -197,7 +202,7 @@ class TrafficState:
             series = self.latency.get(broker)
             if series is None:
                 series = self.latency[broker] = TimeHistograms()
-            series.add(ts, latency, api, ev or evidence_of(row))
+            series.add(ts, latency, api, ev or row.get("evidence") or evidence_of(row))
 
     def note_activity(self, who: tuple, api: str, ts: int) -> None:
         apis = self.activity.get(who)

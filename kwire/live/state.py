@@ -22,10 +22,9 @@ from __future__ import annotations
 
 from collections import deque
 
-from kwire.analytics import exchange_row, partition_rows, topic_names
+from kwire.analytics.read import read_exchange
 from kwire.analytics.aggregate import Aggregator
 from kwire.analytics.figures import Figures
-from kwire.analytics.observe import observations
 from kwire.live.analysis_rows import analysis_rows
 from kwire.live.metric_families import MetricsView, epoch_seconds
 from kwire.live.metrics_state import MetricsState
@@ -69,9 +68,8 @@ class DashboardState:
             exchanges = kept
         metrics = self.metrics
         for ex in exchanges:
-            row = exchange_row(ex)
-            observed = observations(ex, window.analysis.watch, row)
-            window.add(row, partition_rows(ex), topic_names(ex), observed)
+            row, parts, names, observed = read_exchange(ex, window.analysis.watch)
+            window.add(row, parts, names, observed)
             if metrics is not None:
                 metrics.add(row, observed)
             if self.first_ns is None or row["ts_ns"] < self.first_ns:

@@ -16,8 +16,8 @@ import pyarrow as pa
 
 from kwire.analytics import Aggregator
 from kwire.enrich import Enricher
-from kwire.analytics.facts import ACK_COLUMNS, EXCHANGE_COLUMNS, exchange_row, partition_rows, topic_names
-from kwire.analytics.observe import observations
+from kwire.analytics.facts import ACK_COLUMNS, EXCHANGE_COLUMNS
+from kwire.analytics.read import read_exchange
 from kwire.group_filter import members_of, offload_all_but_groups
 from kwire.kafka.pairing import RawExchange
 from kwire.parallel import offloadable
@@ -163,8 +163,8 @@ class Facts:
             if not keep(ex):
                 agg.learn_names(ex)
                 continue
-            row, parts = exchange_row(ex), partition_rows(ex)
-            agg.add(row, parts, topic_names(ex), observations(ex, agg.analysis.watch, row))
+            row, parts, names, observed = read_exchange(ex, agg.analysis.watch)
+            agg.add(row, parts, names, observed)
             if self.rows:
                 self.exchange_rows.append(row)
                 for part in parts:

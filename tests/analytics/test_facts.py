@@ -4,8 +4,9 @@ import random
 import tracemalloc
 from pathlib import Path
 
-from kwire.analytics.facts import (EXCHANGE_COLUMNS, PARTITION_COLUMNS, exchange_row, partition_rows,
+from kwire.analytics.facts import (EXCHANGE_COLUMNS, PARTITION_COLUMNS, exchange_row, ns_to_ms, partition_rows,
                                    records_facts, topic_names)
+from kwire.analytics.observe import evidence
 from kwire.model import NO_RESPONSE, PAIRED, Exchange
 from kwire.codec.budget import RecordBudget
 from kwire.codec.records import summarize_records
@@ -27,13 +28,25 @@ def test_exchange_row_basics():
     ex = _ex(response={"ErrorCode": 0, "Responses": [{"Partitions": [{"ErrorCode": 6}, {"ErrorCode": 1},
                                                                       {"ErrorCode": 6}]}]})
     row = exchange_row(ex)
-    # the columns, then the connection and the exact latency (not columns)
-    assert tuple(row) == EXCHANGE_COLUMNS + ("connection_id", "latency_ns")
+    # the columns, then the connection, the exact latency and the evidence (not columns)
+    assert tuple(row) == EXCHANGE_COLUMNS + ("connection_id", "latency_ns", "evidence")
     assert row["connection_id"] == ex.connection_id
+    assert row["evidence"] == evidence(ex) == (1_000, ex.client, ex.broker, ex.correlation_id, "Fetch")
     assert row["latency_ns"] == 2_500 and row["latency_ms"] == 0.0025
     assert row["error_codes"] == ["NOT_LEADER_OR_FOLLOWER", "NOT_LEADER_OR_FOLLOWER", "OFFSET_OUT_OF_RANGE"]
     assert row["failed"] is True
     assert row["ts_ns"] == 1_000
+
+
+def test_latency_ms_is_rounded_to_the_nanosecond():
+    """ns_to_ms is round(ns / 1e6, 6), whatever the latency (it skips round() where it is sure to change nothing)."""
+    rng = random.Random(7)
+    samples = list(range(-3000, 3000)) + [rng.randrange(-2**62, 2**62) for _ in range(20000)]
+    for e in range(64):
+        samples += [2**e + d for d in (-2, -1, 0, 1, 2)] + [rng.randrange(2**e + 1) for _ in range(200)]
+    for ns in samples:
+        assert ns_to_ms(ns) == round(ns / 1e6, 6), ns
+        assert ns_to_ms(-ns) == round(-ns / 1e6, 6), -ns
 
 
 def test_unanswered_has_no_latency():

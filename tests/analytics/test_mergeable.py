@@ -97,5 +97,7 @@ def test_stable_hash3_is_stable_hash(seed):
     for _ in range(2000):
         a = rng.choice(topics + [None, 3])
         b = rng.choice([0, 1, -1, 2**40, None, True, "0"])
-        c = rng.choice([("crc", rng.getrandbits(32), -1, -1), ("pid", rng.randint(-1, 9), 0, rng.getrandbits(31)), None])
+        c = rng.choice([("crc", rng.getrandbits(32), -1, -1), ("pid", rng.randint(-1, 9), 0, rng.getrandbits(31)), None,
+                        ("pid", True, -1, -1), ("crc", 1, 2), ("crc", 1, 2, 3, 4), ("crd", 1, 2, 3), ["crc", 1, 2, 3],
+                        ("crc", -2**63, "1", 3), ("pid", 2**70, -(2**40), 0)])
         assert stable_hash3(a, b, c) == stable_hash(a, b, c)

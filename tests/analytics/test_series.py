@@ -58,3 +58,14 @@ def test_add_sums_is_add_of_a_series_of_sums(items):
         added.add(t * NS, (v, w))
         summed.add_sums(t * NS, (v, w))
     assert (summed.resolution, summed.buckets) == (added.resolution, added.buckets)
+
+
+@settings(max_examples=60)
+@given(st.lists(st.tuples(st.integers(0, 5000), st.integers(0, 50), st.integers(0, 3), st.integers(0, 9),
+                          st.integers(0, 1 << 40)), max_size=200))
+def test_add_sums4_is_add_of_a_series_of_four_sums(items):
+    added, summed = Series(("sum",) * 4, limit=16), Series(("sum",) * 4, limit=16)
+    for t, a, b, c, d in items:
+        added.add(t * NS, (a, b, c, d))
+        summed.add_sums4(t * NS, a, b, c, d)
+    assert (summed.resolution, summed.buckets) == (added.resolution, added.buckets)
