@@ -2,17 +2,19 @@
 
 `pip install .` (or `pip install -e .`) compiles the modules kwire.compiled.CORE names with Cython, as
 they are (the same .py files: Cython's pure-Python mode with no annotation typing, so a compiled
-module behaves as its source does), when a C compiler is there. Each module is optional: one that
-does not build is skipped and runs from its .py, as the whole package does when no compiler is
-there, or when KWIRE_BUILD=pure is set. The SHA-256 of every source compiled goes into
-kwire/compiled-sources.txt; kwire runs a compiled module only while its .py is unchanged
+module behaves as its source does; the packet path's hot classes and loops are typed by the .pxd
+files beside their .py, Cython's augmenting declarations, which pure Python never reads), when a C
+compiler is there. Each module is optional: one that does not build is skipped and runs from its .py,
+as the whole package does when no compiler is there, or when KWIRE_BUILD=pure is set (and so does a
+module whose declarations cimport one that did not build). The digest of every source compiled (its
+.py, and its declarations with those they cimport: kwire.compiled.source_digest) goes into
+kwire/compiled-sources.txt; kwire runs a compiled module only while those files are unchanged
 (kwire/compiled.py). `kwire --version` says what runs compiled.
 """
 
 from __future__ import annotations
 
 import glob
-import hashlib
 import os
 import runpy
 
@@ -94,10 +96,17 @@ class OptionalBuildExt(build_ext):
             print(f"kwire: {ext.name} not compiled ({type(e).__name__}: {e}); it runs from its .py")
             return
         source = os.path.join(_HERE, *ext.name.split(".")) + ".py"
-        with open(source, "rb") as f:
-            self.built[ext.name] = hashlib.sha256(f.read()).hexdigest()
+        self.built[ext.name] = _COMPILED["source_digest"](source)  # the .pxd files it depends on too
 
     def _write_sources(self) -> None:
+        for name in sorted(self.built):  # a module that reads another's fields in C needs that one compiled
+            source = os.path.join(_HERE, *name.split("."))
+            if os.path.exists(source + ".pxd"):
+                needs = [os.path.relpath(m, _HERE).replace(os.sep, ".")
+                         for m in _COMPILED["_depends_on"](source + ".pxd", _HERE)]
+                if any(m not in self.built for m in needs):
+                    print(f"kwire: {name} runs from its .py: a module it cimports was not compiled")
+                    del self.built[name]
         package_dir = os.path.dirname(self.get_ext_fullpath("kwire.compiled"))
         os.makedirs(package_dir, exist_ok=True)
         path = os.path.join(package_dir, _COMPILED["SOURCES_FILE"])

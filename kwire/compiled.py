@@ -6,8 +6,10 @@ the same .py files, no second source. A compiled module (kwire/tcp/flows.cpython
 beside its .py, and Python's import would always take it; this module decides instead:
 
 - the compiled module runs only when it was built from the .py beside it: setup.py writes the
-  SHA-256 of each source it compiled into SOURCES_FILE, and a module whose source changed since
-  (an edit in an editable install, a checkout of another commit) runs from its .py;
+  SHA-256 of each source it compiled into SOURCES_FILE (`source_digest`: with the Cython declarations
+  of a module that has them, its .pxd and those it cimports, and those modules' .py), and a module
+  whose source changed since (an edit in an editable install, a checkout of another commit) runs
+  from its .py;
 - KWIRE_PURE=1 in the environment makes every module run from its .py, so one installation can be
   compared with itself (tests/test_compiled.py: byte-identical output on every committed capture).
 
@@ -22,6 +24,7 @@ import importlib.abc
 import importlib.machinery
 import importlib.util
 import os
+import re
 import sys
 
 # The modules compiled, relative to the repository root (setup.py reads this tuple): where many-small traffic
@@ -46,15 +49,62 @@ CORE = (
     "kwire/analytics/traffic.py",
     "kwire/render/jsonl.py", "kwire/render/values.py", "kwire/render/records_run.py",
 )
-SOURCES_FILE = "compiled-sources.txt"  # in the kwire package folder: "<module> <sha256 of its .py>" lines
+SOURCES_FILE = "compiled-sources.txt"  # in the kwire package folder: "<module> <source_digest>" lines
 PURE_ENV = "KWIRE_PURE"
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
+# what a .pxd cimports of kwire: `from kwire.x cimport ...` or `cimport kwire.x`
+_CIMPORT = re.compile(rb"^[ \t]*(?:from[ \t]+(kwire(?:\.\w+)*)[ \t]+cimport|cimport[ \t]+(kwire(?:\.\w+)*))", re.M)
+
+
 def source_digest(path: str) -> str:
+    """The SHA-256 a compiled module is checked against: of its .py alone when it has no Cython declarations
+    (a .pxd beside it), else of every file its compiled form depends on: its .py and .pxd, and the .py and .pxd
+    of each kwire module those declarations cimport, recursively (a compiled module that reads another one's
+    fields in C must not run beside a changed or uncompiled version of it)."""
     with open(path, "rb") as f:
-        return hashlib.sha256(f.read()).hexdigest()
+        source = f.read()
+    pxd = path[:-3] + ".pxd"
+    if not os.path.exists(pxd):
+        return hashlib.sha256(source).hexdigest()
+    root = _root_of(path)
+    digest = hashlib.sha256()
+    for module in _depends_on(pxd, root):
+        for name in (module + ".py", module + ".pxd"):
+            try:
+                with open(name, "rb") as f:
+                    data = f.read()
+            except OSError:
+                continue
+            digest.update(os.path.relpath(name, root).replace(os.sep, "/").encode() + b"\0")
+            digest.update(len(data).to_bytes(8, "big") + data)
+    return digest.hexdigest()
+
+
+def _root_of(path: str) -> str:
+    """The folder that holds the kwire package `path` lies in."""
+    parts = os.path.abspath(path).split(os.sep)
+    return os.sep.join(parts[:len(parts) - 1 - parts[::-1].index("kwire")]) or os.sep
+
+
+def _depends_on(pxd: str, root: str) -> list[str]:
+    """The modules (paths without extension) whose .pxd files `pxd` cimports, recursively, and its own; sorted."""
+    found = {pxd[:-4]}
+    todo = [pxd]
+    while todo:
+        try:
+            with open(todo.pop(), "rb") as f:
+                text = f.read()
+        except OSError:
+            continue
+        for match in _CIMPORT.finditer(text):
+            module = os.path.join(root, *(match.group(1) or match.group(2)).decode().split("."))
+            if module not in found:
+                found.add(module)
+                todo.append(module + ".pxd")
+    return sorted(found)
 
 
 def _built_from() -> dict[str, str]:

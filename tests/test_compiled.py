@@ -112,6 +112,66 @@ def test_report_counts_a_changed_source(tmp_path, monkeypatch):
                              "kwire.net.segment"), report
 
 
+def test_the_digest_covers_the_declarations_and_what_they_cimport(tmp_path):
+    """A module with Cython declarations (a .pxd beside it) counts as changed when its .pxd, a .pxd it
+    cimports, or the .py of a module it cimports changed: its compiled form reads that module's fields in C."""
+    package = tmp_path / "kwire" / "tcp"
+    package.mkdir(parents=True)
+    files = {"flows.py": "x = 1\n", "flows.pxd": "from kwire.tcp.halves cimport Half\ncdef class T:\n    pass\n",
+             "halves.py": "y = 2\n", "halves.pxd": "cdef class Half:\n    cdef public object nxt\n",
+             "plain.py": "z = 3\n", "other.py": "w = 4\n"}
+    for name, text in files.items():
+        (package / name).write_text(text)
+    flows, plain = str(package / "flows.py"), str(package / "plain.py")
+    assert compiled.source_digest(plain) == hashlib.sha256(b"z = 3\n").hexdigest()  # no .pxd: the .py alone
+    before = compiled.source_digest(flows)
+    assert before != hashlib.sha256(b"x = 1\n").hexdigest()
+    seen = {before}
+    for name, text in [("flows.pxd", files["flows.pxd"] + "# typed\n"), ("halves.pxd", "cdef class Half:\n    pass\n"),
+                       ("halves.py", "y = 3\n"), ("flows.py", "x = 2\n")]:
+        (package / name).write_text(text)
+        digest = compiled.source_digest(flows)
+        assert digest not in seen, name
+        seen.add(digest)
+    (package / "other.py").write_text("w = 5\n")  # not cimported: no matter
+    assert compiled.source_digest(flows) == digest
+    moved = tmp_path / "elsewhere"
+    shutil.copytree(tmp_path / "kwire", moved / "kwire")
+    assert compiled.source_digest(str(moved / "kwire" / "tcp" / "flows.py")) == digest  # the place does not count
+
+
+def test_a_module_runs_from_source_when_declarations_it_depends_on_changed(needs_compiled_core, tmp_path):
+    """In a copy of the built package, an edit of kwire/tcp/reassembly.pxd (HalfStream's fields) makes
+    reassembly and the modules whose compiled form reads those fields (flows, fused) run from their .py,
+    together; the others stay compiled, and the packet path still gives the same exchanges."""
+    built = built_modules()
+    typed = ("kwire.tcp.reassembly", "kwire.tcp.flows", "kwire.fused")
+    if not all(name in built for name in typed):
+        pytest.skip("the typed modules were not compiled here")
+    py_only = hashlib.sha256((ROOT / "kwire" / "tcp" / "flows.py").read_bytes()).hexdigest()
+    assert built["kwire.tcp.flows"] == compiled.source_digest(str(ROOT / "kwire" / "tcp" / "flows.py")) != py_only
+    copy = tmp_path / "kwire"
+    shutil.copytree(ROOT / "kwire", copy, ignore=shutil.ignore_patterns("__pycache__", "*.c"))
+    with open(copy / "tcp" / "reassembly.pxd", "a") as f:
+        f.write("# edited\n")
+    code = ("import kwire.fused as f, kwire.tcp.flows as t, kwire.tcp.reassembly as r, kwire.kafka.framing as k; "
+            "print(f.__file__, t.__file__, r.__file__, k.__file__); "
+            "from kwire.pipeline import Pipeline; print(Pipeline)")
+    env = dict(os.environ, PYTHONPATH=str(tmp_path))
+    env.pop(compiled.PURE_ENV, None)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path,
+                            timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    fused, flows, reassembly, framing = result.stdout.split()[:4]
+    assert fused.endswith("fused.py") and flows.endswith("flows.py") and reassembly.endswith("reassembly.py")
+    assert framing.endswith(".so")
+    capture = str(ROOT / "captures" / "bulk-fetch.pcap")
+    argv = [sys.executable, "-m", "kwire", "inspect", "--json", "-j", "0", "--no-summary", capture]
+    edited = subprocess.run(argv, capture_output=True, env=env, cwd=tmp_path, timeout=300)
+    here = subprocess.run(argv, capture_output=True, cwd=ROOT, timeout=300)
+    assert edited.returncode == 0 and edited.stdout == here.stdout
+
+
 def fresh_checkout(into: Path) -> Path:
     """The project's files as a clean checkout has them: no build folder, Cython output or built module."""
     shutil.copytree(ROOT, into, ignore=shutil.ignore_patterns(

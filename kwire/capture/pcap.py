@@ -91,7 +91,7 @@ class PcapReader:
         pos = FILE_HEADER
         try:
             while True:
-                pos, need = self._chunk(buf, pos, base, sink, layout, counts)
+                pos, need = _chunk(self, buf, pos, base, sink, layout, counts)
                 if stats is not None:
                     stats.add(*counts)
                 counts[:] = (0, 0, 0, 0)
@@ -108,42 +108,6 @@ class PcapReader:
                 stats.add(*counts)
             source.close()
 
-    def _chunk(self, buf, pos: int, base: int, sink: RecordSink, layout: RecordLayout,
-               counts: list) -> tuple[int, int]:
-        """Hand the whole records of buf from pos on to `sink`; (where the first record that is not
-        whole in buf starts, the bytes needed from there to read it)."""
-        unpack, hsize, mult, limit, lt = layout.unpack, layout.header_size, layout.ts_mult, layout.max_caplen, \
-            self.linktype
-        record, run = sink.record, sink.run
-        end = len(buf)
-        n = cap = wire = cut = 0
-        caplen = 0
-        while pos + hsize <= end:
-            sec, frac, caplen, wirelen = unpack(buf, pos)
-            if caplen > limit:
-                counts[:] = (n, cap, wire, cut)
-                raise self._source.error(base + pos, f"absurd record length {caplen} (snap length {self.snaplen})")
-            start = pos + hsize
-            stop = start + caplen
-            if stop > end:
-                break
-            pos = stop
-            n += 1
-            cap += caplen
-            wire += wirelen
-            if caplen < wirelen:
-                cut += 1
-            if record(sec * 1_000_000_000 + frac * mult, lt, buf, start, stop, wirelen):
-                after, k = run(buf, pos, end, layout)
-                if k:
-                    n += k
-                    k = after - pos - k * hsize  # their captured (= wire) bytes
-                    cap += k
-                    wire += k
-                    pos = after
-        counts[:] = (n, cap, wire, cut)
-        return pos, (hsize + caplen if pos + hsize <= end else hsize)
-
     def _truncated(self, buf, base: int, need: int) -> None:
         hsize = self._rec_size
         if len(buf) < hsize:
@@ -151,3 +115,41 @@ class PcapReader:
         else:
             problem = f"truncated record (needs {need - hsize} bytes, {len(buf) - hsize} left)"
         raise self._source.error(base, problem)
+
+
+def _chunk(reader: PcapReader, buf, pos: int, base: int, sink: RecordSink, layout: RecordLayout,
+           counts: list) -> tuple[int, int]:
+    """Hand the whole records of buf from pos on to `sink`; (where the first record that is not
+    whole in buf starts, the bytes needed from there to read it). (A function, not a method: the
+    compiled core types its locals, kwire/capture/pcap.pxd.)"""
+    unpack, hsize, mult, limit, lt = layout.unpack, layout.header_size, layout.ts_mult, layout.max_caplen, \
+        reader.linktype
+    record, run = sink.record, sink.run
+    end = len(buf)
+    n = cap = wire = cut = 0
+    caplen = 0
+    while pos + hsize <= end:
+        sec, frac, caplen, wirelen = unpack(buf, pos)
+        if caplen > limit:
+            counts[:] = (n, cap, wire, cut)
+            raise reader._source.error(base + pos, f"absurd record length {caplen} (snap length {reader.snaplen})")
+        start = pos + hsize
+        stop = start + caplen
+        if stop > end:
+            break
+        pos = stop
+        n += 1
+        cap += caplen
+        wire += wirelen
+        if caplen < wirelen:
+            cut += 1
+        if record(sec * 1_000_000_000 + frac * mult, lt, buf, start, stop, wirelen):
+            after, k = run(buf, pos, end, layout)
+            if k:
+                n += k
+                k = after - pos - k * hsize  # their captured (= wire) bytes
+                cap += k
+                wire += k
+                pos = after
+    counts[:] = (n, cap, wire, cut)
+    return pos, (hsize + caplen if pos + hsize <= end else hsize)

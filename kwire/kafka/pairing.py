@@ -24,7 +24,6 @@ from __future__ import annotations
 import os
 import struct
 from collections import deque
-from dataclasses import dataclass
 from typing import Callable
 
 from kwire.kafka.primitives import read_uvarint
@@ -64,18 +63,46 @@ def frame_size(body) -> int:
     return body.size if type(body) is CutFrame else len(body) + 4
 
 
-@dataclass(slots=True)
 class PendingRequest:
-    header: RequestHeader
-    body: object  # the frame body (bytes or memoryview), header included; None once dropped
-    ts_ns: int
-    size: int
-    dropped: bool = False  # the body was not kept (MAX_PENDING_BYTES)
-    lost: str | None = None  # why its body cannot be decoded, a body kind of kwire.outcomes (NOT_KEPT when
-                             # dropped; CUT_BY_SNAPLEN for the packet path to set), else None
-    done: bool = False  # no longer pending: answered, or given up
-    span: tuple | None = None  # (start, end) of the frame in its direction's bytes, when tracked
-    held: int = 0  # bytes the body holds (size, unless the snap length cut it): what keeping it costs
+    """A request waiting for its answer. (A class of its own rather than a dataclass: the compiled core
+    makes it an extension type, kwire/kafka/pairing.pxd; it compares and prints as a dataclass would.)"""
+
+    __slots__ = ("header", "body", "ts_ns", "size", "dropped", "lost", "done", "span", "held")
+
+    def __init__(self, header: RequestHeader, body, ts_ns: int, size: int, dropped: bool = False,
+                 lost: str | None = None, done: bool = False, span: tuple | None = None, held: int = 0):
+        self.header = header
+        self.body = body  # the frame body (bytes or memoryview), header included; None once dropped
+        self.ts_ns = ts_ns
+        self.size = size
+        self.dropped = dropped  # the body was not kept (MAX_PENDING_BYTES)
+        # why its body cannot be decoded, a body kind of kwire.outcomes (NOT_KEPT when dropped;
+        # CUT_BY_SNAPLEN for the packet path to set), else None
+        self.lost = lost
+        self.done = done  # no longer pending: answered, or given up
+        self.span = span  # (start, end) of the frame in its direction's bytes, when tracked
+        self.held = held  # bytes the body holds (size, unless the snap length cut it): what keeping it costs
+
+    def __repr__(self) -> str:
+        return _fields_repr(self, _PENDING_FIELDS)
+
+    def __eq__(self, other) -> bool:
+        return _fields_equal(self, other, _PENDING_FIELDS)
+
+    __hash__ = None
+
+
+_PENDING_FIELDS = PendingRequest.__slots__
+
+
+def _fields_repr(obj, names: tuple) -> str:
+    return f"{type(obj).__name__}({', '.join(f'{name}={getattr(obj, name)!r}' for name in names)})"
+
+
+def _fields_equal(obj, other, names: tuple):
+    if type(other) is not type(obj):
+        return NotImplemented
+    return tuple(getattr(obj, name) for name in names) == tuple(getattr(other, name) for name in names)
 
 
 def produce_acks(header: RequestHeader, body) -> int | None:
@@ -99,21 +126,41 @@ def produce_acks(header: RequestHeader, body) -> int | None:
         return None
 
 
-@dataclass(slots=True)
 class RawExchange:
-    conn: Connection
-    client_direction: int
-    status: str
-    correlation_id: int
-    request: PendingRequest | None
-    response_body: object | None = None  # the frame body, header included
-    response_ts_ns: int | None = None
-    response_size: int | None = None
-    given_up_ts_ns: int | None = None  # no_response: the capture time kwire stopped waiting for the answer
-    response_span: tuple | None = None  # (start, end) of the response frame in the broker's bytes, when tracked
-    unanswered: str | None = None  # no_response: why (kwire.outcomes.UNANSWERED_KINDS)
-    response_lost: str | None = None  # why the response body cannot be decoded (PendingRequest.lost)
+    """A request and its response frames, paired (or not: `status`), what the Kafka layer hands on.
+    (Not a dataclass, for the compiled core: see PendingRequest.)"""
 
+    __slots__ = ("conn", "client_direction", "status", "correlation_id", "request", "response_body",
+                 "response_ts_ns", "response_size", "given_up_ts_ns", "response_span", "unanswered", "response_lost")
+
+    def __init__(self, conn: Connection, client_direction: int, status: str, correlation_id: int,
+                 request: PendingRequest | None, response_body: object | None = None,
+                 response_ts_ns: int | None = None, response_size: int | None = None,
+                 given_up_ts_ns: int | None = None, response_span: tuple | None = None,
+                 unanswered: str | None = None, response_lost: str | None = None):
+        self.conn = conn
+        self.client_direction = client_direction
+        self.status = status
+        self.correlation_id = correlation_id
+        self.request = request
+        self.response_body = response_body  # the frame body, header included
+        self.response_ts_ns = response_ts_ns
+        self.response_size = response_size
+        self.given_up_ts_ns = given_up_ts_ns  # no_response: the capture time kwire stopped waiting for the answer
+        self.response_span = response_span  # (start, end) of the response frame in the broker's bytes, when tracked
+        self.unanswered = unanswered  # no_response: why (kwire.outcomes.UNANSWERED_KINDS)
+        self.response_lost = response_lost  # why the response body cannot be decoded (PendingRequest.lost)
+
+    def __repr__(self) -> str:
+        return _fields_repr(self, _RAW_FIELDS)
+
+    def __eq__(self, other) -> bool:
+        return _fields_equal(self, other, _RAW_FIELDS)
+
+    __hash__ = None
+
+
+_RAW_FIELDS = RawExchange.__slots__
 
 Out = Callable[[RawExchange], None]
 

@@ -1,0 +1,19 @@
+# Cython declarations for kwire/kafka/connection.py (the compiled core, setup.py; the .py stays the one
+# source). KafkaStream is an extension type; data() reaches its framer and pairing in C. Its counters are
+# C integers (frames and bytes of one connection); everything else stays a Python object. Spark's follow
+# mode pickles streams: Cython's generated pickling of extension types covers every field.
+
+cimport cython
+from kwire.kafka.framing cimport Framer
+from kwire.kafka.pairing cimport Pairing
+
+cdef class KafkaStream:
+    cdef public object conn, layer, emit, counters, state, reader, client_dir, roles, max_frame, client_id
+    cdef public object received
+    cdef public tuple framers
+    cdef public Pairing pairing
+    cdef public list held
+    cdef public Py_ssize_t chained, scanned, frames, unparsed_frames, gaps
+
+    @cython.locals(framer=Framer, frames=list, pairing=Pairing, count=Py_ssize_t)
+    cpdef data(self, direction, ts_ns, data)

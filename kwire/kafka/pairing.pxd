@@ -1,0 +1,26 @@
+# Cython declarations for kwire/kafka/pairing.py (the compiled core, setup.py; the .py stays the one
+# source). Pairing, PendingRequest and RawExchange are extension types (pickled by Cython's generated
+# code), their counters C integers (counts of one connection's requests and
+# bytes); correlation ids and times stay Python ints.
+
+cimport cython
+
+cdef class PendingRequest:
+    cdef public object header, body, ts_ns, size, lost, span
+    cdef public bint dropped, done
+    cdef public Py_ssize_t held
+
+cdef class RawExchange:
+    cdef public object conn, client_direction, status, correlation_id, request, response_body, response_ts_ns
+    cdef public object response_size, given_up_ts_ns, response_span, unanswered, response_lost
+
+cdef class Pairing:
+    cdef public object conn, client_dir, kept, max_bytes
+    cdef public dict pending, waiting, orphans, orphan_due
+    cdef public Py_ssize_t count, kept_bytes, duplicate_correlation_ids, pending_overflow, dropped_bodies
+    cdef public bint lossy
+
+    @cython.locals(request=PendingRequest, held=Py_ssize_t)
+    cpdef bint request(self, header, body, ts_ns, out, span=*) except -1
+    @cython.locals(request=PendingRequest)
+    cpdef bint response(self, body, ts_ns, frames, out, span=*) except -1
