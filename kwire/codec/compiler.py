@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import struct
+import sys
 
 from kwire.codec.code_cache import compiled_code
 from kwire.kafka.primitives import kafka_uuid, read_uvarint
@@ -124,11 +125,17 @@ _RUNTIME = {
     "_RawRecords": RawRecords,
     "_LEFT": _ENTRIES_LEFT,
     "_too_many": _too_many,
+    "_memoryview": memoryview,
+    "_bytes": bytes,
+    "_new": object.__new__,
+    "_struct_error": struct.error,
+    "_limits": sys.modules[__name__],  # MAX_BODY_ENTRIES read at each decode (tests change it)
 }
 
 
 class _Generator:
-    """Emits the source of one (message, version): a function per struct, plus reader helpers."""
+    """Emits the source of one (message, version): one entry function with every struct inlined (no
+    call per struct or element), plus a reader function per tagged field."""
 
     def __init__(self, schema: MessageSchema, version: int):
         self.schema = schema
@@ -170,14 +177,15 @@ class _Generator:
                 size += self.min_size(f)
         return size
 
-    # -- code for one value
+    # -- code for one value. `d` is the depth of the struct being read: its locals are v{d}_*, its
+    # -- dict o{d}, a struct inside it is read into o{d+1}.
 
-    def value_code(self, field: Field, path: str, indent: str, target: str) -> list[str]:
+    def value_code(self, field: Field, path: str, indent: str, target: str, d: int) -> list[str]:
         """Lines that read one value of `field` at `pos` into `target`, advancing `pos`."""
         if field.is_array:
-            return self.array_code(field, path, indent, target)
+            return self.array_code(field, path, indent, target, d)
         if field.is_struct:
-            return self.struct_value_code(field, path, indent, target)
+            return self.struct_value_code(field, path, indent, target, d)
         t = field.type
         if t in ("string", "bytes", "records"):
             return self.sized_code(t, repr(path), indent, target)
@@ -190,29 +198,31 @@ class _Generator:
             f"{indent}{target} = {s}.unpack_from(buf, pos)[0]; pos += {size}",
         ]
 
-    def array_code(self, field: Field, path: str, indent: str, target: str) -> list[str]:
+    def array_code(self, field: Field, path: str, indent: str, target: str, d: int) -> list[str]:
         """An array: its length (checked against the bytes left at the smallest element size), then
-        its elements (structs through their function, fixed-width numbers in one unpack)."""
+        its elements (structs read inline in the loop, fixed-width numbers in one unpack)."""
         what = repr(path)
         elem = field.element_type
         lines = self.length_code(indent, "_n", what, self.flexible, 4)
         lines.append(f"{indent}if _n > 0 and _n * {self.elem_min_size(field)} > end - pos:")
         lines.append(f"{indent}    raise DecodeError(f\"{{_n}} elements cannot fit in {{end - pos}} bytes\", pos, {what})")
         cost = "_n >> 3" if elem in _FIXED and elem != "uuid" and not field.is_struct else "_n"
-        lines.append(f"{indent}_LEFT[0] -= {cost}")
-        lines.append(f"{indent}if _LEFT[0] < 0: raise _too_many({what}, pos)")
+        lines.append(f"{indent}left -= {cost}")
+        lines.append(f"{indent}if left < 0: raise _too_many({what}, pos)")
         lines.append(f"{indent}if _n < 0:")
         lines.append(f"{indent}    {target} = None")
+        if field.is_struct or elem not in _FIXED:  # an empty array (common) skips the loop's set-up
+            lines.append(f"{indent}elif not _n:")
+            lines.append(f"{indent}    {target} = []")
         lines.append(f"{indent}else:")
         inner = indent + "    "
         if field.is_struct:
-            fn = self.struct_function(field.fields or (), path + "[]")
             return lines + [
-                f"{inner}{target} = _l = []",
-                f"{inner}_ap = _l.append",
+                f"{inner}{target} = []",
+                f"{inner}_ap{d} = {target}.append",
                 f"{inner}for _ in range(_n):",
-                f"{inner}    _x, pos = {fn}(buf, pos, end)",
-                f"{inner}    _ap(_x)",
+                *self.struct_code(field.fields or (), path + "[]", inner + "    ", d + 1),
+                f"{inner}    _ap{d}(o{d + 1})",
             ]
         if elem in _FIXED and elem not in ("uuid", "bool"):
             code, size = _FIXED[elem]
@@ -221,13 +231,13 @@ class _Generator:
                 f"{inner}pos += _n * {size}",
             ]
         item = Field(field.name, elem, field.versions, field.nullable, None, field.tagged, None)
-        lines += [f"{inner}{target} = _l = []", f"{inner}for _ in range(_n):"]
-        lines += self.value_code(item, path + "[]", inner + "    ", "_x")
-        lines.append(f"{inner}    _l.append(_x)")
+        lines += [f"{inner}{target} = []", f"{inner}for _ in range(_n):"]
+        lines += self.value_code(item, path + "[]", inner + "    ", "_x", d)
+        lines.append(f"{inner}    {target}.append(_x)")
         return lines
 
-    def struct_value_code(self, field: Field, path: str, indent: str, target: str) -> list[str]:
-        fn = self.struct_function(field.fields or (), path)
+    def struct_value_code(self, field: Field, path: str, indent: str, target: str, d: int) -> list[str]:
+        body = self.struct_code(field.fields or (), path, indent + "    ", d + 1)
         if field.nullable_in(self.version):
             # A nullable struct is preceded by an int8: -1 null, 1 present.
             return [
@@ -235,27 +245,30 @@ class _Generator:
                 f"{indent}if buf[pos] == 0xFF:",
                 f"{indent}    {target} = None; pos += 1",
                 f"{indent}else:",
-                f"{indent}    {target}, pos = {fn}(buf, pos + 1, end)",
+                f"{indent}    pos += 1",
+                *body,
+                f"{indent}    {target} = o{d + 1}",
             ]
-        return [f"{indent}{target}, pos = {fn}(buf, pos, end)"]
+        return [f"{indent}if True:", *body, f"{indent}    {target} = o{d + 1}"]
 
     def sized_code(self, t: str, what: str, indent: str, target: str) -> list[str]:
         """A string, bytes or records value, inlined: a length (int16 for strings, int32 otherwise; a
         varint of length+1 when flexible), -1 for null, then that many bytes, checked against the end."""
         lines = self.length_code(indent, "_n", what, self.flexible, 2 if t == "string" else 4)
         if t == "string":
-            value = "str(buf[pos:_e], 'utf-8', 'replace')"
+            value = [f"{target} = str(buf[pos:_e], 'utf-8', 'replace')"]
         elif t == "bytes":
-            value = "bytes(buf[pos:_e])"
-        else:
-            value = "_RawRecords(buf[pos:_e])"
+            value = [f"{target} = bytes(buf[pos:_e])"]
+        else:  # a view of the frame, never a copy; RawRecords made without a Python-level __init__
+            value = ["if mv is None: mv = _memoryview(buf)",
+                     f"{target} = _new(_RawRecords)", f"{target}.data = mv[pos:_e]"]
         return lines + [
             f"{indent}if _n < 0:",
             f"{indent}    {target} = None",
             f"{indent}else:",
             f"{indent}    _e = pos + _n",
             f"{indent}    if _e > end: raise _trunc({what}, pos, _n, end - pos)",
-            f"{indent}    {target} = {value}",
+            *(f"{indent}    {line}" for line in value),
             f"{indent}    pos = _e",
         ]
 
@@ -286,11 +299,11 @@ class _Generator:
             return _FIXED[elem][1]
         return 1 if self.flexible else (2 if elem == "string" else 4)
 
-    # -- one struct
+    # -- one struct, inline
 
-    def struct_function(self, fields, path: str) -> str:
+    def struct_code(self, fields, path: str, ind: str, d: int) -> list[str]:
+        """Lines that read one struct at `pos` into the dict o{d}, advancing `pos`."""
         v = self.version
-        name = self.fresh("struct")
         regular = [f for f in fields if f.present_in(v) and not (self.flexible and f.tagged_in(v))]
         tagged = [f for f in fields if f.present_in(v) and self.flexible and f.tagged_in(v)]
         body: list[str] = []
@@ -306,23 +319,23 @@ class _Generator:
                 fmt = ">" + "".join(_FIXED[x.type][0] for x in run)
                 size = struct.calcsize(fmt)
                 s = self.const("S", struct.Struct(fmt))
-                names = [f"v{i + k}" for k in range(len(run))]
+                names = [f"v{d}_{i + k}" for k in range(len(run))]
                 what = repr(f"{path}.{run[0].name}" if path else run[0].name)
-                body.append(f"    if pos + {size} > end: raise _trunc({what}, pos, {size}, end - pos)")
-                body.append(f"    {', '.join(names)}{',' if len(names) == 1 else ''} = {s}.unpack_from(buf, pos)")
-                body.append(f"    pos += {size}")
+                body.append(f"{ind}if pos + {size} > end: raise _trunc({what}, pos, {size}, end - pos)")
+                body.append(f"{ind}{', '.join(names)}{',' if len(names) == 1 else ''} = {s}.unpack_from(buf, pos)")
+                body.append(f"{ind}pos += {size}")
                 for k, x in enumerate(run):
                     if x.type == "uuid":
-                        body.append(f"    {names[k]} = _kafka_uuid({names[k]})")
+                        body.append(f"{ind}{names[k]} = _kafka_uuid({names[k]})")
                     locals_.append((x.name, names[k]))
                 i += len(run)
                 continue
-            local = f"v{i}"
-            body += self.value_code(f, f"{path}.{f.name}" if path else f.name, "    ", local)
+            local = f"v{d}_{i}"
+            body += self.value_code(f, f"{path}.{f.name}" if path else f.name, ind, local, d)
             locals_.append((f.name, local))
             i += 1
         items = ", ".join(f"{k!r}: {loc}" for k, loc in locals_)
-        body.append(f"    out = {{{items}}}")
+        body.append(f"{ind}o{d} = {{{items}}}")
         if self.flexible:
             table = {}
             for f in tagged:
@@ -332,29 +345,57 @@ class _Generator:
             self.tag_tables.append(table)
             what = repr(f"{path}.<tagged fields>" if path else "<tagged fields>")
             # The common case, no tagged field at all, costs one byte test; otherwise the shared
-            # reader walks the section.
+            # reader walks the section (its readers count entries in _LEFT).
             body += [
-                f"    if pos >= end: raise _trunc({what}, pos, 1, 0)",
-                "    if buf[pos]:",
-                f"        pos = _tagged_section(buf, pos, end, out, {t}, {what})",
-                "    else:",
-                "        pos += 1",
+                f"{ind}if pos >= end: raise _trunc({what}, pos, 1, 0)",
+                f"{ind}if buf[pos]:",
+                f"{ind}    _LEFT[0] = left",
+                f"{ind}    pos = _tagged_section(buf, pos, end, o{d}, {t}, {what})",
+                f"{ind}    left = _LEFT[0]",
+                f"{ind}else:",
+                f"{ind}    pos += 1",
             ]
-        body.append("    return out, pos")
-        self.chunks.append(f"def {name}(buf, pos, end):\n" + "\n".join(body) + "\n")
-        return name
+        return body
 
     def tagged_reader(self, field: Field, path: str) -> str:
         """A function reading a tagged field's value confined to its declared size."""
         name = self.fresh("tag")
-        lines = [f"def {name}(buf, pos, end):"]
-        lines += self.value_code(field, path, "    ", "val")
-        lines.append("    return val")
+        lines = [f"def {name}(buf, pos, end):", "    left = _LEFT[0]",
+                 "    mv = buf if type(buf) is _memoryview else None"]
+        lines += self.value_code(field, path, "    ", "val", 0)
+        lines += ["    _LEFT[0] = left", "    return val"]
         self.chunks.append("\n".join(lines) + "\n")
         return name
 
+    def entry(self) -> str:
+        """The decoder: decode(buf, pos=0) -> (dict, end), errors labelled with the message."""
+        body = self.struct_code(self.schema.fields, "", "        ", 0)
+        lines = [
+            "def decode(buf, pos=0):",
+            # bytes are read as they are (a slice of bytes is cheaper than one of a memoryview);
+            # records are views of the frame either way (mv, made when first needed)
+            "    if type(buf) is _bytes:",
+            "        mv = None",
+            "    elif type(buf) is _memoryview:",
+            "        mv = buf",
+            "    else:",
+            "        buf = mv = _memoryview(buf)",
+            "    end = len(buf)",
+            "    left = _LEFT[0] = _limits.MAX_BODY_ENTRIES",
+            "    try:",
+            *body,
+            "        return o0, pos",
+            "    except DecodeError as exc:",
+            "        raise type(exc)(exc.reason, exc.offset, exc.field, _LABEL) from None",
+            "    except (_struct_error, IndexError, ValueError, OverflowError, MemoryError) as exc:",
+            "        raise DecodeError(f\"malformed ({exc})\", message_name=_LABEL) from None",
+        ]
+        self.chunks.append("\n".join(lines) + "\n")
+        return "decode"
+
     def build(self):
-        top = self.struct_function(self.schema.fields, "")
+        top = self.entry()
+        self.namespace["_LABEL"] = f"{self.schema.name} v{self.version}"
         source = "\n".join(self.chunks)
         code = compiled_code(source, f"<kwire {self.schema.name} v{self.version}>")
         exec(code, self.namespace)  # our own generated source; never captured data
@@ -387,19 +428,7 @@ def decoder_for(schema: MessageSchema, version: int):
         return cached
     if version not in schema.valid:
         raise DecodeError(f"{schema.name} has no version {version}")
-    fn, _ = _compiled(schema, version)
-    label = f"{schema.name} v{version}"
-
-    def decode(buf, pos: int = 0):
-        mv = buf if isinstance(buf, memoryview) else memoryview(buf)
-        _ENTRIES_LEFT[0] = MAX_BODY_ENTRIES
-        try:
-            return fn(mv, pos, len(mv))
-        except DecodeError as exc:
-            raise type(exc)(exc.reason, exc.offset, exc.field, label) from None
-        except (struct.error, IndexError, ValueError, OverflowError, MemoryError) as exc:
-            raise DecodeError(f"malformed ({exc})", message_name=label) from None
-
+    decode, _ = _compiled(schema, version)
     _DECODERS[key] = decode
     return decode
 
