@@ -76,9 +76,11 @@ def _uvar(buf, pos):
     return read_uvarint(buf, pos)
 
 
-def _tagged_section(buf, pos, end, out, table, what):
+def _tagged_section(buf, pos, end, out, table, what, left):
     """A tagged-field section with at least one field: known tags are read by their readers (each
-    confined to its declared size), unknown ones kept as hex under "_unknown_tagged_fields"."""
+    confined to its declared size), unknown ones kept as hex under "_unknown_tagged_fields".
+    (pos after it, the entries the body may still make): `left` in, through _LEFT for the readers."""
+    _ENTRIES_LEFT[0] = left
     count, pos = _uvar(buf, pos)
     for _ in range(count):
         if pos >= end:
@@ -96,7 +98,7 @@ def _tagged_section(buf, pos, end, out, table, what):
         else:
             out[handler[0]] = handler[1](buf, pos, stop)
         pos = stop
-    return pos
+    return pos, _ENTRIES_LEFT[0]
 
 
 def _uuid(buf, pos, end, what):
@@ -349,9 +351,7 @@ class _Generator:
             body += [
                 f"{ind}if pos >= end: raise _trunc({what}, pos, 1, 0)",
                 f"{ind}if buf[pos]:",
-                f"{ind}    _LEFT[0] = left",
-                f"{ind}    pos = _tagged_section(buf, pos, end, o{d}, {t}, {what})",
-                f"{ind}    left = _LEFT[0]",
+                f"{ind}    pos, left = _tagged_section(buf, pos, end, o{d}, {t}, {what}, left)",
                 f"{ind}else:",
                 f"{ind}    pos += 1",
             ]
