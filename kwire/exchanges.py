@@ -15,6 +15,7 @@ written in the v0 body whatever version was asked (the broker cannot know which 
 
 from __future__ import annotations
 
+import dataclasses
 import struct
 from functools import partial
 from typing import NamedTuple
@@ -26,7 +27,7 @@ from kwire.codec.schemas import schema_for
 from kwire.codec.version_refusal import decode_mock_refusal
 from kwire.errors import DecodeError
 from kwire.kafka.apis import API_VERSIONS_KEY, api_name
-from kwire.kafka.headers import parse_response_header
+from kwire.kafka.headers import header_versions, parse_response_header
 from kwire.kafka.pairing import RawExchange
 from kwire.model import PAIRED, Exchange
 from kwire.net.segment import format_endpoint
@@ -146,37 +147,81 @@ def _wire(raw: RawExchange, request_span) -> tuple | None:
     return (start[d], start[1 - d], request_span, raw.response_span)
 
 
+class _Plan:
+    """What building an exchange of one (api, version) needs, looked up once per exchange: the api's
+    name, its body decoders, whether its response header is flexible (kwire.kafka.headers)."""
+
+    __slots__ = ("name", "request", "response", "flexible_header", "embedded")
+
+    def __init__(self, api_key: int, version: int):
+        self.name = api_name(api_key)
+        self.request = body_decoder(api_key, "request", version)
+        self.response = body_decoder(api_key, "response", version)
+        self.flexible_header = header_versions(api_key, version)[1] >= 1
+        self.embedded = api_key in EMBEDDED_API_KEYS
+
+
+_PLANS: dict[tuple[int, int], _Plan] = {}
+
+
+def _plan(api_key: int, version: int) -> _Plan:
+    plan = _PLANS.get((api_key, version))
+    if plan is None:
+        plan = _Plan(api_key, version)
+        if len(_PLANS) < 4096:  # api keys and versions come off the wire: bound the cache
+            _PLANS[(api_key, version)] = plan
+    return plan
+
+
+# Exchange's fields in order: build_from_parts makes every Exchange with one positional call (the
+# cheapest way through a dataclass's __init__); this stops it silently filling the wrong fields.
+assert tuple(f.name for f in dataclasses.fields(Exchange)) == (
+    "connection_id", "client", "broker", "status", "correlation_id", "api_key", "api", "api_version", "client_id",
+    "request_ts_ns", "response_ts_ns", "given_up_ts_ns", "request_size", "response_size", "request", "response",
+    "request_outcome", "response_outcome", "unanswered", "extra", "wire"), "kwire.model.Exchange's fields changed"
+
+
 def build_from_parts(parts: ExchangeParts, *, decode: bool = True) -> Exchange:
     (conn_id, client, broker, status, corr, api_key, api_version, client_id, header_size,
      req_ts, req_size, req_body, resp_ts, resp_size, resp_body, given_up_ts, wire, unanswered, req_lost,
      resp_lost) = parts
     if resp_body is None:
         resp_ts = resp_size = None
-    # every field in one call: cheaper than setting them one by one after
     if api_key is None:
-        ex = Exchange(conn_id, client, broker, status, corr, None, None, None, None, None, resp_ts, given_up_ts,
-                      None, resp_size, wire=wire)
-        if resp_lost is not None:
-            ex.response_outcome = lost_body(resp_lost)
-    else:
-        ex = Exchange(conn_id, client, broker, status, corr, api_key, api_name(api_key), api_version, client_id,
-                      req_ts, resp_ts, given_up_ts, req_size, resp_size, wire=wire, unanswered=unanswered)
-        if req_lost is not None:
-            ex.request_outcome = lost_body(req_lost)
-        elif req_body is not None and req_size > len(req_body) + 4:
-            ex.request_outcome = cut_body(len(req_body) + 4, req_size)
-        elif decode and req_body is not None:
-            ex.request, ex.request_outcome = decode_body(api_key, "request", api_version, req_body, header_size)
-        if resp_lost is not None:
-            ex.response_outcome = lost_body(resp_lost)
-        elif resp_body is not None and decode:
-            if resp_size > len(resp_body) + 4:
-                _cut_response(ex, resp_body, resp_size)
-            else:
-                _decode_response(ex, resp_body)
-        elif resp_body is None and status == PAIRED:  # kwire.kafka.pairing: answered, answer not captured
-            ex.response_outcome = ANSWER_NOT_CAPTURED
-    if decode and api_key in EMBEDDED_API_KEYS:
+        return Exchange(conn_id, client, broker, status, corr, None, None, None, None, None, resp_ts, given_up_ts,
+                        None, resp_size, None, None, None,
+                        lost_body(resp_lost) if resp_lost is not None else None, None, {}, wire)
+    plan = _PLANS.get((api_key, api_version)) or _plan(api_key, api_version)
+    request = response = req_outcome = resp_outcome = None
+    if req_lost is not None:
+        req_outcome = lost_body(req_lost)
+    elif req_body is not None and req_size > len(req_body) + 4:
+        req_outcome = cut_body(len(req_body) + 4, req_size)
+    elif decode and req_body is not None:
+        decoder = plan.request
+        if decoder is None:
+            req_outcome = NO_DECODER_BODY
+        else:
+            try:
+                request, end = decoder(req_body, header_size)
+                left = len(req_body) - end
+                req_outcome = trailing(left) if left else DECODED_BODY
+            except DecodeError as exc:
+                req_outcome = malformed(exc)
+    if resp_lost is not None:
+        resp_outcome = lost_body(resp_lost)
+    elif resp_body is not None and decode:
+        if resp_size > len(resp_body) + 4:
+            response, resp_outcome = _cut_response(api_key, api_version, resp_body, resp_size)
+        else:
+            response, resp_outcome = _decode_response(plan, api_key, api_version, resp_body)
+    elif resp_body is None and status == PAIRED:  # kwire.kafka.pairing: answered, answer not captured
+        resp_outcome = ANSWER_NOT_CAPTURED
+    # every field in one call: cheaper than setting them one by one after
+    ex = Exchange(conn_id, client, broker, status, corr, api_key, plan.name, api_version, client_id, req_ts, resp_ts,
+                  given_up_ts, req_size, resp_size, request, response, req_outcome, resp_outcome, unanswered, {},
+                  wire)
+    if decode and plan.embedded:
         decode_embedded(ex)
     return ex
 
@@ -185,37 +230,48 @@ def build_exchange(raw: RawExchange, *, decode: bool = True) -> Exchange:
     return build_from_parts(exchange_parts(raw), decode=decode)
 
 
-def _decode_response(ex: Exchange, body) -> None:
-    try:
-        header = parse_response_header(body, ex.api_key, ex.api_version)
-    except DecodeError as exc:
-        ex.response_outcome = malformed(exc)._replace(field=exc.field or "<response header>")
-        return
-    if ex.api_key == API_VERSIONS_KEY and len(body) >= header.header_size + 2:
-        code = _I16.unpack_from(body, header.header_size)[0]
+def _decode_response(plan: _Plan, api_key: int, version: int, body) -> tuple[dict | None, BodyOutcome]:
+    """(decoded response or None, its outcome). The header is kwire.kafka.headers'; its common
+    cases (no tagged field in a flexible header, a header of correlation id alone) are read here."""
+    if plan.flexible_header:
+        pos = 5 if len(body) > 4 and not body[4] else -1
+    else:
+        pos = 4 if len(body) >= 4 else -1
+    if pos < 0:
+        try:
+            pos = parse_response_header(body, api_key, version).header_size
+        except DecodeError as exc:
+            return None, malformed(exc)._replace(field=exc.field or "<response header>")
+    if api_key == API_VERSIONS_KEY and len(body) >= pos + 2:
+        code = _I16.unpack_from(body, pos)[0]
         if code == UNSUPPORTED_VERSION:
-            ex.response, outcome = decode_body(ex.api_key, "response", 0, body, header.header_size)
+            response, outcome = decode_body(api_key, "response", 0, body, pos)
             if outcome.kind == MALFORMED:
-                ex.response, outcome = _refusal(body, header.header_size, outcome)
-            ex.response_outcome = outcome
-            return
-    ex.response, ex.response_outcome = decode_body(ex.api_key, "response", ex.api_version, body, header.header_size)
+                response, outcome = _refusal(body, pos, outcome)
+            return response, outcome
+    decoder = plan.response
+    if decoder is None:
+        return None, NO_DECODER_BODY
+    try:
+        response, end = decoder(body, pos)
+    except DecodeError as exc:
+        return None, malformed(exc)
+    left = len(body) - end
+    return response, trailing(left) if left else DECODED_BODY
 
 
-def _cut_response(ex: Exchange, body, size: int) -> None:
+def _cut_response(api_key: int, version: int, body, size: int) -> tuple[dict | None, BodyOutcome]:
     """A response the snap length cut: marked so, with the fixed-size fields it begins with (an
     ErrorCode that was captured still counts)."""
-    ex.response_outcome = cut_body(len(body) + 4, size)
-    schema = schema_for(ex.api_key, "response")
+    outcome = cut_body(len(body) + 4, size)
+    schema = schema_for(api_key, "response")
     if schema is None:
-        return
+        return None, outcome
     try:
-        header = parse_response_header(body, ex.api_key, ex.api_version)
+        header = parse_response_header(body, api_key, version)
     except DecodeError:
-        return
-    fields = leading_fields(schema, ex.api_version, body, header.header_size)
-    if fields:
-        ex.response = fields
+        return None, outcome
+    return leading_fields(schema, version, body, header.header_size) or None, outcome
 
 
 def _refusal(body, pos: int, v0: BodyOutcome) -> tuple[dict, BodyOutcome]:

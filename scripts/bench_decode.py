@@ -4,9 +4,11 @@
 Collects every request and response body of the paired exchanges in the given captures (the
 frames as the wire carried them), then times decoding them all, several rounds, in CPU time:
 bodies/s, exchanges/s and MB/s. Records stay lazy (batch summaries are a renderer's business), as
-in `kwire inspect` without --records; `--records` also summarises every record batch.
+in `kwire inspect` without --records; `--records` also summarises every record batch. `--build`
+times what the pipeline does per exchange instead: kwire.exchanges.build_from_parts (both bodies
+decoded and the Exchange made), on every exchange.
 
-    python scripts/bench_decode.py captures/*.pcap /tmp/many-small.pcap [--rounds 5] [--records]
+    python scripts/bench_decode.py captures/*.pcap /tmp/many-small.pcap [--rounds 5] [--records | --build]
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from kwire.codec.compiler import decoder_for
 from kwire.codec.records import summarize_records
 from kwire.codec.schemas import schema_for
 from kwire.codec.values import RawRecords
+from kwire.exchanges import build_from_parts, exchange_parts
 from kwire.kafka.headers import parse_response_header
 from kwire.kafka.pairing import PAIRED
 from kwire.pipeline import analyze_files
@@ -39,6 +42,19 @@ def bodies(paths):
     return out
 
 
+def build_all(paths, rounds: int) -> None:
+    parts = [exchange_parts(raw, owned=True) for raw in analyze_files(paths, decode=False, offload=lambda raw: True)]
+    best = None
+    for _ in range(rounds):
+        start = time.process_time()
+        for item in parts:
+            build_from_parts(item)
+        elapsed = time.process_time() - start
+        best = elapsed if best is None else min(best, elapsed)
+    print(f"{len(parts)} exchanges built; best of {rounds} rounds, CPU time: {best:.3f} s = "
+          f"{len(parts) / best:,.0f} exchanges/s")
+
+
 def summarise_all(value):
     if isinstance(value, RawRecords):
         summarize_records(value.data)
@@ -55,7 +71,11 @@ def main() -> None:
     parser.add_argument("captures", nargs="+")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--records", action="store_true", help="also summarise every record batch")
+    parser.add_argument("--build", action="store_true", help="time build_from_parts on every exchange instead")
     args = parser.parse_args()
+    if args.build:
+        build_all(args.captures, args.rounds)
+        return
     items = bodies(args.captures)
     size = sum(len(b) - p for _, b, p in items)
     best = None

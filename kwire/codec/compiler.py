@@ -1,7 +1,8 @@
 """Compile a message schema, for one version, into a fast decoder.
 
-`decoder_for(schema, version)` generates Python source for every struct of the message as it is in
-that version (fields absent from the version vanish, runs of fixed-width fields become one
+`decoder_for(schema, version)` generates Python source for the message as it is in that version (one
+entry function reading the structs inline, where a block grown past FUNCTION_LINES lines becomes a
+function of its own) (fields absent from the version vanish, runs of fixed-width fields become one
 struct.unpack_from, flexible versions switch to compact lengths and tagged-field sections) and
 compiles it once; the result is cached per (schema, version).
 
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import os
 import struct
+import sys
 
 from kwire.codec.code_cache import compiled_code
 from kwire.kafka.primitives import kafka_uuid, read_uvarint
@@ -75,9 +77,11 @@ def _uvar(buf, pos):
     return read_uvarint(buf, pos)
 
 
-def _tagged_section(buf, pos, end, out, table, what):
+def _tagged_section(buf, pos, end, out, table, what, left):
     """A tagged-field section with at least one field: known tags are read by their readers (each
-    confined to its declared size), unknown ones kept as hex under "_unknown_tagged_fields"."""
+    confined to its declared size), unknown ones kept as hex under "_unknown_tagged_fields".
+    (pos after it, the entries the body may still make): `left` in, through _LEFT for the readers."""
+    _ENTRIES_LEFT[0] = left
     count, pos = _uvar(buf, pos)
     for _ in range(count):
         if pos >= end:
@@ -95,7 +99,7 @@ def _tagged_section(buf, pos, end, out, table, what):
         else:
             out[handler[0]] = handler[1](buf, pos, stop)
         pos = stop
-    return pos
+    return pos, _ENTRIES_LEFT[0]
 
 
 def _uuid(buf, pos, end, what):
@@ -124,11 +128,67 @@ _RUNTIME = {
     "_RawRecords": RawRecords,
     "_LEFT": _ENTRIES_LEFT,
     "_too_many": _too_many,
+    "_memoryview": memoryview,
+    "_bytes": bytes,
+    "_new": object.__new__,
+    "_struct_error": struct.error,
+    "_limits": sys.modules[__name__],  # MAX_BODY_ENTRIES read at each decode (tests change it)
 }
 
 
+# The most lines a generated function has from the blocks read inline in it (a struct's own fields are
+# never split: its function is at least that long; an array of structs adds its ~20 lines to its element).
+# Chosen on numbers (callgrind): at 50, tests/fuzz/test_bounds.py's slowest case (StreamsGroupDescribeResponse
+# v1, under tracemalloc) costs 1 % more instructions than with a function per struct, at 120 16 % more; decoding
+# every body of the committed captures costs 31 % fewer instructions than a function per struct, Produce v10's
+# many-small bodies 6 % fewer (12 % with every struct inlined).
+FUNCTION_LINES = 50
+
+
+class _Block:
+    """Code reading one value into the local `result` (a struct, an array of structs): lines (indented
+    from column 0) and _Inline items for the blocks inside it; `size`: its lines where it is inlined."""
+
+    __slots__ = ("items", "result", "size")
+
+    def __init__(self, items: list, result: str):
+        self.items = items
+        self.result = result
+        self.size = sum(item.size() if isinstance(item, _Inline) else 1 for item in items)
+
+    def emit(self, out: list[str], indent: str) -> None:
+        _emit(self.items, out, indent)
+
+
+class _Inline:
+    """A block inside another one's code, at `indent`: its code there, or `call`, the line calling
+    the function made of it."""
+
+    __slots__ = ("indent", "code", "call")
+
+    def __init__(self, indent: str, code: _Block):
+        self.indent = indent
+        self.code = code
+        self.call: str | None = None
+
+    def size(self) -> int:
+        return 1 if self.call else self.code.size
+
+
+def _emit(items: list, out: list[str], indent: str) -> None:
+    for item in items:
+        if isinstance(item, _Inline):
+            if item.call:
+                out.append(indent + item.indent + item.call)
+            else:
+                item.code.emit(out, indent + item.indent)
+        else:
+            out.append(indent + item)
+
+
 class _Generator:
-    """Emits the source of one (message, version): a function per struct, plus reader helpers."""
+    """Emits the source of one (message, version): one entry function with every struct inlined (no
+    call per struct or element), plus a reader function per tagged field."""
 
     def __init__(self, schema: MessageSchema, version: int):
         self.schema = schema
@@ -170,14 +230,19 @@ class _Generator:
                 size += self.min_size(f)
         return size
 
-    # -- code for one value
+    # -- code for one value. `d` is the depth of the struct being read: its locals are v{d}_*, its
+    # -- dict o{d}, a struct inside it is read into o{d+1}.
 
-    def value_code(self, field: Field, path: str, indent: str, target: str) -> list[str]:
+    def value_code(self, field: Field, path: str, indent: str, target: str, d: int) -> list[str]:
         """Lines that read one value of `field` at `pos` into `target`, advancing `pos`."""
+        if field.is_array and field.is_struct:
+            # A block of its own, which the struct holding it may make a function (one call per array).
+            # Its element was bounded by its own struct_code: the array adds its ~20 lines to that.
+            return [_Inline(indent, _Block(self.array_code(field, path, "", target, d), target))]
         if field.is_array:
-            return self.array_code(field, path, indent, target)
+            return self.array_code(field, path, indent, target, d)
         if field.is_struct:
-            return self.struct_value_code(field, path, indent, target)
+            return self.struct_value_code(field, path, indent, target, d)
         t = field.type
         if t in ("string", "bytes", "records"):
             return self.sized_code(t, repr(path), indent, target)
@@ -190,29 +255,31 @@ class _Generator:
             f"{indent}{target} = {s}.unpack_from(buf, pos)[0]; pos += {size}",
         ]
 
-    def array_code(self, field: Field, path: str, indent: str, target: str) -> list[str]:
+    def array_code(self, field: Field, path: str, indent: str, target: str, d: int) -> list[str]:
         """An array: its length (checked against the bytes left at the smallest element size), then
-        its elements (structs through their function, fixed-width numbers in one unpack)."""
+        its elements (structs read inline in the loop, fixed-width numbers in one unpack)."""
         what = repr(path)
         elem = field.element_type
         lines = self.length_code(indent, "_n", what, self.flexible, 4)
         lines.append(f"{indent}if _n > 0 and _n * {self.elem_min_size(field)} > end - pos:")
         lines.append(f"{indent}    raise DecodeError(f\"{{_n}} elements cannot fit in {{end - pos}} bytes\", pos, {what})")
         cost = "_n >> 3" if elem in _FIXED and elem != "uuid" and not field.is_struct else "_n"
-        lines.append(f"{indent}_LEFT[0] -= {cost}")
-        lines.append(f"{indent}if _LEFT[0] < 0: raise _too_many({what}, pos)")
+        lines.append(f"{indent}left -= {cost}")
+        lines.append(f"{indent}if left < 0: raise _too_many({what}, pos)")
         lines.append(f"{indent}if _n < 0:")
         lines.append(f"{indent}    {target} = None")
+        if field.is_struct or elem not in _FIXED:  # an empty array (common) skips the loop's set-up
+            lines.append(f"{indent}elif not _n:")
+            lines.append(f"{indent}    {target} = []")
         lines.append(f"{indent}else:")
         inner = indent + "    "
         if field.is_struct:
-            fn = self.struct_function(field.fields or (), path + "[]")
             return lines + [
-                f"{inner}{target} = _l = []",
-                f"{inner}_ap = _l.append",
+                f"{inner}{target} = []",
+                f"{inner}_ap{d} = {target}.append",
                 f"{inner}for _ in range(_n):",
-                f"{inner}    _x, pos = {fn}(buf, pos, end)",
-                f"{inner}    _ap(_x)",
+                _Inline(inner + "    ", self.struct_code(field.fields or (), path + "[]", d + 1)),
+                f"{inner}    _ap{d}(o{d + 1})",
             ]
         if elem in _FIXED and elem not in ("uuid", "bool"):
             code, size = _FIXED[elem]
@@ -221,41 +288,45 @@ class _Generator:
                 f"{inner}pos += _n * {size}",
             ]
         item = Field(field.name, elem, field.versions, field.nullable, None, field.tagged, None)
-        lines += [f"{inner}{target} = _l = []", f"{inner}for _ in range(_n):"]
-        lines += self.value_code(item, path + "[]", inner + "    ", "_x")
-        lines.append(f"{inner}    _l.append(_x)")
+        lines += [f"{inner}{target} = []", f"{inner}for _ in range(_n):"]
+        lines += self.value_code(item, path + "[]", inner + "    ", "_x", d)
+        lines.append(f"{inner}    {target}.append(_x)")
         return lines
 
-    def struct_value_code(self, field: Field, path: str, indent: str, target: str) -> list[str]:
-        fn = self.struct_function(field.fields or (), path)
+    def struct_value_code(self, field: Field, path: str, indent: str, target: str, d: int) -> list:
+        body = _Inline(indent, self.struct_code(field.fields or (), path, d + 1))
         if field.nullable_in(self.version):
             # A nullable struct is preceded by an int8: -1 null, 1 present.
+            body.indent += "    "
             return [
                 f"{indent}if pos >= end: raise _trunc({path!r}, pos, 1, 0)",
                 f"{indent}if buf[pos] == 0xFF:",
                 f"{indent}    {target} = None; pos += 1",
                 f"{indent}else:",
-                f"{indent}    {target}, pos = {fn}(buf, pos + 1, end)",
+                f"{indent}    pos += 1",
+                body,
+                f"{indent}    {target} = o{d + 1}",
             ]
-        return [f"{indent}{target}, pos = {fn}(buf, pos, end)"]
+        return [body, f"{indent}{target} = o{d + 1}"]
 
     def sized_code(self, t: str, what: str, indent: str, target: str) -> list[str]:
         """A string, bytes or records value, inlined: a length (int16 for strings, int32 otherwise; a
         varint of length+1 when flexible), -1 for null, then that many bytes, checked against the end."""
         lines = self.length_code(indent, "_n", what, self.flexible, 2 if t == "string" else 4)
         if t == "string":
-            value = "str(buf[pos:_e], 'utf-8', 'replace')"
+            value = [f"{target} = str(buf[pos:_e], 'utf-8', 'replace')"]
         elif t == "bytes":
-            value = "bytes(buf[pos:_e])"
-        else:
-            value = "_RawRecords(buf[pos:_e])"
+            value = [f"{target} = bytes(buf[pos:_e])"]
+        else:  # a view of the frame, never a copy; RawRecords made without a Python-level __init__
+            value = ["if mv is None: mv = _memoryview(buf)",
+                     f"{target} = _new(_RawRecords)", f"{target}.data = mv[pos:_e]"]
         return lines + [
             f"{indent}if _n < 0:",
             f"{indent}    {target} = None",
             f"{indent}else:",
             f"{indent}    _e = pos + _n",
             f"{indent}    if _e > end: raise _trunc({what}, pos, _n, end - pos)",
-            f"{indent}    {target} = {value}",
+            *(f"{indent}    {line}" for line in value),
             f"{indent}    pos = _e",
         ]
 
@@ -286,14 +357,15 @@ class _Generator:
             return _FIXED[elem][1]
         return 1 if self.flexible else (2 if elem == "string" else 4)
 
-    # -- one struct
+    # -- one struct: inline where it is small, else a function of its own
 
-    def struct_function(self, fields, path: str) -> str:
+    def struct_code(self, fields, path: str, d: int) -> _Block:
+        """The code reading one struct at `pos` into the dict o{d}, advancing `pos` (indented from
+        column 0; the structs inside it as _Inline items, each inlined or called as outline() decides)."""
         v = self.version
-        name = self.fresh("struct")
         regular = [f for f in fields if f.present_in(v) and not (self.flexible and f.tagged_in(v))]
         tagged = [f for f in fields if f.present_in(v) and self.flexible and f.tagged_in(v)]
-        body: list[str] = []
+        body: list = []
         locals_: list[tuple[str, str]] = []
         i = 0
         while i < len(regular):
@@ -306,23 +378,23 @@ class _Generator:
                 fmt = ">" + "".join(_FIXED[x.type][0] for x in run)
                 size = struct.calcsize(fmt)
                 s = self.const("S", struct.Struct(fmt))
-                names = [f"v{i + k}" for k in range(len(run))]
+                names = [f"v{d}_{i + k}" for k in range(len(run))]
                 what = repr(f"{path}.{run[0].name}" if path else run[0].name)
-                body.append(f"    if pos + {size} > end: raise _trunc({what}, pos, {size}, end - pos)")
-                body.append(f"    {', '.join(names)}{',' if len(names) == 1 else ''} = {s}.unpack_from(buf, pos)")
-                body.append(f"    pos += {size}")
+                body.append(f"if pos + {size} > end: raise _trunc({what}, pos, {size}, end - pos)")
+                body.append(f"{', '.join(names)}{',' if len(names) == 1 else ''} = {s}.unpack_from(buf, pos)")
+                body.append(f"pos += {size}")
                 for k, x in enumerate(run):
                     if x.type == "uuid":
-                        body.append(f"    {names[k]} = _kafka_uuid({names[k]})")
+                        body.append(f"{names[k]} = _kafka_uuid({names[k]})")
                     locals_.append((x.name, names[k]))
                 i += len(run)
                 continue
-            local = f"v{i}"
-            body += self.value_code(f, f"{path}.{f.name}" if path else f.name, "    ", local)
+            local = f"v{d}_{i}"
+            body += self.value_code(f, f"{path}.{f.name}" if path else f.name, "", local, d)
             locals_.append((f.name, local))
             i += 1
         items = ", ".join(f"{k!r}: {loc}" for k, loc in locals_)
-        body.append(f"    out = {{{items}}}")
+        body.append(f"o{d} = {{{items}}}")
         if self.flexible:
             table = {}
             for f in tagged:
@@ -332,29 +404,84 @@ class _Generator:
             self.tag_tables.append(table)
             what = repr(f"{path}.<tagged fields>" if path else "<tagged fields>")
             # The common case, no tagged field at all, costs one byte test; otherwise the shared
-            # reader walks the section.
+            # reader walks the section (its readers count entries in _LEFT).
             body += [
-                f"    if pos >= end: raise _trunc({what}, pos, 1, 0)",
-                "    if buf[pos]:",
-                f"        pos = _tagged_section(buf, pos, end, out, {t}, {what})",
-                "    else:",
-                "        pos += 1",
+                f"if pos >= end: raise _trunc({what}, pos, 1, 0)",
+                "if buf[pos]:",
+                f"    pos, left = _tagged_section(buf, pos, end, o{d}, {t}, {what}, left)",
+                "else:",
+                "    pos += 1",
             ]
-        body.append("    return out, pos")
-        self.chunks.append(f"def {name}(buf, pos, end):\n" + "\n".join(body) + "\n")
-        return name
+        return self.outline(_Block(body, f"o{d}"))
+
+    def outline(self, code: _Block) -> _Block:
+        """Bounds the function `code` ends up in: the blocks inside it read inline (a struct, an array
+        of structs), largest first, become calls of functions of their own until it is at most
+        FUNCTION_LINES lines long (an array made a function costs one call, not one per element).
+        (Python finds the line of an instruction by walking its function's line table from the start,
+        so tracemalloc, which asks at every allocation, costs time in proportion to a function's size.)"""
+        inner = sorted((item for item in code.items if isinstance(item, _Inline)), key=lambda x: -x.code.size)
+        for item in inner:
+            if code.size <= FUNCTION_LINES:
+                break
+            item.call = self.struct_function(item.code)
+            code.size -= item.code.size - 1
+        return code
+
+    def struct_function(self, code: _Block) -> str:
+        """A function reading what the block `code` reads: (value, pos, entries left) from (buf, pos,
+        end, mv, entries left); the line calling it."""
+        name = self.fresh("read")
+        lines = [f"def {name}(buf, pos, end, mv, left):"]
+        code.emit(lines, "    ")
+        lines.append(f"    return {code.result}, pos, left")
+        self.chunks.append("\n".join(lines) + "\n")
+        return f"{code.result}, pos, left = {name}(buf, pos, end, mv, left)"
 
     def tagged_reader(self, field: Field, path: str) -> str:
         """A function reading a tagged field's value confined to its declared size."""
         name = self.fresh("tag")
-        lines = [f"def {name}(buf, pos, end):"]
-        lines += self.value_code(field, path, "    ", "val")
-        lines.append("    return val")
+        lines = [f"def {name}(buf, pos, end):", "    left = _LEFT[0]",
+                 "    mv = buf if type(buf) is _memoryview else None"]
+        _emit(self.bounded(self.value_code(field, path, "", "val", 0)), lines, "    ")
+        lines += ["    _LEFT[0] = left", "    return val"]
         self.chunks.append("\n".join(lines) + "\n")
         return name
 
+    def bounded(self, items: list) -> list:
+        """`items` (code that is not one struct's: a tagged reader's value) with outline() applied."""
+        return self.outline(_Block(items, "val")).items
+
+    def entry(self) -> str:
+        """The decoder: decode(buf, pos=0) -> (dict, end), errors labelled with the message."""
+        lines = [
+            "def decode(buf, pos=0):",
+            # bytes are read as they are (a slice of bytes is cheaper than one of a memoryview);
+            # records are views of the frame either way (mv, made when first needed)
+            "    if type(buf) is _bytes:",
+            "        mv = None",
+            "    elif type(buf) is _memoryview:",
+            "        mv = buf",
+            "    else:",
+            "        buf = mv = _memoryview(buf)",
+            "    end = len(buf)",
+            "    left = _LEFT[0] = _limits.MAX_BODY_ENTRIES",
+            "    try:",
+        ]
+        self.struct_code(self.schema.fields, "", 0).emit(lines, "        ")
+        lines += [
+            "        return o0, pos",
+            "    except DecodeError as exc:",
+            "        raise type(exc)(exc.reason, exc.offset, exc.field, _LABEL) from None",
+            "    except (_struct_error, IndexError, ValueError, OverflowError, MemoryError) as exc:",
+            "        raise DecodeError(f\"malformed ({exc})\", message_name=_LABEL) from None",
+        ]
+        self.chunks.append("\n".join(lines) + "\n")
+        return "decode"
+
     def build(self):
-        top = self.struct_function(self.schema.fields, "")
+        top = self.entry()
+        self.namespace["_LABEL"] = f"{self.schema.name} v{self.version}"
         source = "\n".join(self.chunks)
         code = compiled_code(source, f"<kwire {self.schema.name} v{self.version}>")
         exec(code, self.namespace)  # our own generated source; never captured data
@@ -387,19 +514,7 @@ def decoder_for(schema: MessageSchema, version: int):
         return cached
     if version not in schema.valid:
         raise DecodeError(f"{schema.name} has no version {version}")
-    fn, _ = _compiled(schema, version)
-    label = f"{schema.name} v{version}"
-
-    def decode(buf, pos: int = 0):
-        mv = buf if isinstance(buf, memoryview) else memoryview(buf)
-        _ENTRIES_LEFT[0] = MAX_BODY_ENTRIES
-        try:
-            return fn(mv, pos, len(mv))
-        except DecodeError as exc:
-            raise type(exc)(exc.reason, exc.offset, exc.field, label) from None
-        except (struct.error, IndexError, ValueError, OverflowError, MemoryError) as exc:
-            raise DecodeError(f"malformed ({exc})", message_name=label) from None
-
+    decode, _ = _compiled(schema, version)
     _DECODERS[key] = decode
     return decode
 
