@@ -14,10 +14,11 @@ Guarantees:
   "(others)" row, listed in the document's `caps`).
 - Nothing here depends on connection ids, file names or packet counts: only on the exchanges.
 - Each exchange's row is read once for the four Figures it counts in (the total, its api version,
-  client id and broker: figures.add_row); one that adds only counts and latencies
-  (figures.counts_only, most exchanges) is counted once, in a cell per (api, version, client id,
-  broker), and the cells are merged into the four when anything reads them (`total`, `by_*`,
-  `merge`, `document`, the state sent to another process): the same figures, the tables' rows in the same order.
+  client id and broker: figures.add_row); one that adds only counts and latencies (a counts-only
+  row: no error code, no unanswered reason, no body outcome but decoded; most exchanges) is counted
+  once, in a cell per (api, version, client id, broker), and the cells are merged into the four when
+  anything reads them (`total`, `by_*`, `merge`, `document`, the state sent to another process): the
+  same figures, the tables' rows in the same order.
 
 Definitions beyond those of kwire.analytics.facts:
 - span: from the earliest exchange time to the latest request or response time; rates
@@ -90,7 +91,7 @@ class Aggregator:
         self._by_client_id = FoldedTable("client_ids", Figures)
         self._by_broker = FoldedTable("brokers", Figures)
         # (api, api version, client id, broker) -> the figures of its exchanges that only add counts and
-        # latencies (figures.counts_only), not yet in the four tables above: one cell (figures.new_cell, a
+        # latencies (counts-only rows), not yet in the four tables above: one cell (figures.new_cell, a
         # list) counted per exchange instead of four Figures; `_settle` adds them, before anything reads the tables.
         self._cells: dict[tuple, list] = {}
         self.partitions = FoldedTable("partitions", PartitionFigures, (OTHERS, -1))
@@ -129,7 +130,7 @@ class Aggregator:
         request_bytes, response_bytes = row["request_bytes"] or 0, row["response_bytes"] or 0
         req, resp = row["request_outcome"], row["response_outcome"]
         if (not row["error_codes"] and row["unanswered"] is None and (req == DECODED or req is None)
-                and (resp == DECODED or resp is None)):  # figures.counts_only: counted in its cell
+                and (resp == DECODED or resp is None)):  # a counts-only row: counted in its cell
             key = (api, row["api_version"], row["client_id"], row["broker"])
             cell = self._cells.get(key)
             if cell is None:
@@ -167,7 +168,7 @@ class Aggregator:
             self._share_group(row["group_id"]).acknowledges += 1
         if partitions:
             table = self.partitions
-            for part in partitions:  # add_partition, inline
+            for part in partitions:
                 table.row((part["topic"], part["partition"])).add(part)
                 part_api = part["api"]
                 if part_api != "Fetch" and part_api != "Produce":
@@ -225,11 +226,6 @@ class Aggregator:
     def __getstate__(self) -> dict:  # pickled (worker processes, Spark) settled
         self._settle()
         return self.__dict__
-
-    def add_partition(self, part: dict) -> None:
-        self.partitions.row((part["topic"], part["partition"])).add(part)
-        if part["api"] != "Fetch" and part["api"] != "Produce":
-            self._share_group(part["group_id"]).add(part)
 
     def learn_names(self, ex: Exchange) -> None:
         """Topic names and SASL principals from an exchange that is not counted (filtered out): ids are

@@ -7,8 +7,8 @@ the exact latency distribution of one group (an api and version, a client id, a 
 series. `ShareGroupFigures`: one share group's acquisitions, redeliveries and acknowledgements. Each
 `add`s fact rows (kwire.analytics.facts), `merge`s exactly with another of its kind in any order, and
 makes its part of the stats document (`document`). `add_row(figures, row)` adds one row to several
-Figures, reading it once; `counts_only(row)` says a row adds nothing but counts and a latency, which
-a cell (`new_cell`) counts alone, added to a Figures by `Figures.add_cell`.
+Figures, reading it once; a row that adds nothing but counts and a latency (kwire.analytics.aggregate:
+a counts-only row) is counted in a cell (`new_cell`) alone, added to a Figures by `Figures.add_cell`.
 """
 
 from __future__ import annotations
@@ -146,20 +146,11 @@ def add_row(figures: tuple, row: dict) -> None:
 
 
 def new_cell() -> list:
-    """The counts of rows that counts_only, kept in a list (kwire.analytics.aggregate counts a row in
-    it without an attribute looked up): [exchanges, paired, no_response, no_request, request bytes,
+    """The counts of counts-only rows, kept in a list (kwire.analytics.aggregate counts a row in it
+    without an attribute looked up): [exchanges, paired, no_response, no_request, request bytes,
     response bytes, failed, negotiations, latency distribution, waits distribution]; `Figures.add_cell`
     adds them to a Figures."""
     return [0, 0, 0, 0, 0, 0, 0, 0, {}, {}]
-
-
-def counts_only(row: dict) -> bool:
-    """Does the row add to counts and latencies alone: no error code, no body outcome but decoded, no
-    unanswered reason (nothing a Figures keeps in the order it first came)?"""
-    if row["error_codes"] or row["unanswered"] is not None:
-        return False
-    req, resp = row["request_outcome"], row["response_outcome"]
-    return (req == DECODED or req is None) and (resp == DECODED or resp is None)
 
 
 class PartitionFigures:

@@ -45,7 +45,7 @@ from kwire.enrich import topic_label
 from kwire.analytics.changes_read import change_of
 from kwire.analytics.changes_apis import READERS as CHANGE_APIS
 from kwire.analytics.observe_groups import GROUP_APIS, group_observations
-from kwire.analytics.produce_read import read_answer, request_partitions, scan_batches
+from kwire.analytics.produce_read import read_answer, request_partitions
 from kwire.analytics.quorum_read import QUORUM_APIS, quorum_events
 from kwire.codec.sasl import principal
 from kwire.analytics.resends import ResendReader, fetched
@@ -53,6 +53,7 @@ from kwire.model import PAIRED, Exchange
 from kwire.outcomes import DECODED, MALFORMED, SENDER, blames
 from kwire.analytics import tags as T
 from kwire.analytics.tags import PRODUCE_BATCH
+
 
 def evidence(ex: Exchange) -> tuple:
     return (ex.ts_ns, ex.client, ex.broker, ex.correlation_id, ex.api)
@@ -128,12 +129,6 @@ def _software(ex: Exchange, out: list) -> None:
     if request and request.get("ClientSoftwareName"):
         name = f"{request.get('ClientSoftwareName')}/{request.get('ClientSoftwareVersion') or '?'}"
         out.append((T.SOFTWARE, ex.client, ex.broker, name))
-
-
-def batch_keys(data) -> list[tuple]:
-    """(key, producer id, is transactional, position, v2 header fields or None) of every batch header
-    in a records field (control batches left out): kwire.analytics.produce_read.scan_batches."""
-    return scan_batches(data)[0]
 
 
 def _produce(ex: Exchange, out: list, watch=None, read: tuple | None = None, row: dict | None = None) -> None:
