@@ -198,6 +198,8 @@ def build_from_parts(parts: ExchangeParts, *, decode: bool = True) -> Exchange:
     elif req_body is not None and req_size > len(req_body) + 4:
         req_outcome = cut_body(len(req_body) + 4, req_size)
     elif decode and req_body is not None:
+        # decode_body's try, inline here and in _decode_response (a shared function: +0.55 % instructions for
+        # inspect --json -j 0 on many small exchanges, callgrind, pure Python)
         decoder = plan.request
         if decoder is None:
             req_outcome = NO_DECODER_BODY
@@ -249,7 +251,7 @@ def _decode_response(plan: _Plan, api_key: int, version: int, body) -> tuple[dic
             if outcome.kind == MALFORMED:
                 response, outcome = _refusal(body, pos, outcome)
             return response, outcome
-    decoder = plan.response
+    decoder = plan.response  # decode_body's try, inline (see build_from_parts)
     if decoder is None:
         return None, NO_DECODER_BODY
     try:
