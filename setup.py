@@ -6,7 +6,9 @@ module behaves as its source does; the packet path's hot classes and loops are t
 files beside their .py, Cython's augmenting declarations, which pure Python never reads), when a C
 compiler is there. Each module is optional: one that does not build is skipped and runs from its .py,
 as the whole package does when no compiler is there, or when KWIRE_BUILD=pure is set (and so does a
-module whose declarations cimport one that did not build). The digest of every source compiled (its
+module whose declarations cimport one that did not build). It also compiles the decoders of the messages most
+traffic is made of (kwire.codec.aot: generated here from the schemas, each checked at run time against the
+source the generator makes then). The digest of every source compiled (its
 .py, and its declarations with those they cimport: kwire.compiled.source_digest) goes into
 kwire/compiled-sources.txt; kwire runs a compiled module only while those files are unchanged
 (kwire/compiled.py). `kwire --version` says what runs compiled.
@@ -17,6 +19,7 @@ from __future__ import annotations
 import glob
 import os
 import runpy
+import sys
 
 from setuptools import setup
 from setuptools.command.build_ext import build_ext
@@ -67,9 +70,43 @@ def core_extensions() -> list:
     except ImportError:
         print("kwire: Cython is not installed: no compiled core, kwire runs as pure Python")
         return []
-    extensions = cythonize(core_sources(), compiler_directives=DIRECTIVES, nthreads=os.cpu_count() or 1, quiet=True)
+    extensions = cythonize(core_sources() + decoder_extensions(), compiler_directives=DIRECTIVES,
+                           nthreads=os.cpu_count() or 1, quiet=True)
     for extension in extensions:
         extension.extra_compile_args = list(OPTIMIZE)
+    return extensions
+
+
+def decoder_extensions() -> list:
+    """kwire.codec._aot_*: the decoders of the hot messages, compiled ahead of time (kwire.codec.aot). Their
+    source is generated here from the schemas (kwire.codec.aot_build) into build/kwire-aot, rewritten only
+    when it changed (Cython and the compiler skip an unchanged module on a rebuild)."""
+    from setuptools import Extension
+
+    sys.path.insert(0, _HERE)
+    try:
+        from kwire.codec.aot_build import module_sources
+
+        sources = module_sources()
+    except Exception as e:  # the package itself is broken: say so, build the rest
+        print(f"kwire: no compiled decoders ({type(e).__name__}: {e})")
+        return []
+    finally:
+        sys.path.remove(_HERE)
+    folder = os.path.join(_HERE, "build", "kwire-aot")
+    os.makedirs(folder, exist_ok=True)
+    extensions = []
+    for name, text in sources.items():
+        path = os.path.join(folder, name.rpartition(".")[2] + ".py")
+        try:
+            with open(path, encoding="utf-8") as f:
+                same = f.read() == text
+        except OSError:
+            same = False
+        if not same:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+        extensions.append(Extension(name, [path]))
     return extensions
 
 
@@ -96,7 +133,8 @@ class OptionalBuildExt(build_ext):
             print(f"kwire: {ext.name} not compiled ({type(e).__name__}: {e}); it runs from its .py")
             return
         source = os.path.join(_HERE, *ext.name.split(".")) + ".py"
-        self.built[ext.name] = _COMPILED["source_digest"](source)  # the .pxd files it depends on too
+        if os.path.exists(source):  # not the decoders (kwire.codec.aot): each checks its own source's digest
+            self.built[ext.name] = _COMPILED["source_digest"](source)  # the .pxd files it depends on too
 
     def _write_sources(self) -> None:
         for name in sorted(self.built):  # a module that reads another's fields in C needs that one compiled

@@ -14,6 +14,7 @@ import sys
 import click
 
 from kwire import __version__
+from kwire.codec.aot import report as decoders_report
 from kwire.compiled import report as compiled_report
 from kwire.errors import KwireError
 from kwire.gc_policy import settle_gc
@@ -58,7 +59,7 @@ class KwireGroup(click.Group):
 
 def _show_version(ctx: click.Context, _param, value: bool) -> None:
     if value and not ctx.resilient_parsing:
-        click.echo(f"kwire, version {__version__}\n{compiled_report()}")
+        click.echo(f"kwire, version {__version__}\n{compiled_report()}\n{decoders_report()}")
         ctx.exit()
 
 

@@ -27,6 +27,7 @@ import os
 import struct
 import sys
 
+from kwire.codec.aot import compiled_decoder
 from kwire.codec.code_cache import compiled_code
 from kwire.kafka.primitives import kafka_uuid, read_uvarint
 from kwire.codec.schema import Field, MessageSchema
@@ -479,16 +480,26 @@ class _Generator:
         self.chunks.append("\n".join(lines) + "\n")
         return "decode"
 
-    def build(self):
-        top = self.entry()
+    def generate(self) -> str:
+        """The source (also self.source), its constants in self.namespace."""
+        self.top = self.entry()
         self.namespace["_LABEL"] = f"{self.schema.name} v{self.version}"
-        source = "\n".join(self.chunks)
-        code = compiled_code(source, f"<kwire {self.schema.name} v{self.version}>")
-        exec(code, self.namespace)  # our own generated source; never captured data
+        self.source = "\n".join(self.chunks)
+        return self.source
+
+    def build(self):
+        """(decoder, source): the decoder compiled ahead of time from this very source
+        (kwire.codec.aot), else the source compiled and executed here."""
+        source = self.generate()
+        functions = compiled_decoder(self.schema.name, self.version, source, self.namespace)
+        if functions is None:
+            code = compiled_code(source, f"<kwire {self.schema.name} v{self.version}>")
+            exec(code, self.namespace)  # our own generated source; never captured data
+            functions = self.namespace
         for table in self.tag_tables:
             for tag, (field_name, reader) in table.items():
-                table[tag] = (field_name, self.namespace[reader])
-        return self.namespace[top], source
+                table[tag] = (field_name, functions[reader])
+        return functions[self.top], source
 
 
 # Keyed by the schema object's identity: schemas are module constants, and hashing a whole frozen

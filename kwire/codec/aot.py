@@ -1,0 +1,90 @@
+"""The decoders compiled ahead of time: which of them may run in place of the generated source.
+
+kwire.codec.compiler generates each decoder's Python source at run time and executes it. For the messages
+most traffic is made of (HOT below: the data path and the heartbeats, in the versions clients speak),
+`pip install .` also compiles that same source with Cython (setup.py, through kwire.codec.aot_build), into
+extension modules, kwire.codec._aot_<api key>_<request|response> (MODULES), where C integers hold the
+offsets and lengths. Each compiled decoder
+is recorded with the SHA-256 of the source it was made from, and `compiled_decoder` hands it out only while
+the generator still makes that very source: a changed schema, generator or bound runs the generated source
+as before, so the compiled decoders can never decode differently from the source kwire would run.
+
+KWIRE_PURE=1 (kwire.compiled) turns them off with the rest of the compiled core. `report()` counts them
+for `kwire --version`.
+"""
+
+from __future__ import annotations
+
+import os
+from importlib import import_module
+
+from kwire.kafka.apis import APIS
+
+try:  # the builtin sha256: importing hashlib loads OpenSSL (kwire.codec.code_cache)
+    from _sha256 import sha256
+except ImportError:  # pragma: no cover - Python 3.12+
+    try:
+        from _sha2 import sha256
+    except ImportError:
+        from hashlib import sha256
+
+# (api key, first version, last version): both the request and the response, every version in between that the
+# schema has. Chosen for where exchanges are many and small (Produce, Fetch, the share group's fetches and
+# acknowledgements, every kind of heartbeat), from the versions clients speak today (v3+ Produce and v4+ Fetch:
+# record batches v2); each decoder costs about a second of the machine's compiler at install.
+HOT = (
+    (0, 3, 13),  # Produce
+    (1, 4, 18),  # Fetch
+    (12, 0, 4),  # Heartbeat
+    (68, 0, 1),  # ConsumerGroupHeartbeat
+    (76, 0, 1),  # ShareGroupHeartbeat
+    (78, 0, 2),  # ShareFetch
+    (79, 0, 2),  # ShareAcknowledge
+)
+# One module per api and kind: they compile in parallel at install.
+MODULES = tuple(f"kwire.codec._aot_{api_key}_{kind}" for api_key, _, _ in HOT for kind in ("request", "response"))
+PURE_ENV = "KWIRE_PURE"  # kwire.compiled.PURE_ENV (kwire.compiled is not imported below the cli: layers)
+
+_table: dict | None = None
+
+
+def _compiled_table() -> dict:
+    """(message name, version) -> (SHA-256 of the source, factory), of the modules built; {} without them."""
+    global _table
+    if _table is None:
+        _table = {}
+        if os.environ.get(PURE_ENV, "") in ("", "0"):
+            for name in MODULES:
+                try:  # built by setup.py where a C compiler is there
+                    module = import_module(name)
+                except ImportError:
+                    continue
+                _table.update(getattr(module, "DECODERS", {}))
+    return _table
+
+
+def source_digest(source: str) -> str:
+    return sha256(source.encode("utf-8")).hexdigest()
+
+
+def compiled_decoder(name: str, version: int, source: str, namespace: dict) -> dict | None:
+    """The functions of the compiled decoder of `name` at `version` ({function name: function}, the ones the
+    generated `source` defines), bound to `namespace` (the constants the generator made for `source`);
+    None when there is none, or it was built from another source."""
+    entry = _compiled_table().get((name, version))
+    if entry is None or entry[0] != source_digest(source):
+        return None
+    try:
+        functions = entry[1](namespace)
+    except Exception:  # a namespace without a constant the source names: not this source's; run the source
+        return None
+    return functions
+
+
+def report() -> str:
+    """One line on the compiled decoders, e.g. for `kwire --version`."""
+    table = _compiled_table()
+    if not table:
+        return "compiled decoders: none"
+    spans = ", ".join(f"{APIS[api_key].name} v{first}-v{last}" for api_key, first, last in HOT)
+    return f"compiled decoders: {len(table)} requests and responses ({spans})"
