@@ -3,7 +3,8 @@ batches on.
 
 `ForkPool(jobs, work)` forks `jobs` workers that inherit everything the parent has (kwire imported,
 decoders compiled, `work` itself: nothing is pickled but the tasks and their results). `submit(task)`
-hands a task to the worker with the fewest outstanding and returns a `Ticket`; `ticket.done()` says
+hands a task to the worker with the fewest outstanding (`submit(task, to=i)`: to worker i, whose `work` may
+keep state from task to task) and returns a `Ticket` (`ticket.worker_index` says which); `ticket.done()` says
 without waiting whether its result is here, `ticket.result()` waits for it. Each worker answers its
 tasks in the order it got them.
 
@@ -56,6 +57,10 @@ class Ticket:
     def __init__(self, pool: ForkPool, worker: _Worker, number: int):
         self.pool, self.worker, self.number = pool, worker, number
 
+    @property
+    def worker_index(self) -> int:
+        return self.pool._workers.index(self.worker)
+
     def done(self) -> bool:
         if self.number not in self.worker.results and not self.worker.dead:
             self.pool._read_ready(0)
@@ -99,10 +104,15 @@ class ForkPool:
             self._workers.append(worker)
             self._by_fd[worker.result_fd] = worker
 
-    def submit(self, task) -> Ticket:
+    @property
+    def jobs(self) -> int:
+        return len(self._workers)
+
+    def submit(self, task, to: int | None = None) -> Ticket:
+        """Hand `task` to the worker with the fewest outstanding, or to worker number `to`."""
         if self.broken:
             raise WorkerDied("a worker process ended")
-        worker = min(self._workers, key=lambda w: w.outstanding)
+        worker = min(self._workers, key=lambda w: w.outstanding) if to is None else self._workers[to]
         data = pickle.dumps(task, pickle.HIGHEST_PROTOCOL)
         self._write(worker, LENGTH.pack(len(data)) + data)
         ticket = Ticket(self, worker, worker.sent)

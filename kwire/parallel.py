@@ -22,6 +22,7 @@ and a count. Output is byte-for-byte what one process writes.
 from __future__ import annotations
 
 import os
+import pickle
 from array import array
 from collections import deque
 from typing import Callable, Iterator
@@ -239,6 +240,161 @@ class Batches:
         if self._pool is not None:
             self._pool.close()
             self._pool = None
+
+
+# ---- folding: one state per worker, kept there --------------------------------------------------
+
+HOLD_BYTES = 32 << 20  # frames of the batches a worker holds folded and not handed over, per worker
+
+
+class _FoldWork:
+    """A worker's side of FoldedBatches: each batch folded into the worker's state by `fold(exchanges,
+    state) -> state` (answer: None, kept here); None from the main process asks for the state (and the
+    decode errors it holds), handed over and started afresh. A batch that raises drops the state (the main
+    process redoes every batch the worker held). A batch comes pickled (plain_batch): the main process
+    holds it so, in the bytes of its frames and little more."""
+
+    def __init__(self, fold):
+        self.fold = fold
+        self.state, self.errors = None, 0
+
+    def __call__(self, batch: bytes | None):
+        if batch is None:
+            state, errors = self.state, self.errors
+            self.state, self.errors = None, 0
+            return state, errors
+        try:
+            exchanges, errors = decode_parts([as_parts(values) for values in pickle.loads(batch)])
+            self.state = self.fold(exchanges, self.state)
+        except BaseException:
+            self.state, self.errors = None, 0
+            raise
+        self.errors += errors
+        return None
+
+
+class FoldedBatches(Batches):
+    """Batches whose task folds: `fold(exchanges, state=None) -> state`, states that merge exactly (an
+    Aggregator: any split, merged in any order, gives the same). Each worker keeps one state across
+    batches and hands it over when the main process asks: once the batches it holds reach HOLD_BYTES of
+    frames, and at the end (`finish`). So the main process merges a few states, not one per batch of 512
+    exchanges (`kwire stats` on 290,009 small exchanges: 12.3 s of CPU with a state per batch, 8.1 s with
+    one per worker, against 7.2 s in one process). done() yields (state, None, decode errors) as states
+    come; a batch kept in a worker yields nothing until its state does.
+
+    The main process holds the batches a worker folded since its last hand-over (at most HOLD_BYTES of
+    frames per worker, and a batch): when a worker dies or a batch raises in one, every held batch of every
+    worker is redone here, the pool is closed, and the rest runs here, so the states are still whole."""
+
+    def __init__(self, fold: Callable[[list[Exchange], object], object], jobs: int, *, batch: int | None = None,
+                 hold_bytes: int | None = None):
+        super().__init__(fold, jobs, batch=batch)
+        self.hold_bytes = hold_bytes or HOLD_BYTES
+        self._held: dict[int, list] = {}  # worker -> batches folded there since its last hand-over
+        self._held_bytes: dict[int, int] = {}
+        self._asked: set[int] = set()  # workers asked for their state, not yet answered
+        self._failed = False  # a worker was found dead while sending: done() redoes what was held
+
+    def _run_here(self) -> None:
+        if self.batch:
+            self._out.append((_Done(_run_batch(self.batch, self.task)), 0, None))
+        self.batch = []
+        self.batch_bytes = 0
+        self.tag = None
+
+    def _send(self) -> None:
+        if self._broken:
+            self._run_here()
+            return
+        if self._pool is None:
+            self._pool = ForkPool(self.jobs, _FoldWork(self.task))
+        data = pickle.dumps(plain_batch(self.batch), pickle.HIGHEST_PROTOCOL)
+        try:
+            ticket = self._pool.submit(data)
+        except WorkerDied:  # done() redoes what the workers held, then the rest runs here
+            self._broken = self._failed = True
+            self._run_here()
+            return
+        self._out.append((ticket, len(data), data))
+        self.batch = []
+        self.batch_bytes = 0
+        self.tag = None
+
+    def finish(self) -> None:
+        """The batch in progress, then every worker's state: asked for (done(wait=True) collects them)."""
+        self.flush()
+        if self._pool is not None and not self._broken:
+            for worker in range(self._pool.jobs):
+                self._ask(worker)
+
+    def _ask(self, worker: int) -> None:
+        try:
+            self._out.append((self._pool.submit(None, to=worker), 0, None))
+            self._asked.add(worker)
+        except WorkerDied:
+            self._broken = self._failed = True
+
+    def done(self, wait: bool = False) -> Iterator[tuple[object, object, int]]:
+        if self._failed:
+            self._failed = False
+            yield from self._redo_held()
+        out = self._out
+        while out:
+            ticket, size, batch = out[0]
+            if not (wait or len(out) > self.max_inflight or ticket.done()):
+                return
+            out.popleft()
+            if type(ticket) is _Done:
+                (value, errors) = ticket.result()[0]
+                yield value, None, errors
+                continue
+            try:
+                answer = ticket.result()
+            except WorkerDied:
+                answer = None
+            worker = ticket.worker_index if answer is not None or batch is not None else -1
+            if answer is None:  # the worker died, or the batch raised there: its state is gone
+                self.worker_failures += 1
+                if batch is not None:
+                    self._held.setdefault(worker, []).append(batch)
+                yield from self._redo_held()
+                continue
+            if batch is not None:  # kept in the worker
+                self._held.setdefault(worker, []).append(batch)
+                self._held_bytes[worker] = self._held_bytes.get(worker, 0) + size
+                if self._held_bytes[worker] >= self.hold_bytes and worker not in self._asked and not self._broken:
+                    self._ask(worker)
+                continue
+            self._held.pop(worker, None)  # the state holds them all: every batch sent before the asking
+            self._held_bytes.pop(worker, None)
+            self._asked.discard(worker)
+            state, errors = answer[0]
+            if state is not None or errors:
+                yield state, None, errors
+
+    def _redo_held(self) -> Iterator[tuple[object, object, int]]:
+        """Every held batch of every worker, and every batch still out, redone here; the pool is given up
+        (later batches run here)."""
+        held, self._held, self._held_bytes, self._asked = self._held, {}, {}, set()
+        self._broken = True
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
+        rest = list(self._out)
+        self._out.clear()
+        for batches in held.values():
+            for data in batches:
+                yield self._redo(data)
+        for ticket, _, data in rest:
+            if type(ticket) is _Done:
+                (value, errors) = ticket.result()[0]
+                yield value, None, errors
+            elif data is not None:
+                yield self._redo(data)
+
+    def _redo(self, data: bytes) -> tuple[object, None, int]:
+        value, errors = _run_batch([as_parts(values) for values in pickle.loads(data)], self.task)
+        return value, None, errors
 
 
 def _start_pool(jobs: int, task) -> ForkPool:

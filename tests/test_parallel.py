@@ -64,19 +64,106 @@ def test_no_pool_for_a_capture_smaller_than_a_batch(monkeypatch):
     assert out and not started
 
 
-@pytest.mark.parametrize("capture", CAPTURES, ids=lambda p: p.name)
-def test_stats_with_workers_count_what_one_process_counts(capture: Path, monkeypatch):
+def stats_of(capture: Path, jobs: int) -> tuple[str, str]:
     from kwire.analytics import summary_json
     from kwire.cli.stats import aggregate
 
+    summary = RunSummary()
+    agg = aggregate(Reading([str(capture)]), summary, ExchangeFilter(), jobs, None)
+    return summary_json(agg.document()), summary.line()
+
+
+@pytest.mark.parametrize("hold", ["at the end", "every batch"])
+@pytest.mark.parametrize("capture", CAPTURES, ids=lambda p: p.name)
+def test_stats_with_workers_count_what_one_process_counts(capture: Path, hold: str, monkeypatch):
+    """Each worker folds its batches into one Aggregator, handed over at the end, or after every batch
+    (a hold of 1 byte): the same document and counts as one process."""
     monkeypatch.setattr(parallel, "BATCH", 3)
-    results = []
-    for jobs in (0, 2):
-        summary = RunSummary()
-        agg = aggregate(Reading([str(capture)]), summary, ExchangeFilter(), jobs, None)
-        results.append((summary_json(agg.document()), summary.line()))
-    assert results[0] == results[1]
-    assert '"exchanges": 0' not in results[0][0]
+    if hold == "every batch":
+        monkeypatch.setattr(parallel, "HOLD_BYTES", 1)
+    alone = stats_of(capture, 0)
+    assert stats_of(capture, 2) == alone
+    assert '"exchanges": 0' not in alone[0]
+
+
+class FoldDies:
+    """A fold (AggregateEach) that, in a worker process, kills it (or raises) at its `at`-th batch there, once."""
+
+    def __init__(self, fold, parent: int, marker: Path, at: int, how: str):
+        self.fold, self.parent, self.marker, self.at, self.how = fold, parent, marker, at, how
+        self.seen = 0
+
+    def __call__(self, exchanges, state=None):
+        import os
+
+        if os.getpid() != self.parent and not self.marker.exists():
+            self.seen += 1
+            if self.seen >= self.at:
+                self.marker.write_text("done")
+                if self.how == "dies":
+                    os._exit(1)
+                self.fold(exchanges[:1], state)  # the state changed, then the batch fails
+                raise RuntimeError("a batch that raises in a worker")
+        return self.fold(exchanges, state)
+
+
+@pytest.mark.parametrize("how", ["dies", "raises"])
+@pytest.mark.parametrize("hold", [1, 1 << 30])
+def test_a_worker_lost_mid_fold_costs_nothing_but_time(how: str, hold: int, monkeypatch, tmp_path):
+    """A worker that dies (or whose batch raises, its state half-changed) after folding some batches:
+    what every worker held is redone here, and the rest too; nothing is counted twice or lost."""
+    import os
+
+    import kwire.cli.stats as stats
+
+    monkeypatch.setattr(parallel, "BATCH", 3)
+    monkeypatch.setattr(parallel, "HOLD_BYTES", hold)
+    capture = next(p for p in CAPTURES if p.name == "consumer-protocol-lz4.pcap")
+    alone = stats_of(capture, 0)
+    real = stats.AggregateEach
+    marker = tmp_path / "marker"
+    parent = os.getpid()
+    monkeypatch.setattr(stats, "AggregateEach",
+                        lambda keep, metered=False: FoldDies(real(keep, metered), parent, marker, 3, how))
+    failures = []
+    real_close = parallel.Batches.close
+
+    def close(self):
+        failures.append(self.worker_failures)
+        real_close(self)
+
+    monkeypatch.setattr(parallel.Batches, "close", close)
+    assert stats_of(capture, 2) == alone
+    assert marker.exists() and failures and failures[0] >= 1
+
+
+def count_fold(exchanges, state=None) -> int:
+    return (state or 0) + len(exchanges)
+
+
+def test_a_worker_holds_at_most_hold_bytes_of_batches():
+    """The batches the main process keeps for a worker (to redo them if it dies) stay under the hold and
+    the batches in flight: the worker is asked for its state then, and what it held is let go."""
+    from kwire.pipeline import analyze_files
+
+    capture = next(p for p in CAPTURES if p.name == "multi-broker-3.pcap")
+    raws = [raw for raw in analyze_files([str(capture)], offload=lambda raw: True) if raw.request is not None]
+    batches = parallel.FoldedBatches(count_fold, 2, batch=1, hold_bytes=2048)
+    total, most, sizes = 0, 0, []
+    try:
+        for _ in range(30):
+            for raw in raws:
+                if batches.add(raw):
+                    sizes.append(batches._out[-1][1])
+                    total += sum(state for state, _, _ in batches.done())
+                    most = max([most] + [sum(map(len, held)) for held in batches._held.values()])
+        batches.finish()
+        total += sum(state for state, _, _ in batches.done(wait=True))
+    finally:
+        batches.close()
+    assert total == 30 * len(raws) and not batches._held
+    in_flight = 2 * 2 + 2 + 1  # Batches.max_inflight for 2 workers, and the one being answered
+    assert 2048 < most <= 2048 + in_flight * max(sizes)
 
 
 class DiesInAWorker:

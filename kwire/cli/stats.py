@@ -20,7 +20,7 @@ from kwire.cli.keys import Reading, keylog_option, load_keys
 from kwire.cli.options import capture_paths, filter_options, stdin_once
 from kwire.errors import KwireError
 from kwire.kafka.pairing import RawExchange
-from kwire.parallel import Batches, default_jobs, offloadable
+from kwire.parallel import FoldedBatches, default_jobs, offloadable
 from kwire.pipeline import RunSummary
 
 
@@ -112,7 +112,7 @@ def _caps(metrics, timestamps: bool, caps: tuple[str, ...]) -> dict[str, int]:
 
 class AggregateEach:
     """The exchanges that pass `keep` counted in a fresh Aggregator (the others only lend their topic
-    names); the Batches task of `stats --jobs`. Aggregators merge exactly (kwire spark relies on it).
+    names); the FoldedBatches task of `stats --jobs`. Aggregators merge exactly (kwire spark relies on it).
     `metered`: Aggregators that also keep the metrics' counts (kwire.live.metrics_state)."""
 
     def __init__(self, keep, metered: bool = False):
@@ -144,12 +144,13 @@ def new_aggregator(metered: bool) -> Aggregator:
 
 def aggregate(reading: Reading, summary: RunSummary, keep, jobs: int, progress, metered: bool = False) -> Aggregator:
     """The Aggregator of the captures: exchanges the enricher needs are counted here, in order; the
-    others, with workers, are decoded and counted there, and their Aggregators merged in."""
+    others, with workers, are decoded and counted there, each worker's into an Aggregator of its own,
+    merged in when the worker hands it over (kwire.parallel.FoldedBatches)."""
     count = AggregateEach(keep, metered)
     agg = new_aggregator(metered)
     if not jobs:
         return count(reading.exchanges(summary, progress), agg)
-    batches = Batches(count, jobs)
+    batches = FoldedBatches(count, jobs)
 
     def merge(wait: bool = False) -> None:
         for part, _, errors in batches.done(wait):
@@ -163,7 +164,7 @@ def aggregate(reading: Reading, summary: RunSummary, keep, jobs: int, progress, 
                     merge()
             else:
                 count((item,), agg)
-        batches.flush()
+        batches.finish()
         merge(wait=True)
     finally:
         batches.close()
