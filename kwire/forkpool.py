@@ -41,6 +41,16 @@ READ_SIZE = 1 << 20
 WORKER_NICE = 5
 
 
+def pickled(task) -> bytes:
+    """A task as it travels to a worker."""
+    return pickle.dumps(task, pickle.HIGHEST_PROTOCOL)
+
+
+def unpickled(data: bytes):
+    """A task `pickled` made (by this process, from values it built: never captured bytes as a pickle)."""
+    return pickle.loads(data)
+
+
 class WorkerDied(RuntimeError):
     """A worker process ended before answering (killed, out of memory, crashed)."""
 
@@ -110,10 +120,13 @@ class ForkPool:
 
     def submit(self, task, to: int | None = None) -> Ticket:
         """Hand `task` to the worker with the fewest outstanding, or to worker number `to`."""
+        return self.submit_pickled(pickled(task), to)
+
+    def submit_pickled(self, data: bytes, to: int | None = None) -> Ticket:
+        """submit() of a task the caller pickled itself (`pickled`: one it keeps, to redo it)."""
         if self.broken:
             raise WorkerDied("a worker process ended")
         worker = min(self._workers, key=lambda w: w.outstanding) if to is None else self._workers[to]
-        data = pickle.dumps(task, pickle.HIGHEST_PROTOCOL)
         self._write(worker, LENGTH.pack(len(data)) + data)
         ticket = Ticket(self, worker, worker.sent)
         worker.sent += 1

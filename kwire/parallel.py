@@ -22,7 +22,6 @@ and a count. Output is byte-for-byte what one process writes.
 from __future__ import annotations
 
 import os
-import pickle
 from array import array
 from collections import deque
 from typing import Callable, Iterator
@@ -30,7 +29,7 @@ from typing import Callable, Iterator
 from kwire.codec.marks import carries_records
 from kwire.enrich import enriched
 from kwire.exchanges import ExchangeParts, as_parts, build_from_parts, exchange_parts
-from kwire.forkpool import ForkPool, WorkerDied, can_fork
+from kwire.forkpool import ForkPool, WorkerDied, can_fork, pickled, unpickled
 from kwire.kafka.pairing import RawExchange
 from kwire.model import Exchange
 from kwire.outcomes import is_malformed
@@ -251,20 +250,19 @@ class _FoldWork:
     """A worker's side of FoldedBatches: each batch folded into the worker's state by `fold(exchanges,
     state) -> state` (answer: None, kept here); None from the main process asks for the state (and the
     decode errors it holds), handed over and started afresh. A batch that raises drops the state (the main
-    process redoes every batch the worker held). A batch comes pickled (plain_batch): the main process
-    holds it so, in the bytes of its frames and little more."""
+    process redoes every batch the worker held)."""
 
     def __init__(self, fold):
         self.fold = fold
         self.state, self.errors = None, 0
 
-    def __call__(self, batch: bytes | None):
+    def __call__(self, batch: list[tuple] | None):
         if batch is None:
             state, errors = self.state, self.errors
             self.state, self.errors = None, 0
             return state, errors
         try:
-            exchanges, errors = decode_parts([as_parts(values) for values in pickle.loads(batch)])
+            exchanges, errors = decode_parts([as_parts(values) for values in batch])
             self.state = self.fold(exchanges, self.state)
         except BaseException:
             self.state, self.errors = None, 0
@@ -308,9 +306,9 @@ class FoldedBatches(Batches):
             return
         if self._pool is None:
             self._pool = ForkPool(self.jobs, _FoldWork(self.task))
-        data = pickle.dumps(plain_batch(self.batch), pickle.HIGHEST_PROTOCOL)
+        data = pickled(plain_batch(self.batch))  # held so: in the bytes of its frames and little more
         try:
-            ticket = self._pool.submit(data)
+            ticket = self._pool.submit_pickled(data)
         except WorkerDied:  # done() redoes what the workers held, then the rest runs here
             self._broken = self._failed = True
             self._run_here()
@@ -393,7 +391,7 @@ class FoldedBatches(Batches):
                 yield self._redo(data)
 
     def _redo(self, data: bytes) -> tuple[object, None, int]:
-        value, errors = _run_batch([as_parts(values) for values in pickle.loads(data)], self.task)
+        value, errors = _run_batch([as_parts(values) for values in unpickled(data)], self.task)
         return value, None, errors
 
 

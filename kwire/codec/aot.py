@@ -15,8 +15,8 @@ for `kwire --version`.
 
 from __future__ import annotations
 
+import importlib
 import os
-from importlib import import_module
 
 from kwire.kafka.apis import APIS
 
@@ -56,7 +56,7 @@ def _compiled_table() -> dict:
         if os.environ.get(PURE_ENV, "") in ("", "0"):
             for name in MODULES:
                 try:  # built by setup.py where a C compiler is there
-                    module = import_module(name)
+                    module = importlib.import_module(name)
                 except ImportError:
                     continue
                 _table.update(getattr(module, "DECODERS", {}))

@@ -8,7 +8,8 @@ marshalled.
 
 kwire.parallel hands exchanges to worker processes it forked (kwire.forkpool), pickled: flat
 tuples of ints, strings and bytes that the main process built itself, over pipes between kwire's
-own processes, created before the fork and held by nothing else; the results come back the same way. kwire.live.channel does the same between `kwire live`'s capture process and
+own processes, created before the fork and held by nothing else; the results come back the same way (`kwire
+stats` keeps the pickled batches a worker folded, to redo them here if it dies: still kwire's own). kwire.live.channel does the same between `kwire live`'s capture process and
 the dashboard's (the pipe is created by the dashboard's process before it forks the other, and
 nothing else holds it). kwire's Spark job does the same between its own tasks and its driver: each
 task's PartitionResult (Aggregators, counters: objects kwire built) travels as a pickle inside
@@ -34,6 +35,7 @@ ALLOWED = {
     ("codec/code_cache.py", "marshal"),
     ("cli/main.py", "__import__"),                                     # kwire's own command modules
     ("codec/schemas/__init__.py", "importlib.import_module"),          # kwire's own schema modules
+    ("codec/aot.py", "importlib.import_module"),                       # kwire's own compiled decoders
     # Batches kwire's main process builds (tuples of ints, strings, bytes), to the workers it forked,
     # and their results back, over pipes only the two hold.
     ("forkpool.py", "pickle"),
