@@ -10,8 +10,10 @@
   batches sent more than once (same producer id, epoch and base sequence, or the same CRC);
   attempts: the most sends of one batch; records: records a producer that is not idempotent sent
   again in another batch after an error answer or none (kwire.analytics.findings_resends tells
-  them by their contents); idempotent: the batches carry a producer id and sequence, so the broker
-  keeps one copy (a non-idempotent producer's retries may be written twice: duplicate_write).
+  them by their contents; past kwire.analytics.resend_state.MAX_RECORDS records of failed sends,
+  among a sample of them, which the summary says); idempotent: the batches carry a producer id and
+  sequence, so the broker keeps one copy (a non-idempotent producer's retries may be written twice:
+  duplicate_write).
 - share_redelivery {group_id, topic, partition, redelivered: {offset: delivery_count}, archived,
   released, rejected, lock_expired}: records of a share group delivered more than once.
   released / rejected: acknowledgements of that type; lock_expired: deliveries that ended with no
@@ -108,6 +110,8 @@ def _retries(delivery, names: dict) -> list[dict]:
             pid = key[1] if key[0] == "pid" else None
             groups.setdefault((topic, partition, pid), []).append(batch)
     records = _record_resends(delivery, names)
+    state = delivery.resends
+    sample = f", of a sample of {len(state.records)} records of failed sends" if state.sampled else ""
     for topic, partition in records:
         groups.setdefault((topic, partition, None), [])
     out = []
@@ -118,7 +122,7 @@ def _retries(delivery, names: dict) -> list[dict]:
         evidence = [ev for b in batches for ev in b.evidence.values()] + record_evidence
         times = [ev[0] for ev in evidence]
         sent = [f"{len(batches)} batches"] if batches else []
-        sent += [f"{resent_records} records (in other batches)"] if resent_records else []
+        sent += [f"{resent_records} records (in other batches{sample})"] if resent_records else []
         summary = (f"{' and '.join(sent)} for {topic}[{partition}] sent again"
                    + (f" by producer id {pid}" if pid is not None else "") + f", up to {attempts} times each"
                    + ("; the producer is idempotent: the broker drops its duplicates" if pid is not None else ""))

@@ -35,8 +35,9 @@ def resent(state, names: dict) -> list[tuple]:
     """(topic, partition, producer, failed send, later sends within the window) of every record kept
     sent again after its first send that failed (an error answer or none)."""
     out = []
-    for (_, topic, partition, producer), sends in state.records.items():
-        kept = sends.values()
+    for key in state.records:
+        _, topic, partition, producer = key
+        kept = state.sends(key)
         if len(kept) < 2:
             continue
         at = next((i for i, s in enumerate(kept) if s[ERROR] is not None), None)

@@ -1,10 +1,19 @@
 """The records sent again and the batches consumers read: the mergeable state behind duplicate_write.
 
 `ResendState` keeps (kwire.analytics.mergeable), from the observations of kwire.analytics.resends:
-- records: per (fingerprint, topic, partition, producer) the first MAX_SENDS sends of that record
-  (by time): (ts, client id, batch CRC, offset delta, error, offset the broker gave or None,
-  evidence). At most MAX_RECORDS records: those with the smallest fingerprints (a 64-bit hash), so
-  a record's sends are kept together or not at all, whatever the split;
+- records: per (fingerprint, topic, partition, producer) of a record with a failed send (an error
+  answer or none), the first MAX_SENDS sends of that record (by time): (ts, client id, batch CRC,
+  offset delta, error, offset the broker gave or None, evidence). At most MAX_RECORDS records: those
+  with the smallest fingerprints (a 64-bit hash), so a record's sends are kept together or not at
+  all, whatever the split; `sampled` says whether records of failed sends were left out. Failed sends
+  are read whatever the split, so which records are kept depends on nothing else;
+- unmatched: the same for records read with no failed send seen here (a resend whose failure fell in
+  another part of a split traffic, or a batch read to look for one, `wants`): which of these are
+  read depends on the split, so they never take a place in `records`; a record of `records` takes
+  its sends from both (`sends`). At most MAX_RECORDS, the smallest, and, once `records` is full,
+  none larger than the largest it keeps (such a record cannot be kept there, whatever comes later).
+  A part that reads more than MAX_RECORDS of these below that bound is where a split could count
+  differently (docs/findings-duplicate-write.md);
 - fetched: per (batch CRC, topic, partition) the MAX_COPIES smallest base offsets a Fetch answer
   showed that batch at, each with the first Fetch that did. At most MAX_FETCHED batches, the
   smallest CRCs;
@@ -86,7 +95,9 @@ def _bounded(table: Capped, key: tuple, make, limit: int):
 
 class ResendState:
     def __init__(self) -> None:
-        self.records: dict[tuple, Sends] = Capped()  # (fingerprint, topic, partition, producer)
+        self.records: dict[tuple, Sends] = Capped()  # (fingerprint, topic, partition, producer), failed
+        self.unmatched: dict[tuple, Sends] = Capped()  # the same key, no failed send seen here
+        self.sampled = False  # records of failed sends left out of `records`
         self.fetched: dict[tuple, Copies] = Capped()  # (crc, topic, partition)
         self.pending: dict[tuple, Pending] = {}  # (topic, partition, producer)
         self.newest: dict[tuple, int] = {}  # (topic, partition, client address) -> latest first CreateTime
@@ -138,7 +149,7 @@ class ResendState:
             _, topic, partition, producer, client_id, crc, error, base, ev, prints = ob
             self._pend(topic, partition, producer, error, ev[0], prints)
             for delta, _, print_ in prints:
-                sends = _bounded(self.records, (print_, topic, partition, producer), Sends, MAX_RECORDS)
+                sends = self._sends((print_, topic, partition, producer), error is not None)
                 if sends is not None:
                     offset = base + delta if base is not None else None
                     sends.add((ev[0], client_id, crc, delta, error, offset, ev))
@@ -148,15 +159,50 @@ class ResendState:
             if copies is not None:
                 copies.add(base_offset, ev)
 
+    def _sends(self, key: tuple, failed: bool) -> Sends | None:
+        """Where a send of the record `key` goes: `records` when it failed or the record has a failed
+        send there, else `unmatched` (None: the caps leave it out)."""
+        records = self.records
+        if failed:
+            have = records.get(key)
+            if have is None:
+                if len(records) >= MAX_RECORDS:  # full: this record or another is left out
+                    self.sampled = True
+                have = _bounded(records, key, Sends, MAX_RECORDS)
+            return have
+        have = records.get(key)
+        if have is not None:
+            return have
+        if records.refuses(key, MAX_RECORDS):
+            return None  # larger than every record `records` keeps, full: never one of them
+        return _bounded(self.unmatched, key, Sends, MAX_RECORDS)
+
+    def sends(self, key: tuple) -> list[tuple]:
+        """The first MAX_SENDS sends of the record `key` of `records`, with those `unmatched` holds."""
+        sends = self.records[key]
+        more = self.unmatched.get(key)
+        if more is None:
+            return sends.values()
+        both = Sends()
+        both.merge(sends)
+        both.merge(more)
+        return both.values()
+
     def merge(self, other: ResendState) -> None:
         for table, theirs, make, limit in ((self.records, other.records, Sends, MAX_RECORDS),
+                                           (self.unmatched, other.unmatched, Sends, MAX_RECORDS),
                                            (self.fetched, other.fetched, Copies, MAX_FETCHED)):
             for key, value in theirs.items():
                 have = table.get(key)
                 if have is None:
                     have = table[key] = make()
                 have.merge(value)
+            if table is self.records:
+                self.sampled = self.sampled or other.sampled or len(table) > limit
             keep_smallest(table, limit)
+        if len(self.records) >= MAX_RECORDS:  # what `records` can no longer keep leaves `unmatched`
+            top = max(self.records)
+            keep_smallest(self.unmatched, sum(1 for key in self.unmatched if key <= top))
         for key, first_ms in other.newest.items():
             if key in self.newest or len(self.newest) < MAX_CONNECTIONS:
                 self.newest[key] = max(self.newest.get(key, first_ms), first_ms)

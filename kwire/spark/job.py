@@ -3,7 +3,8 @@
     range(files)  --mapInArrow(read_file)-->      wire rows      kwire.spark.mapside, one task per file
                   --repartition(part), sort-->    by flow key    kwire.spark.wire.SORT_COLUMNS
                   --mapInArrow(stitch)-->         results        kwire.spark.stitch, one task per partition
-                  --repartition(d)-->             round robin    kwire.spark.job.decode_partitions
+                  --repartition(d), sort-->       round robin    kwire.spark.job.decode_partitions, each
+                                                  task in its reduce tasks' order (dealt)
                   --mapInArrow(decode)-->         results        kwire.spark.spread, the undecoded exchanges
                   --collect-->                    Aggregator.document() on the driver
 
@@ -38,6 +39,9 @@ from kwire.spark.results import DecodeOptions, PartitionResult
 from kwire.spark.spread import decode_stage
 from kwire.spark.stitch import Reducer
 from kwire.spark.wire import OUT_DDL, PROWS, RESULT, SORT_COLUMNS, WIRE_DDL, XROWS, loads, table_of
+
+
+ORDER = "reduce_order"  # the decode stage's shuffle: where a row left its reduce task (dealt)
 
 
 @dataclass
@@ -135,8 +139,19 @@ def stitched(spark, paths: list[str], options: DecodeOptions, n: int, decoders: 
     rows = wire_rows(spark, paths, options, n, placed).repartition(n, "part").sortWithinPartitions(*SORT_COLUMNS)
     results = rows.mapInArrow(reduce, OUT_DDL)
     if spread:
-        results = results.repartition(decoders).mapInArrow(decode_stage(options), OUT_DDL)
+        results = dealt(results, decoders).mapInArrow(decode_stage(options), OUT_DDL)
     return results
+
+
+def dealt(results, decoders: int):
+    """The reduce tasks' rows dealt round robin to `decoders` partitions, each partition in the order its
+    rows left their reduce task (kwire.spark.spread: a connection's exchanges reach a decode task's
+    Aggregator in capture order). Spark's round robin sorts the rows first (for retries), so the order
+    is carried in a column, (reduce task, row) as monotonically_increasing_id numbers them, and put back."""
+    from pyspark.sql import functions as F
+
+    return (results.withColumn(ORDER, F.monotonically_increasing_id()).repartition(decoders)
+            .sortWithinPartitions(ORDER).select("kind", "data"))
 
 
 def merge_results(blobs) -> PartitionResult:

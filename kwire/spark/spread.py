@@ -7,11 +7,14 @@ enricher needs none of them, their frames are small), so, as `kwire stats --jobs
 the reduce task leaves those undecoded (DecodeOptions.pipeline(spread=True)) and ships them in batches:
 
     reduce task   Facts.add(RawExchange)  --RawBatches-->  RAWS rows (a pickled batch of plain tuples)
-                  --repartition(d), round robin-->         every task a like share of the batches
+                  --repartition(d), round robin-->         every task a like share of the batches, in
+                                                           the order they left their reduce task
     decode task   decode_stage: RAWS -> Exchanges -> facts, a PartitionResult; other rows pass on
 
 Aggregators merge exactly in any order (kwire.analytics.aggregate), so where an exchange is counted
-does not change the document. Without it, the reduce stage lasts as long as the busiest connection:
+does not change the document, as long as each task meets a connection's exchanges in capture order
+(which Produce batches are read for resends depends on it: kwire.analytics.resends); Spark's round
+robin sorts the rows before dealing them, so kwire.spark.job.dealt carries their order across. Without it, the reduce stage lasts as long as the busiest connection:
 one task decodes all of it while the other cores idle. A batch is pickled by the kwire task that
 built it and read by another kwire task of the same job (as kwire.parallel's batches between kwire's
 own processes): tuples of ints, strings and bytes; captured bytes stay bytes values.

@@ -5,13 +5,19 @@ from any split of the traffic, merged."""
 
 from __future__ import annotations
 
+import struct
 from collections import defaultdict
+from pathlib import Path
 
 import pytest
 
-from kwire.analytics import Aggregator
+from kwire.analytics import Aggregator, resend_state
+from kwire.capture.files import read_captures
+from kwire.codec.record_prints import batch_heads
+from kwire.model import PAIRED
 from kwire.pipeline import analyze_files
 from tests import problems as P
+from tests.spark.rotate import interleaved_copies
 
 WRITTEN_TWICE = ("dup-write-librdkafka", "dup-write-kafka-python")
 ALL = WRITTEN_TWICE + ("dup-write-idempotent",)
@@ -109,3 +115,76 @@ def test_a_cut_anywhere_near_a_failed_send_merges_to_the_same_findings(name):
 def _failed_produce(ex) -> bool:
     return ex.api == "Produce" and any(p.get("ErrorCode") for t in (ex.response or {}).get("Responses") or ()
                                        for p in t.get("PartitionResponses") or ())
+
+
+# A real librdkafka producer (not idempotent) cut mid-stream: 3,038 Produce exchanges on one
+# connection, the last 124 unanswered where the capture ends (tests/kafka).
+BUSY = Path(__file__).parents[1] / "kafka" / "data" / "midstream-busy-producer.pcap.gz"
+
+
+def _classic(packets) -> bytes:
+    """Ethernet packets as a little-endian microsecond classic pcap (what interleaved_copies reads)."""
+    out = [struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 262144, 1)]
+    for p in packets:
+        sec, usec = divmod(p.ts_ns // 1000, 1_000_000)
+        out.append(struct.pack("<IIII", sec, usec, len(p.data), p.wire_len) + p.data)
+    return b"".join(out)
+
+
+def _busy_copies(tmp_path: Path) -> list:
+    """Four copies of the busy producer's traffic, interleaved 3 ms apart on their own connections, as
+    scripts/spark_archive.sh builds the Spark archive: the same producer (client id) sends every record
+    four times, and each record of the 124 unanswered requests is a failed send sent again."""
+    one = tmp_path / "busy.pcap"
+    one.write_bytes(_classic(read_captures([BUSY])))
+    return list(analyze_files([str(interleaved_copies(one, tmp_path / "busy4.pcap", 4))]))
+
+
+def _unanswered_records(exchanges) -> int:
+    """Records of the Produce requests of one copy that got no answer, from their batch headers."""
+    client = min(ex.client for ex in exchanges if ex.api == "Produce")
+    return sum(head[12] for ex in exchanges if ex.api == "Produce" and ex.client == client and ex.status != PAIRED
+               for t in ex.request["TopicData"] for p in t["PartitionData"]
+               for _, _, head in batch_heads(p["Records"].data))
+
+
+def _in_chunks(exchanges, size: int, parts: int) -> list[list]:
+    """Each connection's exchanges in chunks of `size` consecutive ones, dealt round robin to `parts`,
+    each part in capture order: how kwire spark's decode stage deals a busy connection."""
+    by_connection: dict = defaultdict(list)
+    for ex in exchanges:
+        by_connection[(ex.client, ex.broker)].append(ex)
+    dealt: list[list] = [[] for _ in range(parts)]
+    chunks = [c[i:i + size] for c in by_connection.values() for i in range(0, len(c), size)]
+    for i, chunk in enumerate(chunks):
+        dealt[i % parts] += chunk
+    return [sorted(part, key=lambda ex: ex.ts_ns) for part in dealt]
+
+
+def _retry(findings) -> dict:
+    [retry] = [f for f in findings if f["kind"] == "produce_retry" and f["records"]]
+    return retry
+
+
+def test_copies_of_a_producer_count_every_record_sent_again(tmp_path):
+    exchanges = _busy_copies(tmp_path)
+    failed = _unanswered_records(exchanges)
+    assert failed == 124
+    whole = _aggregate(exchanges).document()["findings"]
+    retry = _retry(whole)
+    assert retry["records"] == failed and "sample" not in retry["summary"]
+    assert _merged(_in_chunks(exchanges, 100, 3)) == whole
+
+
+@pytest.mark.parametrize("size", [100, 512])
+def test_records_read_in_one_part_only_never_crowd_out_failed_ones(tmp_path, monkeypatch, size):
+    """Past MAX_RECORDS records of failed sends, the count is over a sample of them: the same in any split.
+    A part reads batches the whole does not (a connection's first batch there, to look for resends of
+    failures another part saw); they once took places in the sample, and the split counted fewer
+    (the Spark archive: 1,261 against 13,263)."""
+    monkeypatch.setattr(resend_state, "MAX_RECORDS", 64)
+    exchanges = _busy_copies(tmp_path)
+    whole = _aggregate(exchanges).document()["findings"]
+    assert _merged(_in_chunks(exchanges, size, 3)) == whole
+    retry = _retry(whole)
+    assert retry["records"] == 64 and "of a sample of 64 records of failed sends" in retry["summary"]

@@ -5,6 +5,7 @@ as when the reduce task decodes them itself, and as `kwire stats`'."""
 from __future__ import annotations
 
 import gzip
+import struct
 from collections import Counter
 from pathlib import Path
 
@@ -13,9 +14,10 @@ import pyarrow as pa
 from kwire.kafka.pairing import RawExchange
 from kwire.parallel import offloadable
 from kwire.pipeline import analyze_files
+from kwire.spark.job import dealt
 from kwire.spark.results import DecodeOptions
 from kwire.spark.spread import Decoder, RawBatches
-from kwire.spark.wire import OUT_SCHEMA, RAWS, RESULT, XROWS, dumps, loads, table_of
+from kwire.spark.wire import OUT_DDL, OUT_SCHEMA, RAWS, RESULT, XROWS, dumps, loads, out_batches, table_of
 from tests.spark.inprocess import run_in_process
 from tests.spark.rotate import rotate
 from tests.spark.test_stitching import assert_same, stats_document
@@ -104,3 +106,30 @@ def test_decode_errors_are_counted_where_the_bodies_are_decoded(tmp_path):
     assert result.decode_errors == 1
     assert result.aggregator.document()["totals"]["exchanges"] == 10
 
+
+
+def test_each_decode_task_gets_a_reduce_task_rows_in_the_order_they_left_it(spark):
+    """A decode task's Aggregator must meet a connection's exchanges in capture order (which Produce
+    batches it reads for resends depends on it: kwire.analytics.resend_state). Spark's round robin
+    sorts the rows before it deals them; `dealt` puts each reduce task's rows back in order."""
+    def reduce_tasks(batches):
+        for batch in batches:
+            for task in batch.column(0).to_pylist():
+                yield from out_batches([(RAWS, struct.pack(">II", task, row)) for row in range(300)])
+
+    def seen(batches):
+        from pyspark import TaskContext
+
+        at = TaskContext.get().partitionId()
+        got = [blob for batch in batches for blob in batch.column(1).to_pylist()]
+        yield pa.RecordBatch.from_arrays([pa.array([at] * len(got), pa.int32()), pa.array(got, pa.binary())],
+                                         names=["at", "data"])
+
+    results = spark.range(0, 3, 1, 3).mapInArrow(reduce_tasks, OUT_DDL)
+    rows = dealt(results, 4).mapInArrow(seen, "at int, data binary").collect()
+    order: dict = {}
+    for at, blob in rows:
+        task, row = struct.unpack(">II", blob)
+        order.setdefault((at, task), []).append(row)
+    assert sum(len(v) for v in order.values()) == 900 and len({at for at, _ in order}) == 4
+    assert all(rows == sorted(rows) for rows in order.values())
