@@ -202,7 +202,7 @@ class Batches:
             self._run_here()
             return
         if self._pool is None:
-            self._pool = _start_pool(self.jobs, self.task)
+            self._pool = _start_pool(self.jobs, _BatchWork(self.task))
         try:
             ticket = self._pool.submit(plain_batch(self.batch))
         except WorkerDied:
@@ -305,7 +305,7 @@ class FoldedBatches(Batches):
             self._run_here()
             return
         if self._pool is None:
-            self._pool = ForkPool(self.jobs, _FoldWork(self.task))
+            self._pool = _start_pool(self.jobs, _FoldWork(self.task))
         data = pickled(plain_batch(self.batch))  # held so: in the bytes of its frames and little more
         try:
             ticket = self._pool.submit_pickled(data)
@@ -395,14 +395,14 @@ class FoldedBatches(Batches):
         return value, None, errors
 
 
-def _start_pool(jobs: int, task) -> ForkPool:
+def _start_pool(jobs: int, work) -> ForkPool:
     import gc
 
     # Forked workers share the parent's memory until they write to it, and the collector's walks
     # over inherited objects write (refcounts, gc links): out of its reach, they stay shared. (The
     # workers inherit the parent's collector thresholds too; see kwire.gc_policy.)
     gc.freeze()
-    return ForkPool(jobs, _BatchWork(task))
+    return ForkPool(jobs, work)
 
 
 class RenderEach:
