@@ -43,35 +43,50 @@ HOT = (
 )
 # One module per api and kind: they compile in parallel at install.
 MODULES = tuple(f"kwire.codec._aot_{api_key}_{kind}" for api_key, _, _ in HOT for kind in ("request", "response"))
+
 PURE_ENV = "KWIRE_PURE"  # kwire.compiled.PURE_ENV (kwire.compiled is not imported below the cli: layers)
 
-_table: dict | None = None
+_modules: dict[str, dict] = {}  # module name -> its DECODERS ({} when it is not there)
+
+
+def module_name(api_key: int, kind: str) -> str:
+    return f"kwire.codec._aot_{api_key}_{kind}"
+
+
+def _decoders_of(api_key: int, kind: str) -> dict:
+    """(message name, version) -> (SHA-256 of the source, factory), of one built module; {} without it.
+    Imported when a decoder of its api and kind is first asked for: a run maps only those it uses."""
+    name = module_name(api_key, kind)
+    table = _modules.get(name)
+    if table is None:
+        table = {}
+        if os.environ.get(PURE_ENV, "") in ("", "0") and name in MODULES:
+            try:  # built by setup.py where a C compiler is there
+                table = dict(getattr(importlib.import_module(name), "DECODERS", {}))
+            except ImportError:  # not built (or not mappable: a memory limit): the generated source runs
+                pass
+        _modules[name] = table
+    return table
 
 
 def _compiled_table() -> dict:
-    """(message name, version) -> (SHA-256 of the source, factory), of the modules built; {} without them."""
-    global _table
-    if _table is None:
-        _table = {}
-        if os.environ.get(PURE_ENV, "") in ("", "0"):
-            for name in MODULES:
-                try:  # built by setup.py where a C compiler is there
-                    module = importlib.import_module(name)
-                except ImportError:
-                    continue
-                _table.update(getattr(module, "DECODERS", {}))
-    return _table
+    """Every built module's DECODERS together (report(), tests)."""
+    out: dict = {}
+    for api_key, _, _ in HOT:
+        for kind in ("request", "response"):
+            out.update(_decoders_of(api_key, kind))
+    return out
 
 
 def source_digest(source: str) -> str:
     return sha256(source.encode("utf-8")).hexdigest()
 
 
-def compiled_decoder(name: str, version: int, source: str, namespace: dict) -> dict | None:
-    """The functions of the compiled decoder of `name` at `version` ({function name: function}, the ones the
-    generated `source` defines), bound to `namespace` (the constants the generator made for `source`);
-    None when there is none, or it was built from another source."""
-    entry = _compiled_table().get((name, version))
+def compiled_decoder(api_key: int, kind: str, name: str, version: int, source: str, namespace: dict) -> dict | None:
+    """The functions of the compiled decoder of `name` (api `api_key`'s `kind`) at `version` ({function name:
+    function}, the ones the generated `source` defines), bound to `namespace` (the constants the generator
+    made for `source`); None when there is none, or it was built from another source."""
+    entry = _decoders_of(api_key, kind).get((name, version))
     if entry is None or entry[0] != source_digest(source):
         return None
     try:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-from kwire.codec.aot import HOT, MODULES, source_digest
+from kwire.codec.aot import HOT, MODULES, module_name, source_digest
 from kwire.codec.compiler import _Generator
 from kwire.codec.schemas import schema_for
 
@@ -75,6 +75,6 @@ def module_sources() -> dict[str, str]:
     out = {}
     for api_key, first, last in HOT:
         for kind in ("request", "response"):
-            out[f"kwire.codec._aot_{api_key}_{kind}"] = module_source(generators(api_key, kind, first, last))
+            out[module_name(api_key, kind)] = module_source(generators(api_key, kind, first, last))
     assert tuple(out) == MODULES
     return out

@@ -491,7 +491,8 @@ class _Generator:
         """(decoder, source): the decoder compiled ahead of time from this very source
         (kwire.codec.aot), else the source compiled and executed here."""
         source = self.generate()
-        functions = compiled_decoder(self.schema.name, self.version, source, self.namespace)
+        schema = self.schema
+        functions = compiled_decoder(schema.api_key, schema.kind, schema.name, self.version, source, self.namespace)
         if functions is None:
             code = compiled_code(source, f"<kwire {self.schema.name} v{self.version}>")
             exec(code, self.namespace)  # our own generated source; never captured data

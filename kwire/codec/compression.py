@@ -125,9 +125,21 @@ def _snappy_raw_size(block, where: str) -> int:
 # them, and importing all three costs milliseconds at every start.
 
 
+def _unloadable(e: ImportError) -> Exception:
+    """What a codec library's failed import is: out of memory when its shared object could not be mapped
+    (a memory limit: `ulimit -v`, a container), as the allocation that failed would be; else the error."""
+    text = str(e).lower()
+    if "failed to map segment" in text or "cannot allocate memory" in text:
+        return MemoryError(f"cannot load a compression library: {e}")
+    return e
+
+
 def unsnappy(data, limit: int):
     """Raw snappy, or the xerial framing. Declared sizes are summed and checked before decompressing."""
-    import cramjam
+    try:
+        import cramjam
+    except ImportError as e:
+        raise _unloadable(e) from None
 
     mv = memoryview(data)
     if bytes(mv[:8]) == XERIAL_MAGIC:
@@ -199,7 +211,10 @@ def _bounded_reads(read, first: int, limit: int, codec: str, errors=()):
 
 def unlz4(data, limit: int):
     """One lz4 frame, bounded (python-lz4 allocates max_length up front, so reads are chunked)."""
-    import lz4.frame
+    try:
+        import lz4.frame
+    except ImportError as e:
+        raise _unloadable(e) from None
 
     try:
         info = lz4.frame.get_frame_info(data)
@@ -225,7 +240,10 @@ def unlz4(data, limit: int):
 
 def unzstd(data, limit: int):
     """zstd frames, streamed with a bounded output (zstd's default 128 MiB cap on the window)."""
-    import zstandard
+    try:
+        import zstandard
+    except ImportError as e:
+        raise _unloadable(e) from None
 
     _zstd_check_frames(data)  # the streaming reader ends silently on a cut frame: find that first
     try:

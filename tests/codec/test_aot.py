@@ -81,12 +81,13 @@ def outcome(decode, body: bytes):
 
 def built_with(table: dict, api_key: int, kind: str, version: int):
     """The decoder _Generator.build() gives with `table` as kwire.codec.aot's compiled decoders."""
-    saved = aot._table
-    aot._table = table
+    saved = dict(aot._modules)
+    aot._modules[aot.module_name(api_key, kind)] = table
     try:
         return _Generator(schema_for(api_key, kind), version).build()[0]
     finally:
-        aot._table = saved
+        aot._modules.clear()
+        aot._modules.update(saved)
 
 
 def assert_same(table: dict) -> int:
@@ -125,7 +126,7 @@ _TABLES: dict = {}
 def _python_table_once() -> dict:
     """python_table(), made once, unless the built decoders are there (then those are what runs)."""
     if "python" not in _TABLES:
-        aot._table = None
+        aot._modules.clear()
         built = {} if os.environ.get(aot.PURE_ENV, "") not in ("", "0") else aot._compiled_table()
         _TABLES["built"] = built
         _TABLES["python"] = python_table()
@@ -161,7 +162,7 @@ def test_a_decoder_built_from_another_source_is_not_used():
 def _built_table() -> dict:
     if os.environ.get(aot.PURE_ENV, "") not in ("", "0"):
         pytest.skip("KWIRE_PURE is set: the compiled decoders are off, as they should be")
-    aot._table = None  # read the modules again
+    aot._modules.clear()  # read the modules again
     table = aot._compiled_table()
     if not table:
         if os.environ.get("KWIRE_EXPECT_COMPILED"):

@@ -251,3 +251,27 @@ def test_repair_legacy_lz4(store_size):
     other = bytearray(blob)
     other[6 + (8 if store_size else 0)] ^= 0x5A  # neither checksum: left alone, lz4 rejects it
     assert c.repair_legacy_lz4(bytes(other)) == (bytes(other), False)
+
+
+def test_a_codec_library_that_cannot_be_mapped_is_out_of_memory(monkeypatch):
+    """Under a memory limit (ulimit -v, a container) a codec library's shared object may not map: that is
+    out of memory (one line from the CLI), not an import error with a traceback; other import errors stay."""
+    import builtins
+
+    from kwire.codec import compression
+
+    real_import = builtins.__import__
+
+    def refuse(message):
+        def fake(name, *args, **kwargs):
+            if name == "zstandard":
+                raise ImportError(message)
+            return real_import(name, *args, **kwargs)
+        return fake
+
+    monkeypatch.setattr(builtins, "__import__", refuse("zstandard/backend_c.so: failed to map segment from shared object"))
+    with pytest.raises(MemoryError):
+        compression.unzstd(b"\x28\xb5\x2f\xfd", 1 << 20)
+    monkeypatch.setattr(builtins, "__import__", refuse("No module named 'zstandard'"))
+    with pytest.raises(ImportError):
+        compression.unzstd(b"\x28\xb5\x2f\xfd", 1 << 20)
