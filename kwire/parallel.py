@@ -193,6 +193,9 @@ class Batches:
 
     def _run_here(self) -> None:
         self._out.append((_Done(_run_batch(self.batch, self.task)), self.tag, None))
+        self._clear()
+
+    def _clear(self) -> None:
         self.batch = []
         self.batch_bytes = 0
         self.tag = None
@@ -202,17 +205,26 @@ class Batches:
             self._run_here()
             return
         if self._pool is None:
-            self._pool = _start_pool(self.jobs, _BatchWork(self.task))
+            self._pool = _start_pool(self.jobs, self._work())
         try:
-            ticket = self._pool.submit(plain_batch(self.batch))
+            entry = self._submit()
         except WorkerDied:
-            self._broken = True
+            self._lost_pool()
             self._run_here()
             return
-        self._out.append((ticket, self.tag, self.batch))
-        self.batch = []
-        self.batch_bytes = 0
-        self.tag = None
+        self._out.append(entry)
+        self._clear()
+
+    # What a subclass changes: the workers' side, how a batch is sent (what _out keeps of it), a lost pool.
+
+    def _work(self):
+        return _BatchWork(self.task)
+
+    def _submit(self) -> tuple:
+        return self._pool.submit(plain_batch(self.batch)), self.tag, self.batch
+
+    def _lost_pool(self) -> None:
+        self._broken = True
 
     @property
     def pending(self) -> int:
@@ -296,27 +308,17 @@ class FoldedBatches(Batches):
     def _run_here(self) -> None:
         if self.batch:
             self._out.append((_Done(_run_batch(self.batch, self.task)), 0, None))
-        self.batch = []
-        self.batch_bytes = 0
-        self.tag = None
+        self._clear()
 
-    def _send(self) -> None:
-        if self._broken:
-            self._run_here()
-            return
-        if self._pool is None:
-            self._pool = _start_pool(self.jobs, _FoldWork(self.task))
+    def _work(self):
+        return _FoldWork(self.task)
+
+    def _submit(self) -> tuple:
         data = pickled(plain_batch(self.batch))  # held so: in the bytes of its frames and little more
-        try:
-            ticket = self._pool.submit_pickled(data)
-        except WorkerDied:  # done() redoes what the workers held, then the rest runs here
-            self._broken = self._failed = True
-            self._run_here()
-            return
-        self._out.append((ticket, len(data), data))
-        self.batch = []
-        self.batch_bytes = 0
-        self.tag = None
+        return self._pool.submit_pickled(data), len(data), data
+
+    def _lost_pool(self) -> None:  # done() redoes what the workers held, then the rest runs here
+        self._broken = self._failed = True
 
     def finish(self) -> None:
         """The batch in progress, then every worker's state: asked for (done(wait=True) collects them)."""
@@ -352,7 +354,6 @@ class FoldedBatches(Batches):
                 answer = None
             worker = ticket.worker_index if answer is not None or batch is not None else -1
             if answer is None:  # the worker died, or the batch raised there: its state is gone
-                self.worker_failures += 1
                 if batch is not None:
                     self._held.setdefault(worker, []).append(batch)
                 yield from self._redo_held()
@@ -391,6 +392,7 @@ class FoldedBatches(Batches):
                 yield self._redo(data)
 
     def _redo(self, data: bytes) -> tuple[object, None, int]:
+        self.worker_failures += 1  # Batches' count: the batches redone here for a lost worker
         value, errors = _run_batch([as_parts(values) for values in unpickled(data)], self.task)
         return value, None, errors
 

@@ -64,6 +64,19 @@ def test_no_pool_for_a_capture_smaller_than_a_batch(monkeypatch):
     assert out and not started
 
 
+def failures_seen(monkeypatch) -> list[int]:
+    """Where Batches.close puts its worker_failures (the batches it redid for a lost worker)."""
+    failures = []
+    real_close = parallel.Batches.close
+
+    def close(self):
+        failures.append(self.worker_failures)
+        real_close(self)
+
+    monkeypatch.setattr(parallel.Batches, "close", close)
+    return failures
+
+
 def stats_of(capture: Path, jobs: int) -> tuple[str, str]:
     from kwire.analytics import summary_json
     from kwire.cli.stats import aggregate
@@ -125,14 +138,7 @@ def test_a_worker_lost_mid_fold_costs_nothing_but_time(how: str, hold: int, monk
     parent = os.getpid()
     monkeypatch.setattr(stats, "AggregateEach",
                         lambda keep, metered=False: FoldDies(real(keep, metered), parent, marker, 3, how))
-    failures = []
-    real_close = parallel.Batches.close
-
-    def close(self):
-        failures.append(self.worker_failures)
-        real_close(self)
-
-    monkeypatch.setattr(parallel.Batches, "close", close)
+    failures = failures_seen(monkeypatch)
     assert stats_of(capture, 2) == alone
     assert marker.exists() and failures and failures[0] >= 1
 
@@ -189,14 +195,7 @@ def test_a_dead_worker_costs_nothing_but_time(monkeypatch, tmp_path):
     render = JsonLines()
     alone, line_alone = run(capture, 0, render)
     dying = DiesInAWorker(render, os.getpid(), tmp_path / "marker")
-    failures = []
-    real_close = parallel.Batches.close
-
-    def close(self):
-        failures.append(self.worker_failures)
-        real_close(self)
-
-    monkeypatch.setattr(parallel.Batches, "close", close)
+    failures = failures_seen(monkeypatch)
     together, line_together = run(capture, 2, dying)
     assert (tmp_path / "marker").exists() and failures and failures[0] >= 1
     assert together == alone and line_together == line_alone
