@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from bisect import bisect_left
 
 import pytest
@@ -43,12 +44,16 @@ def scraped(tmp_path_factory):
         for name, path in runs.items():
             kwires[name] = Kwire(["live", "--replay", str(path), "--speed", "0", "--metrics", targets[name],
                                   "--no-screen"])
+        final_at = {}
         for name, kwire in kwires.items():
             kwire.wait_line("serving the final figures", timeout=300)
-        # every target scraped at least twice since its replay ended: its final figures are in
-        for target in targets.values():
-            server.wait_for(f'count_over_time(kwire_packets_total{{instance="{target}"}}[3s])',
-                            lambda r: r and r[0][1] >= 2)
+            final_at[name] = time.time()
+        # every target scraped since its replay ended (a sample stamped after the final line was seen): the
+        # latest sample, what an instant query returns, holds its final figures. (Two scrapes in the last 3 s
+        # were not enough: under load one of them could predate the end, 1,857 exchanges short.)
+        for name, target in targets.items():
+            server.wait_for(f'timestamp(kwire_packets_total{{instance="{target}"}})',
+                            lambda r, after=final_at[name]: r and r[0][1] > after)
         yield server, targets, kwires
     finally:
         for kwire in kwires.values():
