@@ -217,6 +217,8 @@ class _Generator:
             return 1 if self.flexible else 4
         t = field.type
         if field.is_struct:
+            if field.nullable_in(self.version):  # a null struct is its int8 marker alone (-1)
+                return 1
             return self.struct_min_size(field.fields or ())
         if t in _FIXED:
             return _FIXED[t][1]

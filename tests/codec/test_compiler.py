@@ -137,3 +137,17 @@ def test_a_body_of_too_many_entries_is_refused_by_a_bound_not_as_malformed(monke
                   + b"\x00\x00\x00\x00" + b"\x00\x00\x00\x01" + b"\x00\x01t" + b"\x00\x00\x00\x64" + b"\x00\x00\x00\x07" * 100)
     body, _ = fetch_forgotten(body_bytes)
     assert body["ForgottenTopicsData"][0]["Partitions"] == [7] * 100
+
+
+def test_a_null_struct_counts_one_byte_in_the_room_an_array_needs():
+    """A nullable struct that is null is its int8 marker alone: an array of elements holding null ones must not
+    be refused as unable to fit (found by tests/codec/test_differential_kio.py: kio wrote this StreamsGroupDescribe
+    v0 answer, two groups whose Topology is null, 45 bytes for the array, where kwire counted 25 a group)."""
+    from kwire.codec.schemas import all_schemas
+
+    wire = bytes.fromhex("00000c1a0300090005c39dc39801ffffff0900000013ff01913c194800004f010101fff56ef7000c96"
+                         "51ff010000000a0000")
+    body, end = decoder_for(all_schemas()[(89, "response")], 0)(wire, 0)
+    assert end == len(wire)
+    assert [g["Topology"] for g in body["Groups"]] == [None, None]
+    assert [g["ErrorCode"] for g in body["Groups"]] == [9, 79]
