@@ -41,9 +41,6 @@ HOT = (
     (78, 0, 2),  # ShareFetch
     (79, 0, 2),  # ShareAcknowledge
 )
-# One module per api and kind: they compile in parallel at install.
-MODULES = tuple(f"kwire.codec._aot_{api_key}_{kind}" for api_key, _, _ in HOT for kind in ("request", "response"))
-
 PURE_ENV = "KWIRE_PURE"  # kwire.compiled.PURE_ENV (kwire.compiled is not imported below the cli: layers)
 
 _modules: dict[str, dict] = {}  # module name -> its DECODERS ({} when it is not there)
@@ -51,6 +48,10 @@ _modules: dict[str, dict] = {}  # module name -> its DECODERS ({} when it is not
 
 def module_name(api_key: int, kind: str) -> str:
     return f"kwire.codec._aot_{api_key}_{kind}"
+
+
+# One module per api and kind: they compile in parallel at install.
+MODULES = tuple(module_name(api_key, kind) for api_key, _, _ in HOT for kind in ("request", "response"))
 
 
 def _decoders_of(api_key: int, kind: str) -> dict:
