@@ -129,12 +129,13 @@ def exchange_parts(raw: RawExchange, *, owned: bool = False) -> ExchangeParts:
         return as_parts((conn.id, client, broker, raw.status, raw.correlation_id, None, None, None, 0,
                            None, None, None, raw.response_ts_ns, raw.response_size, resp_body, None,
                            _wire(raw, None), raw.unanswered, None, raw.response_lost))
-    h = req.header
+    # the RequestHeader's fields by unpacking: compiled, one pass over the tuple, not a lookup of each name
+    api_key, api_version, _, client_id, header_size, _ = req.header
     body = req.body
     if owned and body is not None and type(body) is not bytes:  # None: a body pairing did not keep
         body = bytes(body)
-    return as_parts((conn.id, client, broker, raw.status, raw.correlation_id, h.api_key, h.api_version,
-                       h.client_id, h.header_size, req.ts_ns, req.size, body, raw.response_ts_ns,
+    return as_parts((conn.id, client, broker, raw.status, raw.correlation_id, api_key, api_version,
+                       client_id, header_size, req.ts_ns, req.size, body, raw.response_ts_ns,
                        raw.response_size, resp_body, raw.given_up_ts_ns, _wire(raw, req.span), raw.unanswered,
                        req.lost, raw.response_lost))
 

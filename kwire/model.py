@@ -6,6 +6,11 @@ to each body is a kwire.outcomes.BodyOutcome (`request_outcome`, `response_outco
 there was no body), what happened to the exchange its `status`, and why an unanswered one was given
 up `unanswered` (kinds of kwire.outcomes); `request_error` / `response_error` are their text, derived.
 A body that failed to decode leaves the exchange counted all the same.
+
+Compiled (kwire/compiled.py), Exchange is an extension type declared in model.pxd, a dataclass all the
+same (Cython's: __init__, __repr__, __eq__ and dataclasses.fields as the standard library's), read in C
+by the compiled modules that cimport it. Cython's dataclass takes no `slots` argument, so the pure-Python
+class keeps an instance dict; the compiled one has no room for other attributes.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from kwire.outcomes import NO_REQUEST, NO_RESPONSE, PAIRED, BodyOutcome, error_t
 __all__ = ["Exchange", "PAIRED", "NO_RESPONSE", "NO_REQUEST"]
 
 
-@dataclass(slots=True)
+@dataclass(init=False)  # __init__ below: Cython's default_factory costs an import lookup per exchange
 class Exchange:
     connection_id: int
     client: str  # "ip:port"
@@ -43,6 +48,36 @@ class Exchange:
     # sequence number, broker's, request frame (start, end) in the client's bytes, response's in the
     # broker's); None otherwise.
     wire: tuple | None = None
+
+    def __init__(self, connection_id: int, client: str, broker: str, status: str, correlation_id: int,
+                 api_key: int | None = None, api: str | None = None, api_version: int | None = None,
+                 client_id: str | None = None, request_ts_ns: int | None = None, response_ts_ns: int | None = None,
+                 given_up_ts_ns: int | None = None, request_size: int | None = None,
+                 response_size: int | None = None, request: dict | None = None, response: dict | None = None,
+                 request_outcome: BodyOutcome | None = None, response_outcome: BodyOutcome | None = None,
+                 unanswered: str | None = None, extra: dict | None = None, wire: tuple | None = None) -> None:
+        """The dataclass's __init__, written out (the fields above, in their order; `extra` None: a new dict)."""
+        self.connection_id = connection_id
+        self.client = client
+        self.broker = broker
+        self.status = status
+        self.correlation_id = correlation_id
+        self.api_key = api_key
+        self.api = api
+        self.api_version = api_version
+        self.client_id = client_id
+        self.request_ts_ns = request_ts_ns
+        self.response_ts_ns = response_ts_ns
+        self.given_up_ts_ns = given_up_ts_ns
+        self.request_size = request_size
+        self.response_size = response_size
+        self.request = request
+        self.response = response
+        self.request_outcome = request_outcome
+        self.response_outcome = response_outcome
+        self.unanswered = unanswered
+        self.extra = {} if extra is None else extra
+        self.wire = wire
 
     @property
     def request_error(self) -> str | None:

@@ -25,6 +25,7 @@ import struct
 from kwire.codec.records import count_records
 from kwire.codec.values import RawRecords
 from kwire.enrich import topic_label
+from kwire.model import Exchange
 from kwire.query import error_codes, error_tree, response_error_codes
 
 _V2_HEAD = struct.Struct(">qiibIhiqqqhii")  # baseOffset .. recordCount (61 bytes)
@@ -112,7 +113,7 @@ def _shaped(version) -> bool:
     return shaped
 
 
-def read_answer(ex) -> tuple[list[int], set]:
+def read_answer(ex: Exchange) -> tuple[list[int], set]:
     response = ex.response
     if not response:
         return [], set()

@@ -23,6 +23,7 @@ from kwire.kafka.apis import APIS, request_header_version, response_header_versi
 _REQ_FIXED = struct.Struct(">hhi")
 _REQ_FIXED_ID = struct.Struct(">hhih")  # the same and a client id length
 _I16 = struct.Struct(">h")
+_unpack_fixed, _unpack_fixed_id = _REQ_FIXED.unpack_from, _REQ_FIXED_ID.unpack_from  # bound once
 _I32 = struct.Struct(">i")
 
 MAX_CLIENT_ID = 1024
@@ -81,17 +82,17 @@ def parse_request_header(body) -> RequestHeader:
     """Parse the header at the start of a request frame body (the bytes after the length prefix)."""
     size = len(body)
     if size >= 10:
-        api_key, version, corr, n = _REQ_FIXED_ID.unpack_from(body, 0)
+        api_key, version, corr, n = _unpack_fixed_id(body, 0)
     elif size >= 8:
-        api_key, version, corr = _REQ_FIXED.unpack_from(body, 0)
-        n = None
+        api_key, version, corr = _unpack_fixed(body, 0)
+        n = -2  # no room for the client id's length (-1 is a null client id)
     else:
         raise DecodeError("request header needs 8 bytes", 0)
     hit = _HEADER_VERSIONS.get((api_key, version))
     hv = (hit if hit is not None else header_versions(api_key, version))[0]
     if hv < 1:
         return _new_request_header((api_key, version, corr, None, 8, None))
-    if n is None:
+    if n == -2:
         raise DecodeError("request header: client id length missing", 8)
     pos = 10
     client_id = None

@@ -1,0 +1,12 @@
+# Cython declarations for kwire/analytics/produce_read.py (the compiled core, setup.py; the .py stays the one source and runs
+# as it is without Cython): read_answer takes a kwire.model.Exchange
+# (an extension type, compiled) and reads its fields in C.
+
+cimport cython
+from kwire.model cimport Exchange
+
+cpdef tuple read_answer(Exchange ex)
+cpdef list request_partitions(request)
+
+@cython.locals(pos=Py_ssize_t, end=Py_ssize_t, size=Py_ssize_t, magic=Py_ssize_t)
+cpdef tuple scan_batches(data)

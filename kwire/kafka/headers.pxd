@@ -1,0 +1,8 @@
+# Cython declarations for kwire/kafka/headers.py (the compiled core, setup.py; the .py stays the one source
+# and runs as it is without Cython): a request header's sizes and offsets are C integers (read from its
+# 16-bit fields, or positions inside the frame body); the api key, version and correlation id stay Python ints.
+
+cimport cython
+
+@cython.locals(size=Py_ssize_t, n=Py_ssize_t, hv=Py_ssize_t, pos=Py_ssize_t)
+cpdef parse_request_header(body)
