@@ -1,0 +1,7 @@
+# Cython declarations for kwire/analytics/series.py (the compiled core, setup.py; the .py stays the one source
+# and runs as it is without Cython): Series is an extension type, its fields read in C by its own methods
+# (the timeline adds to one for every exchange). Every number stays a Python int.
+
+cdef class Series:
+    cdef public object ops, limit, resolution
+    cdef public dict buckets
