@@ -8,15 +8,36 @@ import struct
 from pathlib import Path
 
 
+_LITTLE = (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1")  # microsecond, nanosecond
+_BIG = (b"\xa1\xb2\xc3\xd4", b"\xa1\xb2\x3c\x4d")
+
+
 def pcap_records(data: bytes) -> tuple[bytes, list[bytes]]:
     magic = data[:4]
-    endian = "<" if magic in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1") else ">"
+    if magic not in _LITTLE + _BIG:  # a pcapng read as one would be one garbage record: no file edge at all
+        raise ValueError(f"not a classic pcap (magic {magic.hex()}): rewrite it with classic_pcap() first")
+    endian = "<" if magic in _LITTLE else ">"
     header, pos, records = data[:24], 24, []
     while pos + 16 <= len(data):
         caplen = struct.unpack_from(endian + "I", data, pos + 8)[0]
         records.append(data[pos:pos + 16 + caplen])
         pos += 16 + caplen
     return header, records
+
+
+def classic_pcap(capture: str | Path, out: Path) -> Path:
+    """`capture` (a pcapng, say) as kwire reads it, written to `out` as a nanosecond classic pcap of its
+    one link type, for rotate()."""
+    from kwire.capture.files import read_captures
+
+    packets = list(read_captures([str(capture)]))
+    linktypes = {p.linktype for p in packets}
+    if len(linktypes) != 1:
+        raise ValueError(f"{capture}: {len(linktypes)} link types, a classic pcap holds one")
+    header = struct.pack("<IHHiIII", 0xA1B23C4D, 2, 4, 0, 0, 262144, linktypes.pop())
+    out.write_bytes(header + b"".join(struct.pack("<IIII", p.ts_ns // 10**9, p.ts_ns % 10**9, len(p.data),
+                                                              p.wire_len) + p.data for p in packets))
+    return out
 
 
 def rotate(capture: str | Path, out_dir: Path, packets_per_file: int, *, gzip_every: int = 0) -> list[Path]:

@@ -19,7 +19,7 @@ from kwire.spark.results import DecodeOptions
 from kwire.spark.spread import Decoder, RawBatches
 from kwire.spark.wire import OUT_DDL, OUT_SCHEMA, RAWS, RESULT, XROWS, dumps, loads, out_batches, table_of
 from tests.spark.inprocess import run_in_process
-from tests.spark.rotate import rotate
+from tests.spark.rotate import classic_pcap, rotate
 from tests.spark.test_stitching import assert_same, stats_document
 
 # 10,000 packets of a real busy producer, 3,038 Produce exchanges on one connection (tests/kafka)
@@ -27,9 +27,13 @@ BUSY = Path(__file__).parents[1] / "kafka" / "data" / "midstream-busy-producer.p
 
 
 def busy_files(tmp_path: Path, packets: int = 1500) -> list[Path]:
-    whole = tmp_path / "busy.pcap"
+    """The busy recording (a pcapng) rotated into classic pcap files of `packets` packets each: its one
+    connection crosses every file edge."""
+    whole = tmp_path / "busy.pcapng"
     whole.write_bytes(gzip.decompress(BUSY.read_bytes()))
-    return rotate(whole, tmp_path / "files", packets)
+    files = rotate(classic_pcap(whole, tmp_path / "busy.pcap"), tmp_path / "files", packets)
+    assert len(files) == -(-10_000 // packets)
+    return files
 
 
 def test_a_busy_connection_is_decoded_by_every_decode_task(tmp_path):
