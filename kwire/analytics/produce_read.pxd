@@ -3,9 +3,11 @@
 # (an extension type, compiled) and reads its fields in C.
 
 cimport cython
+from kwire.enrich cimport topic_label
 from kwire.model cimport Exchange
 
 cpdef tuple read_answer(Exchange ex)
+@cython.locals(topic=dict, part=dict)
 cpdef list request_partitions(request)
 
 @cython.locals(pos=Py_ssize_t, end=Py_ssize_t, size=Py_ssize_t, magic=Py_ssize_t)
