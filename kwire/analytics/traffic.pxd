@@ -1,0 +1,18 @@
+# Cython declarations for kwire/analytics/traffic.py (the compiled core, setup.py; the .py stays the one source
+# and runs as it is without Cython): TrafficState and its per-connection Connection are extension types, so
+# add_row (once per exchange) reads and writes them, the row and its latency histograms in C. Every number
+# stays a Python int.
+
+cimport cython
+from kwire.analytics.mergeable cimport Kept, TimeHistograms
+
+cdef class Connection:
+    cdef public object first_ns, last_ns, exchanges, last, answered_ns, client_id, software
+
+cdef class TrafficState:
+    cdef public object connections, activity
+    cdef public dict errors, latency, throttles, violations
+    cdef public Kept unanswered
+
+    @cython.locals(conn=Connection, series=TimeHistograms)
+    cpdef add_row(self, dict row, bint acks0=*)
