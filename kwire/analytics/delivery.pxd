@@ -1,9 +1,18 @@
 # Cython declarations for kwire/analytics/delivery.py (the compiled core, setup.py; the .py stays the one
 # source and runs as it is without Cython): Batch, one per Produce batch seen, is an extension type holding
-# its Kept evidence typed, so making and counting one stays in C.
+# its Kept evidence typed, so making and counting one stays in C; DeliveryState too, so that produce_batch
+# (once per Produce batch) reads its table and the batch in C.
 
+cimport cython
 from kwire.analytics.mergeable cimport Kept
 
 cdef class Batch:
     cdef public object sends, failed
     cdef public Kept evidence
+
+cdef class DeliveryState:
+    cdef public object batches, end_txns, resends
+    cdef public dict txn_batches, txn_adds, stalls, share
+
+    @cython.locals(batch=Batch)
+    cpdef produce_batch(self, tuple ob)
