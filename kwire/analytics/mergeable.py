@@ -30,6 +30,7 @@ from heapq import heapify, heappop, heappush, heappushpop
 
 DECI_NS = 100_000_000  # Instants' finest resolution: 100 ms
 NS = 1_000_000_000
+_crc32 = zlib.crc32  # bound once: a module attribute lookup per batch key otherwise
 
 
 def stable_hash(*parts) -> int:
@@ -47,14 +48,14 @@ def stable_hash3(a: str, b: int, c) -> int:
         return stable_hash(a, b, c)
     head = _HEAD_CRCS.get((a, b))
     if head is None:
-        head = zlib.crc32(f"({a!r}, {b!r}, ".encode("utf-8", "replace"))
+        head = _crc32(f"({a!r}, {b!r}, ".encode("utf-8", "replace"))
         if len(_HEAD_CRCS) >= 4096:  # topics and partitions come off the wire: bounded
             _HEAD_CRCS.clear()
         _HEAD_CRCS[(a, b)] = head
     if (type(c) is tuple and len(c) == 4 and (c[0] == "crc" or c[0] == "pid") and type(c[1]) is int
             and type(c[2]) is int and type(c[3]) is int):  # a batch's key: repr(c) without repr's machinery
-        return zlib.crc32(f"('{c[0]}', {c[1]}, {c[2]}, {c[3]}))".encode("ascii"), head)
-    return zlib.crc32(f"{c!r})".encode("utf-8", "replace"), head)
+        return _crc32(f"('{c[0]}', {c[1]}, {c[2]}, {c[3]}))".encode("ascii"), head)
+    return _crc32(f"{c!r})".encode("utf-8", "replace"), head)
 
 
 class Capped(dict):
