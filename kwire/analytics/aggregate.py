@@ -83,6 +83,11 @@ def _slow_key(row: dict) -> tuple:
     return (-row["latency_ns"],) + _tie(row)
 
 
+# Aggregator's fields (kwire/analytics/aggregate.pxd declares them for the compiled class): what it pickles
+_FIELDS = ("_total", "_by_api_version", "_by_client_id", "_by_broker", "_cells", "partitions", "share_groups", "names",
+           "first_ns", "last_ns", "slowest", "unanswered_first", "timeline", "analysis", "tls")
+
+
 class Aggregator:
     def __init__(self) -> None:
         self._total = Figures()
@@ -108,7 +113,8 @@ class Aggregator:
     # -- feeding --------------------------------------------------------------------------------
 
     def add_exchange(self, ex: Exchange) -> None:
-        self.add(*read_exchange(ex, self.analysis.watch))
+        row, partitions, names, observed = read_exchange(ex, self.analysis.watch)
+        self.add(row, partitions, names, observed)
 
     def add(self, row: dict, partitions=(), names=(), observed=()) -> None:
         self.add_figures(row, partitions, names)
@@ -225,7 +231,13 @@ class Aggregator:
 
     def __getstate__(self) -> dict:  # pickled (worker processes, Spark) settled
         self._settle()
-        return self.__dict__
+        state = {name: getattr(self, name) for name in _FIELDS}
+        state.update(getattr(self, "__dict__", ()))  # a subclass's fields (and, pure, the same ones again)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        for name, value in state.items():
+            setattr(self, name, value)
 
     def learn_names(self, ex: Exchange) -> None:
         """Topic names and SASL principals from an exchange that is not counted (filtered out): ids are

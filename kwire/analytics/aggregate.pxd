@@ -1,0 +1,20 @@
+# Cython declarations for kwire/analytics/aggregate.py (the compiled core, setup.py; the .py stays the one
+# source and runs as it is without Cython): Aggregator is an extension type, so each exchange reaches its
+# figures, timeline and analysis in C. A Python subclass (kwire.live.metrics_state.MeteredAggregator) keeps its
+# own fields in an instance dict; __getstate__ and __setstate__ carry both.
+
+from kwire.analytics.analysis cimport Analysis
+from kwire.analytics.series cimport Series
+from kwire.model cimport Exchange
+
+cdef class Aggregator:
+    cdef public object _total, _by_api_version, _by_client_id, _by_broker, partitions, share_groups, names
+    cdef public object first_ns, last_ns, tls
+    cdef public dict _cells
+    cdef public list slowest, unanswered_first
+    cdef public Series timeline
+    cdef public Analysis analysis
+
+    cpdef add_exchange(self, Exchange ex)
+    cpdef add(self, dict row, partitions=*, names=*, observed=*)
+    cpdef add_figures(self, dict row, partitions=*, names=*)
