@@ -1,6 +1,21 @@
 # Cython declarations for kwire/enrich.py (the compiled core, setup.py; the .py stays the one source and runs
 # as it is without Cython): topic_pairs and topic_label, called by compiled modules for every exchange, in C
-# (a topic struct is a dict: its fields read without a method lookup).
+# (a topic struct is a dict: its fields read without a method lookup); the Enricher and its plan per api and
+# version are extension types, reading the Exchange in C.
+
+cimport cython
+
+from kwire.model cimport Exchange
+
+cdef class _Plan:
+    cdef public object request_ids, response_ids, pairs
+    cdef public bint active
+
+cdef class Enricher:
+    cdef public dict topic_names, fetch_offsets
+
+    @cython.locals(plan=_Plan)
+    cpdef enrich(self, Exchange ex)
 
 cpdef list topic_pairs(api_key, version, response)
 cpdef topic_label(dict topic)

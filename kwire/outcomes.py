@@ -188,7 +188,8 @@ def is_malformed(ex) -> bool:
     """A body of the exchange did not decode as Kafka's schema says (what `decode_errors` counts and
     `failed` includes); bodies not kept, cut or without a decoder are not malformed."""
     req, resp = ex.request_outcome, ex.response_outcome
-    return (req is not None and req.kind == MALFORMED) or (resp is not None and resp.kind == MALFORMED)
+    return ((req is not None and req is not DECODED_BODY and req.kind == MALFORMED)  # most bodies: DECODED_BODY
+            or (resp is not None and resp is not DECODED_BODY and resp.kind == MALFORMED))
 
 
 def blames(kind: str | None) -> str | None:

@@ -42,7 +42,7 @@ def plain_kafka(buf, scan: dict) -> tuple[bool, int]:
     """For kwire.tls.detect: does a plaintext Kafka request frame chain parse in these bytes?"""
     return request_chain(buf, scan, DEFAULT_MAX_FRAME)
 
-@dataclass(slots=True)
+@dataclass  # compiled, an extension type (kwire/pipeline.pxd; Cython's dataclass takes no `slots`)
 class RunSummary:
     """What one run saw, for the closing summary line and `stats`."""
 
