@@ -2,10 +2,12 @@
 # and runs as it is without Cython): ResendReader is an extension type holding its kwire.model.Exchange
 # (an extension type, compiled) typed, so both are read in C for every batch it is handed.
 
+from kwire.analytics.resend_state cimport ResendState
 from kwire.model cimport Exchange
 
 cdef class ResendReader:
     cdef public Exchange ex
-    cdef public object watch, producer, answers
+    cdef public ResendState watch
+    cdef public object producer, answers
 
     cpdef batch(self, label, index, bint failed, data, pos, tuple head, list out)

@@ -77,7 +77,7 @@ class ResendReader:
 
     def __init__(self, ex: Exchange, watch) -> None:
         self.ex, self.watch = ex, watch
-        self.producer = ex.client_id if ex.client_id else ex.client
+        self.producer = self.ex.client_id or self.ex.client  # (self.ex: compiled, the Exchange read in C)
         self.answers = _UNREAD
 
     def batch(self, label, index, failed: bool, data, pos: int, head: tuple, out: list) -> None:

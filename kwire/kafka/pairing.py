@@ -56,6 +56,7 @@ MAX_ORPHANS = 64
 
 _I32 = struct.Struct(">i")
 _I16 = struct.Struct(">h")
+_unpack_i16 = _I16.unpack_from  # bound once: produce_acks reads every Produce request's Acks
 
 
 def frame_size(body) -> int:
@@ -119,9 +120,9 @@ def produce_acks(header: RequestHeader, body) -> int | None:
                 n, pos = read_uvarint(body, pos)
                 pos += max(n - 1, 0)
         elif version >= 3:
-            n = _I16.unpack_from(body, pos)[0]
+            n = _unpack_i16(body, pos)[0]
             pos += 2 + max(n, 0)
-        return _I16.unpack_from(body, pos)[0]
+        return _unpack_i16(body, pos)[0]
     except Exception:  # noqa: BLE001 - cut short or malformed: the decoder will say what is wrong
         return None
 

@@ -12,6 +12,7 @@ from kwire.analytics.facts import exchange_row, partition_rows, records_facts
 from kwire.analytics.observe import observations
 from kwire.analytics.produce_read import read_answer, scan_batches
 from kwire.analytics.read import read_exchange
+from kwire.analytics.resend_state import ResendState
 from kwire.codec.budget import RecordBudget
 from kwire.codec.records import count_records, count_v2_records, summarize_records
 from kwire.enrich import Enricher, topic_label
@@ -149,8 +150,8 @@ def test_read_exchange_is_the_separate_reads():
             assert [(r["topic"], r["partition"], r["bytes"], r["records"]) for r in parts] == expected
 
 
-class _ReadAll:
-    """A resend watch that wants every batch read (kwire.analytics.resend_state.ResendState.wants)."""
+class _ReadAll(ResendState):
+    """A resend watch that wants every batch read (a ResendState: compiled, the watch is typed)."""
 
     def wants(self, *args, **kwargs) -> bool:
         return True
