@@ -1,7 +1,7 @@
 # Cython declarations for kwire/exchanges.py (the compiled core, setup.py; the .py stays the one source and runs
-# as it is without Cython): exchange_parts reads a pairing's RawExchange and its
-# PendingRequest in C (extension types, kwire/kafka/pairing.pxd); build_from_parts reads the
-# plan of its api and version (an extension type) in C.
+# as it is without Cython): exchange_parts reads a pairing's RawExchange and its PendingRequest in C (extension
+# types, kwire/kafka/pairing.pxd); build_from_parts reads the plan of its api and version (an extension type) in
+# C.
 
 cimport cython
 from kwire.kafka.pairing cimport PendingRequest, RawExchange

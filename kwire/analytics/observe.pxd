@@ -1,6 +1,6 @@
-# Cython declarations for kwire/analytics/observe.py (the compiled core, setup.py; the .py stays the one source and runs
-# as it is without Cython): the functions that read an exchange's fields on
-# the per-exchange path take a kwire.model.Exchange (an extension type, compiled) and read them in C.
+# Cython declarations for kwire/analytics/observe.py (the compiled core, setup.py; the .py stays the one source
+# and runs as it is without Cython): the functions that read an exchange's fields on the per-exchange path take a
+# kwire.model.Exchange (an extension type, compiled) and read them in C.
 
 cimport cython
 from kwire.analytics.resends cimport ResendReader

@@ -1,6 +1,6 @@
-# Cython declarations for kwire/analytics/produce_read.py (the compiled core, setup.py; the .py stays the one source and runs
-# as it is without Cython): read_answer takes a kwire.model.Exchange
-# (an extension type, compiled) and reads its fields in C.
+# Cython declarations for kwire/analytics/produce_read.py (the compiled core, setup.py; the .py stays the one
+# source and runs as it is without Cython): read_answer takes a kwire.model.Exchange (an extension type, compiled)
+# and reads its fields in C.
 
 cimport cython
 from kwire.enrich cimport topic_label

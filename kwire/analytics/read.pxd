@@ -1,6 +1,6 @@
-# Cython declarations for kwire/analytics/read.py (the compiled core, setup.py; the .py stays the one source and runs
-# as it is without Cython): read_exchange takes a kwire.model.Exchange (an
-# extension type, compiled) and reads its fields in C; the readers it calls are called in C.
+# Cython declarations for kwire/analytics/read.py (the compiled core, setup.py; the .py stays the one source and
+# runs as it is without Cython): read_exchange takes a kwire.model.Exchange (an extension type, compiled) and
+# reads its fields in C; the readers it calls are called in C.
 
 from kwire.analytics.facts cimport exchange_row, produce_rows
 from kwire.analytics.observe cimport observations
