@@ -8,8 +8,8 @@ up `unanswered` (kinds of kwire.outcomes); `request_error` / `response_error` ar
 A body that failed to decode leaves the exchange counted all the same.
 
 Compiled (kwire/compiled.py), Exchange is an extension type declared in model.pxd, a dataclass all the
-same (Cython's: __init__, __repr__, __eq__ and dataclasses.fields as the standard library's), read in C
-by the compiled modules that cimport it. Cython's dataclass takes no `slots` argument, so the pure-Python
+same (Cython's: __repr__, __eq__ and dataclasses.fields as the standard library's; __init__ written out
+below), read in C by the compiled modules that cimport it. Cython's dataclass takes no `slots` argument, so the pure-Python
 class keeps an instance dict; the compiled one has no room for other attributes.
 """
 
