@@ -20,6 +20,7 @@ from __future__ import annotations
 from kwire.codec.marks import TOPICS, Tree, entity_tree, pair_tree
 from kwire.codec.schema import TOPIC_ID, TOPIC_NAME
 from kwire.codec.schemas import schema_for
+from kwire.fields import reduce_by_fields, set_fields
 from kwire.model import Exchange
 
 ISOLATION = {0: "read_uncommitted", 1: "read_committed"}
@@ -36,6 +37,8 @@ class _Plan:
     """What the Enricher does with one (api, version): the marked trees it walks."""
 
     __slots__ = ("request_ids", "response_ids", "pairs", "active")
+    __reduce__ = reduce_by_fields  # the same state compiled or not (kwire.fields)
+    __setstate__ = set_fields
 
     def __init__(self, api_key: int, version: int):
         request, response = schema_for(api_key, "request"), schema_for(api_key, "response")
@@ -142,6 +145,10 @@ def _wire_topic(topic: dict) -> str | None:
 
 
 class Enricher:
+    __slots__ = ("topic_names", "fetch_offsets")
+    __reduce__ = reduce_by_fields  # the same state compiled or not (kwire.fields)
+    __setstate__ = set_fields
+
     def __init__(self) -> None:
         self.topic_names: dict[str, str] = {}
         self.fetch_offsets: dict[tuple[int, str, int], int] = {}

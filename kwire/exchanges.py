@@ -26,6 +26,7 @@ from kwire.codec.leading import leading_fields
 from kwire.codec.schemas import schema_for
 from kwire.codec.version_refusal import decode_mock_refusal
 from kwire.errors import DecodeError
+from kwire.fields import reduce_by_fields, set_fields
 from kwire.kafka.apis import API_VERSIONS_KEY, api_name
 from kwire.kafka.headers import header_versions, parse_response_header
 from kwire.kafka.pairing import RawExchange
@@ -153,6 +154,8 @@ class _Plan:
     name, its body decoders, whether its response header is flexible (kwire.kafka.headers)."""
 
     __slots__ = ("name", "request", "response", "flexible_header", "embedded")
+    __reduce__ = reduce_by_fields  # the same state compiled or not (kwire.fields)
+    __setstate__ = set_fields
 
     def __init__(self, api_key: int, version: int):
         self.name = api_name(api_key)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kwire.fields import reduce_by_fields, set_fields
 from kwire.outcomes import NO_REQUEST, NO_RESPONSE, PAIRED, BodyOutcome, error_text, trailing_size
 
 __all__ = ["Exchange", "PAIRED", "NO_RESPONSE", "NO_REQUEST"]
@@ -48,6 +49,9 @@ class Exchange:
     # sequence number, broker's, request frame (start, end) in the client's bytes, response's in the
     # broker's); None otherwise.
     wire: tuple | None = None
+
+    __reduce__ = reduce_by_fields  # the same state compiled or not (kwire.fields)
+    __setstate__ = set_fields
 
     def __init__(self, connection_id: int, client: str, broker: str, status: str, correlation_id: int,
                  api_key: int | None = None, api: str | None = None, api_version: int | None = None,

@@ -25,6 +25,7 @@ from kwire.capture.stats import CaptureStats
 from kwire.enrich import Enricher
 from kwire.errors import CaptureError
 from kwire.exchanges import build_exchange
+from kwire.fields import reduce_by_fields, set_fields
 from kwire.fused import PlainFeed, RecordFeed
 from kwire.kafka.connection import DEFAULT_MAX_FRAME, KafkaLayer
 from kwire.kafka.pairing import RawExchange
@@ -60,6 +61,9 @@ class RunSummary:
     unknown_linktypes: dict[int, list[str]] = field(default_factory=dict)
     tls: TlsNotes = field(default_factory=TlsNotes)  # the TLS connections (kwire.tls.info.tls_row)
     keylog_given: bool = False
+
+    __reduce__ = reduce_by_fields  # the same state compiled or not (kwire.fields)
+    __setstate__ = set_fields
 
     def count(self, ex: Exchange) -> None:
         status = ex.status  # count_status, inline: once per exchange

@@ -1,7 +1,7 @@
 # Cython declarations for kwire/analytics/aggregate.py (the compiled core, setup.py; the .py stays the one
 # source and runs as it is without Cython): Aggregator is an extension type, so each exchange reaches its
 # figures, timeline and analysis in C. A Python subclass (kwire.live.metrics_state.MeteredAggregator) keeps its
-# own fields in an instance dict; __getstate__ and __setstate__ carry both.
+# own fields in an instance dict; kwire.fields pickles both.
 
 from kwire.analytics.analysis cimport Analysis
 from kwire.analytics.series cimport Series

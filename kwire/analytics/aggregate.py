@@ -42,6 +42,7 @@ from kwire.analytics.facts import topic_names
 from kwire.analytics.observe import sasl_principal
 from kwire.analytics.read import read_exchange
 from kwire.analytics.series import NS, Series
+from kwire.fields import reduce_by_fields, set_fields
 from kwire.model import NO_REQUEST, NO_RESPONSE, PAIRED, Exchange
 from kwire.outcomes import DECODED
 from kwire.tls.info import TlsNotes
@@ -83,12 +84,10 @@ def _slow_key(row: dict) -> tuple:
     return (-row["latency_ns"],) + _tie(row)
 
 
-# Aggregator's fields (kwire/analytics/aggregate.pxd declares them for the compiled class): what it pickles
-_FIELDS = ("_total", "_by_api_version", "_by_client_id", "_by_broker", "_cells", "partitions", "share_groups", "names",
-           "first_ns", "last_ns", "slowest", "unanswered_first", "timeline", "analysis", "tls")
-
-
 class Aggregator:
+    __slots__ = ("_total", "_by_api_version", "_by_client_id", "_by_broker", "_cells", "partitions", "share_groups",
+                 "names", "first_ns", "last_ns", "slowest", "unanswered_first", "timeline", "analysis", "tls")
+
     def __init__(self) -> None:
         self._total = Figures()
         # Every table keyed by a name from the wire is capped and folds the rest (kwire.analytics.caps).
@@ -229,15 +228,11 @@ class Aggregator:
         self._settle()
         return self._by_broker
 
-    def __getstate__(self) -> dict:  # pickled (worker processes, Spark) settled
+    def __reduce__(self):  # pickled (worker processes, Spark) settled, the same state compiled or not
         self._settle()
-        state = {name: getattr(self, name) for name in _FIELDS}
-        state.update(getattr(self, "__dict__", ()))  # a subclass's fields (and, pure, the same ones again)
-        return state
+        return reduce_by_fields(self)
 
-    def __setstate__(self, state: dict) -> None:
-        for name, value in state.items():
-            setattr(self, name, value)
+    __setstate__ = set_fields
 
     def learn_names(self, ex: Exchange) -> None:
         """Topic names and SASL principals from an exchange that is not counted (filtered out): ids are

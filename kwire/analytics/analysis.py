@@ -18,11 +18,14 @@ from kwire.analytics.groups import GroupsState
 from kwire.analytics.quorum import QuorumState
 from kwire.analytics.tags import ACKS0, CHANGES, DELIVERY, FEEDS as _FEEDS, GROUPS, PRODUCE_BATCH, TRAFFIC, feed_of
 from kwire.analytics.traffic import TrafficState
+from kwire.fields import reduce_by_fields, set_fields
 
 
 
 class Analysis:
     __slots__ = ("groups", "traffic", "delivery", "changes", "quorum")
+    __reduce__ = reduce_by_fields  # the same state compiled or not (kwire.fields)
+    __setstate__ = set_fields
 
     def __init__(self) -> None:
         self.groups = GroupsState()

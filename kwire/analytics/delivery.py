@@ -22,6 +22,7 @@ from __future__ import annotations
 from kwire.analytics.mergeable import Capped, Instants, Kept, first_ns, keep_smallest, last_ns, stable_hash3
 from kwire.analytics.resend_state import ResendState
 from kwire.analytics import tags as T
+from kwire.fields import reduce_by_fields, set_fields
 
 MAX_BATCHES = 16384
 MAX_SENDS = 4
@@ -35,6 +36,8 @@ ACK_NAMES = {0: "gap", 1: "accept", 2: "release", 3: "reject", 4: "renew"}
 
 class Batch:
     __slots__ = ("sends", "failed", "evidence")
+    __reduce__ = reduce_by_fields  # the same state compiled or not (kwire.fields)
+    __setstate__ = set_fields
 
     def __init__(self, ev: tuple | None = None, bad: bool = False) -> None:
         """No send, or the first send (its evidence, whether it failed)."""
@@ -142,6 +145,10 @@ class Span:
 
 
 class DeliveryState:
+    __slots__ = ("batches", "txn_batches", "txn_adds", "end_txns", "stalls", "share", "resends")
+    __reduce__ = reduce_by_fields  # the same state compiled or not (kwire.fields)
+    __setstate__ = set_fields
+
     def __init__(self) -> None:
         self.batches: dict[tuple, Batch] = Capped()  # (hash, topic, partition, key) -> Batch
         self.txn_batches: dict[tuple, Span] = {}  # (topic, partition, producer id)

@@ -16,6 +16,7 @@ from __future__ import annotations
 from kwire.analytics.distribution import merge_into, percentiles
 from kwire.analytics.facts import ACK_COLUMNS, ACK_TYPES
 from kwire.analytics.series import Series
+from kwire.fields import reduce_by_fields, set_fields
 from kwire.model import NO_REQUEST, NO_RESPONSE, PAIRED
 from kwire.outcomes import DECODED, MALFORMED
 
@@ -33,6 +34,8 @@ class Figures:
 
     __slots__ = ("exchanges", "paired", "no_response", "no_request", "request_bytes", "response_bytes",
                  "failed", "decode_errors", "errors", "latency", "negotiations", "waits", "bodies", "unanswered")
+    __reduce__ = reduce_by_fields  # the same state compiled or not (kwire.fields)
+    __setstate__ = set_fields
 
     def __init__(self) -> None:
         self.exchanges = self.paired = self.no_response = self.no_request = 0
@@ -157,6 +160,8 @@ class PartitionFigures:
     __slots__ = ("fetches", "fetch_bytes", "fetch_records", "produces", "produce_bytes", "produce_records",
                  "lag_samples", "lag_last", "lag_max", "share_bytes", "share_records", "acquired",
                  "redelivered", "acks", "lag_series")
+    __reduce__ = reduce_by_fields  # the same state compiled or not (kwire.fields)
+    __setstate__ = set_fields
 
     def __init__(self) -> None:
         self.fetches = self.fetch_bytes = self.fetch_records = 0

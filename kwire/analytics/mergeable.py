@@ -28,6 +28,8 @@ import zlib
 from bisect import insort
 from heapq import heapify, heappop, heappush, heappushpop
 
+from kwire.fields import reduce_by_fields, set_fields
+
 DECI_NS = 100_000_000  # Instants' finest resolution: 100 ms
 NS = 1_000_000_000
 _crc32 = zlib.crc32  # bound once: a module attribute lookup per batch key otherwise
@@ -88,6 +90,8 @@ class _Largest:
     """A key in a min-heap that pops the largest first."""
 
     __slots__ = ("key",)
+    __reduce__ = reduce_by_fields  # the same state compiled or not (kwire.fields)
+    __setstate__ = set_fields
 
     def __init__(self, key) -> None:
         self.key = key
@@ -188,6 +192,8 @@ class Kept:
     """The `limit` smallest (key, value) items; keys must be totally ordered and unique per item."""
 
     __slots__ = ("limit", "items")
+    __reduce__ = reduce_by_fields  # the same state compiled or not (kwire.fields)
+    __setstate__ = set_fields
 
     def __init__(self, limit: int):
         self.limit = limit
@@ -216,6 +222,8 @@ class Instants:
     """Moments (ns) kept as a set of buckets of 100 ms x 2^k; at most `limit` buckets."""
 
     __slots__ = ("limit", "shift", "buckets")
+    __reduce__ = reduce_by_fields  # the same state compiled or not (kwire.fields)
+    __setstate__ = set_fields
 
     def __init__(self, limit: int = 512):
         self.limit = limit
@@ -311,6 +319,8 @@ class TimeHistograms:
     doubles to fit."""
 
     __slots__ = ("limit", "resolution", "buckets")
+    __reduce__ = reduce_by_fields  # the same state compiled or not (kwire.fields)
+    __setstate__ = set_fields
 
     def __init__(self, limit: int = 1024):
         self.limit = limit

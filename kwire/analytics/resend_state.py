@@ -32,6 +32,7 @@ from bisect import bisect_left, insort
 
 from kwire.analytics.mergeable import Capped, Kept, keep_smallest
 from kwire.analytics import tags as T
+from kwire.fields import reduce_by_fields, set_fields
 
 MAX_RECORDS = 16384
 MAX_FETCHED = 16384
@@ -94,6 +95,10 @@ def _bounded(table: Capped, key: tuple, make, limit: int):
 
 
 class ResendState:
+    __slots__ = ("records", "unmatched", "sampled", "fetched", "pending", "newest")
+    __reduce__ = reduce_by_fields  # the same state compiled or not (kwire.fields)
+    __setstate__ = set_fields
+
     def __init__(self) -> None:
         self.records: dict[tuple, Sends] = Capped()  # (fingerprint, topic, partition, producer), failed
         self.unmatched: dict[tuple, Sends] = Capped()  # the same key, no failed send seen here

@@ -30,6 +30,7 @@ from __future__ import annotations
 from kwire.codec.record_prints import CONTROL, batch_heads, record_prints
 from kwire.codec.values import RawRecords
 from kwire.enrich import topic_label
+from kwire.fields import reduce_by_fields, set_fields
 from kwire.kafka.error_codes import error_name
 from kwire.model import PAIRED, Exchange
 from kwire.analytics import tags as T
@@ -74,6 +75,8 @@ class ResendReader:
     a batch whose partition failed, or one `watch` wants (see the module docstring)."""
 
     __slots__ = ("ex", "watch", "producer", "answers")
+    __reduce__ = reduce_by_fields  # the same state compiled or not (kwire.fields)
+    __setstate__ = set_fields
 
     def __init__(self, ex: Exchange, watch) -> None:
         self.ex, self.watch = ex, watch

@@ -15,11 +15,15 @@ from __future__ import annotations
 
 from operator import add
 
+from kwire.fields import reduce_by_fields, set_fields
+
 NS = 1_000_000_000
 
 
 class Series:
     __slots__ = ("ops", "limit", "resolution", "buckets")
+    __reduce__ = reduce_by_fields  # the same state compiled or not (kwire.fields)
+    __setstate__ = set_fields
 
     def __init__(self, ops: tuple[str, ...], limit: int = 4096):
         self.ops = ops  # per field: "sum" or "max"

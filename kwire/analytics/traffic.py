@@ -22,6 +22,7 @@
 from __future__ import annotations
 
 from kwire.analytics.mergeable import Capped, Instants, Kept, TimeHistograms, choose, first_ns, keep_smallest, last_ns
+from kwire.fields import reduce_by_fields, set_fields
 from kwire.model import NO_RESPONSE, PAIRED
 from kwire.analytics import tags as T
 
@@ -63,6 +64,8 @@ def _last_of(row: dict, end: int) -> tuple:
 
 class Connection:
     __slots__ = ("first_ns", "last_ns", "exchanges", "last", "answered_ns", "client_id", "software")
+    __reduce__ = reduce_by_fields  # the same state compiled or not (kwire.fields)
+    __setstate__ = set_fields
 
     def __init__(self) -> None:
         self.first_ns = self.last_ns = self.answered_ns = None
@@ -148,6 +151,10 @@ def _merge_tables(mine: dict, theirs: dict, make) -> None:
 
 
 class TrafficState:
+    __slots__ = ("connections", "errors", "activity", "unanswered", "latency", "throttles", "violations")
+    __reduce__ = reduce_by_fields  # the same state compiled or not (kwire.fields)
+    __setstate__ = set_fields
+
     def __init__(self) -> None:
         self.connections: dict[tuple, Connection] = Capped()
         self.errors: dict[tuple, ErrorLog] = {}

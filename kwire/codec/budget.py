@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from kwire.codec.compression import DecompressedTooLarge, decompress, produced_by
 from kwire.errors import DecodeError
+from kwire.fields import reduce_by_fields, set_fields
 
 # 48 MiB: a value of control characters is six times its size in JSON ("\u0001"), so one exchange's
 # records with --json stay within ~350 MB (48 MiB decoded, their text, their JSON), under 500 MB a run.
@@ -42,6 +43,8 @@ class RecordBudget:
     """What the record sets of one exchange may still spend (see the module docstring)."""
 
     __slots__ = ("data", "entries", "batches", "run_open", "decompressed", "gated", "limits")
+    __reduce__ = reduce_by_fields  # the same state compiled or not (kwire.fields)
+    __setstate__ = set_fields
 
     def __init__(self, data: int = DEFAULT_DATA, entries: int = DEFAULT_ENTRIES, batches: int = DEFAULT_BATCHES,
                  run_open: bool = True):

@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 
 from kwire.codec.budget import DEFAULT_BATCHES, DEFAULT_DATA, DEFAULT_ENTRIES, RecordBudget
+from kwire.fields import reduce_by_fields, set_fields
 
 
 def _setting(name: str, default: int) -> int:
@@ -39,6 +40,8 @@ class RecordsRun:
     """The run's decompression budget, and the factory of each exchange's RecordBudget."""
 
     __slots__ = ("limit", "used", "refused", "data", "entries", "batches")
+    __reduce__ = reduce_by_fields  # the same state compiled or not (kwire.fields)
+    __setstate__ = set_fields
 
     def __init__(self, limit: int = MAX_DECOMPRESSED_BYTES, *, data: int = MAX_RECORD_BYTES,
                  entries: int = MAX_RECORDS, batches: int = MAX_BATCHES):

@@ -29,6 +29,7 @@ from kwire.codec.records import decode_records, summarize_records
 from kwire.codec.sasl import sasl_view
 from kwire.codec.schema import CONFIG_NAME, CONFIG_VALUE, SECRET
 from kwire.codec.values import RawRecords
+from kwire.fields import reduce_by_fields, set_fields
 from kwire.kafka.apis import API_BY_NAME
 
 
@@ -125,6 +126,8 @@ class SummaryHook:
     One per renderer, not one per exchange."""
 
     __slots__ = ("run", "budget")
+    __reduce__ = reduce_by_fields  # the same state compiled or not (kwire.fields)
+    __setstate__ = set_fields
 
     def __init__(self, run):
         self.run = run
