@@ -16,15 +16,13 @@ import copyreg
 
 
 def field_names(cls: type) -> tuple[str, ...]:
-    slots = cls.__dict__.get("__slots__")
-    if slots is None:
-        for base in cls.__mro__:
-            slots = base.__dict__.get("__slots__")
-            if slots is not None:
-                break
-    if slots is None:
-        slots = tuple(getattr(cls, "__dataclass_fields__", ()))
-    return (slots,) if isinstance(slots, str) else tuple(slots)
+    """The __slots__ of the nearest class that names them (a Python subclass of kwire's names none), else
+    the dataclass fields."""
+    for base in cls.__mro__:
+        slots = base.__dict__.get("__slots__")
+        if slots is not None:
+            return (slots,) if isinstance(slots, str) else tuple(slots)
+    return tuple(getattr(cls, "__dataclass_fields__", ()))
 
 
 def fields_state(obj) -> dict:

@@ -29,14 +29,13 @@ def classic_pcap(capture: str | Path, out: Path) -> Path:
     """`capture` (a pcapng, say) as kwire reads it, written to `out` as a nanosecond classic pcap of its
     one link type, for rotate()."""
     from kwire.capture.files import read_captures
+    from tests.capture.builders import pcap
 
     packets = list(read_captures([str(capture)]))
     linktypes = {p.linktype for p in packets}
     if len(linktypes) != 1:
         raise ValueError(f"{capture}: {len(linktypes)} link types, a classic pcap holds one")
-    header = struct.pack("<IHHiIII", 0xA1B23C4D, 2, 4, 0, 0, 262144, linktypes.pop())
-    out.write_bytes(header + b"".join(struct.pack("<IIII", p.ts_ns // 10**9, p.ts_ns % 10**9, len(p.data),
-                                                              p.wire_len) + p.data for p in packets))
+    out.write_bytes(pcap([(p.ts_ns, p.data, p.wire_len) for p in packets], nano=True, linktype=linktypes.pop()))
     return out
 
 
