@@ -5,7 +5,7 @@ most traffic is made of (HOT below: the data path and the heartbeats, in the ver
 `pip install .` also compiles that same source with Cython (setup.py, through kwire.codec.aot_build), into
 extension modules, kwire.codec._aot_<api key>_<request|response> (MODULES), where C integers hold the
 offsets and lengths. Each compiled decoder
-is recorded with the SHA-256 of the source it was made from, and `compiled_decoder` hands it out only while
+is recorded with the SHA-256 of the source it was made from (and of how it was compiled: source_digest), and `compiled_decoder` hands it out only while
 the generator still makes that very source: a changed schema, generator or bound runs the generated source
 as before, so the compiled decoders can never decode differently from the source kwire would run.
 
@@ -79,8 +79,24 @@ def _compiled_table() -> dict:
     return out
 
 
+# What makes a compiled decoder of the generated source besides that source: kwire.codec.aot_build's rewriting
+# of its reads, and the C readers they become (kwire/codec/c_reads.pxd). A change to either is a new source.
+_BUILT_BY = ("aot_build.py", "c_reads.pxd")
+_built_by: list[bytes] = []
+
+
 def source_digest(source: str) -> str:
-    return sha256(source.encode("utf-8")).hexdigest()
+    """The SHA-256 a compiled decoder of the generated `source` is recorded with (and checked against)."""
+    if not _built_by:
+        digest = sha256()
+        for name in _BUILT_BY:
+            try:
+                with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), name), "rb") as f:
+                    digest.update(f.read())
+            except OSError:  # not there: no compiled decoder is used
+                digest.update(b"\0missing " + name.encode())
+        _built_by.append(digest.digest())
+    return sha256(_built_by[0] + source.encode("utf-8")).hexdigest()
 
 
 def compiled_decoder(api_key: int, kind: str, name: str, version: int, source: str, namespace: dict) -> dict | None:

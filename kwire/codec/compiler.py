@@ -197,12 +197,12 @@ class _Generator:
         self.flexible = schema.is_flexible(version)
         self.namespace: dict[str, object] = dict(_RUNTIME)
         self.chunks: list[str] = []
-        self.counter = 0
+        self.counters: dict[str, int] = {}  # per stem: a constant's name does not depend on how many blocks were outlined
         self.tag_tables: list[dict] = []  # {tag: (field name, reader function name)}, resolved after exec
 
     def fresh(self, stem: str) -> str:
-        self.counter += 1
-        return f"_{stem}_{self.counter}"
+        number = self.counters[stem] = self.counters.get(stem, 0) + 1
+        return f"_{stem}_{number}"
 
     def const(self, stem: str, value: object) -> str:
         name = self.fresh(stem)

@@ -1,0 +1,110 @@
+# The compiled decoders' reads of a body's bytes (kwire.codec.aot_build rewrites the generated source's
+# struct unpacks, byte indexing and string slices into calls of these): big-endian numbers, one byte, a
+# UTF-8 string and a run of bytes, read in C from a bytes object or a memoryview of bytes (the only two
+# kinds of body a decoder is given: kwire.codec.aot_build's decode makes any other buffer a plain
+# memoryview first). kwire/codec/c_reads.py is the same in Python (the module source run as Python).
+#
+# Each read checks its bytes lie in the buffer (0 <= pos, pos + size <= its length) and raises IndexError
+# when not, as indexing would: the generated source checks `pos + size > end` before every read, so this
+# never fires on a body, and it keeps a read from leaving the buffer whatever the generator makes.
+
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.memoryview cimport PyMemoryView_GET_BUFFER
+from cpython.unicode cimport PyUnicode_DecodeUTF8
+from libc.string cimport memcpy
+
+
+cdef inline const unsigned char* _at(object buf, Py_ssize_t pos, Py_ssize_t size) noexcept:
+    """The address of buf[pos:pos + size], NULL when those bytes are not all in buf (or buf is neither
+    bytes nor a memoryview)."""
+    cdef const unsigned char* data
+    cdef Py_ssize_t n
+    cdef Py_buffer* view
+    if type(buf) is bytes:
+        data = <const unsigned char*>PyBytes_AS_STRING(buf)
+        n = PyBytes_GET_SIZE(buf)
+    elif type(buf) is memoryview:
+        view = PyMemoryView_GET_BUFFER(buf)
+        data = <const unsigned char*>view.buf
+        n = view.len
+    else:
+        return NULL
+    if pos < 0 or size < 0 or size > n - pos:
+        return NULL
+    return data + pos
+
+
+cdef inline const unsigned char* _in(object buf, Py_ssize_t pos, Py_ssize_t size) except NULL:
+    cdef const unsigned char* p = _at(buf, pos, size)
+    if p == NULL:
+        raise IndexError("index out of range")
+    return p
+
+
+cdef inline Py_ssize_t _u8(object buf, Py_ssize_t pos) except -1:
+    return _in(buf, pos, 1)[0]
+
+
+cdef inline unsigned long long _be(const unsigned char* p, int size) noexcept:
+    cdef unsigned long long v = 0
+    cdef int i
+    for i in range(size):
+        v = (v << 8) | p[i]
+    return v
+
+
+cdef inline bint _bool(object buf, Py_ssize_t pos) except -1:
+    return _in(buf, pos, 1)[0] != 0
+
+
+cdef inline long long _i8(object buf, Py_ssize_t pos) except? -1:
+    return <signed char>_in(buf, pos, 1)[0]
+
+
+cdef inline long long _i16(object buf, Py_ssize_t pos) except? -1:
+    return <short>_be(_in(buf, pos, 2), 2)
+
+
+cdef inline long long _u16(object buf, Py_ssize_t pos) except? -1:
+    return <unsigned short>_be(_in(buf, pos, 2), 2)
+
+
+cdef inline long long _i32(object buf, Py_ssize_t pos) except? -1:
+    return <int>_be(_in(buf, pos, 4), 4)
+
+
+cdef inline long long _u32(object buf, Py_ssize_t pos) except? -1:
+    return <unsigned int>_be(_in(buf, pos, 4), 4)
+
+
+cdef inline long long _i64(object buf, Py_ssize_t pos) except? -1:
+    return <long long>_be(_in(buf, pos, 8), 8)
+
+
+cdef inline double _f64(object buf, Py_ssize_t pos) except? -1.0:
+    cdef unsigned long long bits = _be(_in(buf, pos, 8), 8)
+    cdef double value
+    memcpy(&value, &bits, 8)
+    return value
+
+
+cdef inline bytes _b16(object buf, Py_ssize_t pos):
+    return PyBytes_FromStringAndSize(<char*>_in(buf, pos, 16), 16)
+
+
+cdef inline bytes _bytes_at(object buf, Py_ssize_t pos, Py_ssize_t stop):
+    return PyBytes_FromStringAndSize(<char*>_in(buf, pos, stop - pos), stop - pos)
+
+
+cdef inline str _utf8(object buf, Py_ssize_t pos, Py_ssize_t stop):
+    return PyUnicode_DecodeUTF8(<char*>_in(buf, pos, stop - pos), stop - pos, "replace")
+
+
+cdef inline object _plain(object mv):
+    """mv when it is a plain view of bytes (one dimension of one-byte unsigned items, contiguous), else a
+    memoryview of a copy of its bytes: the reads above take a memoryview's memory as its bytes."""
+    cdef Py_buffer* view = PyMemoryView_GET_BUFFER(mv)
+    if (view.ndim == 1 and view.itemsize == 1 and (view.strides == NULL or view.strides[0] == 1)
+            and (view.format == NULL or (view.format[0] == b'B' and view.format[1] == 0))):
+        return mv
+    return memoryview(mv.tobytes())
