@@ -3,12 +3,18 @@
 # figures, timeline and analysis in C. A Python subclass (kwire.live.metrics_state.MeteredAggregator) keeps its
 # own fields in an instance dict; kwire.fields pickles both.
 
+cimport cython
+
 from kwire.analytics.analysis cimport Analysis
+from kwire.analytics.caps cimport FoldedTable
+from kwire.analytics.figures cimport Figures, PartitionFigures
 from kwire.analytics.series cimport Series
 from kwire.model cimport Exchange
 
 cdef class Aggregator:
-    cdef public object _total, _by_api_version, _by_client_id, _by_broker, partitions, share_groups, names
+    cdef public Figures _total
+    cdef public FoldedTable _by_api_version, _by_client_id, _by_broker, partitions, share_groups
+    cdef public object names
     cdef public object first_ns, last_ns, tls
     cdef public dict _cells
     cdef public list slowest, unanswered_first
@@ -17,4 +23,5 @@ cdef class Aggregator:
 
     cpdef add_exchange(self, Exchange ex)
     cpdef add(self, dict row, partitions=*, names=*, observed=*)
+    @cython.locals(cell=list, dist=dict, table=FoldedTable, figures=PartitionFigures)
     cpdef add_figures(self, dict row, partitions=*, names=*)

@@ -174,7 +174,8 @@ class Aggregator:
         if partitions:
             table = self.partitions
             for part in partitions:
-                table.row((part["topic"], part["partition"])).add(part)
+                figures = table.row((part["topic"], part["partition"]))
+                figures.add(part)
                 part_api = part["api"]
                 if part_api != "Fetch" and part_api != "Produce":
                     self._share_group(part["group_id"]).add(part)

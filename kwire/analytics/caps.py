@@ -60,14 +60,8 @@ class FoldedTable:
         self.others = None  # the folded row, made when something is folded
         self._heap: list = []  # _Largest((order, key)) of every kept key
 
-    def __getstate__(self):  # pickled (worker processes, Spark) without the heap: rebuilt on load
-        return (self.kind, self.cap, self.make, self.others_key, self.rows, self.others)
-
-    def __setstate__(self, state) -> None:
-        self.kind, self.cap, self.make, self.others_key, self.rows, self.others = state
-        self._heap = []
-        for key in self.rows:
-            heappush(self._heap, _Largest((_order(key), key)))
+    def __reduce__(self):  # pickled (worker processes, Spark) without the heap, the same compiled or not
+        return (_folded_table, (self.kind, self.cap, self.make, self.others_key, self.rows, self.others))
 
     def __len__(self) -> int:
         return len(self.rows) + (self.others is not None)
@@ -120,6 +114,15 @@ class FoldedTable:
     def note(self) -> dict:
         """This table's entry in the document's `caps`: {cap, folded}."""
         return {"cap": self.cap, "folded": self.folded}
+
+
+def _folded_table(kind: str, cap: int, make: Callable, others_key, rows: dict, others) -> FoldedTable:
+    """A pickled FoldedTable again, its heap rebuilt."""
+    table = FoldedTable(kind, make, others_key, cap)
+    table.rows, table.others = rows, others
+    for key in rows:
+        heappush(table._heap, _Largest((_order(key), key)))
+    return table
 
 
 class NameTable:

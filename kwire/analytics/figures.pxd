@@ -12,3 +12,5 @@ cdef class PartitionFigures:
     cdef public object fetches, fetch_bytes, fetch_records, produces, produce_bytes, produce_records
     cdef public object lag_samples, lag_last, lag_max, share_bytes, share_records, acquired, redelivered, acks
     cdef public Series lag_series
+
+    cpdef add(self, dict row)

@@ -3,6 +3,13 @@
 # (slots classes in the source) are extension types, their fields read and written in C by their own
 # methods and by the compiled modules that cimport them. Every number stays a Python int.
 
+cimport cython
+
+
+cpdef stable_hash3(a, b, c)
+cdef str _batch_key_text(str kind, long long x, long long y, long long z)
+
+
 cdef class _Largest:
     cdef public object key
 
@@ -10,10 +17,17 @@ cdef class Kept:
     cdef public object limit
     cdef public list items
 
+    cpdef add(self, tuple key, value)
+
 cdef class Instants:
     cdef public object limit, shift
     cdef public set buckets
 
+    cpdef add(self, ts_ns)
+
 cdef class TimeHistograms:
     cdef public object limit, resolution
     cdef public dict buckets
+
+    @cython.locals(cell=list, hist=dict, labels=dict)
+    cpdef add(self, ts_ns, latency_ns, label, evidence=*)

@@ -56,8 +56,20 @@ def stable_hash3(a: str, b: int, c) -> int:
         _HEAD_CRCS[(a, b)] = head
     if (type(c) is tuple and len(c) == 4 and (c[0] == "crc" or c[0] == "pid") and type(c[1]) is int
             and type(c[2]) is int and type(c[3]) is int):  # a batch's key: repr(c) without repr's machinery
-        return _crc32(f"('{c[0]}', {c[1]}, {c[2]}, {c[3]}))".encode("ascii"), head)
+        x, y, z = c[1], c[2], c[3]
+        if _I64_MIN <= x <= _I64_MAX and _I64_MIN <= y <= _I64_MAX and _I64_MIN <= z <= _I64_MAX:
+            return _crc32(_batch_key_text(c[0], x, y, z).encode("ascii"), head)
+        return _crc32(f"('{c[0]}', {x}, {y}, {z}))".encode("ascii"), head)
     return _crc32(f"{c!r})".encode("utf-8", "replace"), head)
+
+
+_I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1  # a batch key's numbers (producer id, epoch, sequence or CRC) fit
+
+
+def _batch_key_text(kind: str, x: int, y: int, z: int) -> str:
+    """The text of a batch's key after its topic and partition (stable_hash3); compiled, the three
+    numbers are C integers, written in C (kwire/analytics/mergeable.pxd)."""
+    return f"('{kind}', {x}, {y}, {z}))"
 
 
 class Capped(dict):

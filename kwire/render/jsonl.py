@@ -324,7 +324,7 @@ def _line_from_parts(ex: Exchange, records: str, run: RecordsRun | None, hook: S
             "errors": errors,
             "request_size": request_size,
             "response_size": response_size,
-        }, default=default, option=_ORJSON_OPTIONS)
+        }, default=default, option=_FAST_OPTIONS)
     finally:
         if hook is not None:
             budget = hook.take_budget()
@@ -373,5 +373,9 @@ class JsonLines:
 
 _ORJSON_OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE if orjson is not None else 0
 _BODY_OPTIONS = orjson.OPT_NON_STR_KEYS if orjson is not None else 0
+# The fast way's one call: keys that are all strings (as decoded bodies' are) are written orjson's fastest way
+# (OPT_NON_STR_KEYS makes it collect every object's members first); a body with another key makes orjson refuse
+# (TypeError) and the exchange goes the general way, as a refused integer does: the same line either way.
+_FAST_OPTIONS = orjson.OPT_APPEND_NEWLINE if orjson is not None else 0
 _FAST = orjson is not None and hasattr(orjson, "Fragment")  # orjson 3.10 on
 _DECODED_PAIR = _outcome_members(DECODED_BODY, DECODED_BODY) if _FAST else None
