@@ -80,8 +80,8 @@ def _compiled_table() -> dict:
 
 
 # What makes a compiled decoder of the generated source besides that source: kwire.codec.aot_build's rewriting
-# of its reads, and the C readers they become (kwire/codec/c_reads.pxd). A change to either is a new source.
-_BUILT_BY = ("aot_build.py", "c_reads.pxd")
+# of its reads, and the C readers they become (kwire/c_reads.pxd). A change to either is a new source.
+_BUILT_BY = ("codec/aot_build.py", "c_reads.pxd")  # in the kwire package
 _built_by: list[bytes] = []
 
 
@@ -91,7 +91,7 @@ def source_digest(source: str) -> str:
         digest = sha256()
         for name in _BUILT_BY:
             try:
-                with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), name), "rb") as f:
+                with open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), name), "rb") as f:
                     digest.update(f.read())
             except OSError:  # not there: no compiled decoder is used
                 digest.update(b"\0missing " + name.encode())

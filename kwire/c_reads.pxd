@@ -1,13 +1,18 @@
-# The compiled decoders' reads of a body's bytes (kwire.codec.aot_build rewrites the generated source's
-# struct unpacks, byte indexing and string slices into calls of these): big-endian numbers, one byte, a
-# UTF-8 string and a run of bytes, read in C from a bytes object or a memoryview of bytes (the only two
-# kinds of body a decoder is given: kwire.codec.aot_build's decode makes any other buffer a plain
-# memoryview first). kwire/codec/c_reads.py is the same in Python (the module source run as Python).
+# Reads of a body's bytes in C, inlined by Cython where this file is cimported: big-endian numbers, one
+# byte, a UTF-8 string and a run of bytes, from a bytes object, a bytearray or a
+# C-contiguous memoryview (its memory read as bytes, as struct reads it). The compiled decoders use them:
+# kwire.codec.aot_build rewrites the generated source's struct unpacks, byte indexing and string slices into
+# calls of these. kwire/c_reads.py is the same in Python, for the module source run as Python. (A compiled
+# module of any layer may use them too: its .py imports kwire/c_reads.py as `c_reads`, its .pxd cimports this
+# file under the same name, and compiled, `c_reads._i32(buf, pos)` is the inline C. None does yet: in the
+# pure-Python build each read is a call where a struct unpack reads several fields at once.)
 #
 # Each read checks its bytes lie in the buffer (0 <= pos, pos + size <= its length) and raises IndexError
-# when not, as indexing would: the generated source checks `pos + size > end` before every read, so this
-# never fires on a body, and it keeps a read from leaving the buffer whatever the generator makes.
+# when not (or when the buffer is of another kind): a read never leaves the buffer, whatever its caller
+# checked. A memoryview must not be released while it is read (kwire never releases one it reads).
 
+from cpython.buffer cimport PyBuffer_IsContiguous
+from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_GET_SIZE
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.memoryview cimport PyMemoryView_GET_BUFFER
 from cpython.unicode cimport PyUnicode_DecodeUTF8
@@ -15,8 +20,8 @@ from libc.string cimport memcpy
 
 
 cdef inline const unsigned char* _at(object buf, Py_ssize_t pos, Py_ssize_t size) noexcept:
-    """The address of buf[pos:pos + size], NULL when those bytes are not all in buf (or buf is neither
-    bytes nor a memoryview)."""
+    """The address of buf[pos:pos + size], NULL when those bytes are not all in buf (or buf is not bytes, a
+    bytearray or a C-contiguous memoryview)."""
     cdef const unsigned char* data
     cdef Py_ssize_t n
     cdef Py_buffer* view
@@ -25,8 +30,15 @@ cdef inline const unsigned char* _at(object buf, Py_ssize_t pos, Py_ssize_t size
         n = PyBytes_GET_SIZE(buf)
     elif type(buf) is memoryview:
         view = PyMemoryView_GET_BUFFER(buf)
+        if view.ndim != 1 and not PyBuffer_IsContiguous(view, b'C'):
+            return NULL
+        if view.ndim == 1 and view.strides != NULL and view.strides[0] != view.itemsize:
+            return NULL
         data = <const unsigned char*>view.buf
         n = view.len
+    elif type(buf) is bytearray:
+        data = <const unsigned char*>PyByteArray_AS_STRING(buf)
+        n = PyByteArray_GET_SIZE(buf)
     else:
         return NULL
     if pos < 0 or size < 0 or size > n - pos:

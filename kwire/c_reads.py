@@ -1,0 +1,63 @@
+"""kwire/c_reads.pxd's reads in Python: what runs where that file's C is not compiled in (the pure-Python
+build, and the tests that run kwire.codec.aot_build's module source as Python). Each read takes the bytes at
+`pos` of a bytes object, a bytearray or a C-contiguous memoryview (as struct reads them) and raises IndexError
+when they are not all there, or the buffer is of another kind, as the C ones do.
+"""
+
+from __future__ import annotations
+
+import struct
+
+_I8, _I16, _U16, _I32, _U32, _I64, _F64 = (struct.Struct(">" + code) for code in "bhHiIqd")
+_BYTE = struct.Struct("B")
+
+
+def _in(buf, pos: int, size: int) -> None:
+    kind = type(buf)
+    if kind is memoryview:
+        if not buf.c_contiguous or pos < 0 or size < 0 or size > buf.nbytes - pos:
+            raise IndexError("index out of range")
+    elif kind is not bytes and kind is not bytearray or pos < 0 or size < 0 or size > len(buf) - pos:
+        raise IndexError("index out of range")
+
+
+def _u8(buf, pos: int) -> int:
+    _in(buf, pos, 1)
+    return _BYTE.unpack_from(buf, pos)[0]
+
+
+def _bool(buf, pos: int) -> bool:
+    return _u8(buf, pos) != 0
+
+
+def _number(reader: struct.Struct):
+    def read(buf, pos: int):
+        _in(buf, pos, reader.size)
+        return reader.unpack_from(buf, pos)[0]
+    return read
+
+
+_i8, _i16, _u16, _i32, _u32, _i64, _f64 = map(_number, (_I8, _I16, _U16, _I32, _U32, _I64, _F64))
+
+
+def _raw(buf, pos: int, stop: int):
+    _in(buf, pos, stop - pos)
+    return (buf.cast("B") if type(buf) is memoryview and (buf.format != "B" or buf.ndim != 1) else buf)[pos:stop]
+
+
+def _b16(buf, pos: int) -> bytes:
+    return bytes(_raw(buf, pos, pos + 16))
+
+
+def _bytes_at(buf, pos: int, stop: int) -> bytes:
+    return bytes(_raw(buf, pos, stop))
+
+
+def _utf8(buf, pos: int, stop: int) -> str:
+    return str(_raw(buf, pos, stop), "utf-8", "replace")
+
+
+def _plain(mv: memoryview) -> memoryview:
+    if mv.ndim == 1 and mv.itemsize == 1 and mv.c_contiguous and mv.format == "B":
+        return mv
+    return memoryview(mv.tobytes())
