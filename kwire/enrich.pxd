@@ -7,6 +7,9 @@ cimport cython
 
 from kwire.model cimport Exchange
 
+# the module's private caches: dicts, so a look-up is a C call (a module attribute's .get is a Python call)
+cdef dict _PLANS
+
 cdef class _Plan:
     cdef public object request_ids, response_ids, pairs
     cdef public bint active

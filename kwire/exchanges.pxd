@@ -6,6 +6,9 @@
 cimport cython
 from kwire.kafka.pairing cimport PendingRequest, RawExchange
 
+# the module's private caches: dicts, so a look-up is a C call (a module attribute's .get is a Python call)
+cdef dict _ENDPOINT_NAMES, _PLANS
+
 cpdef endpoint_name(endpoint)
 @cython.locals(req=PendingRequest)
 cpdef exchange_parts(RawExchange raw, bint owned=*)

@@ -1,7 +1,10 @@
 # Cython declarations for kwire/pipeline.py (the compiled core, setup.py; the .py stays the one source and runs
 # as it is without Cython): RunSummary is an extension type (a dataclass all the same), so counting an exchange
-# reads it and the kwire.model.Exchange in C. Its counts stay Python ints.
+# reads it and the kwire.model.Exchange in C. Its counts stay Python ints. ExchangeSink, which the Kafka layer
+# hands each exchange, is one too: decoding, enriching and counting an exchange are C calls from it.
 
+cimport kwire.exchanges as _exchanges
+from kwire.kafka.pairing cimport RawExchange
 from kwire.model cimport Exchange
 
 cdef class RunSummary:
@@ -11,3 +14,12 @@ cdef class RunSummary:
     cdef public bint keylog_given
 
     cpdef count(self, Exchange ex)
+
+
+cdef class ExchangeSink:
+    cdef public object offload, enricher
+    cdef public bint decode
+    cdef public RunSummary summary
+    cdef public list out
+
+    cpdef on_raw(self, RawExchange raw)

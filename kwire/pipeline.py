@@ -21,10 +21,10 @@ from typing import Callable, Iterable, Iterator
 
 from kwire.capture.files import open_captures
 from kwire.capture.packet import Packet
+from kwire import exchanges as _exchanges  # compiled: its cpdef functions called in C (kwire/pipeline.pxd)
 from kwire.capture.stats import CaptureStats
 from kwire.enrich import Enricher
 from kwire.errors import CaptureError
-from kwire.exchanges import build_exchange
 from kwire.fields import reduce_by_fields, set_fields
 from kwire.fused import PlainFeed, RecordFeed
 from kwire.kafka.connection import DEFAULT_MAX_FRAME, KafkaLayer
@@ -154,6 +154,37 @@ class RunSummary:
         return [f"no Kafka: {'; '.join(said)}"] if said else []
 
 
+class ExchangeSink:
+    """Where the Kafka layer hands each exchange it completes (a Pipeline's): decoded (kwire.exchanges),
+    enriched and counted into `out`; or, when `offload(raw)` picks it, counted by status and put into `out`
+    as it is. An extension type when compiled (kwire/pipeline.pxd), so that its work per exchange is C calls;
+    it holds no reference to its Pipeline (whose `summary` and `enricher` are its own)."""
+
+    __slots__ = ("offload", "decode", "enricher", "summary", "out")
+    __reduce__ = reduce_by_fields  # the same state compiled or not (kwire.fields)
+    __setstate__ = set_fields
+
+    def __init__(self, offload: Callable[[RawExchange], bool] | None, decode: bool, enricher, summary: RunSummary):
+        self.offload = offload
+        self.decode = decode
+        self.enricher = enricher
+        self.summary = summary
+        self.out: list = []
+
+    def on_raw(self, raw: RawExchange) -> None:
+        """The Kafka layer completed an exchange: decode, enrich, count it (or offload it)."""
+        offload = self.offload
+        if offload is not None and offload(raw):
+            self.summary.count_status(raw.status, raw.conn.id)
+            self.out.append(raw)
+            return
+        ex = _exchanges.build_from_parts(_exchanges.exchange_parts(raw), decode=self.decode)  # build_exchange, in C
+        if self.decode:
+            self.enricher.enrich(ex)
+        self.summary.count(ex)
+        self.out.append(ex)
+
+
 class Pipeline:
     """`offload(raw) -> bool`, when given, picks RawExchanges that are not decoded here: they come
     out of feed/finish as they are, in their place among the Exchanges, counted by status only
@@ -168,19 +199,34 @@ class Pipeline:
                  offload: Callable[[RawExchange], bool] | None = None, fast: bool = True,
                  keys: KeySource | None = None, key_wait_bytes: int = 0, track_spans: bool = False):
         self.offload = offload
-        self.summary = summary or RunSummary()
         self.net = DecodeCounters()
-        self.enricher = Enricher()
         self.decode = decode
         self.last_ts_ns = 0
-        self._out: list = []
-        self.kafka = KafkaLayer(self._on_raw, port_hints=frozenset(port_hints), track_spans=track_spans)
+        self.sink = ExchangeSink(offload, decode, Enricher(), summary or RunSummary())
+        self.kafka = KafkaLayer(self.sink.on_raw, port_hints=frozenset(port_hints), track_spans=track_spans)
         self.tls = TlsDetector(self.kafka.open, keys, self._on_tls, key_wait_bytes=key_wait_bytes,
                                plain=plain_kafka)
         self.summary.keylog_given = keys is not None
         self.flows = FlowTable(self.tls)
         self.records = (RecordFeed(self.flows, self._feed_packet) if fast
                         else PlainFeed(self._feed_packet))
+
+    @property
+    def summary(self) -> RunSummary:
+        return self.sink.summary
+
+    @summary.setter
+    def summary(self, summary: RunSummary) -> None:
+        self.sink.summary = summary
+
+    @property
+    def enricher(self):
+        """What enriches each decoded exchange (kwire.enrich.Enricher; kwire.spark.results puts its own)."""
+        return self.sink.enricher
+
+    @enricher.setter
+    def enricher(self, enricher) -> None:
+        self.sink.enricher = enricher
 
     def feed(self, packet: Packet) -> list[Exchange]:
         """The Exchanges completed by one packet (fed in capture order)."""
@@ -197,9 +243,10 @@ class Pipeline:
 
     def take(self) -> list:
         """The Exchanges (and offloaded RawExchanges) completed since the last take, in order."""
-        out = self._out
+        sink = self.sink
+        out = sink.out
         if out:
-            self._out = []
+            sink.out = []
         return out
 
     def _feed_packet(self, packet: Packet) -> None:
@@ -220,19 +267,6 @@ class Pipeline:
 
     def _on_tls(self, conn: Connection, info: TlsInfo) -> None:
         self.summary.tls.add(tls_row(conn, info))
-
-    def _on_raw(self, raw: RawExchange) -> None:
-        """The Kafka layer completed an exchange: decode, enrich, count it (or offload it)."""
-        offload = self.offload
-        if offload is not None and offload(raw):
-            self.summary.count_status(raw.status, raw.conn.id)
-            self._out.append(raw)
-            return
-        ex = build_exchange(raw, decode=self.decode)
-        if self.decode:
-            self.enricher.enrich(ex)
-        self.summary.count(ex)
-        self._out.append(ex)
 
     def finish(self) -> list[Exchange]:
         """End of input: every connection closes; the Exchanges that completes, and the counters."""

@@ -4,6 +4,9 @@
 
 from kwire.model cimport Exchange
 
+# the module's private caches: dicts, so a look-up is a C call (a module attribute's .get is a Python call)
+cdef dict _GROUP_TREES
+
 cpdef tuple error_code_names(Exchange ex, found=*)
 cpdef dict exchange_row(Exchange ex, found=*)
 cpdef list produce_rows(ts_ns, list partitions)

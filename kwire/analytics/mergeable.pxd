@@ -6,6 +6,9 @@
 cimport cython
 
 
+# the module's private caches: dicts, so a look-up is a C call (a module attribute's .get is a Python call)
+cdef dict _HEAD_CRCS, _BUCKETS
+
 cpdef stable_hash3(a, b, c)
 cdef str _batch_key_text(str kind, long long x, long long y, long long z)
 

@@ -6,6 +6,9 @@ cimport cython
 from kwire.enrich cimport topic_label
 from kwire.model cimport Exchange
 
+# the module's private caches: dicts, so a look-up is a C call (a module attribute's .get is a Python call)
+cdef dict _SHAPED
+
 cpdef tuple read_answer(Exchange ex)
 @cython.locals(topic=dict, part=dict)
 cpdef list request_partitions(request)

@@ -5,6 +5,9 @@
 cimport cython
 from kwire.codec.budget cimport RecordBudget
 
+# the module's private caches: dicts, so a look-up is a C call (a module attribute's .get is a Python call)
+cdef dict _ATTRIBUTES
+
 cpdef dict _walk(buf, bint decode, RecordBudget budget, tally=*)
 cpdef dict v2_attributes(attributes)
 @cython.locals(length=Py_ssize_t)

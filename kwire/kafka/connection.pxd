@@ -17,3 +17,4 @@ cdef class KafkaStream:
 
     @cython.locals(framer=Framer, frames=list, pairing=Pairing, count=Py_ssize_t)
     cpdef data(self, direction, ts_ns, data)
+    cpdef _request(self, body, ts_ns, out, span=*)

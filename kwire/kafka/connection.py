@@ -115,9 +115,8 @@ class KafkaStream:
             emit = self.emit
             pairing = self.pairing
             if direction == self.client_dir:
-                request = self._request
                 for body in frames:
-                    request(body, ts_ns, emit)
+                    self._request(body, ts_ns, emit)  # a C call, compiled (kwire/kafka/connection.pxd)
             else:
                 count = self.frames
                 for body in frames:

@@ -4,5 +4,8 @@
 
 cimport cython
 
+# the module's private caches: dicts, so a look-up is a C call (a module attribute's .get is a Python call)
+cdef dict _HEADER_VERSIONS
+
 @cython.locals(size=Py_ssize_t, n=Py_ssize_t, hv=Py_ssize_t, pos=Py_ssize_t)
 cpdef parse_request_header(body)
