@@ -345,7 +345,7 @@ class JsonLines:
                  run: RecordsRun | None = None):
         self.records = records
         self.show_secrets = show_secrets
-        self.keep = keep
+        self.keep = keep if getattr(keep, "active", True) else None  # None: a filter that turns nothing down
         self.run = run if run is not None else RecordsRun()
         self.hook = SummaryHook(self.run)
 
