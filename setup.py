@@ -140,8 +140,10 @@ class OptionalBuildExt(build_ext):
         for name in sorted(self.built):  # a module that reads another's fields in C needs that one compiled
             source = os.path.join(_HERE, *name.split("."))
             if os.path.exists(source + ".pxd"):
+                core = set(_COMPILED["CORE"])  # a cimported .pxd of inline C alone (kwire/c_reads.pxd) needs no module
                 needs = [os.path.relpath(m, _HERE).replace(os.sep, ".")
-                         for m in _COMPILED["_depends_on"](source + ".pxd", _HERE)]
+                         for m in _COMPILED["_depends_on"](source + ".pxd", _HERE)
+                         if os.path.relpath(m, _HERE).replace(os.sep, "/") + ".py" in core]
                 if any(m not in self.built for m in needs):
                     print(f"kwire: {name} runs from its .py: a module it cimports was not compiled")
                     del self.built[name]

@@ -1,11 +1,13 @@
-# Reads of a body's bytes in C, inlined by Cython where this file is cimported: big-endian numbers, one
-# byte, a UTF-8 string and a run of bytes, from a bytes object, a bytearray or a
-# C-contiguous memoryview (its memory read as bytes, as struct reads it). The compiled decoders use them:
-# kwire.codec.aot_build rewrites the generated source's struct unpacks, byte indexing and string slices into
-# calls of these. kwire/c_reads.py is the same in Python, for the module source run as Python. (A compiled
-# module of any layer may use them too: its .py imports kwire/c_reads.py as `c_reads`, its .pxd cimports this
-# file under the same name, and compiled, `c_reads._i32(buf, pos)` is the inline C. None does yet: in the
-# pure-Python build each read is a call where a struct unpack reads several fields at once.)
+# Reads of a body's bytes in C, inlined by Cython where this file is cimported: big-endian numbers, one byte,
+# a UTF-8 string and a run of bytes, from bytes, a bytearray (or a subclass of either) or a C-contiguous
+# memoryview (its memory read as bytes, as struct reads it). kwire/c_reads.py is the same in Python.
+# - The compiled decoders: kwire.codec.aot_build rewrites the generated source's struct unpacks, byte indexing
+#   and string slices into calls of these.
+# - A compiled module of any layer: its .py imports kwire/c_reads.py as `c_reads`, its .pxd cimports this file
+#   under the same name (`cimport kwire.c_reads as c_reads`), so compiled, `c_reads._i32(buf, pos)` is the
+#   inline C, and in the pure-Python build a call of the Python read. Used where one field is read at a time
+#   (the Kafka framer's lengths, the pairing's correlation ids and Acks): where a struct unpack reads several
+#   fields at once, several Python calls would cost the pure-Python build more than it does.
 #
 # Each read checks its bytes lie in the buffer (0 <= pos, pos + size <= its length) and raises IndexError
 # when not (or when the buffer is of another kind): a read never leaves the buffer, whatever its caller
@@ -25,7 +27,7 @@ cdef inline const unsigned char* _at(object buf, Py_ssize_t pos, Py_ssize_t size
     cdef const unsigned char* data
     cdef Py_ssize_t n
     cdef Py_buffer* view
-    if type(buf) is bytes:
+    if isinstance(buf, bytes):  # a subclass too (kwire.kafka.framing.CutFrame)
         data = <const unsigned char*>PyBytes_AS_STRING(buf)
         n = PyBytes_GET_SIZE(buf)
     elif type(buf) is memoryview:
@@ -36,7 +38,7 @@ cdef inline const unsigned char* _at(object buf, Py_ssize_t pos, Py_ssize_t size
             return NULL
         data = <const unsigned char*>view.buf
         n = view.len
-    elif type(buf) is bytearray:
+    elif isinstance(buf, bytearray):
         data = <const unsigned char*>PyByteArray_AS_STRING(buf)
         n = PyByteArray_GET_SIZE(buf)
     else:

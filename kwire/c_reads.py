@@ -1,6 +1,6 @@
 """kwire/c_reads.pxd's reads in Python: what runs where that file's C is not compiled in (the pure-Python
 build, and the tests that run kwire.codec.aot_build's module source as Python). Each read takes the bytes at
-`pos` of a bytes object, a bytearray or a C-contiguous memoryview (as struct reads them) and raises IndexError
+`pos` of bytes, a bytearray (or a subclass of either) or a C-contiguous memoryview (as struct reads them) and raises IndexError
 when they are not all there, or the buffer is of another kind, as the C ones do.
 """
 
@@ -17,7 +17,7 @@ def _in(buf, pos: int, size: int) -> None:
     if kind is memoryview:
         if not buf.c_contiguous or pos < 0 or size < 0 or size > buf.nbytes - pos:
             raise IndexError("index out of range")
-    elif kind is not bytes and kind is not bytearray or pos < 0 or size < 0 or size > len(buf) - pos:
+    elif not isinstance(buf, (bytes, bytearray)) or pos < 0 or size < 0 or size > len(buf) - pos:
         raise IndexError("index out of range")
 
 

@@ -25,11 +25,11 @@ Memory: one frame at most is buffered, bounded by `max_frame`; unsynced, what th
 
 from __future__ import annotations
 
-import struct
 from typing import Callable
 
+from kwire import c_reads  # compiled: kwire/c_reads.pxd's C reads (kwire/kafka/framing.pxd)
+
 SMALL_COPY = 4096  # a whole frame up to this size is handed on as bytes of its own
-_LEN = struct.Struct(">i")
 
 
 class CutFrame(bytes):
@@ -71,7 +71,7 @@ class Framer:
         cut = self.cut
         buf = self.buf
         if cut is None and size is not None and self.synced and len(buf) >= 4:
-            self.cut = cut = _cut_frame(memoryview(buf)[4:], 4 + _LEN.unpack_from(buf, 0)[0])
+            self.cut = cut = _cut_frame(memoryview(buf)[4:], 4 + c_reads._i32(buf, 0))
             self.need = cut.size - len(buf)
             buf.clear()
         if cut is not None and size is not None:
@@ -103,7 +103,7 @@ class Framer:
         n = len(buf)
         pos = 0
         while pos + 4 <= n:
-            length = _LEN.unpack_from(buf, pos)[0]
+            length = c_reads._i32(buf, pos)
             if length < 4 or length > self.max_frame:
                 return False
             end = pos + 4 + length
@@ -183,7 +183,7 @@ class Framer:
             # Fast path: the segment starts on a frame boundary.
             n = len(data)
             if n >= 4:
-                length = _LEN.unpack_from(data, 0)[0]
+                length = c_reads._i32(data, 0)
                 if length == n - 4 and length <= self.max_frame:
                     # The common case: the segment is exactly one frame (a small one is copied:
                     # cheaper than a view, and bytes of its own travel to a worker process as they are).
@@ -192,10 +192,9 @@ class Framer:
             out = []
             pos = 0
             max_frame = self.max_frame
-            unpack = _LEN.unpack_from
             view = memoryview(data)
             while pos + 4 <= n:
-                length = unpack(data, pos)[0]
+                length = c_reads._i32(data, pos)
                 if length < 0 or length > max_frame:
                     break
                 end = pos + 4 + length
@@ -275,7 +274,7 @@ class Framer:
                 self.resyncs += 1
             if len(buf) < 4:
                 return out
-            length = _LEN.unpack_from(buf, 0)[0]
+            length = c_reads._i32(buf, 0)
             if length < 0 or length > self.max_frame:
                 self.absurd_lengths += 1
                 self.synced = False

@@ -4,6 +4,7 @@
 # bytes); correlation ids and times stay Python ints.
 
 cimport cython
+cimport kwire.c_reads as c_reads
 
 cdef class PendingRequest:
     cdef public object header, body, ts_ns, size, lost, span

@@ -22,10 +22,10 @@ Bodies stay raw here (kwire.exchanges decodes them); a RawExchange is what the K
 from __future__ import annotations
 
 import os
-import struct
 from collections import deque
 from typing import Callable
 
+from kwire import c_reads  # compiled: kwire/c_reads.pxd's C reads (kwire/kafka/pairing.pxd)
 from kwire.kafka.primitives import read_uvarint
 
 from kwire.kafka.framing import CutFrame
@@ -54,9 +54,6 @@ PRODUCE_KEY = 0
 ORPHAN_GRACE_FRAMES = 16  # frames a response waits for a request captured after it
 MAX_ORPHANS = 64
 
-_I32 = struct.Struct(">i")
-_I16 = struct.Struct(">h")
-_unpack_i16 = _I16.unpack_from  # bound once: produce_acks reads every Produce request's Acks
 
 
 def frame_size(body) -> int:
@@ -120,9 +117,9 @@ def produce_acks(header: RequestHeader, body) -> int | None:
                 n, pos = read_uvarint(body, pos)
                 pos += max(n - 1, 0)
         elif version >= 3:
-            n = _unpack_i16(body, pos)[0]
+            n = c_reads._i16(body, pos)
             pos += 2 + max(n, 0)
-        return _unpack_i16(body, pos)[0]
+        return c_reads._i16(body, pos)
     except Exception:  # noqa: BLE001 - cut short or malformed: the decoder will say what is wrong
         return None
 
@@ -269,7 +266,7 @@ class Pairing:
 
     def response(self, body, ts_ns: int, frames: int, out: Out, span: tuple | None = None) -> bool:
         """A response frame; `frames` is the connection's frame count (for the orphans' grace)."""
-        corr = _I32.unpack_from(body, 0)[0]
+        corr = c_reads._i32(body, 0)
         if self.lossy and corr in self.pending and next(iter(self.pending)) != corr:
             self._settle_before(corr, out)
         if self.waiting:
