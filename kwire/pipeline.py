@@ -198,11 +198,9 @@ class Pipeline:
                  summary: RunSummary | None = None,
                  offload: Callable[[RawExchange], bool] | None = None, fast: bool = True,
                  keys: KeySource | None = None, key_wait_bytes: int = 0, track_spans: bool = False):
-        self.offload = offload
         self.net = DecodeCounters()
-        self.decode = decode
         self.last_ts_ns = 0
-        self.sink = ExchangeSink(offload, decode, Enricher(), summary or RunSummary())
+        self.sink = ExchangeSink(offload, decode, Enricher(), summary or RunSummary())  # offload and decode: its own
         self.kafka = KafkaLayer(self.sink.on_raw, port_hints=frozenset(port_hints), track_spans=track_spans)
         self.tls = TlsDetector(self.kafka.open, keys, self._on_tls, key_wait_bytes=key_wait_bytes,
                                plain=plain_kafka)

@@ -8,11 +8,11 @@ and compiles it). Per (message, version) of kwire.codec.aot.HOT it holds a facto
         _S_1 = _ns['_S_1']          # the constants the generator made, bound once
         ...
         @cython.locals(pos=cython.Py_ssize_t, end=..., _n=..., _e=..., left=...)
-        def decode(buf, pos=0):     # the generated source, unchanged but for the declarations
+        def decode(buf, pos=0):     # the generated source, with no block outlined and its reads in C (below)
             ...
         return {'decode': decode, ...}
 
-and DECODERS = {(name, version): (SHA-256 of the generated source, factory)}. The generated functions
+and DECODERS = {(name, version): (SHA-256 of the source kwire generates at run time, factory)}. The generated functions
 become closures of the factory: the constants are C fields of the closure, not dict lookups of module
 globals. Declared as C integers: the offset (pos), the end (end), lengths (_n, _e) and the entries a body
 may still make (left), names the generator only ever binds to ints that fit (lengths come from int32 and
