@@ -32,9 +32,7 @@ cdef inline const unsigned char* _at(object buf, Py_ssize_t pos, Py_ssize_t size
         n = PyBytes_GET_SIZE(buf)
     elif type(buf) is memoryview:
         view = PyMemoryView_GET_BUFFER(buf)
-        if view.ndim != 1 and not PyBuffer_IsContiguous(view, b'C'):
-            return NULL
-        if view.ndim == 1 and view.strides != NULL and view.strides[0] != view.itemsize:
+        if not PyBuffer_IsContiguous(view, b'C'):  # strided, or indirect (suboffsets): not one run of bytes
             return NULL
         data = <const unsigned char*>view.buf
         n = view.len

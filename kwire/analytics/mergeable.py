@@ -59,7 +59,7 @@ def stable_hash3(a: str, b: int, c) -> int:
         x, y, z = c[1], c[2], c[3]
         if _I64_MIN <= x <= _I64_MAX and _I64_MIN <= y <= _I64_MAX and _I64_MIN <= z <= _I64_MAX:
             return _crc32(_batch_key_text(c[0], x, y, z).encode("ascii"), head)
-        return _crc32(f"('{c[0]}', {x}, {y}, {z}))".encode("ascii"), head)
+        return stable_hash(a, b, c)  # a number past 64 bits: never a batch's, but the same hash all the same
     return _crc32(f"{c!r})".encode("utf-8", "replace"), head)
 
 

@@ -2,12 +2,13 @@
 
 kwire.codec.compiler generates each decoder's Python source at run time and executes it. For the messages
 most traffic is made of (HOT below: the data path and the heartbeats, in the versions clients speak),
-`pip install .` also compiles that same source with Cython (setup.py, through kwire.codec.aot_build), into
-extension modules, kwire.codec._aot_<api key>_<request|response> (MODULES), where C integers hold the
-offsets and lengths. Each compiled decoder
-is recorded with the SHA-256 of the source it was made from (and of how it was compiled: source_digest), and `compiled_decoder` hands it out only while
-the generator still makes that very source: a changed schema, generator or bound runs the generated source
-as before, so the compiled decoders can never decode differently from the source kwire would run.
+`pip install .` also compiles that source with Cython (setup.py, through kwire.codec.aot_build, which inlines its
+blocks and makes its reads of the body C reads), into extension modules, kwire.codec._aot_<api key>_<request|
+response> (MODULES), where C integers hold the offsets and lengths. Each compiled decoder is recorded with the
+SHA-256 of the source it was made from (and of how it was compiled: source_digest), and `compiled_decoder`
+hands it out only while the generator still makes that very source: a changed schema, generator or bound runs
+the generated source as before, so the compiled decoders can never decode differently from the source kwire
+would run.
 
 KWIRE_PURE=1 (kwire.compiled) turns them off with the rest of the compiled core. `report()` counts them
 for `kwire --version`.
