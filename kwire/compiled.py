@@ -48,6 +48,7 @@ CORE = (
     "kwire/analytics/resend_state.py", "kwire/analytics/resends.py", "kwire/analytics/series.py",
     "kwire/analytics/traffic.py",
     "kwire/render/jsonl.py", "kwire/render/values.py", "kwire/render/records_run.py",
+    "kwire/render/records_json.py",
 )
 SOURCES_FILE = "compiled-sources.txt"  # in the kwire package folder: "<module> <source_digest>" lines
 PURE_ENV = "KWIRE_PURE"

@@ -29,6 +29,7 @@ from kwire.codec.records import decode_records, summarize_records
 from kwire.codec.sasl import sasl_view
 from kwire.codec.schema import CONFIG_NAME, CONFIG_VALUE, SECRET
 from kwire.codec.values import RawRecords
+from kwire.render.records_json import summary_fragment
 from kwire.fields import reduce_by_fields, set_fields
 from kwire.kafka.apis import API_BY_NAME
 
@@ -123,7 +124,8 @@ class SummaryHook:
     """The `default` hook of `json_default("summary", budget)` for one exchange after another: the
     exchange's budget is made when its first record set is met (`run.budget()`, run: a
     kwire.render.records_run.RecordsRun), and handed back by `take_budget()` for the caller to charge.
-    One per renderer, not one per exchange."""
+    A record set of whole v2 batches comes back as its JSON text (kwire.render.records_json), any other
+    as summarize_records' dict. One per renderer, not one per exchange."""
 
     __slots__ = ("run", "budget")
     __reduce__ = reduce_by_fields  # the same state compiled or not (kwire.fields)
@@ -138,7 +140,8 @@ class SummaryHook:
             budget = self.budget
             if budget is None:
                 budget = self.budget = self.run.budget()
-            return summarize_records(value.data, budget)
+            fragment = summary_fragment(value.data, budget)  # whole v2 batches: the JSON written here
+            return fragment if fragment is not None else summarize_records(value.data, budget)
         if isinstance(value, _BYTES):
             return {"hex": bytes(value).hex()}
         raise TypeError(f"{type(value).__name__} is not JSON serializable")

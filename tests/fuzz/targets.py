@@ -39,6 +39,11 @@ import random
 import struct
 import sys
 
+try:
+    import orjson
+except ImportError:  # pragma: no cover - a dependency
+    orjson = None
+
 from kwire.capture.files import open_capture
 from kwire.codec.budget import RecordBudget
 from kwire.codec.compiler import decoder_for
@@ -51,6 +56,7 @@ from kwire.kafka.headers import parse_request_header, parse_response_header, pla
 from kwire.kafka.resync import KEEP_TAIL, find_response_start
 from kwire.net.segment import Segment
 from kwire.render.jsonl import exchange_json
+from kwire.render.records_json import summary_fragment
 from kwire.render.values import plain_body
 from tests.codec.test_records_encoder import uvarint
 from tests.kafka.frames import find_request_start, finder
@@ -252,12 +258,22 @@ def decoders(data: bytes) -> None:
 
 
 def records(data: bytes) -> None:
-    for buf in (data, _random_batches(random.Random(data)) + data[:64]):
+    for buf in (data, _random_batches(random.Random(data)) + data[:64], _random_batches(random.Random(data))):
         summary = summarize_records(buf)
         full = decode_records(buf, RecordBudget(data=1 << 20, entries=5000, batches=64))
         _json(summary)
         _json(full)
         assert summary["size"] == len(buf) and full["size"] == len(buf)
+        _same_summary_text(buf, summary)
+
+
+def _same_summary_text(buf: bytes, summary: dict) -> None:
+    """kwire.render.records_json's text of the field, when it makes one, is orjson's of its summary."""
+    if orjson is None:
+        return
+    fragment = summary_fragment(buf, RecordBudget(batches=3))
+    if fragment is not None:
+        assert orjson.dumps(fragment) == orjson.dumps(summarize_records(buf, RecordBudget(batches=3)))
 
 
 # ---- reassembly -------------------------------------------------------------------------------------
