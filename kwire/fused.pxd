@@ -5,6 +5,7 @@
 # consumer wants stay Python ints (None is possible, and a time may be any size).
 
 cimport cython
+cimport kwire.c_reads as c_reads
 from kwire.tcp.flows cimport FlowTable
 from kwire.tcp.reassembly cimport HalfStream
 
@@ -12,6 +13,7 @@ from kwire.tcp.reassembly cimport HalfStream
 # the typed fields below without making a Python int of them each time
 cdef Py_ssize_t ETHERNET_HEADER, FRAGMENTED, IPPROTO_TCP, MIN_FRAME, MIN_RAW, PLAIN_HEAD_HI, PLAIN_HEAD_LO
 cdef Py_ssize_t RAW_HEAD_HI, RAW_HEAD_LO, SLOW_FLAGS, ACK
+cdef Py_ssize_t HEAD_AT, TOTAL_AT, FRAG_AT, PROTO_AT, KEY_AT, KEY_SIZE, SEQ_AT, ACK_AT, DOFF_AT, FLAGS_AT
 cdef tuple SLOW_BY_FLAGS, TCP_PAYLOAD_AT
 
 cdef class PlainFeed:
@@ -22,7 +24,8 @@ cdef class RecordFeed:
     cdef public object feed_packet, last_ts
 
     @cython.locals(flows=FlowTable, h=HalfStream, head=Py_ssize_t, total=Py_ssize_t, frag=Py_ssize_t,
-                   proto=Py_ssize_t, doff=Py_ssize_t, flags=Py_ssize_t, p=Py_ssize_t, end=Py_ssize_t)
+                   proto=Py_ssize_t, doff=Py_ssize_t, flags=Py_ssize_t, p=Py_ssize_t, end=Py_ssize_t,
+                   ip=Py_ssize_t)
     cpdef bint record(self, ts, Py_ssize_t linktype, buf, Py_ssize_t start, Py_ssize_t stop,
                       Py_ssize_t wire_len) except -1
 

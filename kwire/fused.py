@@ -33,10 +33,17 @@ from __future__ import annotations
 
 from typing import Callable
 
+try:
+    import cython
+except ImportError:  # the pure-Python build where Cython is not installed
+    from kwire.cython_stand_in import cython
+
+from kwire import c_reads
 from kwire.capture.packet import FrameLayout, Packet, RecordLayout
-from kwire.net.layout import (ETH_IPV4_TCP_KEYED, ETHERNET_HEADER, FRAGMENTED, IPPROTO_TCP, MIN_FRAME, MIN_RAW,
-                              PLAIN_HEAD_HI, PLAIN_HEAD_LO, RAW_HEAD_HI, RAW_HEAD_LO, RAW_IPV4_TCP_KEYED,
-                              SLOW_BY_FLAGS, SLOW_FLAGS, TCP_PAYLOAD_AT, reverse_key)
+from kwire.net.layout import (ACK_AT, DOFF_AT, ETH_IPV4_TCP_KEYED, ETHERNET_HEADER, FLAGS_AT, FRAG_AT, FRAGMENTED,
+                              HEAD_AT, IPPROTO_TCP, KEY_AT, KEY_SIZE, MIN_FRAME, MIN_RAW, PLAIN_HEAD_HI,
+                              PLAIN_HEAD_LO, PROTO_AT, RAW_HEAD_HI, RAW_HEAD_LO, RAW_IPV4_TCP_KEYED, SEQ_AT,
+                              SLOW_BY_FLAGS, SLOW_FLAGS, TCP_PAYLOAD_AT, TOTAL_AT, reverse_key)
 from kwire.net.segment import ACK
 from kwire.tcp.flows import FlowTable
 from kwire.tcp.outoforder import HALF, MASK
@@ -85,7 +92,15 @@ class RecordFeed:
             # kwire.net.layout.plain_ipv4_tcp's test, inline (the same names)
             if linktype == 1:
                 if wire_len >= MIN_FRAME:
-                    head, total, frag, proto, key, seq, ack, doff, flags = ETH_IPV4_TCP_KEYED(buf, start)
+                    if cython.compiled:  # the fields one at a time, in C (kwire/c_reads.pxd): no tuple
+                        head, total = c_reads._u32(buf, start + HEAD_AT), c_reads._u16(buf, start + TOTAL_AT)
+                        frag = c_reads._u16(buf, start + FRAG_AT)
+                        proto = c_reads._u8(buf, start + PROTO_AT)
+                        key = c_reads._bytes_at(buf, start + KEY_AT, start + KEY_AT + KEY_SIZE)
+                        seq, ack = c_reads._u32(buf, start + SEQ_AT), c_reads._u32(buf, start + ACK_AT)
+                        doff, flags = c_reads._u8(buf, start + DOFF_AT), c_reads._u8(buf, start + FLAGS_AT)
+                    else:
+                        head, total, frag, proto, key, seq, ack, doff, flags = ETH_IPV4_TCP_KEYED(buf, start)
                     if (PLAIN_HEAD_LO <= head <= PLAIN_HEAD_HI and proto == IPPROTO_TCP and not frag & FRAGMENTED
                             and not flags & SLOW_FLAGS):
                         flows = self.flows
@@ -96,7 +111,16 @@ class RecordFeed:
                             if start + MIN_FRAME <= p <= end <= stop:
                                 return flows.established_at(h, ts, buf, p, end, seq, ack, flags)
             elif linktype == 101 and wire_len >= MIN_RAW:
-                head, total, frag, proto, key, seq, ack, doff, flags = RAW_IPV4_TCP_KEYED(buf, start)
+                if cython.compiled:  # the same, ETHERNET_HEADER earlier; head: the IP header's first 16 bits
+                    ip = start - ETHERNET_HEADER
+                    head, total = c_reads._u16(buf, start), c_reads._u16(buf, ip + TOTAL_AT)
+                    frag = c_reads._u16(buf, ip + FRAG_AT)
+                    proto = c_reads._u8(buf, ip + PROTO_AT)
+                    key = c_reads._bytes_at(buf, ip + KEY_AT, ip + KEY_AT + KEY_SIZE)
+                    seq, ack = c_reads._u32(buf, ip + SEQ_AT), c_reads._u32(buf, ip + ACK_AT)
+                    doff, flags = c_reads._u8(buf, ip + DOFF_AT), c_reads._u8(buf, ip + FLAGS_AT)
+                else:
+                    head, total, frag, proto, key, seq, ack, doff, flags = RAW_IPV4_TCP_KEYED(buf, start)
                 if (RAW_HEAD_LO <= head <= RAW_HEAD_HI and proto == IPPROTO_TCP and not frag & FRAGMENTED
                         and not flags & SLOW_FLAGS):
                     flows = self.flows

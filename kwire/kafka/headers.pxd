@@ -3,6 +3,7 @@
 # 16-bit fields, or positions inside the frame body); the api key, version and correlation id stay Python ints.
 
 cimport cython
+cimport kwire.c_reads as c_reads
 
 # the module's private caches: dicts, so a look-up is a C call (a module attribute's .get is a Python call)
 cdef dict _HEADER_VERSIONS

@@ -16,6 +16,12 @@ import struct
 from functools import partial
 from typing import NamedTuple
 
+try:
+    import cython
+except ImportError:  # the pure-Python build where Cython is not installed
+    from kwire.cython_stand_in import cython
+
+from kwire import c_reads
 from kwire.kafka.primitives import read_uvarint
 from kwire.errors import DecodeError
 from kwire.kafka.apis import APIS, request_header_version, response_header_version
@@ -81,7 +87,10 @@ def header_versions(api_key: int, api_version: int) -> tuple[int, int]:
 def parse_request_header(body) -> RequestHeader:
     """Parse the header at the start of a request frame body (the bytes after the length prefix)."""
     size = len(body)
-    if size >= 10:
+    if size >= 10 and cython.compiled:  # read in C (kwire/c_reads.pxd): no tuple, no int objects for n
+        api_key, version, corr = c_reads._i16(body, 0), c_reads._i16(body, 2), c_reads._i32(body, 4)
+        n = c_reads._i16(body, 8)
+    elif size >= 10:
         api_key, version, corr, n = _unpack_fixed_id(body, 0)
     elif size >= 8:
         api_key, version, corr = _unpack_fixed(body, 0)
@@ -100,7 +109,7 @@ def parse_request_header(body) -> RequestHeader:
         pos = 10 + n
         if pos > size:
             raise DecodeError("request header: client id runs past the frame", 10)
-        client_id = str(body[10:pos], "utf-8", "replace")
+        client_id = c_reads._utf8(body, 10, pos) if cython.compiled else str(body[10:pos], "utf-8", "replace")
     tagged = None
     if hv >= 2:
         if pos < size and not body[pos]:

@@ -20,10 +20,8 @@ from __future__ import annotations
 
 try:
     import cython
-except ImportError:  # no Cython where this runs: the pure-Python build (cython.compiled is what matters)
-    from types import SimpleNamespace
-
-    cython = SimpleNamespace(compiled=False)
+except ImportError:  # the pure-Python build where Cython is not installed
+    from kwire.cython_stand_in import cython
 
 try:
     import orjson
@@ -83,10 +81,11 @@ def _batch_json(mv, pos: int, size: int) -> bytes | None:
         values = (base_offset, length, epoch, magic, crc, valid, attributes_text, last_delta, base_ts, max_ts,
                   producer_id, producer_epoch, base_sequence, count, base_offset + last_delta, 12 + length)
         return _BATCH_PY % values if size < 0 else _ONE_PY % ((size,) + values)
-    numbers[0], numbers[1], numbers[2], numbers[3], numbers[4], numbers[5] = (
-        size, base_offset, length, epoch, magic, crc)
-    numbers[6], numbers[7], numbers[8], numbers[9], numbers[10] = last_delta, base_ts, max_ts, producer_id, producer_epoch
-    numbers[11], numbers[12], numbers[13], numbers[14] = base_sequence, count, base_offset + last_delta, 12 + length
+    numbers[0], numbers[1], numbers[2], numbers[3] = size, base_offset, length, epoch
+    numbers[4], numbers[5] = magic, crc
+    numbers[6], numbers[7], numbers[8], numbers[9] = last_delta, base_ts, max_ts, producer_id
+    numbers[10], numbers[11], numbers[12] = producer_epoch, base_sequence, count
+    numbers[13], numbers[14] = base_offset + last_delta, 12 + length
     texts[0], texts[1] = valid, attributes_text  # C strings of bytes that stay referenced here
     if size >= 0:
         n = _printf(out, TEXT_ROOM, _ONE, len(_ONE), numbers, texts)

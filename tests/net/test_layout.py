@@ -104,3 +104,28 @@ def test_the_fast_paths_take_exactly_what_the_test_accepts(case):
     elif proto == "tcp" and not (flags in ("MF",) or frag):
         assert seg is not None and bytes(seg.payload) == PAYLOAD  # the general path: options, VLAN
     assert not (seg is not None and seg.flags & SYN)
+
+
+def test_the_field_offsets_are_the_keyed_structs():
+    """HEAD_AT ... FLAGS_AT (read one field at a time by the compiled record path) against
+    ETH_IPV4_TCP_KEYED and RAW_IPV4_TCP_KEYED, on bytes where every field differs."""
+    import random
+    import struct
+
+    from kwire.net import layout
+
+    rng = random.Random(7)
+    widths = {"HEAD_AT": ">I", "TOTAL_AT": ">H", "FRAG_AT": ">H", "PROTO_AT": ">B", "SEQ_AT": ">I",
+              "ACK_AT": ">I", "DOFF_AT": ">B", "FLAGS_AT": ">B"}
+    for _ in range(50):
+        frame = rng.randbytes(60)
+        keyed = layout.ETH_IPV4_TCP_KEYED(frame, 0)
+        raw = layout.RAW_IPV4_TCP_KEYED(frame, layout.ETHERNET_HEADER)
+        names = ["HEAD_AT", "TOTAL_AT", "FRAG_AT", "PROTO_AT", "KEY_AT", "SEQ_AT", "ACK_AT", "DOFF_AT", "FLAGS_AT"]
+        for i, name in enumerate(names):
+            at = getattr(layout, name)
+            value = (frame[at:at + layout.KEY_SIZE] if name == "KEY_AT"
+                     else struct.unpack_from(widths[name], frame, at)[0])
+            assert keyed[i] == value, name
+            if name != "HEAD_AT":  # a raw packet's head lacks the Ethernet type: its own 16 bits
+                assert raw[i] == value, name
