@@ -117,6 +117,11 @@ as_parts = partial(tuple.__new__, ExchangeParts)
 def exchange_parts(raw: RawExchange, *, owned: bool = False) -> ExchangeParts:
     """What build_from_parts needs of a RawExchange. `owned=True` makes the bodies bytes of their
     own (picklable, for decoding in another process)."""
+    return as_parts(_plain_parts(raw, owned))
+
+
+def _plain_parts(raw: RawExchange, owned: bool) -> tuple:
+    """exchange_parts' fields as a plain tuple (what _build reads, compiled, item by item in C)."""
     conn = raw.conn
     if raw.client_direction == 0:
         client, broker = endpoint_name(conn.a), endpoint_name(conn.b)
@@ -127,18 +132,18 @@ def exchange_parts(raw: RawExchange, *, owned: bool = False) -> ExchangeParts:
         resp_body = bytes(resp_body)
     req = raw.request
     if req is None:
-        return as_parts((conn.id, client, broker, raw.status, raw.correlation_id, None, None, None, 0,
-                           None, None, None, raw.response_ts_ns, raw.response_size, resp_body, None,
-                           _wire(raw, None), raw.unanswered, None, raw.response_lost))
+        return (conn.id, client, broker, raw.status, raw.correlation_id, None, None, None, 0,
+                None, None, None, raw.response_ts_ns, raw.response_size, resp_body, None,
+                _wire(raw, None), raw.unanswered, None, raw.response_lost)
     # the RequestHeader's fields by unpacking: compiled, one pass over the tuple, not a lookup of each name
     api_key, api_version, _, client_id, header_size, _ = req.header
     body = req.body
     if owned and body is not None and type(body) is not bytes:  # None: a body pairing did not keep
         body = bytes(body)
-    return as_parts((conn.id, client, broker, raw.status, raw.correlation_id, api_key, api_version,
-                       client_id, header_size, req.ts_ns, req.size, body, raw.response_ts_ns,
-                       raw.response_size, resp_body, raw.given_up_ts_ns, _wire(raw, req.span), raw.unanswered,
-                       req.lost, raw.response_lost))
+    return (conn.id, client, broker, raw.status, raw.correlation_id, api_key, api_version,
+            client_id, header_size, req.ts_ns, req.size, body, raw.response_ts_ns,
+            raw.response_size, resp_body, raw.given_up_ts_ns, _wire(raw, req.span), raw.unanswered,
+            req.lost, raw.response_lost)
 
 
 def _wire(raw: RawExchange, request_span) -> tuple | None:
@@ -186,6 +191,11 @@ assert tuple(f.name for f in dataclasses.fields(Exchange)) == (
 
 
 def build_from_parts(parts: ExchangeParts, *, decode: bool = True) -> Exchange:
+    """The Exchange of an ExchangeParts (or of the same fields as a plain tuple)."""
+    return _build(parts if type(parts) is tuple else tuple(parts), decode)
+
+
+def _build(parts: tuple, decode: bool) -> Exchange:
     (conn_id, client, broker, status, corr, api_key, api_version, client_id, header_size,
      req_ts, req_size, req_body, resp_ts, resp_size, resp_body, given_up_ts, wire, unanswered, req_lost,
      resp_lost) = parts
@@ -233,7 +243,7 @@ def build_from_parts(parts: ExchangeParts, *, decode: bool = True) -> Exchange:
 
 
 def build_exchange(raw: RawExchange, *, decode: bool = True) -> Exchange:
-    return build_from_parts(exchange_parts(raw), decode=decode)
+    return _build(_plain_parts(raw, False), decode)
 
 
 def _decode_response(plan: _Plan, api_key: int, version: int, body) -> tuple[dict | None, BodyOutcome]:

@@ -178,7 +178,7 @@ class ExchangeSink:
             self.summary.count_status(raw.status, raw.conn.id)
             self.out.append(raw)
             return
-        ex = _exchanges.build_from_parts(_exchanges.exchange_parts(raw), decode=self.decode)  # build_exchange, in C
+        ex = _exchanges._build(_exchanges._plain_parts(raw, False), self.decode)  # build_exchange, in C
         if self.decode:
             self.enricher.enrich(ex)
         self.summary.count(ex)
