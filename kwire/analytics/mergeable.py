@@ -28,6 +28,11 @@ import zlib
 from bisect import insort
 from heapq import heapify, heappop, heappush, heappushpop
 
+try:
+    import cython
+except ImportError:  # the pure-Python build where Cython is not installed
+    from kwire.cython_stand_in import cython
+
 from kwire.fields import reduce_by_fields, set_fields
 
 DECI_NS = 100_000_000  # Instants' finest resolution: 100 ms
@@ -58,6 +63,8 @@ def stable_hash3(a: str, b: int, c) -> int:
             and type(c[2]) is int and type(c[3]) is int):  # a batch's key: repr(c) without repr's machinery
         x, y, z = c[1], c[2], c[3]
         if _I64_MIN <= x <= _I64_MAX and _I64_MIN <= y <= _I64_MAX and _I64_MIN <= z <= _I64_MAX:
+            if cython.compiled:  # the text written and its CRC taken in C
+                return _batch_key_crc(head, c[0] == "pid", x, y, z)
             return _crc32(_batch_key_text(c[0], x, y, z).encode("ascii"), head)
         return stable_hash(a, b, c)  # a number past 64 bits: never a batch's, but the same hash all the same
     return _crc32(f"{c!r})".encode("utf-8", "replace"), head)
@@ -67,9 +74,38 @@ _I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1  # a batch key's numbers (produce
 
 
 def _batch_key_text(kind: str, x: int, y: int, z: int) -> str:
-    """The text of a batch's key after its topic and partition (stable_hash3); compiled, the three
-    numbers are C integers, written in C (kwire/analytics/mergeable.pxd)."""
+    """The text of a batch's key after its topic and partition (stable_hash3)."""
     return f"('{kind}', {x}, {y}, {z}))"
+
+
+def _batch_key_crc(head: int, pid: bool, x: int, y: int, z: int) -> int:
+    """Compiled only (kwire/analytics/mergeable.pxd: C integers, a char buffer): zlib.crc32 of
+    _batch_key_text("pid" if pid else "crc", x, y, z), continued from `head`, written and taken in C
+    (put_decimal: kwire/c_text.pxd)."""
+    memcpy(text, b"('pid', " if pid else b"('crc', ", 8)
+    n = 8 + put_decimal(cython.address(text[8]), x)
+    memcpy(cython.address(text[n]), b", ", 2)
+    n += 2 + put_decimal(cython.address(text[n + 2]), y)
+    memcpy(cython.address(text[n]), b", ", 2)
+    n += 2 + put_decimal(cython.address(text[n + 2]), z)
+    memcpy(cython.address(text[n]), b"))", 2)
+    crc = ~head & 0xFFFFFFFF
+    for i in range(n + 2):
+        crc = _CRC32_TABLE[(crc ^ cython.cast(cython.uchar, text[i])) & 0xFF] ^ (crc >> 8)
+    return ~crc & 0xFFFFFFFF
+
+
+def _fill_crc32_table() -> None:
+    """Compiled only: zlib's CRC-32 (reflected, polynomial 0xEDB88320) a byte at a time, for _batch_key_crc."""
+    for n in range(256):
+        c = n
+        for _ in range(8):
+            c = (0xEDB88320 ^ (c >> 1)) if c & 1 else c >> 1
+        _CRC32_TABLE[n] = c
+
+
+if cython.compiled:
+    _fill_crc32_table()
 
 
 class Capped(dict):

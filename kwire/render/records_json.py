@@ -8,7 +8,7 @@ orjson.Fragment for orjson to put in the line as it is. One small Produce batch 
 of a line to build as dicts and write again (a dict of 16 members and one of 5 per batch).
 
 Compiled (kwire/render/records_json.pxd), a batch's header is read with kwire/c_reads.pxd's C reads and
-written by a printf of its own there (glibc's snprintf costs more than the dicts it replaces), no Python
+written with kwire/c_text.pxd's put_format (glibc's snprintf costs more than the dicts it replaces), no Python
 int made; the pure-Python build unpacks it with one struct and writes the same format with bytes %.
 
 Anything else (a cut or legacy entry, garbage, more batches than the budget lists, an empty field)
@@ -33,7 +33,7 @@ from kwire.codec.budget import RecordBudget
 from kwire.codec.records import LOG_OVERHEAD, V2_HEADER, V2_HEADER_SIZE, V2_MIN_BATCH_LENGTH, crc32c, v2_attributes
 
 # A batch as orjson writes summarize_records' dict of it (kwire.codec.records._v2_summary), in printf's terms:
-# %lld a number, %s a text. Compiled, kwire/render/records_json.pxd's _printf writes it in C; Python's bytes %
+# %lld a number, %s a text. Compiled, kwire/c_text.pxd's put_format writes it in C; Python's bytes %
 # takes it with %d for %lld. _ONE: a field of one batch (the common Produce), its size then the batch.
 _BATCH = (b'{"BaseOffset":%lld,"BatchLength":%lld,"PartitionLeaderEpoch":%lld,"Magic":%lld,"Crc":%lld,'
           b'"CrcValid":%s,"Attributes":%s,"LastOffsetDelta":%lld,"BaseTimestamp":%lld,"MaxTimestamp":%lld,'
@@ -88,9 +88,9 @@ def _batch_json(mv, pos: int, size: int) -> bytes | None:
     numbers[13], numbers[14] = base_offset + last_delta, 12 + length
     texts[0], texts[1] = valid, attributes_text  # C strings of bytes that stay referenced here
     if size >= 0:
-        n = _printf(out, TEXT_ROOM, _ONE, len(_ONE), numbers, texts)
+        n = put_format(out, TEXT_ROOM, _ONE, len(_ONE), numbers, texts)
     else:
-        n = _printf(out, TEXT_ROOM, _BATCH, len(_BATCH), cython.address(numbers[1]), texts)
+        n = put_format(out, TEXT_ROOM, _BATCH, len(_BATCH), cython.address(numbers[1]), texts)
     return out[:n] if n >= 0 else None  # never cut with these formats: None rather than a cut batch
 
 

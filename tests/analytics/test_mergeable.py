@@ -101,3 +101,17 @@ def test_stable_hash3_is_stable_hash(seed):
                         ("pid", True, -1, -1), ("crc", 1, 2), ("crc", 1, 2, 3, 4), ("crd", 1, 2, 3), ["crc", 1, 2, 3],
                         ("crc", -2**63, "1", 3), ("pid", 2**70, -(2**40), 0)])
         assert stable_hash3(a, b, c) == stable_hash(a, b, c)
+
+
+@pytest.mark.parametrize("kind", ["crc", "pid"])
+def test_stable_hash3_of_batch_keys_at_the_ends_of_64_bits(kind):
+    """A batch key's numbers written and CRC'd in C (compiled) or by zlib (pure): every width of number,
+    both signs, and the ends of 64 bits."""
+    rng = random.Random(kind)
+    ends = [0, 1, -1, 9, 10, -10, 2**63 - 1, -(2**63), 2**63, -(2**63) - 1, 2**31, -(2**31), 10**18, -(10**19)]
+    numbers = ends + [rng.randint(-(10 ** rng.randint(0, 19)), 10 ** rng.randint(0, 19)) for _ in range(300)]
+    for x in numbers:
+        for y, z in ((rng.choice(numbers), rng.choice(numbers)), (x, -x), (0, x)):
+            for topic, partition in (("kwire-many-small", 0), ("", 2**31 - 1), ("é", -1)):
+                key = (kind, x, y, z)
+                assert stable_hash3(topic, partition, key) == stable_hash(topic, partition, key), key

@@ -1,0 +1,63 @@
+# Text written in C, inlined by Cython where this file is cimported: a number in decimal, and a format of
+# %lld and %s conversions (printf's, for what they are: glibc's snprintf costs more than the dicts a caller
+# writes text to avoid), into the caller's char buffer. For the compiled branches of kwire's modules
+# (`if cython.compiled:`); no Python twin: the other branch writes the same text with Python's formatting,
+# and the tests, run on both builds, hold the two to the same bytes.
+
+cimport cython
+from libc.string cimport memchr, memcpy, strlen
+
+
+@cython.cdivision(True)
+cdef inline Py_ssize_t put_decimal(char* out, long long v) noexcept:
+    """v in decimal at `out` (at most 20 bytes: "-9223372036854775808"); the bytes written."""
+    cdef char digits[20]
+    cdef unsigned long long u = <unsigned long long>(-(v + 1)) + 1 if v < 0 else <unsigned long long>v
+    cdef Py_ssize_t k = 0, n = 0
+    while True:
+        digits[k] = <char>(48 + u % 10)
+        k += 1
+        u = u / 10
+        if u == 0:
+            break
+    if v < 0:
+        out[0] = c'-'
+        n = 1
+    while k > 0:
+        k -= 1
+        out[n] = digits[k]
+        n += 1
+    return n
+
+
+cdef inline Py_ssize_t put_format(char* out, Py_ssize_t room, const char* form, Py_ssize_t size,
+                                  const long long* numbers, const char** texts) noexcept:
+    """The `size` bytes of `form` written at `out` with each %lld the next of `numbers` in decimal and
+    each %s the next of `texts` (its only conversions), the literal runs between them copied whole; the
+    bytes written, -1 past `room`."""
+    cdef const char* end = form + size
+    cdef const char* mark
+    cdef Py_ssize_t n = 0, run
+    while True:
+        mark = <const char*>memchr(form, c'%', end - form)
+        run = (end if mark == NULL else mark) - form
+        if n + run > room:
+            return -1
+        memcpy(out + n, form, run)
+        n += run
+        if mark == NULL:
+            return n
+        if mark[1] == c's':
+            run = strlen(texts[0])
+            if n + run > room:
+                return -1
+            memcpy(out + n, texts[0], run)
+            n += run
+            texts += 1
+            form = mark + 2
+        else:  # %lld
+            if n + 20 > room:
+                return -1
+            n += put_decimal(out + n, numbers[0])
+            numbers += 1
+            form = mark + 4
