@@ -6,6 +6,7 @@
 
 cimport cython
 cimport kwire.c_reads as c_reads
+from kwire.capture.packet cimport RecordSink
 from kwire.tcp.flows cimport FlowTable
 from kwire.tcp.reassembly cimport HalfStream
 
@@ -16,10 +17,13 @@ cdef Py_ssize_t RAW_HEAD_HI, RAW_HEAD_LO, SLOW_FLAGS, ACK
 cdef Py_ssize_t HEAD_AT, TOTAL_AT, FRAG_AT, PROTO_AT, KEY_AT, KEY_SIZE, SEQ_AT, ACK_AT, DOFF_AT, FLAGS_AT
 cdef tuple SLOW_BY_FLAGS, TCP_PAYLOAD_AT
 
-cdef class PlainFeed:
+cdef class PlainFeed(RecordSink):
     cdef public object feed_packet, last_ts
 
-cdef class RecordFeed:
+    cpdef bint record(self, ts_ns, Py_ssize_t linktype, buf, Py_ssize_t start, Py_ssize_t stop,
+                      Py_ssize_t wire_len) except -1
+
+cdef class RecordFeed(RecordSink):
     cdef public FlowTable flows
     cdef public object feed_packet, last_ts
 

@@ -39,7 +39,7 @@ except ImportError:  # the pure-Python build where Cython is not installed
     from kwire.cython_stand_in import cython
 
 from kwire import c_reads
-from kwire.capture.packet import FrameLayout, Packet, RecordLayout
+from kwire.capture.packet import FrameLayout, Packet, RecordLayout, RecordSink
 from kwire.net.layout import (ACK_AT, DOFF_AT, ETH_IPV4_TCP_KEYED, ETHERNET_HEADER, FLAGS_AT, FRAG_AT, FRAGMENTED,
                               HEAD_AT, IPPROTO_TCP, KEY_AT, KEY_SIZE, MIN_FRAME, MIN_RAW, PLAIN_HEAD_HI,
                               PLAIN_HEAD_LO, PROTO_AT, RAW_HEAD_HI, RAW_HEAD_LO, RAW_IPV4_TCP_KEYED, SEQ_AT,
@@ -52,7 +52,7 @@ from kwire.tcp.reassembly import HalfStream
 PacketFeed = Callable[[Packet], None]
 
 
-class PlainFeed:
+class PlainFeed(RecordSink):
     """The RecordSink of the plain path: every record becomes a Packet for `feed_packet`."""
 
     __slots__ = ("feed_packet", "last_ts")
@@ -67,14 +67,8 @@ class PlainFeed:
         self.feed_packet(Packet(ts_ns, linktype, buf[start:stop], wire_len))
         return False
 
-    def run(self, buf, pos: int, end: int, layout: RecordLayout) -> tuple[int, int]:
-        return pos, 0
 
-    def frame_run(self, buf, pos: int, end: int, layout: FrameLayout) -> tuple[int, int, int]:
-        return pos, 0, 0
-
-
-class RecordFeed:
+class RecordFeed(RecordSink):
     """The RecordSink of the fast path (see the module docstring); `feed_packet` takes the rest."""
 
     __slots__ = ("flows", "feed_packet", "last_ts")

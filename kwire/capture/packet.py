@@ -14,7 +14,7 @@ of its own and the offset of the next (`FrameLayout`, `frame_run`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterator, NamedTuple, Protocol
+from typing import Callable, Iterator, NamedTuple
 
 
 @dataclass(slots=True)
@@ -63,7 +63,7 @@ class FrameLayout:
         return sec * 1_000_000_000 + nsec
 
 
-class RecordSink(Protocol):
+class RecordSink:
     """What a capture reader hands its records to, in capture order, before any Packet exists.
 
     A reader's `feed(sink)` calls `sink.record(ts_ns, linktype, buf, start, stop, wire_len)` for every
@@ -78,13 +78,21 @@ class RecordSink(Protocol):
     A live capture's ring offers `sink.frame_run(buf, pos, end, layout)` instead: the same over the
     ring frames from buf[pos] on (the last one ends at `end`); it returns (where the first frame not
     taken starts, or `end`; frames taken; their captured bytes).
+
+    A sink subclasses this class (its run and frame_run take nothing): compiled, it is an extension
+    type (kwire/capture/packet.pxd), and the classic pcap reader's loop calls record() in C.
     """
 
-    def record(self, ts_ns: int, linktype: int, buf, start: int, stop: int, wire_len: int) -> bool: ...
+    __slots__ = ()
 
-    def run(self, buf, pos: int, end: int, layout: RecordLayout) -> tuple[int, int]: ...
+    def record(self, ts_ns: int, linktype: int, buf, start: int, stop: int, wire_len: int) -> bool:
+        raise NotImplementedError
 
-    def frame_run(self, buf, pos: int, end: int, layout: FrameLayout) -> tuple[int, int, int]: ...
+    def run(self, buf, pos: int, end: int, layout: RecordLayout) -> tuple[int, int]:
+        return pos, 0
+
+    def frame_run(self, buf, pos: int, end: int, layout: FrameLayout) -> tuple[int, int, int]:
+        return pos, 0, 0
 
 
 def packets_of(feed: Callable[[RecordSink], Iterator[None]]) -> Iterator[Packet]:
@@ -101,7 +109,7 @@ def packets_of(feed: Callable[[RecordSink], Iterator[None]]) -> Iterator[Packet]
         raise
 
 
-class PacketCollector:
+class PacketCollector(RecordSink):
     """A RecordSink that makes a Packet of every record and keeps them in `packets`."""
 
     __slots__ = ("packets",)
@@ -112,12 +120,6 @@ class PacketCollector:
     def record(self, ts_ns: int, linktype: int, buf, start: int, stop: int, wire_len: int) -> bool:
         self.packets.append(Packet(ts_ns, linktype, buf[start:stop], wire_len))
         return False
-
-    def run(self, buf, pos: int, end: int, layout: RecordLayout) -> tuple[int, int]:
-        return pos, 0
-
-    def frame_run(self, buf, pos: int, end: int, layout: FrameLayout) -> tuple[int, int, int]:
-        return pos, 0, 0
 
 
 # pcap LINKTYPE_* values kwire understands.

@@ -124,7 +124,7 @@ def _chunk(reader: PcapReader, buf, pos: int, base: int, sink: RecordSink, layou
     compiled core types its locals, kwire/capture/pcap.pxd.)"""
     unpack, hsize, mult, limit, lt = layout.unpack, layout.header_size, layout.ts_mult, layout.max_caplen, \
         reader.linktype
-    record, run = sink.record, sink.run
+    run = sink.run
     end = len(buf)
     n = cap = wire = cut = 0
     caplen = 0
@@ -143,7 +143,7 @@ def _chunk(reader: PcapReader, buf, pos: int, base: int, sink: RecordSink, layou
         wire += wirelen
         if caplen < wirelen:
             cut += 1
-        if record(sec * 1_000_000_000 + frac * mult, lt, buf, start, stop, wirelen):
+        if sink.record(sec * 1_000_000_000 + frac * mult, lt, buf, start, stop, wirelen):
             after, k = run(buf, pos, end, layout)
             if k:
                 n += k

@@ -25,7 +25,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from kwire.capture.files import CaptureReader
-from kwire.capture.packet import Packet
+from kwire.capture.packet import Packet, RecordSink
 from kwire.capture.stats import CaptureStats
 from kwire.errors import KwireError
 from kwire.fused import RecordFeed
@@ -64,7 +64,7 @@ class FileReport:
 INT64_MAX, INT64_MIN = (1 << 63) - 1, -(1 << 63)
 
 
-class _Times:
+class _Times(RecordSink):
     """The RecordSink in front of the fast path: notes the earliest and latest capture times, and pins
     a time past signed 64-bit nanoseconds (a damaged pcapng: `kwire stats` shows it as it is, as epoch
     seconds) to the nearest one, so that one damaged packet does not fail the whole Spark job. (Runs
