@@ -14,6 +14,8 @@ cdef class _Plan:
     cdef public object request_ids, response_ids, pairs
     cdef public bint active
 
+cpdef _Plan _plan(api_key, version)
+
 cdef class Enricher:
     cdef public dict topic_names, fetch_offsets
 

@@ -4,6 +4,7 @@
 # hands each exchange, is one too: decoding, enriching and counting an exchange are C calls from it.
 
 cimport kwire.exchanges as _exchanges
+from kwire.enrich cimport Enricher
 from kwire.kafka.pairing cimport RawExchange
 from kwire.model cimport Exchange
 
@@ -17,7 +18,8 @@ cdef class RunSummary:
 
 
 cdef class ExchangeSink:
-    cdef public object offload, enricher
+    cdef public object offload
+    cdef public Enricher enricher
     cdef public bint decode
     cdef public RunSummary summary
     cdef public list out

@@ -35,6 +35,9 @@ def add_value(dist: dict[int, int], value: int, count: int = 1) -> None:
 
 
 def merge_into(dist: dict[int, int], other: dict[int, int]) -> None:
+    if not dist:  # the first merge into a table's row (kwire.analytics.aggregate's cells): a copy, in C
+        dist.update(other)
+        return
     for value, count in other.items():
         dist[value] = dist.get(value, 0) + count
 

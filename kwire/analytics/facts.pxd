@@ -10,3 +10,4 @@ cdef dict _GROUP_TREES
 cpdef tuple error_code_names(Exchange ex, found=*)
 cpdef dict exchange_row(Exchange ex, found=*)
 cpdef list produce_rows(ts_ns, list partitions)
+cpdef ns_to_ms(ns)

@@ -89,10 +89,10 @@ def _batch_key_crc(head: int, pid: bool, x: int, y: int, z: int) -> int:
     memcpy(cython.address(text[n]), b", ", 2)
     n += 2 + put_decimal(cython.address(text[n + 2]), z)
     memcpy(cython.address(text[n]), b"))", 2)
-    crc = ~head & 0xFFFFFFFF
+    crc = ~head  # C's unsigned 32 bits
     for i in range(n + 2):
         crc = _CRC32_TABLE[(crc ^ cython.cast(cython.uchar, text[i])) & 0xFF] ^ (crc >> 8)
-    return ~crc & 0xFFFFFFFF
+    return ~crc
 
 
 def _fill_crc32_table() -> None:

@@ -6,6 +6,9 @@
 cimport cython
 cimport kwire.c_reads as c_reads
 
+@cython.locals(pos=Py_ssize_t, version=Py_ssize_t, n=Py_ssize_t)
+cpdef produce_acks(header, body)
+
 cdef class PendingRequest:
     cdef public object header, body, ts_ns, size, lost, span
     cdef public bint dropped, done
