@@ -4,6 +4,7 @@
 # (once per Produce batch) reads its table and the batch in C.
 
 cimport cython
+cimport kwire.analytics.mergeable as _mergeable
 from kwire.analytics.mergeable cimport Kept
 
 cdef class Batch:

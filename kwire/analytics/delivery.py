@@ -19,7 +19,8 @@
 
 from __future__ import annotations
 
-from kwire.analytics.mergeable import Capped, Instants, Kept, first_ns, keep_smallest, last_ns, stable_hash3
+from kwire.analytics import mergeable as _mergeable  # stable_hash3: a C call compiled (kwire/analytics/delivery.pxd)
+from kwire.analytics.mergeable import Capped, Instants, Kept, first_ns, keep_smallest, last_ns
 from kwire.analytics.resend_state import ResendState
 from kwire.analytics import tags as T
 from kwire.fields import reduce_by_fields, set_fields
@@ -184,7 +185,7 @@ class DeliveryState:
     def produce_batch(self, ob: tuple) -> None:
         """`add` of a (T.PRODUCE_BATCH, ...) observation."""
         _, topic, partition, key, ev, bad = ob
-        full = (stable_hash3(topic, partition, key), topic, partition, key)
+        full = (_mergeable.stable_hash3(topic, partition, key), topic, partition, key)
         batches = self.batches
         batch = batches.get(full)
         if batch is None:
