@@ -86,7 +86,9 @@ class RecordFeed(RecordSink):
             # kwire.net.layout.plain_ipv4_tcp's test, inline (the same names)
             if linktype == 1:
                 if wire_len >= MIN_FRAME:
-                    if cython.compiled:  # the fields one at a time, in C (kwire/c_reads.pxd): no tuple
+                    if cython.compiled and (type(buf) is bytes or type(buf) is memoryview):  # a file's chunk
+                        # the fields one at a time, in C (kwire/c_reads.pxd): no tuple. (A live capture's
+                        # ring, an mmap, is not a buffer c_reads reads: the struct reads it.)
                         head, total = c_reads._u32(buf, start + HEAD_AT), c_reads._u16(buf, start + TOTAL_AT)
                         frag = c_reads._u16(buf, start + FRAG_AT)
                         proto = c_reads._u8(buf, start + PROTO_AT)
@@ -105,7 +107,8 @@ class RecordFeed(RecordSink):
                             if start + MIN_FRAME <= p <= end <= stop:
                                 return flows.established_at(h, ts, buf, p, end, seq, ack, flags)
             elif linktype == 101 and wire_len >= MIN_RAW:
-                if cython.compiled:  # the same, ETHERNET_HEADER earlier; head: the IP header's first 16 bits
+                if cython.compiled and (type(buf) is bytes or type(buf) is memoryview):
+                    # the same, ETHERNET_HEADER earlier; head: the IP header's first 16 bits
                     ip = start - ETHERNET_HEADER
                     head, total = c_reads._u16(buf, start), c_reads._u16(buf, ip + TOTAL_AT)
                     frag = c_reads._u16(buf, ip + FRAG_AT)

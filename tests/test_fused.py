@@ -4,8 +4,11 @@ at random; and it declines what it must leave to the plain path."""
 
 from __future__ import annotations
 
+import mmap
 import random
 import struct
+
+import pytest
 
 from kwire.capture.packet import Packet
 from kwire.fused import RecordFeed
@@ -124,7 +127,21 @@ class PlainBeside:
         assert self.a.counters() == self.b.counters()
 
 
-def test_record_does_what_decode_then_feed_does():
+def buffer_of(kind: str, data: bytes):
+    """`data` in the kind of buffer a reader hands record(): a file's chunk (bytes), a view of one, a live
+    capture's ring (an mmap), a bytearray."""
+    if kind == "mmap":
+        ring = mmap.mmap(-1, len(data))
+        ring.write(data)
+        return ring
+    return {"bytes": bytes, "memoryview": memoryview, "bytearray": bytearray}[kind](data)
+
+
+BUFFERS = ["bytes", "memoryview", "mmap", "bytearray"]
+
+
+@pytest.mark.parametrize("kind", BUFFERS)
+def test_record_does_what_decode_then_feed_does(kind):
     outcomes = {"held": 0, "plain": 0, "fast": 0}
     rng = random.Random(11)
     for round_ in range(60):
@@ -132,7 +149,7 @@ def test_record_does_what_decode_then_feed_does():
         side = PlainBeside(round_)
         for p in packets:
             before = side.plain_path(p)
-            padded = b"pad" + p.data + b"pad"  # the record sits inside a bigger read buffer
+            padded = buffer_of(kind, b"pad" + p.data + b"pad")  # the record sits inside a bigger read buffer
             if side.feed.record(p.ts_ns, p.linktype, padded, 3, 3 + len(p.data), p.wire_len):
                 outcomes["held"] += 1
             else:
@@ -162,7 +179,8 @@ def test_record_declines_what_needs_the_plain_path():
     assert offer(9, b"\x00" * 12 + b"\x86\xdd" + b"\x00" * 60) == "plain"
 
 
-def test_raw_ip_records_do_what_decode_then_feed_does():
+@pytest.mark.parametrize("kind", BUFFERS)
+def test_raw_ip_records_do_what_decode_then_feed_does(kind):
     """Packets without a link header (live capture on every interface hands them over so): the raw
     IPv4 branch of record() against the plain path, and it never asks for a run."""
     outcomes = {"plain": 0, "fast": 0}
@@ -173,7 +191,7 @@ def test_raw_ip_records_do_what_decode_then_feed_does():
         side = PlainBeside(round_)
         for p in packets:
             before = side.plain_path(p)
-            padded = b"pad" + p.data + b"pad"
+            padded = buffer_of(kind, b"pad" + p.data + b"pad")
             assert side.feed.record(p.ts_ns, 101, padded, 3, 3 + len(p.data), p.wire_len) is False
             outcomes["plain" if len(side.plain) > before else "fast"] += 1
         side.check()
