@@ -57,14 +57,16 @@ class DecodeOptions:
         return pipeline
 
 
-class ConnectionEnricher:
+class ConnectionEnricher(Enricher):
     """kwire.enrich.Enricher, one per connection: a task replays connections in an order unrelated to
     capture time, so names one connection's Metadata answers teach are kept to that connection (a
     connection's fetch offsets are its own anyway). The document does not depend on it (the
     Aggregator names topic ids from every answer); `--topic NAME` matches ids only where the same
-    connection's Metadata named them (docs/spark.md)."""
+    connection's Metadata named them (docs/spark.md). An Enricher itself (its own tables unused), so
+    that the pipeline's exchange sink, which types its enricher, takes it."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.by_connection: dict = {}
 
     def enrich(self, ex) -> None:
