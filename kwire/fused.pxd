@@ -29,7 +29,7 @@ cdef class RecordFeed(RecordSink):
 
     @cython.locals(flows=FlowTable, h=HalfStream, head=Py_ssize_t, total=Py_ssize_t, frag=Py_ssize_t,
                    proto=Py_ssize_t, doff=Py_ssize_t, flags=Py_ssize_t, p=Py_ssize_t, end=Py_ssize_t,
-                   ip=Py_ssize_t)
+                   frame=Py_ssize_t, head_lo=Py_ssize_t, head_hi=Py_ssize_t, held=bint)
     cpdef bint record(self, ts, Py_ssize_t linktype, buf, Py_ssize_t start, Py_ssize_t stop,
                       Py_ssize_t wire_len) except -1
 

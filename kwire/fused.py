@@ -83,51 +83,37 @@ class RecordFeed(RecordSink):
         if ts > self.last_ts:
             self.last_ts = ts
         if stop - start == wire_len:
-            # kwire.net.layout.plain_ipv4_tcp's test, inline (the same names)
-            if linktype == 1:
-                if wire_len >= MIN_FRAME:
-                    if cython.compiled and (type(buf) is bytes or type(buf) is memoryview):  # a file's chunk
-                        # the fields one at a time, in C (kwire/c_reads.pxd): no tuple. (A live capture's
-                        # ring, an mmap, is not a buffer c_reads reads: the struct reads it.)
-                        head, total = c_reads._u32(buf, start + HEAD_AT), c_reads._u16(buf, start + TOTAL_AT)
-                        frag = c_reads._u16(buf, start + FRAG_AT)
-                        proto = c_reads._u8(buf, start + PROTO_AT)
-                        key = c_reads._bytes_at(buf, start + KEY_AT, start + KEY_AT + KEY_SIZE)
-                        seq, ack = c_reads._u32(buf, start + SEQ_AT), c_reads._u32(buf, start + ACK_AT)
-                        doff, flags = c_reads._u8(buf, start + DOFF_AT), c_reads._u8(buf, start + FLAGS_AT)
-                    else:
-                        head, total, frag, proto, key, seq, ack, doff, flags = ETH_IPV4_TCP_KEYED(buf, start)
-                    if (PLAIN_HEAD_LO <= head <= PLAIN_HEAD_HI and proto == IPPROTO_TCP and not frag & FRAGMENTED
-                            and not flags & SLOW_FLAGS):
-                        flows = self.flows
-                        h = flows.by_header.get(key)
-                        if h is not None and ts < flows.next_sweep:
-                            p = start + TCP_PAYLOAD_AT[doff]
-                            end = start + ETHERNET_HEADER + total
-                            if start + MIN_FRAME <= p <= end <= stop:
-                                return flows.established_at(h, ts, buf, p, end, seq, ack, flags)
+            # kwire.net.layout.plain_ipv4_tcp's test, inline (the same names). A raw IP packet (live capture on
+            # every interface) has its fields where an Ethernet frame ETHERNET_HEADER earlier would have them.
+            if linktype == 1 and wire_len >= MIN_FRAME:
+                frame, head_lo, head_hi = start, PLAIN_HEAD_LO, PLAIN_HEAD_HI
             elif linktype == 101 and wire_len >= MIN_RAW:
-                if cython.compiled and (type(buf) is bytes or type(buf) is memoryview):
-                    # the same, ETHERNET_HEADER earlier; head: the IP header's first 16 bits
-                    ip = start - ETHERNET_HEADER
-                    head, total = c_reads._u16(buf, start), c_reads._u16(buf, ip + TOTAL_AT)
-                    frag = c_reads._u16(buf, ip + FRAG_AT)
-                    proto = c_reads._u8(buf, ip + PROTO_AT)
-                    key = c_reads._bytes_at(buf, ip + KEY_AT, ip + KEY_AT + KEY_SIZE)
-                    seq, ack = c_reads._u32(buf, ip + SEQ_AT), c_reads._u32(buf, ip + ACK_AT)
-                    doff, flags = c_reads._u8(buf, ip + DOFF_AT), c_reads._u8(buf, ip + FLAGS_AT)
+                frame, head_lo, head_hi = start - ETHERNET_HEADER, RAW_HEAD_LO, RAW_HEAD_HI
+            else:
+                frame = head_lo = head_hi = -1
+            if head_lo >= 0:
+                if cython.compiled and (type(buf) is bytes or type(buf) is memoryview):  # a file's chunk
+                    # the fields one at a time, in C (kwire/c_reads.pxd): no tuple. (A live capture's ring, an
+                    # mmap, is not a buffer c_reads reads: the struct reads it.) A raw packet's head: its first 16 bits.
+                    head = c_reads._u32(buf, frame + HEAD_AT) if linktype == 1 else c_reads._u16(buf, start)
+                    total, frag = c_reads._u16(buf, frame + TOTAL_AT), c_reads._u16(buf, frame + FRAG_AT)
+                    proto = c_reads._u8(buf, frame + PROTO_AT)
+                    key = c_reads._bytes_at(buf, frame + KEY_AT, frame + KEY_AT + KEY_SIZE)
+                    seq, ack = c_reads._u32(buf, frame + SEQ_AT), c_reads._u32(buf, frame + ACK_AT)
+                    doff, flags = c_reads._u8(buf, frame + DOFF_AT), c_reads._u8(buf, frame + FLAGS_AT)
                 else:
-                    head, total, frag, proto, key, seq, ack, doff, flags = RAW_IPV4_TCP_KEYED(buf, start)
-                if (RAW_HEAD_LO <= head <= RAW_HEAD_HI and proto == IPPROTO_TCP and not frag & FRAGMENTED
+                    head, total, frag, proto, key, seq, ack, doff, flags = (
+                        ETH_IPV4_TCP_KEYED if linktype == 1 else RAW_IPV4_TCP_KEYED)(buf, start)
+                if (head_lo <= head <= head_hi and proto == IPPROTO_TCP and not frag & FRAGMENTED
                         and not flags & SLOW_FLAGS):
                     flows = self.flows
                     h = flows.by_header.get(key)
                     if h is not None and ts < flows.next_sweep:
-                        p = start + TCP_PAYLOAD_AT[doff] - ETHERNET_HEADER
-                        end = start + total
-                        if start + MIN_RAW <= p <= end <= stop:
-                            flows.established_at(h, ts, buf, p, end, seq, ack, flags)
-                            return False  # no run: the run loop reads Ethernet frames
+                        p = frame + TCP_PAYLOAD_AT[doff]
+                        end = frame + ETHERNET_HEADER + total
+                        if frame + MIN_FRAME <= p <= end <= stop:
+                            held = flows.established_at(h, ts, buf, p, end, seq, ack, flags)
+                            return held and linktype == 1  # a raw packet starts no run: runs read Ethernet frames
         self.feed_packet(Packet(ts, linktype, buf[start:stop], wire_len))
         return False
 
