@@ -4,18 +4,18 @@
 # methods and by the compiled modules that cimport them. Every number stays a Python int.
 
 cimport cython
-from libc.string cimport memcpy
-from kwire.c_text cimport put_decimal
+from kwire.c_text cimport put_format
 
 
 # the module's private caches: dicts, so a look-up is a C call (a module attribute's .get is a Python call)
 cdef dict _HEAD_CRCS, _BUCKETS
 
 cpdef stable_hash3(a, b, c)
-cdef str _batch_key_text(str kind, long long x, long long y, long long z)
+cdef bytes _KEY_TEXT
 cdef unsigned int _CRC32_TABLE[256]
-@cython.locals(text="char[80]", n=Py_ssize_t, i=Py_ssize_t, crc="unsigned int")
-cdef unsigned int _batch_key_crc(unsigned int head, bint pid, long long x, long long y, long long z) noexcept
+@cython.locals(text="char[96]", numbers="long long[3]", texts="const char*[1]", n=Py_ssize_t, i=Py_ssize_t,
+               crc="unsigned int")
+cdef unsigned int _batch_key_crc(unsigned int head, bytes kind, long long x, long long y, long long z) noexcept
 @cython.locals(n="unsigned int", c="unsigned int")
 cdef void _fill_crc32_table() noexcept
 

@@ -63,9 +63,10 @@ def stable_hash3(a: str, b: int, c) -> int:
             and type(c[2]) is int and type(c[3]) is int):  # a batch's key: repr(c) without repr's machinery
         x, y, z = c[1], c[2], c[3]
         if _I64_MIN <= x <= _I64_MAX and _I64_MIN <= y <= _I64_MAX and _I64_MIN <= z <= _I64_MAX:
+            kind = b"pid" if c[0] == "pid" else b"crc"
             if cython.compiled:  # the text written and its CRC taken in C
-                return _batch_key_crc(head, c[0] == "pid", x, y, z)
-            return _crc32(_batch_key_text(c[0], x, y, z).encode("ascii"), head)
+                return _batch_key_crc(head, kind, x, y, z)
+            return _crc32(_KEY_TEXT_PY % (kind, x, y, z), head)
         return stable_hash(a, b, c)  # a number past 64 bits: never a batch's, but the same hash all the same
     return _crc32(f"{c!r})".encode("utf-8", "replace"), head)
 
@@ -73,24 +74,20 @@ def stable_hash3(a: str, b: int, c) -> int:
 _I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1  # a batch key's numbers (producer id, epoch, sequence or CRC) fit
 
 
-def _batch_key_text(kind: str, x: int, y: int, z: int) -> str:
-    """The text of a batch's key after its topic and partition (stable_hash3)."""
-    return f"('{kind}', {x}, {y}, {z}))"
+# The text of a batch's key after its topic and partition (stable_hash3), in printf's terms: compiled,
+# kwire/c_text.pxd's put_format writes it; Python's bytes % takes it with %d for %lld.
+_KEY_TEXT = b"('%s', %lld, %lld, %lld))"
+_KEY_TEXT_PY = _KEY_TEXT.replace(b"%lld", b"%d")
 
 
-def _batch_key_crc(head: int, pid: bool, x: int, y: int, z: int) -> int:
-    """Compiled only (kwire/analytics/mergeable.pxd: C integers, a char buffer): zlib.crc32 of
-    _batch_key_text("pid" if pid else "crc", x, y, z), continued from `head`, written and taken in C
-    (put_decimal: kwire/c_text.pxd)."""
-    memcpy(text, b"('pid', " if pid else b"('crc', ", 8)
-    n = 8 + put_decimal(cython.address(text[8]), x)
-    memcpy(cython.address(text[n]), b", ", 2)
-    n += 2 + put_decimal(cython.address(text[n + 2]), y)
-    memcpy(cython.address(text[n]), b", ", 2)
-    n += 2 + put_decimal(cython.address(text[n + 2]), z)
-    memcpy(cython.address(text[n]), b"))", 2)
+def _batch_key_crc(head: int, kind: bytes, x: int, y: int, z: int) -> int:
+    """Compiled only (kwire/analytics/mergeable.pxd: C integers, a char buffer of room for the longest
+    numbers): zlib.crc32 of _KEY_TEXT's text, continued from `head`, written and taken in C."""
+    numbers[0], numbers[1], numbers[2] = x, y, z
+    texts[0] = kind  # the C string of bytes referenced here
+    n = put_format(text, 96, _KEY_TEXT, len(_KEY_TEXT), numbers, texts)
     crc = ~head  # C's unsigned 32 bits
-    for i in range(n + 2):
+    for i in range(n):
         crc = _CRC32_TABLE[(crc ^ cython.cast(cython.uchar, text[i])) & 0xFF] ^ (crc >> 8)
     return ~crc
 
