@@ -4,6 +4,7 @@
 # and its parts, a plain tuple, item by item (an ExchangeParts, a tuple of a subclass, is copied into one first).
 
 cimport cython
+from kwire.kafka.headers cimport RequestHeader
 from kwire.kafka.pairing cimport PendingRequest, RawExchange
 
 # the module's private caches: dicts, so a look-up is a C call (a module attribute's .get is a Python call)
@@ -11,7 +12,7 @@ cdef dict _ENDPOINT_NAMES, _PLANS
 
 cpdef endpoint_name(endpoint)
 cpdef exchange_parts(RawExchange raw, bint owned=*)
-@cython.locals(req=PendingRequest)
+@cython.locals(req=PendingRequest, header=RequestHeader)
 cpdef tuple _plain_parts(RawExchange raw, bint owned)
 cpdef tuple _wire(RawExchange raw, request_span)
 

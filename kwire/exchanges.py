@@ -135,8 +135,9 @@ def _plain_parts(raw: RawExchange, owned: bool) -> tuple:
         return (conn.id, client, broker, raw.status, raw.correlation_id, None, None, None, 0,
                 None, None, None, raw.response_ts_ns, raw.response_size, resp_body, None,
                 _wire(raw, None), raw.unanswered, None, raw.response_lost)
-    # the RequestHeader's fields by unpacking: compiled, one pass over the tuple, not a lookup of each name
-    api_key, api_version, _, client_id, header_size, _ = req.header
+    header = req.header  # compiled: an extension type, its fields read in C (kwire/exchanges.pxd)
+    api_key, api_version, client_id, header_size = header.api_key, header.api_version, header.client_id, \
+        header.header_size
     body = req.body
     if owned and body is not None and type(body) is not bytes:  # None: a body pairing did not keep
         body = bytes(body)

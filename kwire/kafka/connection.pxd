@@ -5,6 +5,7 @@
 
 cimport cython
 from kwire.kafka.framing cimport Framer
+from kwire.kafka.headers cimport RequestHeader
 from kwire.kafka.pairing cimport Pairing
 
 cdef class KafkaStream:
@@ -17,4 +18,5 @@ cdef class KafkaStream:
 
     @cython.locals(framer=Framer, frames=list, pairing=Pairing, count=Py_ssize_t)
     cpdef data(self, direction, ts_ns, data)
+    @cython.locals(header=RequestHeader)
     cpdef _request(self, body, ts_ns, out, span=*)

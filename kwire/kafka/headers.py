@@ -22,6 +22,7 @@ except ImportError:  # the pure-Python build where Cython is not installed
     from kwire.cython_stand_in import cython
 
 from kwire import c_reads
+from kwire.fields import reduce_by_fields, set_fields
 from kwire.kafka.primitives import read_uvarint
 from kwire.errors import DecodeError
 from kwire.kafka.apis import APIS, request_header_version, response_header_version
@@ -35,16 +36,49 @@ _I32 = struct.Struct(">i")
 MAX_CLIENT_ID = 1024
 
 
-class RequestHeader(NamedTuple):
-    api_key: int
-    api_version: int
-    correlation_id: int
-    client_id: str | None
-    header_size: int  # bytes of the header, from the start of the frame body
-    tagged: dict | None
+class RequestHeader:
+    """A request header's fields. (A class of its own rather than a named tuple: the compiled core makes it
+    an extension type, kwire/kafka/headers.pxd, whose fields the pairing and the main process's offloading
+    read in C; it compares and prints as a dataclass would.)"""
+
+    __slots__ = ("api_key", "api_version", "correlation_id", "client_id", "header_size", "tagged")
+    __reduce__ = reduce_by_fields  # the same state compiled or not (kwire.fields)
+    __setstate__ = set_fields
+
+    def __init__(self, api_key: int, api_version: int, correlation_id: int, client_id: str | None,
+                 header_size: int, tagged: dict | None):
+        self.api_key = api_key
+        self.api_version = api_version
+        self.correlation_id = correlation_id
+        self.client_id = client_id
+        self.header_size = header_size  # bytes of the header, from the start of the frame body
+        self.tagged = tagged  # the tagged fields (tag -> hex of their bytes), None when there are none
+
+    def __repr__(self) -> str:
+        return f"RequestHeader({', '.join(f'{name}={getattr(self, name)!r}' for name in _HEADER_FIELDS)})"
+
+    def __eq__(self, other) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in _HEADER_FIELDS)
+
+    __hash__ = None
 
 
-_new_request_header = partial(tuple.__new__, RequestHeader)  # without NamedTuple's Python-level __new__
+_HEADER_FIELDS = RequestHeader.__slots__
+
+
+def _request_header(api_key: int, api_version: int, correlation_id: int, client_id: str | None,
+                    header_size: int, tagged: dict | None) -> RequestHeader:
+    """A RequestHeader made without a call of its __init__ (compiled: its fields set in C)."""
+    header = RequestHeader.__new__(RequestHeader)
+    header.api_key = api_key
+    header.api_version = api_version
+    header.correlation_id = correlation_id
+    header.client_id = client_id
+    header.header_size = header_size
+    header.tagged = tagged
+    return header
 
 
 class ResponseHeader(NamedTuple):
@@ -70,17 +104,24 @@ def _skip_tagged(buf, pos: int) -> tuple[dict | None, int]:
     return tags, pos
 
 
-_HEADER_VERSIONS: dict[tuple[int, int], tuple[int, int]] = {}
+_HEADER_VERSIONS: dict[int, tuple[int, int]] = {}  # version_key(api_key, api_version) -> header_versions
+
+
+def version_key(api_key: int, api_version: int) -> int:
+    """An api key and version, both int16 as the wire has them, as one int (a dict key dearer as a tuple)."""
+    return (api_key & 0xFFFF) << 16 | (api_version & 0xFFFF)
 
 
 def header_versions(api_key: int, api_version: int) -> tuple[int, int]:
     """(request header version, response header version), cached for the apis kwire knows."""
-    key = (api_key, api_version)
-    hit = _HEADER_VERSIONS.get(key)
-    if hit is None:
-        hit = (request_header_version(api_key, api_version), response_header_version(api_key, api_version))
-        if api_key in APIS and -1 <= api_version <= 64:  # bounded: the wire chooses these numbers
-            _HEADER_VERSIONS[key] = hit
+    cacheable = api_key in APIS and -1 <= api_version <= 64  # bounded: the wire chooses these numbers
+    if cacheable:
+        hit = _HEADER_VERSIONS.get(version_key(api_key, api_version))
+        if hit is not None:
+            return hit
+    hit = (request_header_version(api_key, api_version), response_header_version(api_key, api_version))
+    if cacheable:
+        _HEADER_VERSIONS[version_key(api_key, api_version)] = hit
     return hit
 
 
@@ -97,10 +138,10 @@ def parse_request_header(body) -> RequestHeader:
         n = -2  # no room for the client id's length (-1 is a null client id)
     else:
         raise DecodeError("request header needs 8 bytes", 0)
-    hit = _HEADER_VERSIONS.get((api_key, version))
+    hit = _HEADER_VERSIONS.get(version_key(api_key, version))  # both int16: read as such above
     hv = (hit if hit is not None else header_versions(api_key, version))[0]
     if hv < 1:
-        return _new_request_header((api_key, version, corr, None, 8, None))
+        return _request_header(api_key, version, corr, None, 8, None)
     if n == -2:
         raise DecodeError("request header: client id length missing", 8)
     pos = 10
@@ -116,7 +157,7 @@ def parse_request_header(body) -> RequestHeader:
             pos += 1  # no tagged fields: the common case
         else:
             tagged, pos = _skip_tagged(body, pos)
-    return _new_request_header((api_key, version, corr, client_id, pos, tagged))
+    return _request_header(api_key, version, corr, client_id, pos, tagged)
 
 
 def parse_cut_request_header(body) -> RequestHeader:
@@ -129,7 +170,7 @@ def parse_cut_request_header(body) -> RequestHeader:
         if len(body) < 8:
             raise
     api_key, version, corr = _REQ_FIXED.unpack_from(body, 0)
-    return _new_request_header((api_key, version, corr, None, len(body), None))
+    return _request_header(api_key, version, corr, None, len(body), None)
 
 
 def parse_response_header(body, api_key: int, api_version: int) -> ResponseHeader:
@@ -137,8 +178,7 @@ def parse_response_header(body, api_key: int, api_version: int) -> ResponseHeade
         raise DecodeError("response header needs 4 bytes", 0)
     corr = _I32.unpack_from(body, 0)[0]
     pos = 4
-    hit = _HEADER_VERSIONS.get((api_key, api_version))
-    if (hit if hit is not None else header_versions(api_key, api_version))[1] >= 1:
+    if header_versions(api_key, api_version)[1] >= 1:
         if len(body) > 4 and not body[4]:
             pos = 5
         else:

@@ -5,9 +5,10 @@
 
 cimport cython
 cimport kwire.c_reads as c_reads
+from kwire.kafka.headers cimport RequestHeader
 
 @cython.locals(pos=Py_ssize_t, version=Py_ssize_t, n=Py_ssize_t)
-cpdef produce_acks(header, body)
+cpdef produce_acks(RequestHeader header, body)
 
 cdef class PendingRequest:
     cdef public object header, body, ts_ns, size, lost, span
@@ -25,6 +26,6 @@ cdef class Pairing:
     cdef public bint lossy
 
     @cython.locals(request=PendingRequest, held=Py_ssize_t)
-    cpdef bint request(self, header, body, ts_ns, out, span=*) except -1
+    cpdef bint request(self, RequestHeader header, body, ts_ns, out, span=*) except -1
     @cython.locals(request=PendingRequest)
     cpdef bint response(self, body, ts_ns, frames, out, span=*) except -1
