@@ -13,8 +13,8 @@ request (nothing to decode).
 
 Bounded: at most `max_inflight` batches are out at a time; the main process waits for the oldest
 when there are more. The pool starts with the first full batch, so small captures never pay for it.
-Exchanges travel as kwire.exchanges.ExchangeParts (a named tuple of plain values, the bodies as
-bytes of their own), pickled between kwire's own processes (kwire.forkpool: forked workers,
+A batch travels as one bytes object: each exchange's kwire.exchanges.ExchangeParts written into it
+as it comes (kwire.parts_wire), between kwire's own processes (kwire.forkpool: forked workers,
 pipes); a worker's result is a batch's rendered bytes in one piece and their sizes (RenderEach),
 and a count. Output is byte-for-byte what one process writes.
 """
@@ -28,11 +28,13 @@ from typing import Callable, Iterator
 
 from kwire.codec.marks import carries_records
 from kwire.enrich import enriched
-from kwire.exchanges import ExchangeParts, as_parts, build_from_parts, exchange_parts
-from kwire.forkpool import ForkPool, WorkerDied, can_fork, pickled, unpickled
+from kwire.exchanges import build_from_parts
+from kwire.forkpool import ForkPool, WorkerDied, can_fork
+from kwire.kafka.headers import version_key
 from kwire.kafka.pairing import RawExchange
 from kwire.model import Exchange
 from kwire.outcomes import is_malformed
+from kwire.parts_wire import PartsWriter, unpack
 
 BATCH = 512  # exchanges per batch sent to a worker
 BATCH_BYTES = 1 << 20  # or fewer, when their frames add up to this
@@ -55,16 +57,17 @@ def offloadable(raw: RawExchange) -> bool:
     if req is None or req.size + (raw.response_size or 0) > MAX_OFFLOADED_BYTES:
         return False
     header = req.header
-    key = (header.api_key, header.api_version)
+    api_key, api_version = header.api_key, header.api_version  # compiled: read in C (kwire/parallel.pxd)
+    key = version_key(api_key, api_version)  # both int16 off the wire: one int, not a tuple
     local = _STAYS.get(key)
     if local is None:
-        local = enriched(header.api_key, header.api_version)
+        local = enriched(api_key, api_version)
         if len(_STAYS) < 4096:  # bounded: the wire chooses these numbers
             _STAYS[key] = local
     return not local
 
 
-_STAYS: dict[tuple, bool] = {}  # (api_key, version) -> kwire.enrich.enriched
+_STAYS: dict[int, bool] = {}  # kwire.kafka.headers.version_key -> kwire.enrich.enriched
 
 
 def offloadable_with_records(raw: RawExchange) -> bool:
@@ -84,16 +87,17 @@ def default_jobs() -> int:
     return cpus if cpus >= MIN_CPUS and can_fork() else 0
 
 
-def _run_batch(batch: list[ExchangeParts], task) -> tuple[object, int]:
-    """The task's result on a batch of exchange parts (decoded here, in order), and how many of
+def _run_batch(packed: bytes, task) -> tuple[object, int]:
+    """The task's result on a packed batch of exchange parts (decoded here, in order), and how many of
     them had decode errors."""
-    exchanges, errors = decode_parts(batch)
+    exchanges, errors = decode_packed(packed)
     return task(exchanges), errors
 
 
-def decode_parts(batch: list[ExchangeParts]) -> tuple[list[Exchange], int]:
-    """A batch of exchange parts decoded, in order, and how many of them had decode errors."""
-    exchanges = [build_from_parts(parts) for parts in batch]
+def decode_packed(packed: bytes) -> tuple[list[Exchange], int]:
+    """A batch of exchange parts (kwire.parts_wire) decoded, in order, and how many of them had decode
+    errors."""
+    exchanges = [build_from_parts(parts) for parts in unpack(packed)]
     errors = 0
     for ex in exchanges:
         if is_malformed(ex):
@@ -101,25 +105,14 @@ def decode_parts(batch: list[ExchangeParts]) -> tuple[list[Exchange], int]:
     return exchanges, errors
 
 
-def decode_plain(batch: list[tuple]) -> tuple[list[Exchange], int]:
-    """decode_parts of a batch that travelled as plain tuples (plain_batch)."""
-    return decode_parts([as_parts(values) for values in batch])
-
-
 class _BatchWork:
-    """What a worker does with each batch it is sent (kwire.forkpool's `work`). A batch travels as
-    plain tuples (`plain_batch`): the pickler writes those in C, while each named tuple would cost it a
-    Python-level call (__getnewargs__), a twentieth of the main process's time on small exchanges."""
+    """What a worker does with each batch it is sent (kwire.forkpool's `work`): a packed batch."""
 
     def __init__(self, task):
         self.task = task
 
-    def __call__(self, batch: list[tuple]) -> tuple[object, int]:
-        return _run_batch([as_parts(values) for values in batch], self.task)
-
-
-def plain_batch(batch: list[ExchangeParts]) -> list[tuple]:
-    return [tuple(parts) for parts in batch]
+    def __call__(self, packed: bytes) -> tuple[object, int]:
+        return _run_batch(packed, self.task)
 
 
 # ---- the main side ---------------------------------------------------------------------------
@@ -162,8 +155,7 @@ class Batches:
         self.jobs = jobs
         self.batch_size = batch or BATCH
         self.max_inflight = max_inflight or 2 * jobs + 2
-        self.batch: list[ExchangeParts] = []
-        self.batch_bytes = 0
+        self.batch = PartsWriter()  # the batch in progress
         self.tag = None
         self.worker_failures = 0
         self._out: deque = deque()  # (Ticket or _Done, tag, the batch while a worker has it)
@@ -173,10 +165,8 @@ class Batches:
     def add(self, raw: RawExchange) -> bool:
         """Queue one exchange; True when that filled a batch (which went to a worker)."""
         batch = self.batch
-        batch.append(exchange_parts(raw, owned=True))
-        request = raw.request  # frames_size, inline
-        self.batch_bytes += (request.size if request is not None else 0) + (raw.response_size or 0)
-        if len(batch) >= self.batch_size or self.batch_bytes >= BATCH_BYTES:
+        batch.add(raw)
+        if batch.rows >= self.batch_size or batch.frame_bytes >= BATCH_BYTES:
             self._send()
             return True
         return False
@@ -184,20 +174,19 @@ class Batches:
     def flush(self) -> None:
         """Send the batch in progress (or run it here: when no worker was ever needed, or when it is
         only a tag)."""
-        if not self.batch and self.tag is None:
+        if not self.batch.rows and self.tag is None:
             return
-        if self._pool is None or not self.batch:
+        if self._pool is None or not self.batch.rows:
             self._run_here()
         else:
             self._send()
 
     def _run_here(self) -> None:
-        self._out.append((_Done(_run_batch(self.batch, self.task)), self.tag, None))
+        self._out.append((_Done(_run_batch(self.batch.getvalue(), self.task)), self.tag, None))
         self._clear()
 
     def _clear(self) -> None:
-        self.batch = []
-        self.batch_bytes = 0
+        self.batch = PartsWriter()
         self.tag = None
 
     def _send(self) -> None:
@@ -221,7 +210,8 @@ class Batches:
         return _BatchWork(self.task)
 
     def _submit(self) -> tuple:
-        return self._pool.submit(plain_batch(self.batch)), self.tag, self.batch
+        packed = self.batch.getvalue()
+        return self._pool.submit(packed), self.tag, packed
 
     def _lost_pool(self) -> None:
         self._broken = True
@@ -268,13 +258,13 @@ class _FoldWork:
         self.fold = fold
         self.state, self.errors = None, 0
 
-    def __call__(self, batch: list[tuple] | None):
-        if batch is None:
+    def __call__(self, packed: bytes | None):
+        if packed is None:
             state, errors = self.state, self.errors
             self.state, self.errors = None, 0
             return state, errors
         try:
-            exchanges, errors = decode_parts([as_parts(values) for values in batch])
+            exchanges, errors = decode_packed(packed)
             self.state = self.fold(exchanges, self.state)
         except BaseException:
             self.state, self.errors = None, 0
@@ -306,16 +296,16 @@ class FoldedBatches(Batches):
         self._failed = False  # a worker was found dead while sending: done() redoes what was held
 
     def _run_here(self) -> None:
-        if self.batch:
-            self._out.append((_Done(_run_batch(self.batch, self.task)), 0, None))
+        if self.batch.rows:
+            self._out.append((_Done(_run_batch(self.batch.getvalue(), self.task)), 0, None))
         self._clear()
 
     def _work(self):
         return _FoldWork(self.task)
 
     def _submit(self) -> tuple:
-        data = pickled(plain_batch(self.batch))  # held so: in the bytes of its frames and little more
-        return self._pool.submit_pickled(data), len(data), data
+        packed = self.batch.getvalue()  # held so: in the bytes of its frames and little more
+        return self._pool.submit(packed), len(packed), packed
 
     def _lost_pool(self) -> None:  # done() redoes what the workers held, then the rest runs here
         self._broken = self._failed = True
@@ -393,7 +383,7 @@ class FoldedBatches(Batches):
 
     def _redo(self, data: bytes) -> tuple[object, None, int]:
         self.worker_failures += 1  # Batches' count: the batches redone here for a lost worker
-        value, errors = _run_batch([as_parts(values) for values in unpickled(data)], self.task)
+        value, errors = _run_batch(data, self.task)
         return value, None, errors
 
 
@@ -447,9 +437,11 @@ class OrderedRenderer:
         self.batches = Batches(RenderEach(render), jobs, batch=batch, max_inflight=max_inflight)
         self.queued_bytes = 0  # of the texts in the tag of the batch in progress
 
-    def feed(self, item) -> list[bytes] | tuple:
-        """The texts ready after `item`, in order (a list, or an empty tuple: most items make none, and
-        a generator per item would cost the main process more than the item itself)."""
+    def feed(self, item) -> list[tuple[bytes, int]] | tuple:
+        """The texts ready after `item`, in order, each with the number of exchanges it holds (a list,
+        or an empty tuple: most items make none, and a generator per item would cost the main process
+        more than the item itself). A rendered exchange is one line, so that number is its lines:
+        counting the newlines of the texts instead cost the main process a tenth of its time."""
         batches = self.batches
         if type(item) is RawExchange:
             if batches.add(item):
@@ -458,19 +450,19 @@ class OrderedRenderer:
         text = self.render(item)
         if not text:
             return ()
-        if not batches.batch and not batches.pending:
-            return (text,)  # nothing is ahead of it
+        if not batches.batch.rows and not batches.pending:
+            return ((text, 1),)  # nothing is ahead of it
         if batches.tag is None:
             batches.tag = []
             self.queued_bytes = 0
-        batches.tag.append((len(batches.batch), text))
+        batches.tag.append((batches.batch.rows, text))
         self.queued_bytes += len(text)
         if len(batches.tag) >= MAX_QUEUED or self.queued_bytes >= MAX_QUEUED_BYTES:
             batches.flush()  # bounded: the batch in progress goes out as it is
             return list(self._ready())
         return ()
 
-    def finish(self) -> Iterator[bytes]:
+    def finish(self) -> Iterator[tuple[bytes, int]]:
         self.batches.flush()
         yield from self._ready(wait=True)
         self.close()
@@ -478,31 +470,35 @@ class OrderedRenderer:
     def close(self) -> None:
         self.batches.close()
 
-    def _ready(self, wait: bool = False) -> Iterator[bytes]:
-        """The batches finished, in order, with the texts rendered here slotted in."""
+    def _ready(self, wait: bool = False) -> Iterator[tuple[bytes, int]]:
+        """The batches finished, in order, with the texts rendered here slotted in; each with the
+        number of exchanges it holds (those rendered as nothing not counted)."""
         for (joined, sizes), between, errors in self.batches.done(wait):
             if errors:
                 self.on_errors(errors)
             if between:
                 yield from _joined(_merge(split_texts(joined, sizes), between))
             elif joined:
-                yield joined
+                yield joined, len(sizes) - sizes.count(0)
 
 
-def _joined(texts: list[bytes]) -> Iterator[bytes]:
+def _joined(texts: list[bytes]) -> Iterator[tuple[bytes, int]]:
     """The texts in order, small ones joined (one write each batch), a big one on its own: joining
-    would copy it (a --records exchange can be 300 MB of JSON)."""
+    would copy it (a --records exchange can be 300 MB of JSON); each with how many texts it holds
+    (empty ones not counted)."""
     small: list[bytes] = []
     for text in texts:
+        if not text:
+            continue
         if len(text) < BATCH_BYTES:
             small.append(text)
             continue
         if small:
-            yield b"".join(small)
+            yield b"".join(small), len(small)
             small = []
-        yield text
+        yield text, 1
     if small:
-        yield b"".join(small)
+        yield b"".join(small), len(small)
 
 
 def _merge(texts: list[bytes], between: list[tuple[int, bytes]]) -> list[bytes]:

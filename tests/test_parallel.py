@@ -230,9 +230,9 @@ def test_a_big_text_is_handed_on_as_it_is_not_copied_into_a_join():
     """A --records exchange rendered here can be 300 MB of JSON: joined with the texts around it,
     it was copied (inspect --json --records peaked at 597 MB instead of 366 MB)."""
     big = b"x" * parallel.BATCH_BYTES + b"\n"
-    out = list(parallel._joined([b"a\n", b"b\n", big, b"c\n"]))
-    assert out == [b"a\nb\n", big, b"c\n"] and out[1] is big
-    assert list(parallel._joined([b"a\n", b"b\n"])) == [b"a\nb\n"] and list(parallel._joined([])) == []
+    out = list(parallel._joined([b"a\n", b"", b"b\n", big, b"c\n"]))
+    assert out == [(b"a\nb\n", 2), (big, 1), (b"c\n", 1)] and out[1][0] is big  # with the lines each holds
+    assert list(parallel._joined([b"a\n", b"b\n"])) == [(b"a\nb\n", 2)] and list(parallel._joined([])) == []
 
 
 def test_a_batch_comes_back_in_one_piece_with_the_size_of_each_text():

@@ -171,10 +171,9 @@ def write_json_lines(reading: Reading, summary: RunSummary, progress, render: Js
     update = progress.update if progress else None
     shown = 0
 
-    def emit(text: bytes) -> bool:
-        """Write `text` (whole lines), cut at the limit; False once the limit is reached."""
+    def emit(text: bytes, lines: int) -> bool:
+        """Write `text` (`lines` whole lines), cut at the limit; False once the limit is reached."""
         nonlocal shown
-        lines = text.count(b"\n")
         if limit is not None and shown + lines >= limit:
             cut = 0
             for _ in range(limit - shown):
@@ -196,11 +195,11 @@ def write_json_lines(reading: Reading, summary: RunSummary, progress, render: Js
     items = reading.exchanges(summary, update, offload)
     try:
         for item in items:
-            for text in renderer.feed(item):
-                if not emit(text):
+            for text, lines in renderer.feed(item):
+                if not emit(text, lines):
                     return shown
-        for text in renderer.finish():
-            if not emit(text):
+        for text, lines in renderer.finish():
+            if not emit(text, lines):
                 return shown
     finally:
         items.close()

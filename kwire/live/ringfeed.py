@@ -26,6 +26,7 @@ from kwire.capture.pcapwrite import PcapWriter
 from kwire.capture.ring import RING_BYTES, RingCapture
 from kwire.enrich import Enricher
 from kwire.exchanges import build_from_parts
+from kwire.parts_wire import unpack
 from kwire.live.feeder import IDLE_WAIT_S, SnapshotThread
 from kwire.live.report import ReportedPipeline
 from kwire.live.snapshot import Snapshot
@@ -91,11 +92,11 @@ class RingFeeder(SnapshotThread):
         self.state.error = self.error
         self.state.finished = True
 
-    def _take(self, parts: list, report: dict) -> None:
+    def _take(self, parts: bytes, report: dict) -> None:
         if parts:
             enrich = self.enricher.enrich
             exchanges = []
-            for item in parts:
+            for item in unpack(parts):
                 ex = build_from_parts(item)
                 enrich(ex)
                 exchanges.append(ex)

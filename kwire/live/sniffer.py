@@ -5,8 +5,9 @@ kwire.capture.pcapwrite.PcapWriter of -w). It runs the ring's blocks through a P
 RawExchange is offloaded (nothing is decoded here: decoding and figures are the dashboard process's
 work, kwire.live.ringfeed), and sends over a kwire.live.channel pipe:
 
-- ("batch", parts, report): the exchanges completed since the last batch, as plain tuples of
-  kwire.exchanges.ExchangeParts in completion order, and the capture's report so far (REPORT);
+- ("batch", parts, report): the exchanges completed since the last batch, their
+  kwire.exchanges.ExchangeParts in completion order packed as one bytes object (kwire.parts_wire; b""
+  when there are none), and the capture's report so far (REPORT);
 - ("end", parts, report): the same, last: after the dashboard asked it to stop (a byte, or the end
   of file, on the stop pipe) and the blocks the kernel had handed over by then were read, or after
   the capture failed (report["error"]), the pipeline is finished, so requests still waiting are
@@ -28,9 +29,9 @@ import time
 
 from kwire.capture.ring import NS, RingCapture
 from kwire.errors import CaptureError
-from kwire.exchanges import exchange_parts
 from kwire.live.channel import Sender, channel
 from kwire.live.report import pipeline_report
+from kwire.parts_wire import PartsWriter
 from kwire.pipeline import Pipeline
 
 BATCH = 1024       # exchanges per batch at most
@@ -63,15 +64,14 @@ class Sniffer:
 
     def run(self) -> None:
         pipeline, ring, take = self.pipeline, self.ring, self.pipeline.take
-        batch: list[tuple] = []
+        batch = PartsWriter()
         blocks = ring.stats.blocks
         next_send = time.monotonic() + BATCH_S
         drain = -1  # once asked to stop: blocks still to read of those the kernel has handed over
         try:
             for _ in ring.feed(pipeline.records, self.writer):
-                out = take()
-                if out:
-                    batch += [tuple(exchange_parts(raw, owned=True)) for raw in out]
+                for raw in take():
+                    batch.add(raw)
                 if ring.stats.blocks != blocks:
                     blocks = ring.stats.blocks
                     self._count_block()
@@ -80,19 +80,20 @@ class Sniffer:
                         break
                     drain -= 1
                 now = time.monotonic()
-                if now >= next_send or len(batch) >= BATCH:
+                if now >= next_send or batch.rows >= BATCH:
                     if drain < 0 and self._stop_asked():
                         drain = ring.blocks  # what arrived before the stop is counted, at most a ring
                         if not ring.ready():
                             break
                     self._send("batch", batch, now)
-                    batch = []
+                    batch = PartsWriter()
                     next_send = now + BATCH_S
         except CaptureError as exc:
             self.error = str(exc)
         except Exception as exc:  # noqa: BLE001 - reported on the dashboard, never a traceback
             self.error = f"internal error in the capture: {type(exc).__name__}: {exc}"
-        batch += [tuple(exchange_parts(raw, owned=True)) for raw in pipeline.finish()]
+        for raw in pipeline.finish():
+            batch.add(raw)
         if self.writer is not None:
             try:
                 self.writer.close()
@@ -114,16 +115,17 @@ class Sniffer:
         second = ts // NS
         self.seconds[second] = self.seconds.get(second, 0) + stats.block_packets
 
-    def _send(self, kind: str, parts: list, now: float) -> None:
-        """Send `parts` with the report; parts the channel cannot take are dropped and counted."""
+    def _send(self, kind: str, batch: PartsWriter, now: float) -> None:
+        """Send the batch's parts with the report; parts the channel cannot take are dropped and counted."""
         if kind == "end" or now >= self._next_pipeline_report:
             self._pipeline_report = pipeline_report(self.pipeline)
             self._next_pipeline_report = now + REPORT_S
         report = self._report()
         sender = self.sender
+        parts = batch.getvalue() if batch.rows else b""
         if parts and not sender.send((kind, parts, report)):
-            self.queue_drops += len(parts)
-            parts = []
+            self.queue_drops += batch.rows
+            parts = b""
         if not parts:
             report["queue_drops"] = self.queue_drops
             sender.send((kind, parts, report), force=True)

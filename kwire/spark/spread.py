@@ -6,7 +6,7 @@ and needs nothing but each exchange's own bytes for the exchanges kwire.parallel
 enricher needs none of them, their frames are small), so, as `kwire stats --jobs` does in process,
 the reduce task leaves those undecoded (DecodeOptions.pipeline(spread=True)) and ships them in batches:
 
-    reduce task   Facts.add(RawExchange)  --RawBatches-->  RAWS rows (a pickled batch of plain tuples)
+    reduce task   Facts.add(RawExchange)  --RawBatches-->  RAWS rows (a packed batch: kwire.parts_wire)
                   --repartition(d), round robin-->         every task a like share of the batches, in
                                                            the order they left their reduce task
     decode task   decode_stage: RAWS -> Exchanges -> facts, a PartitionResult; other rows pass on
@@ -15,41 +15,39 @@ Aggregators merge exactly in any order (kwire.analytics.aggregate), so where an 
 does not change the document, as long as each task meets a connection's exchanges in capture order
 (which Produce batches are read for resends depends on it: kwire.analytics.resends); Spark's round
 robin sorts the rows before dealing them, so kwire.spark.job.dealt carries their order across. Without it, the reduce stage lasts as long as the busiest connection:
-one task decodes all of it while the other cores idle. A batch is pickled by the kwire task that
+one task decodes all of it while the other cores idle. A batch is packed by the kwire task that
 built it and read by another kwire task of the same job (as kwire.parallel's batches between kwire's
-own processes): tuples of ints, strings and bytes; captured bytes stay bytes values.
+own processes): ints, strings and bytes in kwire.parts_wire's format; captured bytes stay bytes values.
 """
 
 from __future__ import annotations
 
 import pyarrow as pa
 
-from kwire.exchanges import exchange_parts
 from kwire.gc_policy import settle_gc
 from kwire.kafka.pairing import RawExchange
-from kwire.parallel import BATCH, BATCH_BYTES, decode_plain, frames_size
+from kwire.parallel import BATCH, BATCH_BYTES, decode_packed
+from kwire.parts_wire import PartsWriter
 from kwire.spark.results import DecodeOptions, Facts, PartitionResult
-from kwire.spark.wire import RAWS, RESULT, dumps, loads, out_batches
+from kwire.spark.wire import RAWS, RESULT, dumps, out_batches
 
 
 class RawBatches:
     """RawExchanges in, RAWS blobs out: batches of at most BATCH exchanges or BATCH_BYTES of frames."""
 
     def __init__(self) -> None:
-        self.batch: list[tuple] = []
-        self.bytes = 0
+        self.batch = PartsWriter()
         self.blobs: list[bytes] = []
 
     def add(self, raw: RawExchange) -> None:
-        self.batch.append(tuple(exchange_parts(raw, owned=True)))
-        self.bytes += frames_size(raw)
-        if len(self.batch) >= BATCH or self.bytes >= BATCH_BYTES:
+        self.batch.add(raw)
+        if self.batch.rows >= BATCH or self.batch.frame_bytes >= BATCH_BYTES:
             self.flush()
 
     def flush(self) -> None:
-        if self.batch:
-            self.blobs.append(dumps(self.batch))
-            self.batch, self.bytes = [], 0
+        if self.batch.rows:
+            self.blobs.append(self.batch.getvalue())
+            self.batch = PartsWriter()
 
     def take(self) -> list[bytes]:
         """The full batches made since the last take."""
@@ -74,7 +72,7 @@ class Decoder:
             if kind != RAWS:
                 out.append((kind, blob))
                 continue
-            exchanges, errors = decode_plain(loads(blob))
+            exchanges, errors = decode_packed(blob)
             self.result.decode_errors += errors
             self.facts.add(exchanges)
             self.batches += 1

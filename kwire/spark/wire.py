@@ -17,8 +17,8 @@ repartitions them by `part` and sorts each partition by SORT_COLUMNS; a reduce t
 A reduce task's rows (OUT_SCHEMA) are RESULT, XROWS and PROWS, and, when it spreads decoding
 (kwire.spark.stitch.Reducer's `spread`),
 
-    RAWS      exchanges paired but not decoded: a pickled list of kwire.exchanges.ExchangeParts as
-              plain tuples, for the decode stage (kwire.spark.spread)
+    RAWS      exchanges paired but not decoded: a batch of kwire.exchanges.ExchangeParts packed by
+              kwire.parts_wire, for the decode stage (kwire.spark.spread)
 
 Within a connection's flow key, section 0 (what each file saw, small) sorts before section 1 (the
 bytes), and both in file order (`forder`: the file's first capture time, then `file`), then `n`.

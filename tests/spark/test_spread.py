@@ -13,11 +13,12 @@ import pyarrow as pa
 
 from kwire.kafka.pairing import RawExchange
 from kwire.parallel import offloadable
+from kwire.parts_wire import pack, unpack
 from kwire.pipeline import analyze_files
 from kwire.spark.job import dealt
 from kwire.spark.results import DecodeOptions
 from kwire.spark.spread import Decoder, RawBatches
-from kwire.spark.wire import OUT_DDL, OUT_SCHEMA, RAWS, RESULT, XROWS, dumps, loads, out_batches, table_of
+from kwire.spark.wire import OUT_DDL, OUT_SCHEMA, RAWS, RESULT, XROWS, loads, out_batches, table_of
 from tests.spark.inprocess import run_in_process
 from tests.spark.rotate import classic_pcap, rotate
 from tests.spark.test_stitching import assert_same, stats_document
@@ -65,7 +66,7 @@ def test_decode_stage_deals_batches_evenly_and_passes_other_rows_on(tmp_path):
     full = batches.take()
     batches.flush()
     last = batches.take()
-    assert [len(loads(b)) for b in full] == [512] * 5 and len(loads(last[0])) == 3038 - 5 * 512
+    assert [len(unpack(b)) for b in full] == [512] * 5 and len(unpack(last[0])) == 3038 - 5 * 512
     blobs = full + last
     decoders = [Decoder(DecodeOptions(rows=True)) for _ in range(3)]
     out = []
@@ -98,12 +99,12 @@ def test_decode_errors_are_counted_where_the_bodies_are_decoded(tmp_path):
         batches.add(raw)
     batches.flush()
     (blob,) = batches.take()
-    parts = loads(blob)
+    parts = unpack(blob)
     body = parts[3][11]  # ExchangeParts.request_body: cut short, the Produce request cannot decode
     half = body[:len(body) // 2]  # (its size too: a body shorter than its frame is a capture's cut, not an error)
     parts[3] = parts[3][:10] + (len(half) + 4, half) + parts[3][12:]
     decoder = Decoder(DecodeOptions())
-    decoder.batch(pa.RecordBatch.from_arrays([pa.array([RAWS], pa.int8()), pa.array([dumps(parts)])],
+    decoder.batch(pa.RecordBatch.from_arrays([pa.array([RAWS], pa.int8()), pa.array([pack(parts)])],
                                              schema=OUT_SCHEMA))
     (end,) = decoder.end()
     result = loads(end.column(1)[0].as_py())
