@@ -62,7 +62,7 @@ def response_error_codes(ex: Exchange) -> list[int]:
     tree = _ERROR_TREES.get((ex.api_key, ex.api_version), _UNSEEN)
     if tree is _UNSEEN:
         tree = error_tree(ex.api_key, ex.api_version)
-    if tree is None or "_layout" in body:
+    if tree is None or type(body) is not dict or "_layout" in body:
         return error_codes(body)
     found: list[int] = []
     _tree_codes(body, tree, found)
@@ -108,7 +108,8 @@ def _error_paths(fields, version: int) -> tuple:
     return tuple(out)
 
 
-def _tree_codes(node: dict, tree: tuple, out: list) -> None:
+def _tree_codes(node: dict, tree: tuple, out: list) -> int:
+    """The codes at `tree`'s paths under `node`, appended to `out` (returns 0: compiled, a C call)."""
     for key, sub in tree:
         value = node.get(key)
         if sub is None:
@@ -127,6 +128,7 @@ def _tree_codes(node: dict, tree: tuple, out: list) -> None:
                         _tree_codes(item, sub, out)
         elif type(value) is dict:
             _tree_codes(value, sub, out)
+    return 0
 
 
 def _collect_error_codes(node: dict, out: list) -> None:
