@@ -89,6 +89,12 @@ cdef inline long long _u32(object buf, Py_ssize_t pos) except? -1:
     return <unsigned int>_be(_in(buf, pos, 4), 4)
 
 
+cdef inline long long _u32le(object buf, Py_ssize_t pos) except? -1:
+    """A little-endian u32 (a classic pcap file's record header, written on a little-endian machine)."""
+    cdef const unsigned char* p = _in(buf, pos, 4)
+    return (<long long>p[0] | (<long long>p[1] << 8) | (<long long>p[2] << 16) | (<long long>p[3] << 24))
+
+
 cdef inline long long _i64(object buf, Py_ssize_t pos) except? -1:
     return <long long>_be(_in(buf, pos, 8), 8)
 

@@ -38,6 +38,7 @@ def _number(reader: struct.Struct):
 
 
 _i8, _i16, _u16, _i32, _u32, _i64, _f64 = map(_number, (_I8, _I16, _U16, _I32, _U32, _I64, _F64))
+_u32le = _number(struct.Struct("<I"))  # the one little-endian read: a classic pcap file's record header
 
 
 def _raw(buf, pos: int, stop: int):

@@ -14,6 +14,12 @@ from __future__ import annotations
 import struct
 from typing import Iterator
 
+try:
+    import cython
+except ImportError:  # the pure-Python build where Cython is not installed
+    from kwire.cython_stand_in import cython
+
+from kwire import c_reads  # compiled: kwire/c_reads.pxd's C reads (kwire/capture/pcap.pxd)
 from kwire.capture.packet import Packet, RecordLayout, RecordSink, packets_of
 from kwire.capture.source import MAX_RECORD, Source, fill
 from kwire.capture.stats import CaptureStats
@@ -63,6 +69,7 @@ class PcapReader:
         self.linktype = network & 0xFFFF
         self.linktypes = {self.linktype}
         self._limit = min(MAX_RECORD, max(snaplen, SNAPLEN_FLOOR) + SNAPLEN_SLACK)
+        self.little = order == "<"  # the byte order of its record headers
         self._rec = struct.Struct(order + "IIII")
         self._lengths = struct.Struct(order + "I4xII")  # for a TakeRun: no fraction of a second
         self._buf = buf
@@ -128,8 +135,17 @@ def _chunk(reader: PcapReader, buf, pos: int, base: int, sink: RecordSink, layou
     end = len(buf)
     n = cap = wire = cut = 0
     caplen = 0
+    fast = cython.compiled and type(buf) is bytes  # compiled: the header read in C (kwire/c_reads.pxd)
+    little = reader.little
     while pos + hsize <= end:
-        sec, frac, caplen, wirelen = unpack(buf, pos)
+        if not fast:
+            sec, frac, caplen, wirelen = unpack(buf, pos)
+        elif little:
+            sec, frac = c_reads._u32le(buf, pos), c_reads._u32le(buf, pos + 4)
+            caplen, wirelen = c_reads._u32le(buf, pos + 8), c_reads._u32le(buf, pos + 12)
+        else:
+            sec, frac, caplen, wirelen = c_reads._u32(buf, pos), c_reads._u32(buf, pos + 4), \
+                c_reads._u32(buf, pos + 8), c_reads._u32(buf, pos + 12)
         if caplen > limit:
             counts[:] = (n, cap, wire, cut)
             raise reader._source.error(base + pos, f"absurd record length {caplen} (snap length {reader.snaplen})")
