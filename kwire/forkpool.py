@@ -96,7 +96,9 @@ class _Worker:
         self.sent = 0        # tasks written
         self.answered = 0    # results read
         self.results: dict[int, object] = {}  # number -> result, read and not yet taken
-        self.inbox = bytearray()
+        self.inbox = bytearray()  # a result's length, being read
+        self.body: bytearray | None = None  # a result's pickle, being read straight into it
+        self.filled = 0  # bytes of body read
         self.dead = False
 
     @property
@@ -192,27 +194,34 @@ class ForkPool:
     def _read(self, fds: list[int]) -> None:
         for fd in fds:
             worker = self._by_fd[fd]
-            chunk = os.read(fd, READ_SIZE)
-            if not chunk:
+            if not _read_some(fd, worker):
                 worker.dead = self.broken = True
-                continue
-            worker.inbox += chunk
-            _take_results(worker)
 
 
-def _take_results(worker: _Worker) -> None:
-    inbox = worker.inbox
-    start = 0
-    while len(inbox) - start >= LENGTH.size:
-        (size,) = LENGTH.unpack_from(inbox, start)
-        end = start + LENGTH.size + size
-        if len(inbox) < end:
-            break
-        worker.results[worker.answered] = pickle.loads(memoryview(inbox)[start + LENGTH.size:end])
+def _read_some(fd: int, worker: _Worker) -> bool:
+    """What the worker's result pipe has now, read into the result under way (its length, then its
+    pickle straight into a buffer of its size: no copy of a batch's texts on the way); False at the
+    pipe's end. A result read whole is unpickled into worker.results."""
+    if worker.body is None:
+        chunk = os.read(fd, LENGTH.size - len(worker.inbox))
+        if not chunk:
+            return False
+        worker.inbox += chunk
+        if len(worker.inbox) == LENGTH.size:
+            (size,) = LENGTH.unpack(worker.inbox)
+            worker.inbox.clear()
+            worker.body, worker.filled = bytearray(size), 0
+        return True  # select() says when more is there
+    body = worker.body
+    n = os.readv(fd, [memoryview(body)[worker.filled:]]) if worker.filled < len(body) else 0
+    if not n and worker.filled < len(body):
+        return False
+    worker.filled += n
+    if worker.filled == len(body):
+        worker.results[worker.answered] = pickle.loads(body)
         worker.answered += 1
-        start = end
-    if start:
-        del inbox[:start]
+        worker.body = None
+    return True
 
 
 # ---- the worker's side -----------------------------------------------------------------------
@@ -237,7 +246,8 @@ def _serve(task_fd: int, result_fd: int, work) -> None:
             except Exception:
                 answer = None
             data = pickle.dumps(answer, pickle.HIGHEST_PROTOCOL)
-            _write_all(result_fd, LENGTH.pack(len(data)) + data)
+            _write_all(result_fd, LENGTH.pack(len(data)))  # apart: joining them would copy a batch's texts
+            _write_all(result_fd, data)
     except BaseException:  # the parent went away (broken pipe) or anything else: leave quietly
         code = 1
     os._exit(code)
