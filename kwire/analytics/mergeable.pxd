@@ -28,6 +28,7 @@ cdef class Kept:
     cdef public list items
 
     cpdef add(self, tuple key, value)
+    cpdef merge(self, Kept other)
 
 cdef class Instants:
     cdef public object limit, shift

@@ -27,6 +27,7 @@ import math
 import zlib
 from bisect import insort
 from heapq import heapify, heappop, heappush, heappushpop
+from operator import itemgetter
 
 try:
     import cython
@@ -229,6 +230,9 @@ def choose(a, b):
     return b if a is None else a if b is None else min(a, b)
 
 
+_FIRST = itemgetter(0)  # an item's key, for sorted (in C: a lambda was a Python call per item)
+
+
 def _first(item: tuple):
     return item[0]
 
@@ -255,9 +259,14 @@ class Kept:
         del items[self.limit:]
 
     def merge(self, other: Kept) -> None:
+        theirs = other.items
+        if not theirs:
+            return
+        if not self.items:  # what a merge of states mostly meets: a key only the other state had (both in order)
+            self.items = theirs[:self.limit]
+            return
         seen = {key for key, _ in self.items}
-        self.items = sorted(self.items + [item for item in other.items if item[0] not in seen],
-                            key=lambda item: item[0])[:self.limit]
+        self.items = sorted(self.items + [item for item in theirs if item[0] not in seen], key=_FIRST)[:self.limit]
 
     def values(self) -> list:
         return [value for _, value in self.items]
