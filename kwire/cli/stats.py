@@ -134,6 +134,15 @@ class AggregateEach:
         return agg
 
 
+def merged(agg: Aggregator, part: Aggregator) -> Aggregator:
+    """The two merged: the one that counted fewer exchanges into the other (Aggregators merge exactly either
+    way round, and a merge costs what the merged-in one holds: a worker's first state, into the few exchanges
+    counted here, cost the main process as much again as unpickling it)."""
+    if part.total.exchanges > agg.total.exchanges:
+        return part.merge(agg)
+    return agg.merge(part)
+
+
 def new_aggregator(metered: bool) -> Aggregator:
     if metered:
         from kwire.live.metrics_state import MeteredAggregator
@@ -153,8 +162,9 @@ def aggregate(reading: Reading, summary: RunSummary, keep, jobs: int, progress, 
     batches = FoldedBatches(count, jobs)
 
     def merge(wait: bool = False) -> None:
+        nonlocal agg
         for part, _, errors in batches.done(wait):
-            agg.merge(part)
+            agg = merged(agg, part)
             summary.decode_errors += errors
 
     try:
