@@ -11,6 +11,9 @@ cdef class Batch:
     cdef public object sends, failed
     cdef public Kept evidence
 
+@cython.locals(batch=Batch, evidence=Kept)
+cpdef Batch _batch_of(sends, failed, limit, list items)
+
 cdef class DeliveryState:
     cdef public object batches, end_txns, resends
     cdef public dict txn_batches, txn_adds, stalls, share
