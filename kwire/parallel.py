@@ -36,7 +36,11 @@ from kwire.model import Exchange
 from kwire.outcomes import is_malformed
 from kwire.parts_wire import PartsWriter, unpack
 
-BATCH = 512  # exchanges per batch sent to a worker
+# Exchanges per batch sent to a worker, and batches out at a time per worker (and two more): 256 and 4 rather
+# than 512 and 2 (the same exchanges in flight, in pieces half the size), inspect --json on the 400k capture
+# went from 1.32 to 1.22 s (medians of 6, interleaved, 2026-11-27): a worker starts sooner and waits less.
+BATCH = 256
+INFLIGHT_PER_JOB = 4
 BATCH_BYTES = 1 << 20  # or fewer, when their frames add up to this
 MAX_OFFLOADED_BYTES = 64 << 10  # request + response frames of an exchange sent to a worker
 MIN_CPUS = 2
@@ -154,7 +158,7 @@ class Batches:
         self.task = task
         self.jobs = jobs
         self.batch_size = batch or BATCH
-        self.max_inflight = max_inflight or 2 * jobs + 2
+        self.max_inflight = max_inflight or INFLIGHT_PER_JOB * (jobs + 1)
         self.batch = PartsWriter()  # the batch in progress
         self.tag = None
         self.worker_failures = 0

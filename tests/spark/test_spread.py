@@ -12,7 +12,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from kwire.kafka.pairing import RawExchange
-from kwire.parallel import offloadable
+from kwire.parallel import BATCH, offloadable
 from kwire.parts_wire import pack, unpack
 from kwire.pipeline import analyze_files
 from kwire.spark.job import dealt
@@ -66,7 +66,8 @@ def test_decode_stage_deals_batches_evenly_and_passes_other_rows_on(tmp_path):
     full = batches.take()
     batches.flush()
     last = batches.take()
-    assert [len(unpack(b)) for b in full] == [512] * 5 and len(unpack(last[0])) == 3038 - 5 * 512
+    whole = 3038 // BATCH
+    assert [len(unpack(b)) for b in full] == [BATCH] * whole and len(unpack(last[0])) == 3038 - whole * BATCH
     blobs = full + last
     decoders = [Decoder(DecodeOptions(rows=True)) for _ in range(3)]
     out = []
@@ -89,7 +90,7 @@ def test_decode_stage_deals_batches_evenly_and_passes_other_rows_on(tmp_path):
     assert all(len(end) == 1 for end in ends)  # each decoded some: each has a result
     results = [loads(end[0].column(1)[0].as_py()) for end in ends]
     counted = [r.aggregator.document()["totals"]["exchanges"] for r in results]
-    assert sum(counted) == 3038 and min(counted) >= 512
+    assert sum(counted) == 3038 and min(counted) >= BATCH
 
 
 def test_decode_errors_are_counted_where_the_bodies_are_decoded(tmp_path):
