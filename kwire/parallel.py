@@ -36,9 +36,10 @@ from kwire.model import Exchange
 from kwire.outcomes import is_malformed
 from kwire.parts_wire import PartsWriter, unpack
 
-# Exchanges per batch sent to a worker, and batches out at a time per worker (and two more): 256 and 4 rather
-# than 512 and 2 (the same exchanges in flight, in pieces half the size), inspect --json on the 400k capture
-# went from 1.32 to 1.22 s (medians of 6, interleaved, 2026-11-27): a worker starts sooner and waits less.
+# Exchanges per batch sent to a worker, and batches out at a time for each worker and for the main process
+# (max_inflight: 4 x (jobs + 1)): 256 and 4 rather than 512 and 2 (the same exchanges in flight, in pieces half
+# the size), inspect --json on the 400k capture went from 1.32 to 1.22 s (medians of 6, interleaved,
+# 2026-11-27): a worker starts sooner and waits less.
 BATCH = 256
 INFLIGHT_PER_JOB = 4
 BATCH_BYTES = 1 << 20  # or fewer, when their frames add up to this

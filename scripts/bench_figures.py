@@ -4,7 +4,8 @@
 Reads the captures once through a Pipeline that offloads every exchange, as the capture process of
 `kwire live` does (kwire.live.sniffer), and keeps the kwire.exchanges.ExchangeParts it would send,
 in batches of BATCH. Then times, several rounds, in CPU time, what the dashboard's process does
-with them (kwire.live.ringfeed.RingFeeder._take): unpickle each batch as the channel does, decode
+with them (kwire.live.ringfeed.RingFeeder._take): unpickle each message as the channel does and unpack its
+batch (kwire.parts_wire), decode
 and enrich each exchange, DashboardState.add_exchanges, and a snapshot every second of capture time
 (the screen asks about once a second), with the collector settled as the kwire command settles
 it. Prints microseconds per exchange, best of the rounds, and
@@ -28,13 +29,14 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from kwire.capture.files import open_captures  # noqa: E402
 from kwire.cli.main import settle_gc  # noqa: E402
 from kwire.enrich import Enricher  # noqa: E402
-from kwire.exchanges import build_from_parts, exchange_parts  # noqa: E402
+from kwire.exchanges import build_from_parts  # noqa: E402
 from kwire.live.report import ReportedPipeline  # noqa: E402
 from kwire.live.labels import LabelCaps  # noqa: E402
 from kwire.live.metric_families import families  # noqa: E402
 from kwire.live.metrics_state import MetricsState  # noqa: E402
 from kwire.live.state import DashboardState  # noqa: E402
 from prometheus_client import CollectorRegistry, generate_latest  # noqa: E402
+from kwire.parts_wire import PartsWriter, unpack  # noqa: E402
 from kwire.pipeline import Pipeline  # noqa: E402
 
 BATCH = 1024  # kwire.live.sniffer.BATCH
@@ -42,14 +44,26 @@ NS = 1_000_000_000
 
 
 def sent_batches(paths: list[str], batch: int = BATCH) -> list[bytes]:
-    """The pickled batches of ExchangeParts the capture process would send for `paths`."""
+    """The messages of packed ExchangeParts the capture process would send for `paths`, pickled as the channel
+    pickles them (kwire.live.sniffer: a message holds the batch as one bytes object)."""
     pipeline = Pipeline(offload=lambda raw: True)
-    parts: list[tuple] = []
+    messages = []
+    writer = PartsWriter()
+
+    def take(raws) -> None:
+        nonlocal writer
+        for raw in raws:
+            writer.add(raw)  # packed as it comes (its bodies copied), as the capture process does
+            if writer.rows == batch:
+                messages.append(pickle.dumps(("batch", writer.getvalue(), {}), protocol=pickle.HIGHEST_PROTOCOL))
+                writer = PartsWriter()
+
     for out in pipeline.feed_capture(open_captures(paths)):
-        parts += [tuple(exchange_parts(raw, owned=True)) for raw in out]
-    parts += [tuple(exchange_parts(raw, owned=True)) for raw in pipeline.finish()]
-    return [pickle.dumps(parts[i:i + batch], protocol=pickle.HIGHEST_PROTOCOL)
-            for i in range(0, len(parts), batch)]
+        take(out)
+    take(pipeline.finish())
+    if writer.rows:
+        messages.append(pickle.dumps(("batch", writer.getvalue(), {}), protocol=pickle.HIGHEST_PROTOCOL))
+    return messages
 
 
 def run(batches: list[bytes], timers: dict[str, float] | None = None, metrics: bool = False,
@@ -62,14 +76,14 @@ def run(batches: list[bytes], timers: dict[str, float] | None = None, metrics: b
     enrich = Enricher().enrich
     pipeline = ReportedPipeline({})
     t = timers if timers is not None else {}
-    for key in ("unpickle", "decode", "add", "snapshot") + (("scrape",) if scrape_every_s else ()):
+    for key in ("unpack", "decode", "add", "snapshot") + (("scrape",) if scrape_every_s else ()):
         t.setdefault(key, 0.0)
     second = None
     scraped = None
     count = 0
     for data in batches:
         t0 = clock()
-        parts = pickle.loads(data)
+        parts = unpack(pickle.loads(data)[1])
         t1 = clock()
         exchanges = []
         for item in parts:
@@ -79,7 +93,7 @@ def run(batches: list[bytes], timers: dict[str, float] | None = None, metrics: b
         t2 = clock()
         state.add_exchanges(exchanges)
         t3 = clock()
-        t["unpickle"] += t1 - t0
+        t["unpack"] += t1 - t0
         t["decode"] += t2 - t1
         t["add"] += t3 - t2
         count += len(parts)
