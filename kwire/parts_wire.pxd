@@ -123,6 +123,8 @@ cdef inline list _rows(const unsigned char* p, Py_ssize_t end):
     if end < 5:
         raise ValueError("packed exchange parts: shorter than their head")
     count, width = <Py_ssize_t>_u32_at(p), p[4]
+    if count and not width:  # PartsWriter never writes it: rows of nothing, as many as the head says
+        raise ValueError("packed exchange parts: rows of no values")
     for r in range(count):
         row = PyTuple_New(width)
         for i in range(width):

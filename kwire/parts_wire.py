@@ -72,8 +72,8 @@ class PartsWriter:
         if self.width != len(values):
             if self.width >= 0:
                 raise ValueError(f"a row of {len(values)} values in a batch of rows of {self.width}")
-            if len(values) > 255:
-                raise ValueError("rows of more than 255 values")
+            if not 0 < len(values) <= 255:  # none: a row would take no bytes, and unpack could not bound a count
+                raise ValueError(f"rows of {len(values)} values (1 to 255 travel)")
             self.width = len(values)
         for value in values:
             if cython.compiled:  # the common kinds inline, in C (kwire/parts_wire.pxd); the rest as below
@@ -160,6 +160,8 @@ def unpack(data) -> list[tuple]:
     if end < HEAD.size:
         raise ValueError("packed exchange parts: shorter than their head")
     count, width = HEAD.unpack_from(view, 0)
+    if count and not width:  # PartsWriter never writes it: rows of nothing, as many as the head says
+        raise ValueError("packed exchange parts: rows of no values")
     pos = HEAD.size
     rows = []
     for _ in range(count):

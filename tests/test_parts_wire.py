@@ -73,6 +73,13 @@ def test_a_cut_or_lengthened_batch_raises_value_error():
         unpack(data + b"\x00")
 
 
+def test_rows_of_no_values_neither_travel_nor_are_read():
+    with pytest.raises(ValueError, match="rows of 0 values"):
+        pack([()])
+    with pytest.raises(ValueError, match="rows of no values"):  # four billion of nothing, from five bytes
+        unpack(b"\xff\xff\xff\xff\x00")
+
+
 def test_a_kind_it_never_writes_raises_value_error():
     with pytest.raises(ValueError, match="kind 9"):
         unpack(b"\x01\x00\x00\x00\x01\x09")
