@@ -135,10 +135,16 @@ class Cluster:
         return pids
 
     def kill_worker(self, i: int) -> None:
-        """As a machine that goes away: the worker and its executors, at once."""
+        """As a machine that goes away: the worker and its executors, at once. The worker is stopped first, so
+        that it cannot start an executor between the listing of its executors and its own end (an executor
+        started then outlived it once, and finished the job a test had meant to lose)."""
         worker = self.workers[i]
         if worker is None:
             return
+        try:
+            os.kill(worker.pid, signal.SIGSTOP)
+        except ProcessLookupError:
+            pass
         for pid in self.executors_of(worker):
             _kill(pid)
         _kill(worker.pid)
