@@ -41,3 +41,15 @@ def set_fields(obj, state: dict) -> None:
     """__setstate__ of fields_state."""
     for name, value in state.items():
         setattr(obj, name, value)
+
+
+def fields_repr(obj, names: tuple) -> str:
+    """__repr__ by the fields `names`, as a dataclass prints."""
+    return f"{type(obj).__name__}({', '.join(f'{name}={getattr(obj, name)!r}' for name in names)})"
+
+
+def fields_equal(obj, other, names: tuple):
+    """__eq__ by the fields `names`, as a dataclass compares (NotImplemented for another type)."""
+    if type(other) is not type(obj):
+        return NotImplemented
+    return tuple(getattr(obj, name) for name in names) == tuple(getattr(other, name) for name in names)

@@ -230,11 +230,7 @@ def choose(a, b):
     return b if a is None else a if b is None else min(a, b)
 
 
-_FIRST = itemgetter(0)  # an item's key, for sorted (in C: a lambda was a Python call per item)
-
-
-def _first(item: tuple):
-    return item[0]
+_FIRST = itemgetter(0)  # an item's key, for insort and sorted (in C: a function was a Python call per item)
 
 
 class Kept:
@@ -255,7 +251,7 @@ class Kept:
             return
         if len(items) >= self.limit and key >= items[-1][0]:
             return
-        insort(items, (key, value), key=_first)
+        insort(items, (key, value), key=_FIRST)
         del items[self.limit:]
 
     def merge(self, other: Kept) -> None:

@@ -22,7 +22,7 @@ except ImportError:  # the pure-Python build where Cython is not installed
     from kwire.cython_stand_in import cython
 
 from kwire import c_reads
-from kwire.fields import reduce_by_fields, set_fields
+from kwire.fields import fields_equal, fields_repr, reduce_by_fields, set_fields
 from kwire.kafka.primitives import read_uvarint
 from kwire.errors import DecodeError
 from kwire.kafka.apis import APIS, request_header_version, response_header_version
@@ -55,12 +55,10 @@ class RequestHeader:
         self.tagged = tagged  # the tagged fields (tag -> hex of their bytes), None when there are none
 
     def __repr__(self) -> str:
-        return f"RequestHeader({', '.join(f'{name}={getattr(self, name)!r}' for name in _HEADER_FIELDS)})"
+        return fields_repr(self, _HEADER_FIELDS)
 
     def __eq__(self, other) -> bool:
-        if type(other) is not type(self):
-            return NotImplemented
-        return all(getattr(self, name) == getattr(other, name) for name in _HEADER_FIELDS)
+        return fields_equal(self, other, _HEADER_FIELDS)
 
     __hash__ = None
 
@@ -114,14 +112,12 @@ def version_key(api_key: int, api_version: int) -> int:
 
 def header_versions(api_key: int, api_version: int) -> tuple[int, int]:
     """(request header version, response header version), cached for the apis kwire knows."""
-    cacheable = api_key in APIS and -1 <= api_version <= 64  # bounded: the wire chooses these numbers
-    if cacheable:
-        hit = _HEADER_VERSIONS.get(version_key(api_key, api_version))
-        if hit is not None:
-            return hit
-    hit = (request_header_version(api_key, api_version), response_header_version(api_key, api_version))
-    if cacheable:
-        _HEADER_VERSIONS[version_key(api_key, api_version)] = hit
+    key = version_key(api_key, api_version) if api_key in APIS and -1 <= api_version <= 64 else None
+    hit = _HEADER_VERSIONS.get(key) if key is not None else None  # bounded: the wire chooses these numbers
+    if hit is None:
+        hit = (request_header_version(api_key, api_version), response_header_version(api_key, api_version))
+        if key is not None:
+            _HEADER_VERSIONS[key] = hit
     return hit
 
 

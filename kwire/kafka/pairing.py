@@ -26,6 +26,7 @@ from collections import deque
 from typing import Callable
 
 from kwire import c_reads  # compiled: kwire/c_reads.pxd's C reads (kwire/kafka/pairing.pxd)
+from kwire.fields import fields_equal, fields_repr
 from kwire.kafka.primitives import read_uvarint
 
 from kwire.kafka.framing import CutFrame
@@ -82,25 +83,15 @@ class PendingRequest:
         self.held = held  # bytes the body holds (size, unless the snap length cut it): what keeping it costs
 
     def __repr__(self) -> str:
-        return _fields_repr(self, _PENDING_FIELDS)
+        return fields_repr(self, _PENDING_FIELDS)
 
     def __eq__(self, other) -> bool:
-        return _fields_equal(self, other, _PENDING_FIELDS)
+        return fields_equal(self, other, _PENDING_FIELDS)
 
     __hash__ = None
 
 
 _PENDING_FIELDS = PendingRequest.__slots__
-
-
-def _fields_repr(obj, names: tuple) -> str:
-    return f"{type(obj).__name__}({', '.join(f'{name}={getattr(obj, name)!r}' for name in names)})"
-
-
-def _fields_equal(obj, other, names: tuple):
-    if type(other) is not type(obj):
-        return NotImplemented
-    return tuple(getattr(obj, name) for name in names) == tuple(getattr(other, name) for name in names)
 
 
 def produce_acks(header: RequestHeader, body) -> int | None:
@@ -150,10 +141,10 @@ class RawExchange:
         self.response_lost = response_lost  # why the response body cannot be decoded (PendingRequest.lost)
 
     def __repr__(self) -> str:
-        return _fields_repr(self, _RAW_FIELDS)
+        return fields_repr(self, _RAW_FIELDS)
 
     def __eq__(self, other) -> bool:
-        return _fields_equal(self, other, _RAW_FIELDS)
+        return fields_equal(self, other, _RAW_FIELDS)
 
     __hash__ = None
 
