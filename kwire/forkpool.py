@@ -212,9 +212,9 @@ def _read_some(fd: int, worker: _Worker) -> bool:
             worker.inbox.clear()
             worker.body, worker.filled = bytearray(size), 0
         return True  # select() says when more is there
-    body = worker.body
-    n = os.readv(fd, [memoryview(body)[worker.filled:]]) if worker.filled < len(body) else 0
-    if not n and worker.filled < len(body):
+    body = worker.body  # never full here: a pickle is never empty, and a full body is taken below at once
+    n = os.readv(fd, [memoryview(body)[worker.filled:]])
+    if not n:
         return False
     worker.filled += n
     if worker.filled == len(body):

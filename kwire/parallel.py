@@ -49,11 +49,6 @@ MAX_QUEUED = 4096  # texts rendered here that may wait in the tag of one batch i
 MAX_QUEUED_BYTES = 8 << 20  # or fewer, when they add up to this (a Produce of 1,000 batches: 800 KB of JSON)
 
 
-def frames_size(raw: RawExchange) -> int:
-    """Bytes of the request and response frames of an exchange (what a batch of them weighs)."""
-    return (raw.request.size if raw.request is not None else 0) + (raw.response_size or 0)
-
-
 def offloadable(raw: RawExchange) -> bool:
     """Should this exchange be decoded and rendered in another process? Only when nothing but its
     own bytes is needed, and they are few: a big frame's decoding is cheap per byte (record

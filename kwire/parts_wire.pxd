@@ -17,11 +17,14 @@ from libc.string cimport memcpy
 from kwire.kafka.pairing cimport PendingRequest, RawExchange
 
 
+@cython.locals(request=PendingRequest)
+cpdef Py_ssize_t frames_size(RawExchange raw) except -1
+
+
 cdef class PartsWriter:
     cdef public bytearray buf
     cdef public Py_ssize_t size, rows, width, frame_bytes
 
-    @cython.locals(request=PendingRequest)
     cpdef add(self, RawExchange raw)
     cpdef add_row(self, tuple values)
     cpdef bytes getvalue(self)

@@ -47,6 +47,12 @@ MAX_SIZE = 0xFFFFFFFF  # a value's bytes: a u32 (a frame is at most kwire.kafka.
 _I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
 
 
+def frames_size(raw: RawExchange) -> int:
+    """Bytes of the request and response frames of an exchange (what a batch of them weighs)."""
+    request = raw.request
+    return (request.size if request is not None else 0) + (raw.response_size or 0)
+
+
 class PartsWriter:
     """A batch being packed: add(raw) or add_row(values) per exchange, then getvalue(). `rows`: how many
     were added; `width`: the values of each row (the first row's; every row must have as many);
@@ -64,8 +70,7 @@ class PartsWriter:
 
     def add(self, raw: RawExchange) -> None:
         """The exchange's ExchangeParts (its bodies as they are: packing copies them)."""
-        request = raw.request
-        self.frame_bytes += (request.size if request is not None else 0) + (raw.response_size or 0)
+        self.frame_bytes += frames_size(raw)
         self.add_row(_exchanges._plain_parts(raw, False))
 
     def add_row(self, values: tuple) -> None:
@@ -93,32 +98,24 @@ class PartsWriter:
         return bytes(memoryview(self.buf)[:self.size])
 
     def _put(self, value) -> None:
+        """Any value. (Compiled, add_row has written None, an int of 64 bits and a str of valid UTF-8 in C
+        already: what comes here is written the Python way, the same bytes.)"""
         if value is None:
-            if cython.compiled:
-                _room(self, 1)[0] = 0  # NONE
-            else:
-                self._append(b"\0")
+            self._append(b"\0")
             return
         kind = type(value)
         if kind is int:
-            if cython.compiled:
-                if put_int(self, value):
-                    return
-            elif _I64_MIN <= value <= _I64_MAX:
+            if _I64_MIN <= value <= _I64_MAX:
                 self._append(_INT.pack(INT, value))
                 return
         elif kind is str:
-            if cython.compiled:
-                if put_text(self, value):
-                    return
+            try:
+                data = value.encode()
+            except UnicodeEncodeError:  # a lone surrogate: pickled
+                pass
             else:
-                try:
-                    data = value.encode()
-                except UnicodeEncodeError:  # a lone surrogate: pickled
-                    pass
-                else:
-                    self._put_sized(TEXT, data)
-                    return
+                self._put_sized(TEXT, data)
+                return
         elif kind is bytes or kind is bytearray or kind is memoryview or isinstance(value, bytes):
             if cython.compiled:
                 if put_bytes(self, value):

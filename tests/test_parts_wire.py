@@ -12,8 +12,7 @@ import pytest
 from kwire.exchanges import exchange_parts
 from kwire.kafka.framing import CutFrame
 from kwire.kafka.pairing import RawExchange
-from kwire.parallel import frames_size
-from kwire.parts_wire import PartsWriter, pack, unpack
+from kwire.parts_wire import PartsWriter, frames_size, pack, unpack
 from kwire.pipeline import analyze_files
 
 CAPTURES = Path(__file__).parent.parent / "captures"
@@ -113,5 +112,6 @@ def test_raw_exchanges_of_a_real_capture_travel_as_their_parts(capture):
     for raw in raws:
         writer.add(raw)
     assert writer.rows == len(raws)
-    assert writer.frame_bytes == sum(frames_size(raw) for raw in raws)
+    frames = [(raw.request.size if raw.request is not None else 0) + (raw.response_size or 0) for raw in raws]
+    assert [frames_size(raw) for raw in raws] == frames and writer.frame_bytes == sum(frames)
     assert unpack(writer.getvalue()) == [tuple(exchange_parts(raw, owned=True)) for raw in raws]
