@@ -6,6 +6,7 @@ from kwire.model cimport Exchange
 
 # the module's private caches: dicts, so a look-up is a C call (a module attribute's .get is a Python call)
 cdef dict _GROUP_TREES
+cdef dict _EXCHANGE_ROW, _ROW
 
 cpdef tuple error_code_names(Exchange ex, found=*)
 cpdef dict exchange_row(Exchange ex, found=*)

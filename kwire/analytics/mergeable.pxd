@@ -4,7 +4,22 @@
 # methods and by the compiled modules that cimport them. Every number stays a Python int.
 
 cimport cython
+from cpython.long cimport PyLong_AsLongLongAndOverflow
 from kwire.c_text cimport put_format
+
+
+cdef inline object _c_time_bucket(object ts_ns, object resolution):
+    """ts_ns // NS // resolution, the bucket of a time at a resolution of seconds (TimeHistograms, and
+    kwire.analytics.series' Series): in C where both are ints of 63 bits or fewer, the time not negative
+    and the resolution positive (every real time), else as Python divides (the same number)."""
+    cdef int over_t = 0, over_r = 0
+    cdef long long t, r
+    if type(ts_ns) is int and type(resolution) is int:
+        t = PyLong_AsLongLongAndOverflow(ts_ns, &over_t)
+        r = PyLong_AsLongLongAndOverflow(resolution, &over_r)
+        if not over_t and not over_r and t >= 0 and r > 0:
+            return (t // 1000000000) // r
+    return ts_ns // 1000000000 // resolution
 
 
 # the module's private caches: dicts, so a look-up is a C call (a module attribute's .get is a Python call)

@@ -378,7 +378,8 @@ class TimeHistograms:
         self.buckets: dict[int, list] = {}
 
     def add(self, ts_ns: int, latency_ns: int, label: str, evidence: tuple | None = None) -> None:
-        k = ts_ns // NS // self.resolution
+        # ts_ns // NS // self.resolution; compiled, in C (mergeable.pxd's _c_time_bucket)
+        k = _c_time_bucket(ts_ns, self.resolution) if cython.compiled else ts_ns // NS // self.resolution
         cell = self.buckets.get(k)
         new = cell is None
         if new:

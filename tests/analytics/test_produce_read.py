@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import glob
 import random
+import struct
 from pathlib import Path
 
 from kwire.analytics.facts import exchange_row, partition_rows, records_facts
@@ -89,6 +90,24 @@ def test_scan_batches_agrees_with_the_other_readers():
         assert (len(data), records) == records_facts(data)
         got = [(key, pid, transactional) for key, pid, transactional, _, _ in batches]
         assert got[: len(_keys_from_summaries(data))] == _keys_from_summaries(data)
+
+
+def test_scan_batches_gives_every_header_field_as_the_struct_reads_it():
+    """Compiled, a batch header's 13 fields are read in C (produce_read.pxd): the same numbers as the
+    struct's, at every field's extremes (signs, the unsigned CRC, 64-bit offsets), in bytes and in views."""
+    head = struct.Struct(">qiibIhiqqqhii")
+    rng = random.Random(61)
+    extremes = [(-(1 << 63), (1 << 63) - 1, -1, 0), (-(1 << 31), (1 << 31) - 1, -1, 0), (-128, 127, -1, 2),
+                (0, (1 << 32) - 1, 1 << 31, 0), (-(1 << 15), (1 << 15) - 1, -1, 0), (-(1 << 31), (1 << 31) - 1, -1, 0)]
+    kinds = [0, 1, 1, 2, 3, 4, 1, 0, 0, 0, 4, 1, 1]  # each field's kind in extremes
+    for i in range(300):
+        fields = [rng.choice(extremes[k]) if i % 2 else rng.randint(extremes[k][0], extremes[k][1]) for k in kinds]
+        fields[1], fields[3] = 49, 2  # a v2 batch of no records: batchLength 49, magic 2
+        fields[5] &= ~0x20  # not a control batch (those are left out)
+        data = head.pack(*fields)
+        for buf in (data, memoryview(b"xx" + data)[2:], bytearray(data)):
+            batches, _ = scan_batches(buf)
+            assert [b[4] for b in batches] == [tuple(fields)]
 
 
 def _capture_exchanges():
