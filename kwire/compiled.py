@@ -44,7 +44,7 @@ CORE = (
     "kwire/analytics/aggregate.py", "kwire/analytics/analysis.py", "kwire/analytics/caps.py", "kwire/analytics/delivery.py",
     "kwire/analytics/distribution.py", "kwire/analytics/facts.py", "kwire/analytics/figures.py",
     "kwire/analytics/findings_delivery.py", "kwire/analytics/mergeable.py", "kwire/analytics/observe.py",
-    "kwire/analytics/produce_read.py", "kwire/analytics/read.py",
+    "kwire/analytics/produce_read.py", "kwire/analytics/read.py", "kwire/analytics/row.py",
     "kwire/analytics/resend_state.py", "kwire/analytics/resends.py", "kwire/analytics/series.py",
     "kwire/analytics/traffic.py",
     "kwire/render/jsonl.py", "kwire/render/values.py", "kwire/render/records_run.py",

@@ -9,6 +9,7 @@ from kwire.analytics.analysis cimport Analysis
 from kwire.analytics.caps cimport FoldedTable
 from kwire.analytics.figures cimport Figures, PartitionFigures
 from kwire.analytics.series cimport Series
+from kwire.analytics.row cimport ExchangeRow, row_of
 from kwire.model cimport Exchange
 
 cdef class Aggregator:
@@ -22,6 +23,6 @@ cdef class Aggregator:
     cdef public Analysis analysis
 
     cpdef add_exchange(self, Exchange ex)
-    cpdef add(self, dict row, partitions=*, names=*, observed=*)
-    @cython.locals(cell=list, dist=dict, table=FoldedTable, figures=PartitionFigures)
-    cpdef add_figures(self, dict row, partitions=*, names=*)
+    cpdef add(self, row, partitions=*, names=*, observed=*)
+    @cython.locals(r=ExchangeRow, cell=list, dist=dict, table=FoldedTable, figures=PartitionFigures)
+    cpdef add_figures(self, row, partitions=*, names=*)

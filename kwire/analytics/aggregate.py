@@ -41,6 +41,7 @@ from kwire.analytics.figures import Figures, PartitionFigures, ShareGroupFigures
 from kwire.analytics.facts import topic_names
 from kwire.analytics.observe import sasl_principal
 from kwire.analytics.read import read_exchange
+from kwire.analytics.row import ExchangeRow, row_of
 from kwire.analytics.series import NS, Series
 from kwire.fields import reduce_by_fields, set_fields
 from kwire.model import NO_REQUEST, NO_RESPONSE, PAIRED, Exchange
@@ -115,28 +116,32 @@ class Aggregator:
         row, partitions, names, observed = read_exchange(ex, self.analysis.watch)
         self.add(row, partitions, names, observed)
 
-    def add(self, row: dict, partitions=(), names=(), observed=()) -> None:
+    def add(self, row: ExchangeRow | dict, partitions=(), names=(), observed=()) -> None:
+        """One exchange: its row (kwire.analytics.row; a dict of its names is made into one), its partition
+        rows, topic names and observations (kwire.analytics.read)."""
+        row = row_of(row)
         self.add_figures(row, partitions, names)
         self.analysis.add(row, observed)
 
-    def add_figures(self, row: dict, partitions=(), names=()) -> None:
+    def add_figures(self, row: ExchangeRow | dict, partitions=(), names=()) -> None:
         """`add` but for the group and finding analysis (a caller that keeps one Analysis for
         several Aggregators feeds it itself: kwire.live.window)."""
-        ts = row["ts_ns"]
-        end = row["response_ts_ns"] or 0
+        r = row_of(row)
+        ts = r.ts_ns
+        end = r.response_ts_ns or 0
         if end < ts:
             end = ts
         if self.first_ns is None or ts < self.first_ns:
             self.first_ns = ts
         if self.last_ns is None or end > self.last_ns:
             self.last_ns = end
-        api, status, latency, wait = row["api"], row["status"], row["latency_ns"], row.get("wait")
-        failed = 1 if row["failed"] else 0
-        request_bytes, response_bytes = row["request_bytes"] or 0, row["response_bytes"] or 0
-        req, resp = row["request_outcome"], row["response_outcome"]
-        if (not row["error_codes"] and row["unanswered"] is None and (req == DECODED or req is None)
+        api, status, latency, wait = r.api, r.status, r.latency_ns, r.wait
+        failed = 1 if r.failed else 0
+        request_bytes, response_bytes = r.request_bytes or 0, r.response_bytes or 0
+        req, resp = r.request_outcome, r.response_outcome
+        if (not r.error_codes and r.unanswered is None and (req == DECODED or req is None)
                 and (resp == DECODED or resp is None)):  # a counts-only row: counted in its cell
-            key = (api, row["api_version"], row["client_id"], row["broker"])
+            key = (api, r.api_version, r.client_id, r.broker)
             cell = self._cells.get(key)
             if cell is None:
                 cell = self._new_cell(key)
@@ -150,27 +155,27 @@ class Aggregator:
             cell[4] += request_bytes
             cell[5] += response_bytes
             cell[6] += failed
-            if row.get("negotiation"):
+            if r.negotiation:
                 cell[7] += 1
             if latency is not None:
                 dist = cell[9] if wait else cell[8]
                 dist[latency] = dist.get(latency, 0) + 1
         else:
-            key, client_id = _labels(api, row["api_version"], row["client_id"])
+            key, client_id = _labels(api, r.api_version, r.client_id)
             add_row((self._total, self._by_api_version.row(key), self._by_client_id.row(client_id),
-                     self._by_broker.row(row["broker"])), row)
+                     self._by_broker.row(r.broker)), r)
         self.timeline.add_sums4(ts, 1, failed, request_bytes, response_bytes)
         if latency is not None and not wait:
             slowest = self.slowest
             # Most exchanges are faster than the slowest kept: no key to build for them.
             if len(slowest) < SLOWEST or -latency <= slowest[-1][0][0]:
-                self._keep(slowest, _slow_key(row), row, SLOWEST)
+                self._keep(slowest, _slow_key(r), r, SLOWEST)
         if status == NO_RESPONSE:
-            self._keep(self.unanswered_first, _tie(row), row, FIRST)
+            self._keep(self.unanswered_first, _tie(r), r, FIRST)
         if api == "ShareFetch":
-            self._share_group(row["group_id"]).fetches += 1
+            self._share_group(r.group_id).fetches += 1
         elif api == "ShareAcknowledge":
-            self._share_group(row["group_id"]).acknowledges += 1
+            self._share_group(r.group_id).acknowledges += 1
         if partitions:
             table = self.partitions
             for part in partitions:

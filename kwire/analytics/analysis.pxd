@@ -10,4 +10,4 @@ cdef class Analysis:
     cdef public TrafficState traffic
     cdef public DeliveryState delivery
 
-    cpdef add(self, dict row, observations=*)
+    cpdef add(self, row, observations=*)

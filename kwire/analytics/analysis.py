@@ -34,7 +34,8 @@ class Analysis:
         self.changes = ChangesState()
         self.quorum = QuorumState()
 
-    def add(self, row: dict, observations=()) -> None:
+    def add(self, row, observations=()) -> None:
+        """An exchange's row (kwire.analytics.row, or a dict of its names) and its observations."""
         acks0 = False
         for ob in observations:
             tag = ob[0]

@@ -2,8 +2,9 @@
 
 Owns the extraction from a decoded Exchange; nothing here counts or aggregates:
 
-- `exchange_row(ex)`: one dict of scalars (and one list of error names) per exchange. These are the
-  columns of the Spark job's `exchanges` Parquet table (kwire.spark.schemas.EXCHANGE_SCHEMA).
+- `exchange_row(ex)`: one ExchangeRow (kwire.analytics.row: an object of fields, and a Mapping of their
+  names) of scalars (and one list of error names) per exchange. These are the columns of the Spark job's
+  `exchanges` Parquet table (kwire.spark.schemas.EXCHANGE_SCHEMA).
 - `partition_rows(ex)`: one dict per (topic, partition) the exchange moved records for or measured:
   Fetch (bytes, records, lag), Produce (bytes, records), ShareFetch (bytes, records, acquired,
   redelivered, acknowledgements), ShareAcknowledge (acknowledgements). The `partitions` table.
@@ -36,6 +37,7 @@ from __future__ import annotations
 
 from kwire.analytics.exchange_kinds import WAIT_APIS, is_negotiation, is_wait
 from kwire.analytics.produce_read import request_partitions
+from kwire.analytics.row import EXCHANGE_COLUMNS, ExchangeRow
 from kwire.codec.marks import message_tree, values
 from kwire.codec.records import count_records, count_v2_records
 from kwire.codec.schema import GROUP_ID
@@ -53,18 +55,6 @@ _GROUP_IDS = frozenset({GROUP_ID})
 # Columns of a partition row, in order (the Parquet table's too).
 PARTITION_COLUMNS = ("ts_ns", "api", "group_id", "topic", "partition", "bytes", "records", "fetch_offset",
                      "high_watermark", "lag", "acquired", "redelivered") + ACK_COLUMNS
-EXCHANGE_COLUMNS = ("ts_ns", "request_ts_ns", "response_ts_ns", "client", "broker", "client_id", "api_key",
-                    "api", "api_version", "correlation_id", "status", "unanswered", "latency_ms", "request_bytes",
-                    "response_bytes", "error_codes", "failed", "request_outcome", "response_outcome",
-                    "request_error", "response_error", "request_trailing_bytes", "response_trailing_bytes",
-                    "group_id", "wait", "negotiation")
-
-
-# An exchange's row before its values: every column (and the three that are not) in the order a row gives them,
-# each at the value most exchanges have. A copy of it is a copy of its table (one C call), then only the
-# values an exchange has are set: faster than a dict made key by key.
-_EXCHANGE_ROW = dict.fromkeys(EXCHANGE_COLUMNS + ("connection_id", "latency_ns", "evidence"))
-_EXCHANGE_ROW.update(request_trailing_bytes=0, response_trailing_bytes=0, wait=False, negotiation=False)
 
 
 def error_code_names(ex: Exchange, found: list[int] | None = None) -> tuple[list[str], bool]:
@@ -80,7 +70,7 @@ def error_code_names(ex: Exchange, found: list[int] | None = None) -> tuple[list
     return sorted(map(error_name, found)), False
 
 
-def exchange_row(ex: Exchange, found: list[int] | None = None) -> dict:
+def exchange_row(ex: Exchange, found: list[int] | None = None) -> ExchangeRow:
     """The exchange's row; `found`: kwire.query.response_error_codes(ex), when the caller has it."""
     status = ex.status
     request_ts, response_ts = ex.request_ts_ns, ex.response_ts_ns
@@ -100,48 +90,48 @@ def exchange_row(ex: Exchange, found: list[int] | None = None) -> dict:
     ts = request_ts if request_ts is not None else response_ts or 0  # Exchange.ts_ns
     client, broker, correlation_id = ex.client, ex.broker, ex.correlation_id
     api_key, version = ex.api_key, ex.api_version
-    row = _EXCHANGE_ROW.copy()  # the columns in their order, each at its usual value: only the rest are set
-    row["ts_ns"] = ts
-    row["request_ts_ns"] = request_ts
-    row["response_ts_ns"] = response_ts
-    row["client"] = client
-    row["broker"] = broker
-    row["client_id"] = ex.client_id
-    row["api_key"] = api_key
-    row["api"] = api
-    row["api_version"] = version
-    row["correlation_id"] = correlation_id
-    row["status"] = status
+    row = ExchangeRow()  # every name at the value most exchanges have (kwire.analytics.row): only the rest are set
+    row.ts_ns = ts
+    row.request_ts_ns = request_ts
+    row.response_ts_ns = response_ts
+    row.client = client
+    row.broker = broker
+    row.client_id = ex.client_id
+    row.api_key = api_key
+    row.api = api
+    row.api_version = version
+    row.correlation_id = correlation_id
+    row.status = status
     unanswered = ex.unanswered
     if unanswered is not None:
-        row["unanswered"] = unanswered
+        row.unanswered = unanswered
     if latency is not None:
-        row["latency_ms"] = ns_to_ms(latency)
-        row["latency_ns"] = latency  # not a column: the latency exactly
-    row["request_bytes"] = ex.request_size
-    row["response_bytes"] = ex.response_size
-    row["error_codes"] = codes
-    row["failed"] = failed
-    row["request_outcome"] = req_kind
-    row["response_outcome"] = resp_kind
+        row.latency_ms = ns_to_ms(latency)
+        row.latency_ns = latency  # not a column: the latency exactly
+    row.request_bytes = ex.request_size
+    row.response_bytes = ex.response_size
+    row.error_codes = codes
+    row.failed = failed
+    row.request_outcome = req_kind
+    row.response_outcome = resp_kind
     if req_kind != DECODED and req is not None:
-        row["request_error"] = error_text(req)
-        row["request_trailing_bytes"] = trailing_size(req)
+        row.request_error = error_text(req)
+        row.request_trailing_bytes = trailing_size(req)
     if resp_kind != DECODED and resp is not None:
-        row["response_error"] = error_text(resp)
-        row["response_trailing_bytes"] = trailing_size(resp)
+        row.response_error = error_text(resp)
+        row.response_trailing_bytes = trailing_size(resp)
     # group_id(ex), not called for an api whose request names no group (most exchanges)
     if request and _GROUP_TREES.get((api_key, version)) != ():
-        row["group_id"] = group_id(ex)
+        row.group_id = group_id(ex)
     if api in WAIT_APIS:
-        row["wait"] = is_wait(ex)
+        row.wait = is_wait(ex)
     if negotiation:
-        row["negotiation"] = negotiation
+        row.negotiation = negotiation
     # Not columns (EXCHANGE_COLUMNS): which TCP connection, so that the analytics tell apart two
     # connections a client made from the same port one after the other; the latency exactly (above); the
     # exchange's evidence (kwire.analytics.observe), made once for every table that keeps it.
-    row["connection_id"] = ex.connection_id
-    row["evidence"] = (ts, client, broker, correlation_id, api)  # kwire.analytics.observe.evidence(ex)
+    row.connection_id = ex.connection_id
+    row.evidence = (ts, client, broker, correlation_id, api)  # kwire.analytics.observe.evidence(ex)
     return row
 
 

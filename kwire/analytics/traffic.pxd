@@ -5,6 +5,7 @@
 
 cimport cython
 from kwire.analytics.mergeable cimport Kept, TimeHistograms
+from kwire.analytics.row cimport ExchangeRow, row_of
 
 cdef class Connection:
     cdef public object first_ns, last_ns, exchanges, last, answered_ns, client_id, software
@@ -14,5 +15,5 @@ cdef class TrafficState:
     cdef public dict errors, latency, throttles, violations
     cdef public Kept unanswered
 
-    @cython.locals(conn=Connection, series=TimeHistograms)
-    cpdef add_row(self, dict row, bint acks0=*)
+    @cython.locals(conn=Connection, series=TimeHistograms, row=ExchangeRow)
+    cpdef add_row(self, object given, bint acks0=*)

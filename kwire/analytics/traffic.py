@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from kwire.analytics.mergeable import Capped, Instants, Kept, TimeHistograms, choose, first_ns, keep_smallest, last_ns
 from kwire.fields import reduce_by_fields, set_fields
+from kwire.analytics.row import row_of
 from kwire.model import NO_RESPONSE, PAIRED
 from kwire.analytics import tags as T
 
@@ -166,15 +167,17 @@ class TrafficState:
 
     # -- feeding
 
-    def add_row(self, row: dict, acks0: bool = False) -> None:
-        client, broker, api, ts = row["client"], row["broker"], row["api"], row["ts_ns"]
-        status, client_id = row["status"], row["client_id"]
-        key = (client, broker, row.get("connection_id"))
+    def add_row(self, given, acks0: bool = False) -> None:
+        """An exchange's row (kwire.analytics.row, or a dict of its names, made into one)."""
+        row = row_of(given)
+        client, broker, api, ts = row.client, row.broker, row.api, row.ts_ns
+        status, client_id = row.status, row.client_id
+        key = (client, broker, row.connection_id)
         conn = self.connections.get(key)
         if conn is None:
             conn = self._connection(key)
         if conn is not None:
-            end = row["response_ts_ns"] or 0
+            end = row.response_ts_ns or 0
             if end < ts:
                 end = ts
             first, latest = conn.first_ns, conn.last_ns
@@ -185,7 +188,7 @@ class TrafficState:
             conn.exchanges += 1
             last = conn.last  # the latest exchange: _last_of, its tuple made only when this one is later
             if last is None or end > last[0] or (end == last[0] and _last_of(row, end) > last):
-                conn.last = (end, ts, row["correlation_id"], api, status)
+                conn.last = (end, ts, row.correlation_id, api, status)
             if status == PAIRED:
                 answered = conn.answered_ns
                 if answered is None or ts > answered:
@@ -194,22 +197,22 @@ class TrafficState:
                 conn.client_id = choose(conn.client_id, client_id)
         if api is None:
             return
-        if api not in STEADY_APIS or row["error_codes"]:
+        if api not in STEADY_APIS or row.error_codes:
             who = (host_of(client), client_id or "")
             if api not in STEADY_APIS:
                 self.note_activity(who, api, ts)
-            for name in row["error_codes"]:
+            for name in row.error_codes:
                 self._error((api, name), row, who)
         ev = None
         if status == NO_RESPONSE and not acks0:
             ev = evidence_of(row)
-            self.unanswered.add(ev[:4], (ev, client_id, row.get("connection_id")))
-        latency = row["latency_ns"]
+            self.unanswered.add(ev[:4], (ev, client_id, row.connection_id))
+        latency = row.latency_ns
         if latency is not None and api not in LONG_POLLS:
             series = self.latency.get(broker)
             if series is None:
                 series = self.latency[broker] = TimeHistograms()
-            series.add(ts, latency, api, ev or row.get("evidence") or evidence_of(row))
+            series.add(ts, latency, api, ev or row.evidence or evidence_of(row))
 
     def note_activity(self, who: tuple, api: str, ts: int) -> None:
         apis = self.activity.get(who)
