@@ -9,7 +9,7 @@ from kwire.analytics.analysis cimport Analysis
 from kwire.analytics.caps cimport FoldedTable
 from kwire.analytics.figures cimport Figures, PartitionFigures
 from kwire.analytics.series cimport Series
-from kwire.analytics.row cimport ExchangeRow, row_of
+from kwire.analytics.row cimport ExchangeRow, PartitionRow, row_of
 from kwire.model cimport Exchange
 
 cdef class Aggregator:
@@ -24,5 +24,5 @@ cdef class Aggregator:
 
     cpdef add_exchange(self, Exchange ex)
     cpdef add(self, row, partitions=*, names=*, observed=*)
-    @cython.locals(r=ExchangeRow, cell=list, dist=dict, table=FoldedTable, figures=PartitionFigures)
+    @cython.locals(r=ExchangeRow, part=PartitionRow, cell=list, dist=dict, table=FoldedTable, figures=PartitionFigures)
     cpdef add_figures(self, row, partitions=*, names=*)

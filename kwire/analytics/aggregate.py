@@ -179,11 +179,11 @@ class Aggregator:
         if partitions:
             table = self.partitions
             for part in partitions:
-                figures = table.row((part["topic"], part["partition"]))
+                figures = table.row((part.topic, part.partition))
                 figures.add(part)
-                part_api = part["api"]
+                part_api = part.api
                 if part_api != "Fetch" and part_api != "Produce":
-                    self._share_group(part["group_id"]).add(part)
+                    self._share_group(part.group_id).add(part)
         for tid, name in names:
             self.add_name(tid, name)
 

@@ -5,9 +5,9 @@ Owns the extraction from a decoded Exchange; nothing here counts or aggregates:
 - `exchange_row(ex)`: one ExchangeRow (kwire.analytics.row: an object of fields, and a Mapping of their
   names) of scalars (and one list of error names) per exchange. These are the columns of the Spark job's
   `exchanges` Parquet table (kwire.spark.schemas.EXCHANGE_SCHEMA).
-- `partition_rows(ex)`: one dict per (topic, partition) the exchange moved records for or measured:
-  Fetch (bytes, records, lag), Produce (bytes, records), ShareFetch (bytes, records, acquired,
-  redelivered, acknowledgements), ShareAcknowledge (acknowledgements). The `partitions` table.
+- `partition_rows(ex)`: one PartitionRow (kwire.analytics.row) per (topic, partition) the exchange moved
+  records for or measured: Fetch (bytes, records, lag), Produce (bytes, records), ShareFetch (bytes, records,
+  acquired, redelivered, acknowledgements), ShareAcknowledge (acknowledgements). The `partitions` table.
 - `topic_names(ex)`: the (topic id, topic name) pairs a response states side by side (kwire.enrich).
 
 Definitions (the statistics inherit them):
@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from kwire.analytics.exchange_kinds import WAIT_APIS, is_negotiation, is_wait
 from kwire.analytics.produce_read import request_partitions
-from kwire.analytics.row import EXCHANGE_COLUMNS, ExchangeRow
+from kwire.analytics.row import ACK_COLUMNS, EXCHANGE_COLUMNS, PARTITION_COLUMNS, ExchangeRow, PartitionRow
 from kwire.codec.marks import message_tree, values
 from kwire.codec.records import count_records, count_v2_records
 from kwire.codec.schema import GROUP_ID
@@ -49,12 +49,9 @@ from kwire.outcomes import DECODED, MALFORMED, error_text, trailing_size
 from kwire.query import response_error_codes
 
 ACK_TYPES = {0: "GAP", 1: "ACCEPT", 2: "RELEASE", 3: "REJECT", 4: "RENEW"}
-ACK_COLUMNS = tuple(f"ack_{name.lower()}" for name in ACK_TYPES.values())
 _GROUP_IDS = frozenset({GROUP_ID})
 
-# Columns of a partition row, in order (the Parquet table's too).
-PARTITION_COLUMNS = ("ts_ns", "api", "group_id", "topic", "partition", "bytes", "records", "fetch_offset",
-                     "high_watermark", "lag", "acquired", "redelivered") + ACK_COLUMNS
+assert ACK_COLUMNS == tuple(f"ack_{name.lower()}" for name in ACK_TYPES.values())  # (kwire.analytics.row's)
 
 
 def error_code_names(ex: Exchange, found: list[int] | None = None) -> tuple[list[str], bool]:
@@ -184,21 +181,17 @@ def records_facts(value) -> tuple[int, int]:
     return size, records
 
 
-_ROW = dict.fromkeys(PARTITION_COLUMNS, 0)
-_ROW.update(fetch_offset=None, high_watermark=None, lag=None)
-
-
-def _new_row(ts_ns: int, api: str, group_id, topic: str, partition) -> dict:
-    row = _ROW.copy()
-    row["ts_ns"] = ts_ns
-    row["api"] = api
-    row["group_id"] = group_id
-    row["topic"] = topic
-    row["partition"] = partition
+def _new_row(ts_ns: int, api: str, group_id, topic: str, partition) -> PartitionRow:
+    row = PartitionRow()
+    row.ts_ns = ts_ns
+    row.api = api
+    row.group_id = group_id
+    row.topic = topic
+    row.partition = partition
     return row
 
 
-def _count_acks(row: dict, batches) -> None:
+def _count_acks(row: PartitionRow, batches) -> None:
     for batch in batches or ():
         types = batch.get("AcknowledgeTypes") or ()
         first, last = batch.get("FirstOffset"), batch.get("LastOffset")
@@ -212,7 +205,7 @@ def _count_acks(row: dict, batches) -> None:
                 row["ack_" + name.lower()] += n
 
 
-def partition_rows(ex: Exchange) -> list[dict]:
+def partition_rows(ex: Exchange) -> list[PartitionRow]:
     api = ex.api
     if api == "Fetch":
         return _fetch_rows(ex)
@@ -223,7 +216,7 @@ def partition_rows(ex: Exchange) -> list[dict]:
     return []
 
 
-def _fetch_rows(ex: Exchange) -> list[dict]:
+def _fetch_rows(ex: Exchange) -> list[PartitionRow]:
     if not ex.response:
         return []
     lag = {(r["topic"], r["partition"]): r for r in ex.extra.get("lag") or ()}
@@ -234,37 +227,37 @@ def _fetch_rows(ex: Exchange) -> list[dict]:
         for part in topic.get("Partitions") or ():
             index = part.get("PartitionIndex")
             row = _new_row(ts, "Fetch", None, label, index)
-            row["bytes"], row["records"] = records_facts(part.get("Records"))
+            row.bytes, row.records = records_facts(part.get("Records"))
             sample = lag.get((label, index))
             if sample is not None:
-                row["fetch_offset"] = sample["fetch_offset"]
-                row["high_watermark"] = sample["high_watermark"]
-                row["lag"] = sample["lag"]
+                row.fetch_offset = sample["fetch_offset"]
+                row.high_watermark = sample["high_watermark"]
+                row.lag = sample["lag"]
             rows.append(row)
     return rows
 
 
-def _produce_rows(ex: Exchange) -> list[dict]:
+def _produce_rows(ex: Exchange) -> list[PartitionRow]:
     return produce_rows(ex.ts_ns, request_partitions(ex.request))
 
 
-def produce_rows(ts_ns: int, partitions: list[tuple]) -> list[dict]:
+def produce_rows(ts_ns: int, partitions: list[tuple]) -> list[PartitionRow]:
     """The rows of a Produce's partitions, as kwire.analytics.produce_read.request_partitions read them."""
     rows = []
     for label, index, _, size, records, _ in partitions:
-        row = _ROW.copy()  # _new_row, inline
-        row["ts_ns"] = ts_ns
-        row["api"] = "Produce"
-        row["group_id"] = None
-        row["topic"] = label
-        row["partition"] = index
-        row["bytes"] = size
-        row["records"] = records
+        row = PartitionRow()  # _new_row, inline
+        row.ts_ns = ts_ns
+        row.api = "Produce"
+        row.group_id = None
+        row.topic = label
+        row.partition = index
+        row.bytes = size
+        row.records = records
         rows.append(row)
     return rows
 
 
-def _share_rows(ex: Exchange) -> list[dict]:
+def _share_rows(ex: Exchange) -> list[PartitionRow]:
     group = group_id(ex)
     rows: dict[tuple, dict] = {}
 
@@ -287,11 +280,11 @@ def _share_rows(ex: Exchange) -> list[dict]:
             label = topic_label(topic)
             for part in topic.get("Partitions") or ():
                 row = row_for(label, part.get("PartitionIndex"))
-                row["bytes"], row["records"] = records_facts(part.get("Records"))
+                row.bytes, row.records = records_facts(part.get("Records"))
         for share in ex.extra.get("share") or ():
             row = row_for(share["topic"], share["partition"])
-            row["acquired"] = share["acquired"]
-            row["redelivered"] = share["redelivered"]
+            row.acquired = share["acquired"]
+            row.redelivered = share["redelivered"]
     return list(rows.values())
 
 

@@ -2,6 +2,7 @@
 # and runs as it is without Cython): Figures and PartitionFigures are extension types, their counters read and
 # written in C by their own methods. Every count stays a Python int.
 
+from kwire.analytics.row cimport PartitionRow
 from kwire.analytics.series cimport Series
 
 cdef class Figures:
@@ -13,4 +14,4 @@ cdef class PartitionFigures:
     cdef public object lag_samples, lag_last, lag_max, share_bytes, share_records, acquired, redelivered, acks
     cdef public Series lag_series
 
-    cpdef add(self, dict row)
+    cpdef add(self, PartitionRow row)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from kwire.analytics.distribution import merge_into, percentiles
 from kwire.analytics.facts import ACK_COLUMNS, ACK_TYPES
+from kwire.analytics.row import PartitionRow
 from kwire.analytics.series import Series
 from kwire.fields import reduce_by_fields, set_fields
 from kwire.model import NO_REQUEST, NO_RESPONSE, PAIRED
@@ -173,26 +174,26 @@ class PartitionFigures:
         self.acks = dict.fromkeys(ACK_COLUMNS, 0)
         self.lag_series = Series(_LAG_OPS, _LAG_SERIES_LIMIT)
 
-    def add(self, row: dict) -> None:
-        api = row["api"]
+    def add(self, row: PartitionRow) -> None:
+        api = row.api
         if api == "Fetch":
             self.fetches += 1
-            self.fetch_bytes += row["bytes"]
-            self.fetch_records += row["records"]
-            lag = row["lag"]
+            self.fetch_bytes += row.bytes
+            self.fetch_records += row.records
+            lag = row.lag
             if lag is not None:
-                self._lag(row["ts_ns"], lag)
+                self._lag(row.ts_ns, lag)
         elif api == "Produce":
             self.produces += 1
-            self.produce_bytes += row["bytes"]
-            self.produce_records += row["records"]
+            self.produce_bytes += row.bytes
+            self.produce_records += row.records
         else:
-            self.share_bytes += row["bytes"]
-            self.share_records += row["records"]
-            self.acquired += row["acquired"]
-            self.redelivered += row["redelivered"]
+            self.share_bytes += row.bytes
+            self.share_records += row.records
+            self.acquired += row.acquired
+            self.redelivered += row.redelivered
             for column in ACK_COLUMNS:
-                self.acks[column] += row[column]
+                self.acks[column] += getattr(row, column)
 
     def _lag(self, ts_ns: int, lag: int) -> None:
         self.lag_samples += 1

@@ -1,19 +1,22 @@
-"""An exchange's row (kwire.analytics.facts.exchange_row): its columns as the fields of one object.
+"""An exchange's row and its partition rows (kwire.analytics.facts): their columns as the fields of an object.
 
-Every exchange gets one, and every analysis reads it (kwire.analytics.aggregate's figures, kwire.analytics
-.traffic, the observations' evidence). Compiled (row.pxd) an ExchangeRow is an extension type whose fields the
-compiled analyses read and write in C: about a tenth of what a dict of its 29 keys costs to make, read and free.
+Every exchange gets an ExchangeRow, and every analysis reads it (kwire.analytics.aggregate's figures,
+kwire.analytics.traffic, the observations' evidence); a Produce, Fetch or share exchange a PartitionRow per
+partition (the partitions table, the share groups). Compiled (row.pxd) both are extension types whose fields the
+compiled analyses write and read in C: a fraction of what a dict of their 29 and 17 keys costs to make, read and
+free.
 
-It is also a read-only Mapping of its names (NAMES: the columns, EXCHANGE_COLUMNS, then three that are not
-columns) to their values, in that order: row["api"], row.get("wait"), keys(), items(), dict(row), `in`, and ==
-against a dict of the same items. Readers that take rows as dicts keep doing so (kwire.live.metrics_state,
-Spark's Arrow tables through pyarrow's from_pylist, the renderers). `row_of(mapping)` makes one of a dict (a
-row made elsewhere: tests, a hand-made row), its missing names at a new row's values.
+Each is also a Mapping (FieldRow) of its names (NAMES: an exchange row's columns, EXCHANGE_COLUMNS, then three
+that are not columns; a partition row's PARTITION_COLUMNS) to their values, in that order: row["api"],
+row.get("wait"), keys(), items(), dict(row), `in`, and == against a dict of the same items; row[name] = value
+sets a field, a name that is not one is a KeyError. Readers that take rows as dicts keep doing so
+(kwire.live.metrics_state, Spark's Arrow tables through pyarrow's from_pylist, the renderers). `row_of(mapping)`
+makes an ExchangeRow of a dict (a row made elsewhere: tests, a hand-made row), its missing names at a new row's.
 
-A new row holds what most exchanges hold: None everywhere but request_trailing_bytes and
-response_trailing_bytes (0), wait and negotiation (False).
+A new ExchangeRow holds what most exchanges hold: None everywhere but request_trailing_bytes and
+response_trailing_bytes (0), wait and negotiation (False). A new PartitionRow: every count 0, the lag's three
+(fetch_offset, high_watermark, lag) None.
 """
-
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -30,12 +33,70 @@ EXCHANGE_COLUMNS = ("ts_ns", "request_ts_ns", "response_ts_ns", "client", "broke
 # apart), the latency exactly in ns, the exchange's evidence (kwire.analytics.observe.evidence).
 NAMES = EXCHANGE_COLUMNS + ("connection_id", "latency_ns", "evidence")
 _KNOWN = frozenset(NAMES)
+_EXCHANGE_NAMES = NAMES  # (ExchangeRow.NAMES)
+# Columns of a partition row, in order (the Parquet table's too): kwire.analytics.facts.ACK_TYPES' names as ack_*.
+ACK_COLUMNS = ("ack_gap", "ack_accept", "ack_release", "ack_reject", "ack_renew")
+PARTITION_COLUMNS = ("ts_ns", "api", "group_id", "topic", "partition", "bytes", "records", "fetch_offset",
+                     "high_watermark", "lag", "acquired", "redelivered") + ACK_COLUMNS
 
 
-class ExchangeRow:
+class FieldRow:
+    """A row's fields as a read-only Mapping of its class's NAMES (in that order) to their values; a name that
+    is not one is a KeyError, as a dict's missing key. Its subclasses give NAMES and KNOWN (their set)."""
+
+    __slots__ = ()
+    NAMES = ()  # (a subclass's)
+    KNOWN = frozenset()
+
+    def __getitem__(self, name):
+        if name not in type(self).KNOWN:
+            raise KeyError(name)
+        return getattr(self, name)
+
+    def __setitem__(self, name, value) -> None:
+        if name not in type(self).KNOWN:
+            raise KeyError(name)
+        setattr(self, name, value)
+
+    def get(self, name, default=None):
+        return getattr(self, name) if name in type(self).KNOWN else default
+
+    def __contains__(self, name) -> bool:
+        return name in type(self).KNOWN
+
+    def __iter__(self):
+        return iter(type(self).NAMES)
+
+    def __len__(self) -> int:
+        return len(type(self).NAMES)
+
+    def keys(self):
+        return type(self).NAMES
+
+    def values(self) -> list:
+        return [getattr(self, name) for name in type(self).NAMES]
+
+    def items(self) -> list:
+        return [(name, getattr(self, name)) for name in type(self).NAMES]
+
+    def to_dict(self) -> dict:
+        return {name: getattr(self, name) for name in type(self).NAMES}
+
+    def __eq__(self, other):
+        if isinstance(other, (FieldRow, Mapping)):
+            return self.to_dict() == dict(other.items())
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.to_dict()!r})"
+
+
+class ExchangeRow(FieldRow):
     __slots__ = NAMES
     __reduce__ = reduce_by_fields  # the same state compiled or not (kwire.fields)
     __setstate__ = set_fields
+    NAMES = _EXCHANGE_NAMES
+    KNOWN = _KNOWN
 
     def __init__(self) -> None:
         self.ts_ns = self.request_ts_ns = self.response_ts_ns = None
@@ -49,52 +110,26 @@ class ExchangeRow:
         self.wait = self.negotiation = False
         self.connection_id = self.latency_ns = self.evidence = None
 
-    # -- the Mapping of NAMES to values ------------------------------------------------------------------------
 
-    def __getitem__(self, name):
-        if name not in _KNOWN:
-            raise KeyError(name)
-        return getattr(self, name)
+class PartitionRow(FieldRow):
+    """A partition row (kwire.analytics.facts.partition_rows: PARTITION_COLUMNS), new: every count 0, the lag's
+    three None."""
 
-    def __setitem__(self, name, value) -> None:
-        if name not in _KNOWN:
-            raise KeyError(name)
-        setattr(self, name, value)
+    __slots__ = PARTITION_COLUMNS
+    __reduce__ = reduce_by_fields
+    __setstate__ = set_fields
+    NAMES = PARTITION_COLUMNS
+    KNOWN = frozenset(PARTITION_COLUMNS)
 
-    def get(self, name, default=None):
-        return getattr(self, name) if name in _KNOWN else default
-
-    def __contains__(self, name) -> bool:
-        return name in _KNOWN
-
-    def __iter__(self):
-        return iter(NAMES)
-
-    def __len__(self) -> int:
-        return len(NAMES)
-
-    def keys(self):
-        return NAMES
-
-    def values(self) -> list:
-        return [getattr(self, name) for name in NAMES]
-
-    def items(self) -> list:
-        return [(name, getattr(self, name)) for name in NAMES]
-
-    def to_dict(self) -> dict:
-        return {name: getattr(self, name) for name in NAMES}
-
-    def __eq__(self, other):
-        if isinstance(other, (ExchangeRow, Mapping)):
-            return self.to_dict() == dict(other.items())
-        return NotImplemented
-
-    def __repr__(self) -> str:
-        return f"ExchangeRow({self.to_dict()!r})"
+    def __init__(self) -> None:
+        self.ts_ns = self.api = self.group_id = self.topic = self.partition = 0
+        self.bytes = self.records = 0
+        self.fetch_offset = self.high_watermark = self.lag = None
+        self.acquired = self.redelivered = 0
+        self.ack_gap = self.ack_accept = self.ack_release = self.ack_reject = self.ack_renew = 0
 
 
-Mapping.register(ExchangeRow)
+Mapping.register(FieldRow)
 
 
 def row_of(mapping) -> ExchangeRow:

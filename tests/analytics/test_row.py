@@ -10,8 +10,8 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from kwire.analytics.facts import exchange_row
-from kwire.analytics.row import EXCHANGE_COLUMNS, NAMES, ExchangeRow, row_of
+from kwire.analytics.facts import exchange_row, partition_rows
+from kwire.analytics.row import EXCHANGE_COLUMNS, NAMES, PARTITION_COLUMNS, ExchangeRow, PartitionRow, row_of
 from kwire.pipeline import analyze_files
 from kwire.spark.results import ARROW_EXCHANGES
 
@@ -75,3 +75,21 @@ def test_arrow_takes_rows_as_it_takes_dicts():
     from_dicts = pa.Table.from_pylist([row.to_dict() for row in rows], schema=ARROW_EXCHANGES)
     assert from_rows.equals(from_dicts) and from_rows.num_rows == len(rows)
     assert tuple(from_rows.column_names) == EXCHANGE_COLUMNS
+
+
+def test_a_partition_row_reads_as_the_dict_of_its_columns():
+    new = PartitionRow()
+    expected = dict.fromkeys(PARTITION_COLUMNS, 0)
+    expected.update(fetch_offset=None, high_watermark=None, lag=None)
+    assert new == expected and list(new) == list(PARTITION_COLUMNS) and len(new) == 17
+    new["ack_accept"] += 3  # (facts' acknowledgement counts add so)
+    assert new.ack_accept == 3 and new["ack_accept"] == 3
+    rows = [row for ex in analyze_files([str(QUICK)]) for row in partition_rows(ex)]
+    assert {row.api for row in rows} >= {"Produce", "Fetch"}
+    for row in rows:
+        as_dict = row.to_dict()
+        assert type(row) is PartitionRow and list(as_dict) == list(PARTITION_COLUMNS) and row == as_dict
+        assert dict(row, client="c") == dict(as_dict, client="c")  # as kwire.spark.results adds its columns
+        assert pickle.loads(pickle.dumps(row)) == row
+        with pytest.raises(KeyError):
+            row["nothing"]
