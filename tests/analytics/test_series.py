@@ -69,3 +69,27 @@ def test_add_sums4_is_add_of_a_series_of_four_sums(items):
         added.add(t * NS, (a, b, c, d))
         summed.add_sums4(t * NS, a, b, c, d)
     assert (summed.resolution, summed.buckets) == (added.resolution, added.buckets)
+
+
+def test_a_time_falls_in_the_bucket_python_divides_it_into_at_any_size():
+    """Compiled, a time's bucket is divided in C where the time and the resolution fit 63 bits (and the time is
+    not negative): the same bucket as Python's floor division, at the edges of that range and past them."""
+    from kwire.analytics.mergeable import TimeHistograms
+
+    edges = [0, 1, NS - 1, NS, 1_764_000_000 * NS + 123, (1 << 63) - 1, 1 << 63, 1 << 70, -1, -NS, -(1 << 63),
+             -(1 << 63) - 1]
+    for resolution in (1, 2, 3, 1 << 20, (1 << 63) - 1, 1 << 63, 1 << 64):
+        series, times = Series(("sum",), limit=1 << 20), TimeHistograms(limit=1 << 20)
+        series.resolution = times.resolution = resolution
+        for ts in edges:
+            series.add(ts, (1,))
+            series.add_sums(ts, (1,))
+            times.add(ts, 5, "Produce")
+        expected = {ts // NS // resolution for ts in edges}
+        assert set(series.buckets) == expected and set(times.buckets) == expected
+        assert all(type(k) is int for k in series.buckets)
+    four = Series(("sum",) * 4, limit=1 << 20)
+    four.resolution = 3
+    for ts in edges:
+        four.add_sums4(ts, 1, 2, 3, 4)
+    assert set(four.buckets) == {ts // NS // 3 for ts in edges}
