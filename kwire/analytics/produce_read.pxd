@@ -10,6 +10,7 @@ from kwire.model cimport Exchange
 # the module's private caches: dicts, so a look-up is a C call (a module attribute's .get is a Python call)
 cdef dict _SHAPED
 
+@cython.locals(topic=dict, part=dict)
 cpdef tuple read_answer(Exchange ex)
 @cython.locals(topic=dict, part=dict)
 cpdef list request_partitions(request)

@@ -131,14 +131,16 @@ def read_answer(ex: Exchange) -> tuple[list[int], set]:
     failed = None
     topics = response.get("Responses")
     if type(topics) is list:
-        for topic in topics:
-            if type(topic) is not dict:
+        for item in topics:
+            if type(item) is not dict:
                 continue
+            topic = item  # a dict (compiled, its look-ups C calls: produce_read.pxd)
             parts = topic.get("PartitionResponses")
             if type(parts) is not list:
                 continue
-            for part in parts:
-                if type(part) is dict:
+            for entry in parts:
+                if type(entry) is dict:
+                    part = entry
                     code = part.get("ErrorCode")
                     if code:
                         if type(code) is int:
