@@ -1,6 +1,7 @@
 """Analytics shared by `kwire stats`, `kwire spark` and `kwire live`: one definition of each figure.
 
-- kwire.analytics.facts: Exchange -> flat rows (exchange_row, partition_rows, topic_names).
+- kwire.analytics.facts: Exchange -> flat rows (exchange_row, partition_rows, topic_names);
+  kwire.analytics.row: the rows' type (ExchangeRow, PartitionRow: fields, and a Mapping of their names).
 - kwire.analytics.read: Exchange -> (row, partition rows, topic names, observations), each body read
   once for all of them (read_exchange: what stats, live and spark feed an Aggregator);
   kwire.analytics.produce_read: a Produce's partitions, batches and answer, read once.
