@@ -47,7 +47,7 @@ except ImportError:  # pragma: no cover - a dependency
 from kwire.capture.files import open_capture
 from kwire.codec.budget import RecordBudget
 from kwire.codec.compiler import decoder_for
-from kwire.codec.records import decode_records, summarize_records
+from kwire.codec.records import count_v2_records, decode_records, summarize_records
 from kwire.codec.schema import Field, MessageSchema
 from kwire.codec.schemas import all_schemas
 from kwire.errors import CaptureError, DecodeError
@@ -258,7 +258,11 @@ def decoders(data: bytes) -> None:
 
 
 def records(data: bytes) -> None:
+    from kwire.analytics.produce_read import scan_batches
+
     for buf in (data, _random_batches(random.Random(data)) + data[:64], _random_batches(random.Random(data))):
+        batches, count = scan_batches(buf)  # the stats' walk of batch headers (read in C when compiled)
+        assert count == count_v2_records(buf) if buf else count == 0
         summary = summarize_records(buf)
         full = decode_records(buf, RecordBudget(data=1 << 20, entries=5000, batches=64))
         _json(summary)
@@ -383,7 +387,9 @@ def capture(data: bytes) -> None:
 
 
 def pipeline(data: bytes) -> None:
-    """Bytes as a Kafka conversation: 2-byte headers say which side sends how many of the next bytes."""
+    """Bytes as a Kafka conversation: 2-byte headers say which side sends how many of the next bytes. Each
+    exchange is written as JSON and added to the stats, whose document is written too."""
+    from kwire.analytics import Aggregator
     from kwire.pipeline import analyze_files
     from tests.fuzz.conversation import conversation_pcap
 
@@ -398,12 +404,15 @@ def pipeline(data: bytes) -> None:
     mss = 1 + (data[-1] if data else 0) * 8 if data[-1:] and data[-1] & 1 else 1448
     blob = conversation_pcap([(d, m) for d, m in messages if m], handshake=handshake, mss=mss)
     stream = io.BytesIO(blob)
+    stats = Aggregator()  # the analytics too: rows, partition rows, batch headers read in C, observations
     try:
         for ex in analyze_files([stream], port_hints=(9092,) if data[:1] and data[0] & 8 else ()):
             exchange_json(ex)
             exchange_json(ex, records="full")
+            stats.add_exchange(ex)
     except CaptureError:
         raise AssertionError("a well-formed capture raised CaptureError") from None
+    _json(stats.document())
 
 
 # ---- headers and resync ---------------------------------------------------------------------------------
