@@ -37,7 +37,9 @@ from __future__ import annotations
 
 from kwire.analytics.exchange_kinds import WAIT_APIS, is_negotiation, is_wait
 from kwire.analytics.produce_read import request_partitions
-from kwire.analytics.row import ACK_COLUMNS, EXCHANGE_COLUMNS, PARTITION_COLUMNS, ExchangeRow, PartitionRow
+# (ACK_TYPES and the columns are kwire.analytics.row's, given here too as before)
+from kwire.analytics.row import (ACK_COLUMNS, ACK_TYPES, EXCHANGE_COLUMNS, PARTITION_COLUMNS, ExchangeRow,
+                                 PartitionRow)
 from kwire.codec.marks import message_tree, values
 from kwire.codec.records import count_records, count_v2_records
 from kwire.codec.schema import GROUP_ID
@@ -48,10 +50,7 @@ from kwire.model import PAIRED, Exchange
 from kwire.outcomes import DECODED, MALFORMED, error_text, trailing_size
 from kwire.query import response_error_codes
 
-ACK_TYPES = {0: "GAP", 1: "ACCEPT", 2: "RELEASE", 3: "REJECT", 4: "RENEW"}
 _GROUP_IDS = frozenset({GROUP_ID})
-
-assert ACK_COLUMNS == tuple(f"ack_{name.lower()}" for name in ACK_TYPES.values())  # (kwire.analytics.row's)
 
 
 def error_code_names(ex: Exchange, found: list[int] | None = None) -> tuple[list[str], bool]:

@@ -2,7 +2,8 @@
 # and runs as it is without Cython): Figures and PartitionFigures are extension types, their counters read and
 # written in C by their own methods. Every count stays a Python int.
 
-from kwire.analytics.row cimport PartitionRow
+cimport cython
+from kwire.analytics.row cimport ExchangeRow, PartitionRow, row_of
 from kwire.analytics.series cimport Series
 
 cdef class Figures:
@@ -15,3 +16,6 @@ cdef class PartitionFigures:
     cdef public Series lag_series
 
     cpdef add(self, PartitionRow row)
+
+@cython.locals(row=ExchangeRow)
+cpdef add_row(figures, object given)

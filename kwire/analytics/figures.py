@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from kwire.analytics.distribution import merge_into, percentiles
 from kwire.analytics.facts import ACK_COLUMNS, ACK_TYPES
-from kwire.analytics.row import PartitionRow
+from kwire.analytics.row import PartitionRow, row_of
 from kwire.analytics.series import Series
 from kwire.fields import reduce_by_fields, set_fields
 from kwire.model import NO_REQUEST, NO_RESPONSE, PAIRED
@@ -48,7 +48,8 @@ class Figures:
         self.latency: dict[int, int] = {}  # served exchanges
         self.waits: dict[int, int] = {}  # long polls answered empty at their MaxWaitMs
 
-    def add(self, row: dict) -> None:
+    def add(self, row) -> None:
+        """One exchange's row (kwire.analytics.row, or a dict of its names)."""
         add_row((self,), row)
 
     def add_cell(self, cell: list) -> None:
@@ -108,22 +109,23 @@ class Figures:
         }
 
 
-def add_row(figures: tuple, row: dict) -> None:
-    """Figures.add of one exchange's row to each of `figures` (the total and the groups it falls in):
-    the row read once, each figure then counted."""
-    status = row["status"]
+def add_row(figures: tuple, given) -> None:
+    """Figures.add of one exchange's row (kwire.analytics.row, or a dict of its names, made into one) to each
+    of `figures` (the total and the groups it falls in): the row read once, each figure then counted."""
+    row = row_of(given)
+    status = row.status
     paired, no_response = status == PAIRED, status == NO_RESPONSE
     no_request = status == NO_REQUEST
-    why = row["unanswered"] if no_response else None
-    request_bytes = row["request_bytes"] or 0
-    response_bytes = row["response_bytes"] or 0
-    failed = 1 if row["failed"] else 0
-    req, resp = row["request_outcome"], row["response_outcome"]
+    why = row.unanswered if no_response else None
+    request_bytes = row.request_bytes or 0
+    response_bytes = row.response_bytes or 0
+    failed = 1 if row.failed else 0
+    req, resp = row.request_outcome, row.response_outcome
     plain = req == DECODED and resp == DECODED
-    codes = row["error_codes"]
-    negotiation = 1 if row.get("negotiation") else 0
-    latency = row["latency_ns"]
-    wait = row.get("wait")
+    codes = row.error_codes
+    negotiation = 1 if row.negotiation else 0
+    latency = row.latency_ns
+    wait = row.wait
     for f in figures:
         f.exchanges += 1
         if paired:

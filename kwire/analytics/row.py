@@ -34,15 +34,18 @@ EXCHANGE_COLUMNS = ("ts_ns", "request_ts_ns", "response_ts_ns", "client", "broke
 NAMES = EXCHANGE_COLUMNS + ("connection_id", "latency_ns", "evidence")
 _KNOWN = frozenset(NAMES)
 _EXCHANGE_NAMES = NAMES  # (ExchangeRow.NAMES)
-# Columns of a partition row, in order (the Parquet table's too): kwire.analytics.facts.ACK_TYPES' names as ack_*.
-ACK_COLUMNS = ("ack_gap", "ack_accept", "ack_release", "ack_reject", "ack_renew")
+# ShareAcknowledge's AcknowledgeType values (kwire.analytics.facts counts them), and their columns.
+ACK_TYPES = {0: "GAP", 1: "ACCEPT", 2: "RELEASE", 3: "REJECT", 4: "RENEW"}
+ACK_COLUMNS = tuple(f"ack_{name.lower()}" for name in ACK_TYPES.values())
+# Columns of a partition row, in order (the Parquet table's too).
 PARTITION_COLUMNS = ("ts_ns", "api", "group_id", "topic", "partition", "bytes", "records", "fetch_offset",
                      "high_watermark", "lag", "acquired", "redelivered") + ACK_COLUMNS
 
 
 class FieldRow:
-    """A row's fields as a read-only Mapping of its class's NAMES (in that order) to their values; a name that
-    is not one is a KeyError, as a dict's missing key. Its subclasses give NAMES and KNOWN (their set)."""
+    """A row's fields as a Mapping of its class's NAMES (in that order) to their values, row[name] = value
+    setting one; a name that is not one is a KeyError, as a dict's missing key. Its subclasses give NAMES and
+    KNOWN (their set)."""
 
     __slots__ = ()
     NAMES = ()  # (a subclass's)
