@@ -6,6 +6,7 @@
 cimport cython
 from kwire.kafka.headers cimport RequestHeader
 from kwire.kafka.pairing cimport PendingRequest, RawExchange
+from kwire.model cimport new_exchange
 
 # the module's private caches: dicts, so a look-up is a C call (a module attribute's .get is a Python call)
 cdef dict _ENDPOINT_NAMES, _PLANS

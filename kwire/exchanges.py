@@ -15,7 +15,6 @@ written in the v0 body whatever version was asked (the broker cannot know which 
 
 from __future__ import annotations
 
-import dataclasses
 import struct
 from functools import partial
 from typing import NamedTuple
@@ -30,7 +29,7 @@ from kwire.fields import reduce_by_fields, set_fields
 from kwire.kafka.apis import API_VERSIONS_KEY, api_name
 from kwire.kafka.headers import header_versions, parse_response_header
 from kwire.kafka.pairing import RawExchange
-from kwire.model import PAIRED, Exchange
+from kwire.model import PAIRED, Exchange, new_exchange
 from kwire.net.segment import format_endpoint
 from kwire.outcomes import (ANSWER_NOT_CAPTURED, DECODED_BODY, MALFORMED, NO_DECODER_BODY, BodyOutcome, cut_body,
                             lost_body, malformed, trailing)
@@ -123,10 +122,13 @@ def exchange_parts(raw: RawExchange, *, owned: bool = False) -> ExchangeParts:
 def _plain_parts(raw: RawExchange, owned: bool) -> tuple:
     """exchange_parts' fields as a plain tuple (what _build reads, compiled, item by item in C)."""
     conn = raw.conn
+    names = conn.names  # the connection's, made once
+    if names is None:
+        names = conn.endpoint_names()
     if raw.client_direction == 0:
-        client, broker = endpoint_name(conn.a), endpoint_name(conn.b)
+        client, broker = names
     else:
-        client, broker = endpoint_name(conn.b), endpoint_name(conn.a)
+        broker, client = names
     resp_body = raw.response_body
     if owned and resp_body is not None and type(resp_body) is not bytes:
         resp_body = bytes(resp_body)
@@ -183,14 +185,6 @@ def _plan(api_key: int, version: int) -> _Plan:
     return plan
 
 
-# Exchange's fields in order: build_from_parts makes every Exchange with one positional call (the
-# cheapest way through a dataclass's __init__); this stops it silently filling the wrong fields.
-assert tuple(f.name for f in dataclasses.fields(Exchange)) == (
-    "connection_id", "client", "broker", "status", "correlation_id", "api_key", "api", "api_version", "client_id",
-    "request_ts_ns", "response_ts_ns", "given_up_ts_ns", "request_size", "response_size", "request", "response",
-    "request_outcome", "response_outcome", "unanswered", "extra", "wire"), "kwire.model.Exchange's fields changed"
-
-
 def build_from_parts(parts: ExchangeParts, *, decode: bool = True) -> Exchange:
     """The Exchange of an ExchangeParts (or of the same fields as a plain tuple)."""
     return _build(parts if type(parts) is tuple else tuple(parts), decode)
@@ -203,9 +197,9 @@ def _build(parts: tuple, decode: bool) -> Exchange:
     if resp_body is None:
         resp_ts = resp_size = None
     if api_key is None:
-        return Exchange(conn_id, client, broker, status, corr, None, None, None, None, None, resp_ts, given_up_ts,
-                        None, resp_size, None, None, None,
-                        lost_body(resp_lost) if resp_lost is not None else None, None, {}, wire)
+        return new_exchange(conn_id, client, broker, status, corr, None, None, None, None, None, resp_ts, given_up_ts,
+                            None, resp_size, None, None, None,
+                            lost_body(resp_lost) if resp_lost is not None else None, None, {}, wire)
     plan = _PLANS.get((api_key, api_version)) or _plan(api_key, api_version)
     request = response = req_outcome = resp_outcome = None
     if req_lost is not None:
@@ -234,10 +228,10 @@ def _build(parts: tuple, decode: bool) -> Exchange:
             response, resp_outcome = _decode_response(plan, api_key, api_version, resp_body)
     elif resp_body is None and status == PAIRED:  # kwire.kafka.pairing: answered, answer not captured
         resp_outcome = ANSWER_NOT_CAPTURED
-    # every field in one call: cheaper than setting them one by one after
-    ex = Exchange(conn_id, client, broker, status, corr, api_key, plan.name, api_version, client_id, req_ts, resp_ts,
-                  given_up_ts, req_size, resp_size, request, response, req_outcome, resp_outcome, unanswered, {},
-                  wire)
+    # every field at once (kwire.model.new_exchange: compiled, set in C, no __init__ to parse its arguments)
+    ex = new_exchange(conn_id, client, broker, status, corr, api_key, plan.name, api_version, client_id, req_ts,
+                      resp_ts, given_up_ts, req_size, resp_size, request, response, req_outcome, resp_outcome,
+                      unanswered, {}, wire)
     if decode and plan.embedded:
         decode_embedded(ex)
     return ex

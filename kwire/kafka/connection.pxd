@@ -11,6 +11,7 @@ from kwire.kafka.pairing cimport Pairing
 cdef class KafkaStream:
     cdef public object conn, layer, emit, counters, state, reader, client_dir, roles, max_frame, client_id
     cdef public object received
+    cdef public str client_id_text
     cdef public tuple framers
     cdef public Pairing pairing
     cdef public list held
@@ -18,5 +19,5 @@ cdef class KafkaStream:
 
     @cython.locals(framer=Framer, frames=list, pairing=Pairing, count=Py_ssize_t)
     cpdef data(self, direction, ts_ns, data)
-    @cython.locals(header=RequestHeader)
+    @cython.locals(header=RequestHeader, text=str, known=str)
     cpdef _request(self, body, ts_ns, out, span=*)

@@ -68,8 +68,8 @@ class KafkaStream:
     """The Kafka reader of one connection; see the module docstring for its states."""
 
     __slots__ = ("conn", "layer", "emit", "counters", "state", "reader", "client_dir", "framers", "pairing", "roles",
-                 "held", "chained", "scanned", "max_frame", "client_id", "frames", "unparsed_frames", "gaps",
-                 "received")
+                 "held", "chained", "scanned", "max_frame", "client_id", "client_id_text", "frames", "unparsed_frames",
+                 "gaps", "received")
 
     def __init__(self, conn: Connection, layer: KafkaLayer, *, hinted_client: int | None):
         self.conn = conn
@@ -82,6 +82,7 @@ class KafkaStream:
         self.framers = (Framer(partial(self._find_start, 0), synced=synced, max_frame=max_frame),
                         Framer(partial(self._find_start, 1), synced=synced, max_frame=max_frame))
         self.client_id: bytes | None = None  # the client id every request of this connection carries
+        self.client_id_text: str | None = None  # the same as text: one str that each request's header then holds
         self.held: list[RawExchange] = []
         self.chained = self.scanned = 0
         self.frames = self.unparsed_frames = self.gaps = 0
@@ -301,8 +302,17 @@ class KafkaStream:
             self.framers[self.client_dir].resync()
             return
         self.chained += 1
-        if self.client_id is None and header.client_id is not None:
-            self.client_id = header.client_id.encode("utf-8", "replace")
+        text = header.client_id
+        if text is not None:
+            known = self.client_id_text
+            if known is not None and text == known:
+                # the connection's one str: the look-ups keyed by client id (stats' cells, the JSON line's parts)
+                # then find theirs by identity, its hash made once
+                header.client_id = known
+            else:
+                self.client_id_text = text
+                if self.client_id is None:
+                    self.client_id = text.encode("utf-8", "replace")
         if self.state is CONFIRMED:
             self.pairing.request(header, body, ts_ns, out, span)
             return

@@ -12,6 +12,7 @@ cdef dict _HEADER_VERSIONS
 cdef class RequestHeader:
     cdef public object api_key, api_version, correlation_id, client_id, header_size, tagged
 
+@cython.locals(header=RequestHeader)  # its fields set in C
 cdef RequestHeader _request_header(api_key, api_version, correlation_id, client_id, header_size, tagged)
 
 cpdef version_key(api_key, api_version)

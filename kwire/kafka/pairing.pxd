@@ -15,9 +15,16 @@ cdef class PendingRequest:
     cdef public bint dropped, done
     cdef public Py_ssize_t held
 
+@cython.locals(request=PendingRequest)  # its fields set in C
+cdef PendingRequest _pending_request(RequestHeader header, body, ts_ns, size, span, Py_ssize_t held)
+
 cdef class RawExchange:
     cdef public object conn, client_direction, status, correlation_id, request, response_body, response_ts_ns
     cdef public object response_size, given_up_ts_ns, response_span, unanswered, response_lost
+
+@cython.locals(raw=RawExchange)  # its fields set in C
+cdef RawExchange _paired(conn, client_direction, correlation_id, PendingRequest request, response_body, response_ts_ns,
+                         response_size, response_span)
 
 cdef class Pairing:
     cdef public object conn, client_dir, kept, max_bytes

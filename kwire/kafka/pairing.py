@@ -94,6 +94,23 @@ class PendingRequest:
 _PENDING_FIELDS = PendingRequest.__slots__
 
 
+def _pending_request(header: RequestHeader, body, ts_ns: int, size: int, span: tuple | None,
+                     held: int) -> PendingRequest:
+    """PendingRequest(header, body, ts_ns, size, span=span, held=held) made without a call of its __init__
+    (compiled: its fields set in C)."""
+    request = PendingRequest.__new__(PendingRequest)
+    request.header = header
+    request.body = body
+    request.ts_ns = ts_ns
+    request.size = size
+    request.dropped = False
+    request.lost = None
+    request.done = False
+    request.span = span
+    request.held = held
+    return request
+
+
 def produce_acks(header: RequestHeader, body) -> int | None:
     """The Acks of a Produce request (None when the body is too short to say): v0-v2 start with it,
     later versions put a TransactionalId (a compact string from v9) before it."""
@@ -151,6 +168,26 @@ class RawExchange:
 
 _RAW_FIELDS = RawExchange.__slots__
 
+
+def _paired(conn: Connection, client_direction: int, correlation_id: int, request: PendingRequest, response_body,
+            response_ts_ns: int, response_size: int, response_span: tuple | None) -> RawExchange:
+    """RawExchange(conn, client_direction, PAIRED, correlation_id, request, response_body, response_ts_ns,
+    response_size, None, response_span) made without a call of its __init__ (compiled: its fields set in C)."""
+    raw = RawExchange.__new__(RawExchange)
+    raw.conn = conn
+    raw.client_direction = client_direction
+    raw.status = PAIRED
+    raw.correlation_id = correlation_id
+    raw.request = request
+    raw.response_body = response_body
+    raw.response_ts_ns = response_ts_ns
+    raw.response_size = response_size
+    raw.given_up_ts_ns = None
+    raw.response_span = response_span
+    raw.unanswered = None
+    raw.response_lost = None
+    return raw
+
 Out = Callable[[RawExchange], None]
 
 
@@ -185,8 +222,7 @@ class Pairing:
     def request(self, header: RequestHeader, body, ts_ns: int, out: Out, span: tuple | None = None) -> bool:
         corr = header.correlation_id
         held = len(body) + 4
-        request = PendingRequest(header, body, ts_ns, body.size if type(body) is CutFrame else held, False, None,
-                                 False, span, held)
+        request = _pending_request(header, body, ts_ns, body.size if type(body) is CutFrame else held, span, held)
         if header.api_key == PRODUCE_KEY and produce_acks(header, body) == 0:  # never answered
             out(RawExchange(self.conn, self.client_dir, NO_RESPONSE, corr, request, given_up_ts_ns=ts_ns,
                             unanswered=NO_ANSWER_EXPECTED))
@@ -283,8 +319,8 @@ class Pairing:
             self.orphan_due[corr] = frames + ORPHAN_GRACE_FRAMES
             self.expire_orphans(frames, out)
             return False
-        out(RawExchange(self.conn, self.client_dir, PAIRED, corr, request, body, ts_ns,
-                        body.size if type(body) is CutFrame else len(body) + 4, None, span))
+        out(_paired(self.conn, self.client_dir, corr, request, body, ts_ns,
+                    body.size if type(body) is CutFrame else len(body) + 4, span))
         return True
 
     def _settle_before(self, corr: int, out: Out) -> None:

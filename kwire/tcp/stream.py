@@ -38,7 +38,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
-from kwire.net.segment import Endpoint
+from kwire.net.segment import Endpoint, format_endpoint
 
 FIN_CLOSE, RST_CLOSE, IDLE_CLOSE, END_CLOSE, REUSED_CLOSE = "fin", "rst", "idle", "end", "reused"
 
@@ -52,10 +52,18 @@ class Connection:
     first_ts_ns: int
     counters: dict[str, int] = field(default_factory=dict)  # reassembly counters, filled at close
     start_seq: list = field(default_factory=lambda: [None, None])  # each direction's first sequence number
+    names: tuple[str, str] | None = None  # ("ip:port" of a, of b): endpoint_names(), made on first ask
 
     def endpoint(self, direction: int) -> Endpoint:
         """The sender of `direction`."""
         return self.a if direction == 0 else self.b
+
+    def endpoint_names(self) -> tuple[str, str]:
+        """("ip:port" of a, of b), made once (every exchange of the connection names both)."""
+        names = self.names
+        if names is None:
+            names = self.names = (format_endpoint(*self.a), format_endpoint(*self.b))
+        return names
 
 
 class StreamConsumer(Protocol):
