@@ -16,7 +16,7 @@
 from cpython.buffer cimport PyBuffer_IsContiguous
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_GET_SIZE
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
-from cpython.memoryview cimport PyMemoryView_GET_BUFFER
+from cpython.memoryview cimport PyMemoryView_FromObject, PyMemoryView_GET_BUFFER
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.string cimport memcpy
 
@@ -118,11 +118,22 @@ cdef inline str _utf8(object buf, Py_ssize_t pos, Py_ssize_t stop):
     return PyUnicode_DecodeUTF8(<char*>_in(buf, pos, stop - pos), stop - pos, "replace")
 
 
-cdef inline object _plain(object mv):
-    """mv when it is a plain view of bytes (one dimension of one-byte unsigned items, contiguous), else a
-    memoryview of a copy of its bytes: the reads above take a memoryview's memory as its bytes."""
+cdef inline object _view(object buf):
+    """memoryview(buf) as a C call (a records field's view of a body that came as bytes)."""
+    return PyMemoryView_FromObject(buf)
+
+
+cdef inline bint _is_plain(object mv) noexcept:
+    """Whether the memoryview mv is a plain view of bytes: one dimension of one-byte unsigned items ("B"),
+    contiguous (mv.ndim == 1 and mv.itemsize == 1 and mv.c_contiguous and mv.format == "B")."""
     cdef Py_buffer* view = PyMemoryView_GET_BUFFER(mv)
-    if (view.ndim == 1 and view.itemsize == 1 and (view.strides == NULL or view.strides[0] == 1)
-            and (view.format == NULL or (view.format[0] == b'B' and view.format[1] == 0))):
+    return (view.ndim == 1 and view.itemsize == 1 and (view.strides == NULL or view.strides[0] == 1)
+            and (view.format == NULL or (view.format[0] == b'B' and view.format[1] == 0)))
+
+
+cdef inline object _plain(object mv):
+    """mv when it is a plain view of bytes (_is_plain), else a memoryview of a copy of its bytes: the reads
+    above take a memoryview's memory as its bytes."""
+    if _is_plain(mv):
         return mv
     return memoryview(mv.tobytes())

@@ -58,7 +58,15 @@ def _utf8(buf, pos: int, stop: int) -> str:
     return str(_raw(buf, pos, stop), "utf-8", "replace")
 
 
+def _view(buf) -> memoryview:
+    return memoryview(buf)
+
+
+def _is_plain(mv: memoryview) -> bool:
+    return mv.ndim == 1 and mv.itemsize == 1 and mv.c_contiguous and mv.format == "B"
+
+
 def _plain(mv: memoryview) -> memoryview:
-    if mv.ndim == 1 and mv.itemsize == 1 and mv.c_contiguous and mv.format == "B":
+    if _is_plain(mv):
         return mv
     return memoryview(mv.tobytes())

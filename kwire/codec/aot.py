@@ -67,6 +67,8 @@ def _decoders_of(api_key: int, kind: str) -> dict:
                 table = dict(getattr(importlib.import_module(name), "DECODERS", {}))
             except ImportError:  # not built (or not mappable: a memory limit): the generated source runs
                 pass
+            except (AttributeError, TypeError, ValueError):  # what it cimports (kwire/codec/values.pxd) runs
+                pass  # as Python (its source changed since the build): the generated source runs
         _modules[name] = table
     return table
 
@@ -81,8 +83,9 @@ def _compiled_table() -> dict:
 
 
 # What makes a compiled decoder of the generated source besides that source: kwire.codec.aot_build's rewriting
-# of its reads, and the C readers they become (kwire/c_reads.pxd). A change to either is a new source.
-_BUILT_BY = ("codec/aot_build.py", "c_reads.pxd")  # in the kwire package
+# of its reads, the C readers they become (kwire/c_reads.pxd) and the records value it makes
+# (kwire/codec/values.pxd). A change to any is a new source.
+_BUILT_BY = ("codec/aot_build.py", "c_reads.pxd", "codec/values.pxd")  # in the kwire package
 _built_by: list[bytes] = []
 
 

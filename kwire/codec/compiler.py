@@ -31,7 +31,7 @@ from kwire.codec.aot import compiled_decoder
 from kwire.codec.code_cache import compiled_code
 from kwire.kafka.primitives import kafka_uuid, read_uvarint
 from kwire.codec.schema import Field, MessageSchema
-from kwire.codec.values import RawRecords
+from kwire.codec.values import raw_records
 from kwire.errors import BodyTooLarge, DecodeError
 
 
@@ -126,12 +126,11 @@ _RUNTIME = {
     "_read_uvarint": read_uvarint,
     "_I16": _I16,
     "_I32": _I32,
-    "_RawRecords": RawRecords,
+    "_raw_records": raw_records,
     "_LEFT": _ENTRIES_LEFT,
     "_too_many": _too_many,
     "_memoryview": memoryview,
     "_bytes": bytes,
-    "_new": object.__new__,
     "_struct_error": struct.error,
     "_limits": sys.modules[__name__],  # MAX_BODY_ENTRIES read at each decode (tests change it)
 }
@@ -321,8 +320,7 @@ class _Generator:
         elif t == "bytes":
             value = [f"{target} = bytes(buf[pos:_e])"]
         else:  # a view of the frame, never a copy; RawRecords made without a Python-level __init__
-            value = ["if mv is None: mv = _memoryview(buf)",
-                     f"{target} = _new(_RawRecords)", f"{target}.data = mv[pos:_e]"]
+            value = ["if mv is None: mv = _memoryview(buf)", f"{target} = _raw_records(mv[pos:_e])"]
         return lines + [
             f"{indent}if _n < 0:",
             f"{indent}    {target} = None",
