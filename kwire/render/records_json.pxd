@@ -12,6 +12,7 @@ cdef dict _ATTRIBUTES_JSON
 cdef long long _I64_MAX, _I64_MIN
 cdef bytes _BATCH, _ONE
 cdef Py_ssize_t TEXT_ROOM  # the size of _batch_json's out
+cdef Py_ssize_t _HEADER_SIZE
 
 
 cdef bytes _attributes_json(attributes)
@@ -20,7 +21,7 @@ cdef bytes _attributes_json(attributes)
                crc="long long", attributes="long long", last_delta="long long", base_ts="long long",
                max_ts="long long", producer_id="long long", producer_epoch="long long",
                base_sequence="long long", count="long long", n=Py_ssize_t, valid=bytes, attributes_text=bytes,
-               numbers="long long[15]", texts="const char*[2]", out="char[1024]")
+               numbers="long long[15]", texts="const char*[2]", out="char[1024]", p="const unsigned char*")
 cdef bytes _batch_json(mv, Py_ssize_t pos, Py_ssize_t size)
 
 @cython.locals(length=Py_ssize_t, magic=Py_ssize_t)

@@ -44,6 +44,7 @@ _ONE = _HEAD + _BATCH + _TAIL
 _BATCH_PY, _HEAD_PY, _ONE_PY = (text.replace(b"%lld", b"%d") for text in (_BATCH, _HEAD, _ONE))
 TEXT_ROOM = 1024  # bytes a batch's text (with the wrapper) may take: under 700 with the longest numbers
 
+_HEADER_SIZE = V2_HEADER_SIZE  # compiled, a C global (records_json.pxd)
 _I64_MAX = 0x7FFFFFFFFFFFFFFF  # a LastOffset past these is refused by orjson
 _I64_MIN = -_I64_MAX - 1
 MAX_CACHED = 4096  # Attributes texts kept (the field is 16 bits off the wire: bounded)
@@ -65,11 +66,15 @@ def _batch_json(mv, pos: int, size: int) -> bytes | None:
     when size >= 0. None when its LastOffset is past 64 bits (hostile bytes: orjson refuses the dict,
     and the line goes the general way)."""
     if cython.compiled:  # the header's fields at their offsets (kwire.codec.records.V2_FIELDS), in C
-        base_offset, length, epoch = c_reads._i64(mv, pos), c_reads._i32(mv, pos + 8), c_reads._i32(mv, pos + 12)
-        magic, crc, attributes = c_reads._i8(mv, pos + 16), c_reads._u32(mv, pos + 17), c_reads._i16(mv, pos + 21)
-        last_delta, base_ts, max_ts = c_reads._i32(mv, pos + 23), c_reads._i64(mv, pos + 27), c_reads._i64(mv, pos + 35)
-        producer_id, producer_epoch = c_reads._i64(mv, pos + 43), c_reads._i16(mv, pos + 51)
-        base_sequence, count = c_reads._i32(mv, pos + 53), c_reads._i32(mv, pos + 57)
+        p = c_reads._in(mv, pos, _HEADER_SIZE)  # its 61 bytes checked once, then read where they are
+        base_offset, length, epoch = c_reads._be(p, 8), cython.cast(cython.int, c_reads._be(p + 8, 4)), \
+            cython.cast(cython.int, c_reads._be(p + 12, 4))
+        magic, crc = cython.cast(cython.schar, p[16]), cython.cast(cython.uint, c_reads._be(p + 17, 4))
+        attributes = cython.cast(cython.short, c_reads._be(p + 21, 2))
+        last_delta, base_ts = cython.cast(cython.int, c_reads._be(p + 23, 4)), c_reads._be(p + 27, 8)
+        max_ts, producer_id = c_reads._be(p + 35, 8), c_reads._be(p + 43, 8)
+        producer_epoch = cython.cast(cython.short, c_reads._be(p + 51, 2))
+        base_sequence, count = cython.cast(cython.int, c_reads._be(p + 53, 4)), cython.cast(cython.int, c_reads._be(p + 57, 4))
     else:
         (base_offset, length, epoch, magic, crc, attributes, last_delta, base_ts, max_ts,
          producer_id, producer_epoch, base_sequence, count) = V2_HEADER.unpack_from(mv, pos)
@@ -112,7 +117,7 @@ def summary_fragment(data, budget: RecordBudget):
     """summarize_records(data, budget) as an orjson.Fragment, or None (the field is not the common
     case: summarise it the general way). `data`: bytes, or a memoryview of bytes."""
     mv = data if type(data) is memoryview else memoryview(data)
-    if mv.format != "B" or mv.ndim != 1 or not mv.c_contiguous:
+    if not (c_reads._is_plain(mv) if cython.compiled else mv.format == "B" and mv.ndim == 1 and mv.c_contiguous):
         return None
     n = len(mv)
     listed = budget.batches

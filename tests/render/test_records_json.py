@@ -80,6 +80,11 @@ def test_extreme_header_fields(fields):
     assert _same_as_general(_batch(**fields))
 
 
+@pytest.mark.parametrize("base_offset", [v for k in range(19) for v in (10**k - 1, 10**k, -(10**k), -(10**k) + 1)])
+def test_numbers_of_every_length(base_offset):  # the digits written two at a time, compiled (kwire/c_text.pxd)
+    assert _same_as_general(_batch(base_offset=base_offset))
+
+
 @pytest.mark.parametrize("base_offset, last_delta", [((1 << 63) - 1, 1), (-(1 << 63), -1)])
 def test_a_last_offset_past_64_bits_goes_the_general_way(base_offset, last_delta):
     data = _batch(base_offset=base_offset, last_delta=last_delta)
