@@ -19,7 +19,7 @@
 
 from __future__ import annotations
 
-from kwire.analytics import mergeable as _mergeable  # stable_hash3: a C call compiled (kwire/analytics/delivery.pxd)
+from kwire.analytics import mergeable as _mergeable  # stable_hash3, capped_get: C calls compiled (delivery.pxd)
 from kwire.analytics.mergeable import Capped, Instants, Kept, first_ns, keep_smallest, last_ns
 from kwire.analytics.resend_state import ResendState
 from kwire.analytics import tags as T
@@ -201,7 +201,7 @@ class DeliveryState:
         _, topic, partition, key, ev, bad = ob
         full = (_mergeable.stable_hash3(topic, partition, key), topic, partition, key)
         batches = self.batches
-        batch = batches.get(full)
+        batch = _mergeable.capped_get(batches, full)
         if batch is None:
             if len(batches) >= MAX_BATCHES and batches.refuses(full, MAX_BATCHES):
                 return

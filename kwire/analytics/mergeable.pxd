@@ -4,7 +4,9 @@
 # methods and by the compiled modules that cimport them. Every number stays a Python int.
 
 cimport cython
+from cpython.dict cimport PyDict_GetItemWithError
 from cpython.long cimport PyLong_AsLongLongAndOverflow
+from cpython.ref cimport PyObject
 from kwire.c_text cimport put_format
 
 
@@ -22,15 +24,49 @@ cdef inline object _c_time_bucket(object ts_ns, object resolution):
     return ts_ns // 1000000000 // resolution
 
 
+cdef inline object _c_dict_get(object table, object key):
+    """dict.get(table, key) of a dict or a subclass that keeps dict's look-up (Capped), as a C call."""
+    cdef PyObject* found = PyDict_GetItemWithError(table, key)
+    return <object>found if found != NULL else None
+
+
+cpdef capped_get(table, key)
+
 # the module's private caches: dicts, so a look-up is a C call (a module attribute's .get is a Python call)
 cdef dict _HEAD_CRCS, _BUCKETS
 
+@cython.locals(crc="long long")
 cpdef stable_hash3(a, b, c)
 cdef bytes _KEY_TEXT
 cdef unsigned int _CRC32_TABLE[256]
 @cython.locals(text="char[96]", numbers="long long[3]", texts="const char*[1]", n=Py_ssize_t, i=Py_ssize_t,
                crc="unsigned int")
 cdef unsigned int _batch_key_crc(unsigned int head, bytes kind, long long x, long long y, long long z) noexcept
+
+
+cdef inline long long _c_batch_key_crc(unsigned int head, object c) except -2:
+    """stable_hash3's CRC of a batch's key c, ("crc" or "pid", int, int, int) with numbers of 64 bits, read in C
+    (no Python comparison); -1 when c is anything else (stable_hash3 then goes its Python way)."""
+    cdef tuple t
+    cdef int over_x = 0, over_y = 0, over_z = 0
+    cdef long long x, y, z
+    if type(c) is not tuple:
+        return -1
+    t = <tuple>c
+    if len(t) != 4 or type(t[0]) is not str or type(t[1]) is not int or type(t[2]) is not int or type(t[3]) is not int:
+        return -1
+    if t[0] == "pid":
+        kind = b"pid"
+    elif t[0] == "crc":
+        kind = b"crc"
+    else:
+        return -1
+    x = PyLong_AsLongLongAndOverflow(t[1], &over_x)
+    y = PyLong_AsLongLongAndOverflow(t[2], &over_y)
+    z = PyLong_AsLongLongAndOverflow(t[3], &over_z)
+    if over_x or over_y or over_z:
+        return -1
+    return _batch_key_crc(head, kind, x, y, z)
 @cython.locals(n="unsigned int", c="unsigned int")
 cdef void _fill_crc32_table() noexcept
 

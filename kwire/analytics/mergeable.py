@@ -60,6 +60,10 @@ def stable_hash3(a: str, b: int, c) -> int:
         if len(_HEAD_CRCS) >= 4096:  # topics and partitions come off the wire: bounded
             _HEAD_CRCS.clear()
         _HEAD_CRCS[(a, b)] = head
+    if cython.compiled:  # a batch's key read in C (mergeable.pxd's _c_batch_key_crc); anything else below
+        crc = _c_batch_key_crc(head, c)
+        if crc >= 0:
+            return crc
     if (type(c) is tuple and len(c) == 4 and (c[0] == "crc" or c[0] == "pid") and type(c[1]) is int
             and type(c[2]) is int and type(c[3]) is int):  # a batch's key: repr(c) without repr's machinery
         x, y, z = c[1], c[2], c[3]
@@ -130,6 +134,11 @@ class Capped(dict):
         heap = self._heap
         return (len(self) >= limit and heap is not None and self._synced == len(self)
                 and key > heap[0][1].key)
+
+
+def capped_get(table: Capped, key):
+    """table.get(key): compiled, a C call (kwire/analytics/mergeable.pxd), not a method call of the subclass."""
+    return _c_dict_get(table, key) if cython.compiled else table.get(key)
 
 
 class _Largest:

@@ -128,7 +128,7 @@ class ResendState:
             newest[key] = first_ms
         elif first_ms < before:
             return True
-        if failed:
+        if failed or not self.pending:  # no failed send to span: the common case, no look-up
             return False
         pending = self.pending.get((topic, partition, producer))
         if pending is None:

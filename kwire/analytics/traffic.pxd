@@ -4,7 +4,7 @@
 # stays a Python int.
 
 cimport cython
-from kwire.analytics.mergeable cimport Kept, TimeHistograms
+from kwire.analytics.mergeable cimport Kept, TimeHistograms, capped_get
 from kwire.analytics.row cimport ExchangeRow, row_of
 
 cdef class Connection:

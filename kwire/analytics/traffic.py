@@ -21,7 +21,8 @@
 
 from __future__ import annotations
 
-from kwire.analytics.mergeable import Capped, Instants, Kept, TimeHistograms, choose, first_ns, keep_smallest, last_ns
+from kwire.analytics.mergeable import (Capped, Instants, Kept, TimeHistograms, capped_get, choose, first_ns, keep_smallest,
+                                       last_ns)
 from kwire.fields import reduce_by_fields, set_fields
 from kwire.analytics.row import row_of
 from kwire.model import NO_RESPONSE, PAIRED
@@ -173,7 +174,7 @@ class TrafficState:
         client, broker, api, ts = row.client, row.broker, row.api, row.ts_ns
         status, client_id = row.status, row.client_id
         key = (client, broker, row.connection_id)
-        conn = self.connections.get(key)
+        conn = capped_get(self.connections, key)
         if conn is None:
             conn = self._connection(key)
         if conn is not None:

@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from kwire.analytics.mergeable import Capped, Kept, keep_smallest, stable_hash, stable_hash3
+from kwire.analytics.mergeable import Capped, Kept, capped_get, keep_smallest, stable_hash, stable_hash3
 
 
 def _key(rng: random.Random, shape: str):
@@ -115,3 +115,18 @@ def test_stable_hash3_of_batch_keys_at_the_ends_of_64_bits(kind):
             for topic, partition in (("kwire-many-small", 0), ("", 2**31 - 1), ("é", -1)):
                 key = (kind, x, y, z)
                 assert stable_hash3(topic, partition, key) == stable_hash(topic, partition, key), key
+
+
+def test_capped_get_is_get():
+    """capped_get: compiled, dict's look-up as a C call; the same answers as .get, and the same error."""
+    table = Capped()
+    for i in range(50):
+        table[(i, "t", ("pid", i, 0, -1))] = i
+    for i in range(60):
+        key = (i, "t", ("pid", i, 0, -1))
+        assert capped_get(table, key) == table.get(key)
+    assert capped_get(table, "absent") is None
+    with pytest.raises(TypeError):
+        capped_get(table, ["unhashable"])
+    with pytest.raises(TypeError):
+        table.get(["unhashable"])
