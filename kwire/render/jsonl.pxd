@@ -8,7 +8,7 @@ from kwire.render.records_run cimport RecordsRun
 from kwire.render.values cimport SummaryHook
 from kwire.query cimport response_error_codes
 
-cpdef _line_from_parts(Exchange ex, records, run, hook)
+cpdef _line_from_parts(Exchange ex, records, RecordsRun run, SummaryHook hook)
 
 cdef class JsonLines:
     cdef public object records, show_secrets, keep
