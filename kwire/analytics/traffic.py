@@ -21,8 +21,8 @@
 
 from __future__ import annotations
 
-from kwire.analytics.mergeable import (Capped, Instants, Kept, TimeHistograms, capped_get, choose, first_ns, keep_smallest,
-                                       last_ns)
+from kwire.analytics.mergeable import (Capped, Instants, Kept, TimeHistograms, capped_get, choose, first_ns,
+                                       keep_smallest, last_ns)
 from kwire.fields import reduce_by_fields, set_fields
 from kwire.analytics.row import row_of
 from kwire.model import NO_RESPONSE, PAIRED

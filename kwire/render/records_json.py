@@ -74,7 +74,8 @@ def _batch_json(mv, pos: int, size: int) -> bytes | None:
         last_delta, base_ts = cython.cast(cython.int, c_reads._be(p + 23, 4)), c_reads._be(p + 27, 8)
         max_ts, producer_id = c_reads._be(p + 35, 8), c_reads._be(p + 43, 8)
         producer_epoch = cython.cast(cython.short, c_reads._be(p + 51, 2))
-        base_sequence, count = cython.cast(cython.int, c_reads._be(p + 53, 4)), cython.cast(cython.int, c_reads._be(p + 57, 4))
+        base_sequence = cython.cast(cython.int, c_reads._be(p + 53, 4))
+        count = cython.cast(cython.int, c_reads._be(p + 57, 4))
     else:
         (base_offset, length, epoch, magic, crc, attributes, last_delta, base_ts, max_ts,
          producer_id, producer_epoch, base_sequence, count) = V2_HEADER.unpack_from(mv, pos)
