@@ -9,9 +9,8 @@ from kwire.kafka.pairing cimport PendingRequest, RawExchange
 from kwire.model cimport new_exchange
 
 # the module's private caches: dicts, so a look-up is a C call (a module attribute's .get is a Python call)
-cdef dict _ENDPOINT_NAMES, _PLANS
+cdef dict _PLANS
 
-cpdef endpoint_name(endpoint)
 cpdef exchange_parts(RawExchange raw, bint owned=*)
 @cython.locals(req=PendingRequest, header=RequestHeader)
 cpdef tuple _plain_parts(RawExchange raw, bint owned)

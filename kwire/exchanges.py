@@ -30,7 +30,6 @@ from kwire.kafka.apis import API_VERSIONS_KEY, api_name
 from kwire.kafka.headers import header_versions, parse_response_header
 from kwire.kafka.pairing import RawExchange
 from kwire.model import PAIRED, Exchange, new_exchange
-from kwire.net.segment import format_endpoint
 from kwire.outcomes import (ANSWER_NOT_CAPTURED, DECODED_BODY, MALFORMED, NO_DECODER_BODY, BodyOutcome, cut_body,
                             lost_body, malformed, trailing)
 
@@ -67,20 +66,6 @@ def decode_body(api_key: int, kind: str, version: int, body, pos: int) -> tuple[
         return None, malformed(exc)
     left = len(body) - end
     return decoded, trailing(left) if left else DECODED_BODY
-
-
-_ENDPOINT_NAMES: dict[tuple, str] = {}
-
-
-def endpoint_name(endpoint) -> str:
-    """"ip:port" of an (ip bytes, port) endpoint, cached (every exchange names two)."""
-    name = _ENDPOINT_NAMES.get(endpoint)
-    if name is None:
-        name = format_endpoint(*endpoint)
-        if len(_ENDPOINT_NAMES) >= 65536:
-            _ENDPOINT_NAMES.clear()
-        _ENDPOINT_NAMES[endpoint] = name
-    return name
 
 
 class ExchangeParts(NamedTuple):

@@ -45,15 +45,15 @@ cdef unsigned int _batch_key_crc(unsigned int head, bytes kind, long long x, lon
 
 
 cdef inline long long _c_batch_key_crc(unsigned int head, object c) except -2:
-    """stable_hash3's CRC of a batch's key c, ("crc" or "pid", int, int, int) with numbers of 64 bits, read in C
-    (no Python comparison); -1 when c is anything else (stable_hash3 then goes its Python way)."""
+    """stable_hash3's CRC of a batch's key c, ("crc" or "pid", int, int, int) with numbers of 64 bits (the shape
+    stable_hash3's Python way tests), read in C; -1 when c is anything else (stable_hash3 then goes that way)."""
     cdef tuple t
     cdef int over_x = 0, over_y = 0, over_z = 0
     cdef long long x, y, z
     if type(c) is not tuple:
         return -1
     t = <tuple>c
-    if len(t) != 4 or type(t[0]) is not str or type(t[1]) is not int or type(t[2]) is not int or type(t[3]) is not int:
+    if len(t) != 4 or type(t[1]) is not int or type(t[2]) is not int or type(t[3]) is not int:
         return -1
     if t[0] == "pid":
         kind = b"pid"
@@ -67,6 +67,8 @@ cdef inline long long _c_batch_key_crc(unsigned int head, object c) except -2:
     if over_x or over_y or over_z:
         return -1
     return _batch_key_crc(head, kind, x, y, z)
+
+
 @cython.locals(n="unsigned int", c="unsigned int")
 cdef void _fill_crc32_table() noexcept
 

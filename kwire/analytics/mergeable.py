@@ -68,9 +68,7 @@ def stable_hash3(a: str, b: int, c) -> int:
             and type(c[2]) is int and type(c[3]) is int):  # a batch's key: repr(c) without repr's machinery
         x, y, z = c[1], c[2], c[3]
         if _I64_MIN <= x <= _I64_MAX and _I64_MIN <= y <= _I64_MAX and _I64_MIN <= z <= _I64_MAX:
-            kind = b"pid" if c[0] == "pid" else b"crc"
-            if cython.compiled:  # the text written and its CRC taken in C
-                return _batch_key_crc(head, kind, x, y, z)
+            kind = b"pid" if c[0] == "pid" else b"crc"  # (compiled, _c_batch_key_crc took these above)
             return _crc32(_KEY_TEXT_PY % (kind, x, y, z), head)
         return stable_hash(a, b, c)  # a number past 64 bits: never a batch's, but the same hash all the same
     return _crc32(f"{c!r})".encode("utf-8", "replace"), head)

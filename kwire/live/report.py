@@ -12,8 +12,6 @@
 
 from __future__ import annotations
 
-from kwire.exchanges import endpoint_name
-
 FORMAT = "kwire-live/1"
 LOST_SHOWN = 5  # connections named in a report
 
@@ -26,7 +24,7 @@ def lost_connections(pipeline, limit: int = LOST_SHOWN) -> list[tuple[str, int, 
         client_dir = stream.client_dir if stream is not None else None
         if client_dir is None:
             client_dir = 0 if conn.initiator == 0 else None
-        a, b = endpoint_name(conn.a), endpoint_name(conn.b)
+        a, b = conn.endpoint_names()
         label = f"{a} ↔ {b}" if client_dir is None else (f"{a} → {b}" if client_dir == 0 else f"{b} → {a}")
         rows.append((label, gaps, lost))
     return rows
