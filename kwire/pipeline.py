@@ -235,7 +235,7 @@ class Pipeline:
 
     def feed_capture(self, source) -> Iterator[list[Exchange]]:
         """The records of a capture source (kwire.capture.files.open_captures) through the fast path;
-        after each chunk of it, the Exchanges completed meanwhile."""
+        after each window of it (kwire.capture.packet.HANDOFF), the Exchanges completed meanwhile."""
         for _ in source.feed(self.records):
             yield self.take()
 

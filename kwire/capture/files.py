@@ -2,7 +2,7 @@
 
 Owns format detection (pcap, pcapng, either compressed with gzip, zstd, lz4, xz or bzip2, by magic bytes) and merging several files in
 timestamp order. `open_captures(paths)` gives one object with `feed(sink)` (every record to a
-kwire.capture.packet.RecordSink, yielding after each chunk) whether it reads one file or merges
+kwire.capture.packet.RecordSink, yielding after each window of records) whether it reads one file or merges
 several; `read_captures(paths)` gives the same records as Packets. Guarantees: `open_capture` checks the file at once (missing, directory, empty,
 not a capture, truncated header all raise CaptureError before any packet); packets stream in
 1 MiB chunks; a damaged or truncated file yields every good packet, then raises CaptureError.
@@ -22,7 +22,7 @@ import re
 from operator import attrgetter
 from typing import BinaryIO, Callable, Iterable, Iterator
 
-from kwire.capture.packet import Packet, RecordSink
+from kwire.capture.packet import HANDOFF, Packet, RecordSink
 from kwire.capture.pcap import MAGICS as PCAP_MAGICS
 from kwire.capture.pcap import PcapReader
 from kwire.capture.pcapng import SHB_MAGIC, PcapngReader
@@ -74,7 +74,8 @@ class CaptureReader:
         return self._packets
 
     def feed(self, sink: RecordSink) -> Iterator[None]:
-        """Every record to `sink`, yielding after each chunk (kwire.capture.packet.RecordSink)."""
+        """Every record to `sink` (kwire.capture.packet.RecordSink), yielding after each window of
+        them (kwire.capture.packet.HANDOFF)."""
         return self._reader.feed(sink)
 
     def __next__(self) -> Packet:
@@ -112,7 +113,6 @@ def _guarded(reader: CaptureReader, errors: list[CaptureError]) -> Iterator[Pack
         reader.close()
 
 
-MERGE_STEP = 1024  # merged files: records handed to a sink between two yields
 
 
 class MergedCaptures:
@@ -128,14 +128,17 @@ class MergedCaptures:
         return _merged(self.readers)
 
     def feed(self, sink: RecordSink) -> Iterator[None]:
+        """Every record to `sink`, in time order, yielding after each HANDOFF bytes of them
+        (kwire.capture.packet.HANDOFF), as one file's reader does."""
         record = sink.record
-        count = 0
+        handed = 0
         for p in _merged(self.readers):
             data = p.data
-            record(p.ts_ns, p.linktype, data, 0, len(data), p.wire_len)
-            count += 1
-            if count == MERGE_STEP:
-                count = 0
+            size = len(data)
+            record(p.ts_ns, p.linktype, data, 0, size, p.wire_len)
+            handed += size
+            if handed >= HANDOFF:
+                handed = 0
                 yield
         yield
 

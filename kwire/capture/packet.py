@@ -17,6 +17,16 @@ from dataclasses import dataclass
 from typing import Callable, Iterator, NamedTuple
 
 
+# Capture bytes a reader hands to a RecordSink between two yields (where its caller takes the exchanges those
+# records completed and analyses or renders them). A file is read 1 MiB at a time (kwire.capture.source.CHUNK),
+# but handed over in windows of this size: the exchanges a window completes are then used while their bodies
+# are still in the CPU's cache. A whole megabyte of small packets is some 2,700 exchanges, whose objects outgrow
+# the cache before the first is read again. Measured (wall, compiled, 290,009 small Produce exchanges, 2-core
+# EPYC VM): `kwire stats -j 0` 5.2 s handed over by the megabyte, 4.1 s by 64 KiB; `inspect --json -j 0` 3.7 s
+# and 2.9 s. (A record longer than the window is still handed over whole: a window ends between records.)
+HANDOFF = 64 << 10
+
+
 @dataclass(slots=True)
 class Packet:
     ts_ns: int

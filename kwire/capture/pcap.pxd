@@ -10,4 +10,5 @@ from kwire.capture.packet cimport RecordSink
 @cython.locals(hsize=Py_ssize_t, end=Py_ssize_t, n=Py_ssize_t, cap=Py_ssize_t, wire=Py_ssize_t, cut=Py_ssize_t,
                caplen=Py_ssize_t, wirelen=Py_ssize_t, start=Py_ssize_t, stop=Py_ssize_t, after=Py_ssize_t,
                k=Py_ssize_t, sec="long long", frac="long long", mult="long long", fast=bint, little=bint)
-cpdef tuple _chunk(reader, buf, Py_ssize_t pos, base, RecordSink sink, layout, list counts)
+cpdef tuple _chunk(reader, buf, Py_ssize_t pos, base, RecordSink sink, layout, list counts,
+                   Py_ssize_t until)

@@ -20,7 +20,7 @@ except ImportError:  # the pure-Python build where Cython is not installed
     from kwire.cython_stand_in import cython
 
 from kwire import c_reads  # compiled: kwire/c_reads.pxd's C reads (kwire/capture/pcap.pxd)
-from kwire.capture.packet import Packet, RecordLayout, RecordSink, packets_of
+from kwire.capture.packet import HANDOFF, Packet, RecordLayout, RecordSink, packets_of
 from kwire.capture.source import MAX_RECORD, Source, fill
 from kwire.capture.stats import CaptureStats
 from kwire.errors import CaptureError
@@ -85,7 +85,8 @@ class PcapReader:
         return packets_of(self.feed)
 
     def feed(self, sink: RecordSink) -> Iterator[None]:
-        """Hand every record to `sink` (kwire.capture.packet.RecordSink), yielding after each chunk.
+        """Hand every record to `sink` (kwire.capture.packet.RecordSink), yielding after each window
+        of them (kwire.capture.packet.HANDOFF).
         Runs are offered after a record the sink asks for them on (the records are classic pcap's)."""
         source = self._source
         stats = self._stats
@@ -98,11 +99,13 @@ class PcapReader:
         pos = FILE_HEADER
         try:
             while True:
-                pos, need = _chunk(self, buf, pos, base, sink, layout, counts)
+                pos, need = _chunk(self, buf, pos, base, sink, layout, counts, pos + HANDOFF)
                 if stats is not None:
                     stats.add(*counts)
                 counts[:] = (0, 0, 0, 0)
                 yield
+                if not need:  # a window handed over (kwire.capture.packet.HANDOFF): the chunk goes on
+                    continue
                 base += pos
                 buf = fill(source, buf, pos, need)
                 pos = 0
@@ -125,10 +128,10 @@ class PcapReader:
 
 
 def _chunk(reader: PcapReader, buf, pos: int, base: int, sink: RecordSink, layout: RecordLayout,
-           counts: list) -> tuple[int, int]:
-    """Hand the whole records of buf from pos on to `sink`; (where the first record that is not
-    whole in buf starts, the bytes needed from there to read it). (A function, not a method: the
-    compiled core types its locals, kwire/capture/pcap.pxd.)"""
+           counts: list, until: int) -> tuple[int, int]:
+    """Hand the whole records of buf that start from pos on, before `until`, to `sink`; (where the
+    next record starts, the bytes needed from there to read it, or 0 when `until` ended the walk
+    first). (A function, not a method: the compiled core types its locals, kwire/capture/pcap.pxd.)"""
     unpack, hsize, mult, limit, lt = layout.unpack, layout.header_size, layout.ts_mult, layout.max_caplen, \
         reader.linktype
     run = sink.run
@@ -138,6 +141,9 @@ def _chunk(reader: PcapReader, buf, pos: int, base: int, sink: RecordSink, layou
     fast = cython.compiled and type(buf) is bytes  # compiled: the header read in C (kwire/c_reads.pxd)
     little = reader.little
     while pos + hsize <= end:
+        if pos >= until:
+            counts[:] = (n, cap, wire, cut)
+            return pos, 0
         if not fast:
             sec, frac, caplen, wirelen = unpack(buf, pos)
         elif little:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import struct
 from typing import Callable, Iterator
 
-from kwire.capture.packet import Packet, RecordSink, packets_of
+from kwire.capture.packet import HANDOFF, Packet, RecordSink, packets_of
 from kwire.capture.source import MAX_RECORD, Source, fill
 from kwire.capture.stats import CaptureStats
 from kwire.errors import CaptureError
@@ -176,11 +176,13 @@ class PcapngReader:
         pos = base = 0  # base: file offset of buf[0]
         try:
             while True:
-                pos, need = self._chunk(buf, pos, base, sink, state, counts)
+                pos, need = self._chunk(buf, pos, base, sink, state, counts, pos + HANDOFF)
                 if stats is not None:
                     stats.add(*counts)
                 counts[:] = (0, 0, 0, 0)
                 yield
+                if not need:  # a window handed over (kwire.capture.packet.HANDOFF): the chunk goes on
+                    continue
                 base += pos
                 buf = fill(source, buf, pos, need)
                 pos = 0
@@ -196,9 +198,9 @@ class PcapngReader:
             source.close()
 
     def _chunk(self, buf, pos: int, base: int, sink: RecordSink, state: _Section,
-               counts: list) -> tuple[int, int]:
-        """Read the whole blocks of buf from pos on; (where the first block that is not whole
-        starts, the bytes needed from there)."""
+               counts: list, until: int) -> tuple[int, int]:
+        """Read the whole blocks of buf that start from pos on, before `until`; (where the next block
+        starts, the bytes needed from there, or 0 when `until` ended the walk first)."""
         error = self._source.error
         record = sink.record
         end = len(buf)
@@ -206,6 +208,8 @@ class PcapngReader:
         n = cap = wire = cut = 0
         try:
             while pos + 12 <= end:
+                if pos >= until:
+                    return pos, 0
                 btype, blen = state.s.head(buf, pos)
                 if btype == BT_SHB:
                     btype, blen = self._byte_order(buf, pos, base, state)

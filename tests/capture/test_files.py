@@ -8,7 +8,7 @@ import io
 import pytest
 
 from kwire.capture.files import open_capture, read_captures
-from kwire.capture.source import CHUNK
+from kwire.capture.packet import HANDOFF
 from kwire.capture.source import CHUNK, _Gunzip
 from kwire.capture.stats import CaptureStats
 from kwire.errors import CaptureError
@@ -246,8 +246,8 @@ def test_single_file_read_captures(tmp_path):
 
 
 def test_stats_current_when_reader_closed_early(tmp_path):
-    """Readers count what they read, a chunk at a time: a reader closed early has counted the chunks
-    it read, no more and no less."""
+    """Readers count what they read, a hand-off window at a time (kwire.capture.packet.HANDOFF): a reader
+    closed early has counted the windows it handed over, no more and no less."""
     path = tmp_path / "big.pcap"
     path.write_bytes(b.pcap([(T0 + i, bytes(1000)) for i in range(3000)]))  # ~3 MB: several chunks
     stats = CaptureStats()
@@ -257,7 +257,7 @@ def test_stats_current_when_reader_closed_early(tmp_path):
                 break
     per_record = 16 + 1000
     assert 10 <= stats.packets < 3000
-    assert stats.packets == CHUNK // per_record  # the whole records of the first 1 MiB read
+    assert stats.packets == -(-HANDOFF // per_record)  # the records that start in the first window
     assert stats.captured_bytes == stats.wire_bytes == 1000 * stats.packets
 
 
