@@ -1,11 +1,11 @@
 # Cython declarations for kwire/analytics/delivery.py (the compiled core, setup.py; the .py stays the one
 # source and runs as it is without Cython): Batch, one per Produce batch seen, is an extension type holding
 # its Kept evidence typed, so making and counting one stays in C; DeliveryState too, so that produce_batch
-# (once per Produce batch) reads its table and the batch in C.
+# (once per Produce batch) reads its table (a Capped) and the batch in C.
 
 cimport cython
 cimport kwire.analytics.mergeable as _mergeable
-from kwire.analytics.mergeable cimport Kept
+from kwire.analytics.mergeable cimport Capped, Kept
 
 cdef class Batch:
     cdef public object sends, failed
@@ -18,5 +18,5 @@ cdef class DeliveryState:
     cdef public object batches, end_txns, resends
     cdef public dict txn_batches, txn_adds, stalls, share
 
-    @cython.locals(batch=Batch)
+    @cython.locals(batch=Batch, batches=Capped)
     cpdef produce_batch(self, tuple ob)

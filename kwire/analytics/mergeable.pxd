@@ -83,6 +83,17 @@ cdef class Kept:
     cpdef add(self, tuple key, value)
     cpdef merge(self, Kept other)
 
+cdef class Capped(dict):
+    cdef public object _heap, _rank
+    cdef public Py_ssize_t _synced
+
+    cpdef bint refuses(self, key, Py_ssize_t limit) except -1
+
+
+@cython.locals(heap=list, rank=object, added=Py_ssize_t)
+cdef void _trim(Capped table, Py_ssize_t limit) except *
+
+
 cdef class Instants:
     cdef public object limit, shift
     cdef public set buckets

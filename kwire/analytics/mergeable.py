@@ -128,7 +128,8 @@ class Capped(dict):
         """Would `key`, added now and trimmed by keep_smallest(self, limit), be dropped at once? True
         only when that is sure: the table is full and its heap (up to date) says every key it holds
         is smaller. A caller can then skip making the value (a full table of a long capture refuses
-        most new keys)."""
+        most new keys). (Compiled, Capped is an extension type, kwire/analytics/mergeable.pxd: its
+        fields are read in C.)"""
         heap = self._heap
         return (len(self) >= limit and heap is not None and self._synced == len(self)
                 and key > heap[0][1].key)
@@ -200,6 +201,11 @@ def keep_smallest(table: dict, limit: int) -> None:
         for key in sorted(table)[limit:]:
             del table[key]
         return
+    _trim(table, limit)
+
+
+def _trim(table: Capped, limit: int) -> None:
+    """keep_smallest of a Capped table over its limit (compiled, its fields read in C: mergeable.pxd)."""
     heap, added = table._heap, len(table) - table._synced
     if heap is not None and added == 1 and len(table) == limit + 1:  # one key added to a full table
         key = next(reversed(table))
