@@ -113,8 +113,6 @@ def _guarded(reader: CaptureReader, errors: list[CaptureError]) -> Iterator[Pack
         reader.close()
 
 
-
-
 class MergedCaptures:
     """Several capture files read as one, their records merged by timestamp (stable: ties keep file
     order). Every file is opened (and its header checked) before the first record. A file damaged
