@@ -182,8 +182,9 @@ class OptionalBuildExt(build_ext):
                     shutil.copy2(built, os.path.join(folder, *extension.name.split(".")[:-1]))
             sources = os.path.join(os.path.dirname(self.get_ext_fullpath("kwire.compiled")), _COMPILED["SOURCES_FILE"])
             shutil.copy2(sources, os.path.join(folder, "kwire"))
-            env = {k: v for k, v in os.environ.items() if k not in ("KWIRE_PURE", "PYTHONPATH")}
-            env["PYTHONPATH"] = folder
+            env = {k: v for k, v in os.environ.items() if k != "KWIRE_PURE"}
+            # first on the path; what is there already stays (pip's isolated build environment is found through it)
+            env["PYTHONPATH"] = os.pathsep.join(p for p in (folder, os.environ.get("PYTHONPATH")) if p)
             for command in PGO_COMMANDS:
                 run = subprocess.run([sys.executable, "-m", "kwire", *command, *captures], cwd=folder, env=env,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
