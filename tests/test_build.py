@@ -19,7 +19,7 @@ def test_build_requires_every_dependency_at_the_same_bound():
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     build = _names(config["build-system"]["requires"])
     for name, requirement in _names(config["project"]["dependencies"]).items():
-        assert build.get(name) == requirement, f"[build-system] requires lacks {requirement!r} (setup.py's training run)"
+        assert build.get(name) == requirement, f"[build-system] requires lacks {requirement!r} (the training run)"
 
 
 def test_training_captures_are_bundled():
