@@ -186,11 +186,14 @@ class OptionalBuildExt(build_ext):
             # first on the path; what is there already stays (pip's isolated build environment is found through it)
             env["PYTHONPATH"] = os.pathsep.join(p for p in (folder, os.environ.get("PYTHONPATH")) if p)
             for command in PGO_COMMANDS:
-                run = subprocess.run([sys.executable, "-m", "kwire", *command, *captures], cwd=folder, env=env,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-                if run.returncode:
-                    print(f"kwire: training run `kwire {' '.join(command)}` failed: "
-                          f"{(run.stderr.strip().splitlines() or ['?'])[-1]}")
+                try:  # ~5 s each on a 2-core VM: ten minutes is a hang, not a slow machine
+                    run = subprocess.run([sys.executable, "-m", "kwire", *command, *captures], cwd=folder, env=env,
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=600)
+                    failure = run.returncode and (run.stderr.strip().splitlines() or ["?"])[-1]
+                except (OSError, subprocess.SubprocessError) as e:
+                    failure = f"{type(e).__name__}: {e}"
+                if failure:
+                    print(f"kwire: training run `kwire {' '.join(command)}` failed: {failure}")
                     return False
         return True
 
