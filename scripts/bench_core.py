@@ -69,6 +69,9 @@ def build(tree: Path) -> str:
                           capture_output=True, text=True)
     if done.returncode:
         sys.exit(f"bench_core: building {tree} failed:\n{done.stderr[-3000:]}")
+    for line in done.stdout.splitlines():  # what setup.py says of its build (a profile-guided build that fell back)
+        if line.startswith("kwire:"):
+            print(f"{tree.name}: {line}")
     report = subprocess.run([sys.executable, "-c", "import kwire.compiled as c; print(c.report())"], cwd=tree,
                             capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(tree)))
     return report.stdout.strip()
