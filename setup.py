@@ -163,7 +163,8 @@ class OptionalBuildExt(build_ext):
         if trained and glob.glob(os.path.join(counts, "**", "*.gcda"), recursive=True):
             self._build(PGO_OPTIMIZE + tuple(f.format(counts) for f in PGO_USE))
         else:
-            print("kwire: the profile-guided build's training run failed; the core is built without it")
+            why = "failed" if not trained else "counted nothing"
+            print(f"kwire: the profile-guided build's training run {why}; the core is built without it")
             self._build(OPTIMIZE)
 
     def _train(self) -> bool:
@@ -180,8 +181,7 @@ class OptionalBuildExt(build_ext):
                 built = self.get_ext_fullpath(extension.name)
                 if os.path.exists(built):
                     shutil.copy2(built, os.path.join(folder, *extension.name.split(".")[:-1]))
-            sources = os.path.join(os.path.dirname(self.get_ext_fullpath("kwire.compiled")), _COMPILED["SOURCES_FILE"])
-            shutil.copy2(sources, os.path.join(folder, "kwire"))
+            shutil.copy2(self._sources_path(), os.path.join(folder, "kwire"))
             env = {k: v for k, v in os.environ.items() if k != "KWIRE_PURE"}
             # first on the path; what is there already stays (pip's isolated build environment is found through it)
             env["PYTHONPATH"] = os.pathsep.join(p for p in (folder, os.environ.get("PYTHONPATH")) if p)
@@ -196,6 +196,10 @@ class OptionalBuildExt(build_ext):
                     print(f"kwire: training run `kwire {' '.join(command)}` failed: {failure}")
                     return False
         return True
+
+    def _sources_path(self) -> str:
+        """kwire/compiled-sources.txt where this build puts its modules (kwire.compiled reads it)."""
+        return os.path.join(os.path.dirname(self.get_ext_fullpath("kwire.compiled")), _COMPILED["SOURCES_FILE"])
 
     def build_extension(self, ext) -> None:
         try:
@@ -218,9 +222,8 @@ class OptionalBuildExt(build_ext):
                 if any(m not in self.built for m in needs):
                     print(f"kwire: {name} runs from its .py: a module it cimports was not compiled")
                     del self.built[name]
-        package_dir = os.path.dirname(self.get_ext_fullpath("kwire.compiled"))
-        os.makedirs(package_dir, exist_ok=True)
-        path = os.path.join(package_dir, _COMPILED["SOURCES_FILE"])
+        path = self._sources_path()
+        os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w", encoding="ascii") as f:
             f.writelines(f"{name} {digest}\n" for name, digest in sorted(self.built.items()))
 
