@@ -257,6 +257,29 @@ def summary(scrapes: list[Scrape]) -> str:
             f"no answer {dict(lost)}; slowest answer of any kind {max(s.seconds for s in scrapes):.3f} s")
 
 
+def prometheus_scrapes(address: str, seconds: int) -> str:
+    """Debian's prometheus scraping `address` every second with a 1 s timeout for `seconds`: how many scrapes
+    it made, how many succeeded (up), the longest (scrape_duration_seconds)."""
+    import tempfile
+    from pathlib import Path
+
+    from tests.metrics.prometheus import Prometheus
+
+    with tempfile.TemporaryDirectory(prefix="kwire-scrapes-") as tmp:
+        server = Prometheus(Path(tmp), [address])
+        try:
+            time.sleep(seconds)
+            window = f'{{instance="{address}"}}[{seconds}s]'
+            made = server.query(f"count_over_time(up{window})")
+            good = server.query(f"sum_over_time(up{window})")
+            longest = server.query(f"max_over_time(scrape_duration_seconds{window})")
+        finally:
+            server.stop()
+    value = (lambda result: result[0][1] if result else 0.0)
+    return (f"{value(good):.0f} of {value(made):.0f} scrapes succeeded, the longest "
+            f"{value(longest):.3f} s")
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("address", help="HOST:PORT of the metrics service")
@@ -265,6 +288,8 @@ def main(argv=None) -> None:
     parser.add_argument("--flood", type=int, default=50, help="flooding connections at a time")
     parser.add_argument("--scrapes", type=int, default=10, help="scrapes one after the other, a second apart")
     parser.add_argument("--at-once", type=int, default=0, help="then this many scrapes at once")
+    parser.add_argument("--prometheus", type=int, default=0, metavar="SECONDS",
+                        help="then Debian's prometheus scrapes every second (1 s timeout) for this long")
     parser.add_argument("--timeout", type=float, default=60.0)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--scale", type=int, default=1)
@@ -284,6 +309,8 @@ def main(argv=None) -> None:
             print("one by one:", summary(one_by_one))
         if args.at_once:
             print(f"{args.at_once} at once:", summary(scrapes_at_once(host, int(port), args.at_once, args.timeout)))
+        if args.prometheus:
+            print(f"prometheus, {args.prometheus} s:", prometheus_scrapes(args.address, args.prometheus))
         print(f"crowd: holds {crowd.held()};", dict(sorted(crowd.counts.items())))
 
 

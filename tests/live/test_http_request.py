@@ -106,3 +106,11 @@ def test_a_head_answer_has_the_length_and_no_body():
     assert full.endswith(b"\r\n\r\nabc") and b"Content-Encoding: gzip" in full
     assert answer(200, "OK", b"abc", "text/plain", head_only=True) == full.replace(
         b"Content-Encoding: gzip\r\n", b"")[:-3]
+
+
+def test_every_outcome_is_documented():
+    from pathlib import Path
+
+    row = next(line for line in (Path(__file__).resolve().parents[2] / "docs" / "metrics.md").read_text().splitlines()
+               if line.startswith("| `kwire_exporter_connections_total` |"))
+    assert [o.label for o in Outcome if f"`{o.label}` (" not in row] == []
