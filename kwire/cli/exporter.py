@@ -88,10 +88,7 @@ class Scrapes:
 class Exporter:
     def __init__(self, server):
         self.server = server
-
-    @property
-    def port(self) -> int:
-        return self.server.sock.getsockname()[1]
+        self.port: int = server.sock.getsockname()[1]  # the one bound (port 0 asks the kernel for one)
 
     def stop(self) -> None:
         self.server.stop()
