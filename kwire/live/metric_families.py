@@ -354,3 +354,16 @@ def _labels(make: _Make, caps: LabelCaps, folded: dict[str, int]) -> None:
             distinct((label,), folded.get(label, 0))
         else:
             counted((label,), folds[label])
+
+
+def service_families(counts: dict[str, int], open_now: int, cap: int) -> list:
+    """The metrics service's own families: its connections by how they ended, those it holds, its bound."""
+    make = _Make(None)
+    ended = make.counter("kwire_exporter_connections", "Connections to the metrics service, by how they ended "
+                         "(docs/metrics.md)", ("outcome",))
+    for outcome, n in counts.items():
+        ended((outcome,), n)
+    make.gauge("kwire_exporter_connections_open", "Connections the metrics service holds now")((), open_now)
+    make.gauge("kwire_exporter_connections_cap", "The most connections the metrics service holds; one more "
+               "evicts the one waiting longest for its request")((), cap)
+    return make.out
