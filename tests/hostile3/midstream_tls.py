@@ -4,16 +4,22 @@ The capture begins inside a frame whose end holds bytes that read as TLS applica
 (0x17 0x03 0x03, a length, that many bytes, the next header), the last one ending exactly where the
 first real Kafka frame begins: the client's side begins inside an acks=0 Produce request (never
 answered) whose record value holds them, the broker's inside a Fetch answer to a request sent before the
-capture began (its bytes come first). Then `20 * scale` ordinary exchanges (Metadata and Produce, correlation ids 1 on), all
-answered. Read from the start, each direction is a chain of plausible records for a while, then Kafka.
+capture began (its bytes come first). Then `20 * scale` ordinary exchanges (Metadata and Produce, correlation
+ids 1 on), all answered. Read from the start, each direction is a chain of plausible records for a while, then
+Kafka.
 
 `write_capture(path, records, side, packed, keylog, scale, seed)`:
 - `records`: how many records the prefix chains (1 or more);
 - `side`: "client", "broker" or "both": which directions begin with such a prefix;
 - `packed`: the prefix shares segments with the frames after it (a sender writing its bytes as one
   stream), else it ends a segment of its own (a frame written on its own);
-- `keylog`: also write `<path>.keys`, an NSS key log with a line for a connection not captured.
+- `keylog`: also write `<path>.keys`, an NSS key log with a line for a connection not captured;
+- `mss`: the largest segment (1: every byte a segment of its own, for the tests that count work).
 Returns the number of exchanges that should pair. VARIANTS lists the combinations the tests run.
+
+`tls_windows(path, connections)`: what the fix costs, for docs/bounds.md: that many TLS connections captured
+mid-stream (records of random bytes, no handshake), their segments interleaved, each held undecided until its
+detection window (kwire.tls.detect.DECIDE_BYTES) is full. Returns the bytes of records each sends.
 """
 
 from __future__ import annotations
@@ -92,22 +98,23 @@ def _exchanges(rng: random.Random, count: int):
 class _Sender:
     """One connection whose handshake was not captured; each direction's bytes cut into segments."""
 
-    def __init__(self, traffic: Traffic, client):
+    def __init__(self, traffic: Traffic, client, mss: int = MSS):
         self.traffic = traffic
         self.ends = (client, BROKER)
         self.seq = [1000, 500_000]
+        self.mss = mss
 
     def send(self, direction: int, data: bytes) -> None:
         src, dst = self.ends[direction], self.ends[1 - direction]
-        for i in range(0, len(data), MSS):
-            piece = data[i:i + MSS]
+        for i in range(0, len(data), self.mss):
+            piece = data[i:i + self.mss]
             self.traffic.packet(src, dst, self.seq[direction], self.seq[1 - direction], ACK | PSH, piece)
             self.seq[direction] += len(piece)
         self.traffic.packet(dst, src, self.seq[1 - direction], self.seq[direction], ACK)
 
 
 def write_capture(path, records: int = 2, side: str = "client", packed: bool = False, keylog: bool = False,
-                  scale: int = 1, seed: int = 49) -> int:
+                  scale: int = 1, seed: int = 49, mss: int = MSS) -> int:
     assert records >= 1 and side in SIDES
     rng = random.Random(seed * 1000 + records)
     prefixes = [b"", b""]
@@ -117,7 +124,7 @@ def write_capture(path, records: int = 2, side: str = "client", packed: bool = F
         prefixes[1] = _tail(rng, records, _fetch_answer)
     count = 20 * scale
     with PcapWriter(str(path), ETHERNET) as writer:
-        sender = _Sender(Traffic(writer), client_address(0))
+        sender = _Sender(Traffic(writer), client_address(0), mss)
         # The broker's answer is under way when the capture begins: its prefix comes first (packed, all
         # but its last segment: the rest goes out with the answer to the first request).
         lead = len(prefixes[1]) if not packed else len(prefixes[1]) // MSS * MSS
@@ -136,3 +143,22 @@ def write_capture(path, records: int = 2, side: str = "client", packed: bool = F
             keys.write(b"# a key log for another connection\nCLIENT_RANDOM %064x %096x\n"
                        % (rng.getrandbits(256), rng.getrandbits(384)))
     return count
+
+
+def tls_windows(path, connections: int = 100, seed: int = 49) -> int:
+    from kwire.tls.detect import DECIDE_BYTES
+
+    rng = random.Random(seed)
+    total = DECIDE_BYTES + 2 * MSS
+    streams = []
+    for _ in range(connections):
+        records = b"".join(b"\x17\x03\x03" + struct.pack(">H", 16384 + 17) + rng.randbytes(16384 + 17)
+                           for _ in range(total // 16384 + 2))
+        streams.append(records[rng.randrange(16384):][:total])  # begun inside a record
+    with PcapWriter(str(path), ETHERNET) as writer:
+        traffic = Traffic(writer)
+        senders = [_Sender(traffic, client_address(c)) for c in range(connections)]
+        for at in range(0, total, MSS):
+            for sender, stream in zip(senders, streams):
+                sender.send(1, stream[at:at + MSS])
+    return total
