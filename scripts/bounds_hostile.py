@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The worst cases of the second hostile-input campaign (issue 25), measured: each class's input built
-afresh by tests/hostile/generators.py at a size under 20 MB, each command run under /usr/bin/time -v
+afresh by tests/hostile/generators.py (issue 49's mid-stream TLS cases: tests/hostile3/midstream_tls.py) at a
+size under 20 MB, each command run under /usr/bin/time -v
 (wall time, peak RSS of kwire's process), as docs/bounds.md quotes them.
 
     python scripts/bounds_hostile.py [--tree DIR] [--only NAME,...] [--folder /tmp/kwire-bounds] [--limit 300]
@@ -24,6 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tests.hostile import generators as g  # noqa: E402
+from tests.hostile3 import midstream_tls  # noqa: E402
 
 KEYS = "{capture}.keys"
 # name: (file name, maker, [kwire arguments before the capture])
@@ -46,6 +48,12 @@ CASES = {
     "big-first-request": ("big.pcap", lambda p: g.big_first_request(p, 8 << 20, handshake=True), [["inspect"]]),
     "keylog-device": ("small.pcap", lambda p: g.midstream_fake_tls(p, 1), [["inspect", "--keylog", "/dev/zero"]]),
     "write-over-input": ("over.pcap", lambda p: g.midstream_fake_tls(p, 1), [["inspect", "-w", "{capture}"]]),
+    # issue 49: mid-stream Kafka whose first bytes chain as TLS records; TLS connections held to the window's end
+    "midstream-tls": ("midtls.pcap", lambda p: midstream_tls.write_capture(p, 6, "both", True, scale=800),
+                      [["inspect"]]),
+    "midstream-tls-bytes": ("midtls1.pcap", lambda p: midstream_tls.write_capture(p, 6, "both", False, scale=8, mss=1),
+                            [["inspect"]]),
+    "tls-windows": ("windows.pcap", lambda p: midstream_tls.tls_windows(p, 450), [["stats"]]),
 }
 
 

@@ -13,29 +13,39 @@ How it decides (states UNDECIDED -> TLS | NOT_TLS):
 - connection opened in the capture (Connection.initiator known): the first 5 bytes of whichever
   side speaks first are a plausible record header (content type 20-23, version 0x0300-0x0304, a
   length TLS allows) or they are not; TLS clients speak first with a ClientHello.
-- mid-stream (no SYN seen) or after a gap: plaintext Kafka wins. A segment that is exactly one
-  Kafka-like frame (a 4-byte length equal to the rest), or a Kafka request frame chain that parses
-  (`plain`, given by the pipeline: kwire.kafka.resync.request_chain) says not TLS. Otherwise a chain
-  of at least two plausible record headers (kwire.tls.records) that runs, record after record, to the
-  end of the direction's bytes, and was continued by a later segment than the one it began in, says TLS, unless a Kafka request frame still open began before it (a
-  record value holding bytes that look like records: the frame is waited for, at most
-  MAX_TENTATIVE bytes). DECIDE_BYTES bytes of one direction without a chain say not TLS. A close
-  before that decides on what there is.
-
-Work is bounded per byte: both searches are incremental (each byte looked at about once, at most
-MAX_CHAINS chains followed at a time), never a rescan of what is held at each new segment.
+- mid-stream (no SYN seen) or after a gap: plaintext Kafka wins, and TLS must earn its verdict.
+  Application-data records with no handshake and no key cannot be checked, while the end of a Kafka
+  frame not captured (a record value) can hold anything, records too: so both readings are kept
+  while both hold, up to DECIDE_BYTES of one direction (the detection window). A segment that is
+  exactly one Kafka-like frame (a 4-byte length equal to the rest), or a Kafka request frame chain
+  that parses anywhere in the bytes held (`plain`, given by the pipeline:
+  kwire.kafka.resync.request_chain, which searches every offset, those after a prefix that looks
+  like records too), says not TLS at once. At the window's end, a chain of at least two plausible
+  record headers (kwire.tls.records) that began in its first FIRST_BOUNDARY bytes (where a TLS
+  stream's first record boundary lies), runs record after record to the end of the direction's
+  bytes and was continued by a later segment than the one it began in says TLS, unless a Kafka
+  request frame still open began before it (a record value holding bytes that look like records:
+  the frame is waited for, at most MAX_TENTATIVE bytes more); no such chain says not TLS. A close
+  before that decides on what there is: such a chain, or a direction that starts on a record header.
+Work is bounded per byte: both searches are incremental (each byte searched once for record headers,
+a header cut by a segment's end judged when its bytes are in; at most MAX_CHAINS chains followed at a
+time, and only those whose next header has come looked at), never a rescan of what is held at each new
+segment; the bytes seen are held once.
 Mid-stream TLS is reported (TlsStream with "handshake not captured"), not decrypted.
 """
 
 from __future__ import annotations
 
 import struct
+from collections import deque
+from heapq import heapify, heappop, heappush
 
 from kwire.tcp.stream import Connection, StreamConsumer, StreamFactory
 from kwire.tls.keylog import KeySource
 from kwire.tls.records import CANDIDATE_HEADER, HEADER, MAX_RECORD, header_length
 
 DECIDE_BYTES = 2 * (MAX_RECORD + 2 * HEADER)  # one direction's bytes that settle a mid-stream guess
+FIRST_BOUNDARY = MAX_RECORD + HEADER  # a TLS stream taken mid-record has a record header this far in
 MAX_TENTATIVE = 4 << 20  # bytes held while a Kafka frame still open may hold what looks like records
 MAX_CHAINS = 256  # record chains followed at once (the oldest is let go)
 _I32 = struct.Struct(">i").unpack_from
@@ -44,52 +54,101 @@ UNDECIDED, TLS, NOT_TLS = "undecided", "tls", "not_tls"
 
 class Chains:
     """Record chains in one direction's bytes, found incrementally: `update(buf)` (buf only grows,
-    one call per delivery) returns where a chain of at least two plausible headers with one version
-    begins that runs to the end of buf (the last record may be incomplete) and was continued by a
-    later delivery than the one it began in (bytes inside one Kafka record value can hold a chain;
-    the next segment, a Kafka frame, breaks it), or -1."""
+    one call per delivery) returns where the earliest chain begins that has at least two plausible
+    headers of one version, runs to the end of buf (the last record may be incomplete) and was
+    continued by a later delivery than the one it began in (bytes inside one Kafka record value can
+    hold a chain; the next segment, a Kafka frame, breaks it), or -1; `best` keeps that answer.
 
-    __slots__ = ("scanned", "chains", "deliveries")
+    Work per delivery is what the new bytes call for, however many chains wait: chains wait in a heap
+    by the position of their next header and only those whose header has come are looked at; the
+    qualified ones in a heap by start. `steps` counts the chains and headers looked at (tests hold it
+    linear in the bytes)."""
+
+    __slots__ = ("scanned", "pending", "waiting", "found", "qualified", "alive", "deliveries", "best", "steps")
 
     def __init__(self) -> None:
-        self.scanned = 0  # candidate header positions below this were looked at
-        self.chains: list[list] = []  # [start, next header position, headers, version bytes, born, later]
+        self.scanned = 0  # bytes below this were searched for candidate headers
+        self.pending: list[int] = []  # candidate positions whose 5 header bytes are not all in yet
+        # A chain: [next header position, start, headers, version bytes, born, later headers, let go, qualified]
+        self.waiting: list[list] = []  # heap by next header position
+        self.found: deque = deque()  # in the order found (by start), for letting the oldest go
+        self.qualified: list[tuple] = []  # heap of (start, chain)
+        self.alive = 0
         self.deliveries = 0
+        self.best = -1
+        self.steps = 0
 
     def update(self, buf) -> int:
         n = len(buf)
         self.deliveries += 1
-        now = self.deliveries
-        if n - 2 > self.scanned:
-            for match in CANDIDATE_HEADER.finditer(buf, self.scanned, n - 2):
-                i = match.start()
-                length = header_length(buf, i)
-                if length > 0:
-                    self.chains.append([i, i + HEADER + length, 1, bytes(buf[i + 1:i + 3]), now, 0])
-            self.scanned = n - 2
-            if len(self.chains) > MAX_CHAINS:
-                del self.chains[:len(self.chains) - MAX_CHAINS]
-        best, alive = -1, []
-        for chain in self.chains:
-            pos, version = chain[1], chain[3]
-            broken = False
+        if n > self.scanned:
+            self._find(buf, n)
+        now, waiting, steps = self.deliveries, self.waiting, 0
+        while waiting and waiting[0][0] + HEADER <= n:
+            chain = heappop(waiting)
+            steps += 1
+            if chain[6]:
+                continue
+            pos, version = chain[0], chain[3]
             while pos + HEADER <= n:
+                steps += 1
                 length = header_length(buf, pos)
                 if length <= 0 or buf[pos + 1:pos + 3] != version:
-                    broken = True
+                    chain[6] = True
+                    self.alive -= 1
                     break
                 pos += HEADER + length
                 chain[2] += 1
                 if now > chain[4]:
                     chain[5] += 1
-            if broken:
-                continue
-            chain[1] = pos
-            alive.append(chain)
-            if chain[2] >= 2 and chain[5] and (best < 0 or chain[0] < best):
-                best = chain[0]
-        self.chains = alive
-        return best
+            if not chain[6]:
+                chain[0] = pos
+                heappush(waiting, chain)
+                if not chain[7] and chain[2] >= 2 and chain[5]:
+                    chain[7] = True
+                    heappush(self.qualified, (chain[1], chain))
+        self.steps += steps
+        qualified = self.qualified
+        while qualified and qualified[0][1][6]:
+            heappop(qualified)
+        self.best = qualified[0][0] if qualified else -1
+        return self.best
+
+    def _find(self, buf, n: int) -> None:
+        """New chains at the candidate headers whose 5 bytes are in; the oldest let go past MAX_CHAINS.
+        A header cut by the end of buf waits in `pending` (at most 4 positions): each byte is searched
+        once, and a header that straddles two deliveries is still found."""
+        now, ready, wait = self.deliveries, [], []
+        for i in self.pending:
+            (ready if i + HEADER <= n else wait).append(i)
+        for match in CANDIDATE_HEADER.finditer(buf, self.scanned, n):
+            i = match.start()
+            (ready if i + HEADER <= n else wait).append(i)
+        wait.extend(range(max(self.scanned, n - 2), n))  # too few bytes yet to match the pattern
+        self.scanned, self.pending = n, wait
+        for i in ready:
+            length = header_length(buf, i)
+            self.steps += 1
+            if length > 0:
+                chain = [i + HEADER + length, i, 1, bytes(buf[i + 1:i + 3]), now, 0, False, False]
+                heappush(self.waiting, chain)
+                self.found.append(chain)
+                self.alive += 1
+        found = self.found
+        while self.alive > MAX_CHAINS:
+            chain = found.popleft()
+            if not chain[6]:
+                chain[6] = True
+                self.alive -= 1
+        # Chains let go or broken are dropped from the heaps when they come up; rebuilt when they pile up.
+        if len(found) > 2 * MAX_CHAINS:
+            self.found = deque(chain for chain in found if not chain[6])
+        if len(self.waiting) > 2 * MAX_CHAINS:
+            self.waiting = [chain for chain in self.waiting if not chain[6]]
+            heapify(self.waiting)
+        if len(self.qualified) > 2 * MAX_CHAINS:
+            self.qualified = [entry for entry in self.qualified if not entry[1][6]]
+            heapify(self.qualified)
 
 
 class Sniffer:
@@ -97,16 +156,19 @@ class Sniffer:
 
     # Slots (one is made per TCP connection, 100,000 may be open): `data`, `gap` and `close` are slots
     # holding bound methods, the sniffing ones first, the chosen consumer's after the decision.
-    __slots__ = ("conn", "detector", "verdict", "target", "seen", "buffered", "started", "chains", "plain_scans",
-                 "data", "gap", "close")
+    __slots__ = ("conn", "detector", "verdict", "target", "seen", "buffered", "earlier", "started", "chains",
+                 "plain_scans", "data", "gap", "close")
 
     def __init__(self, conn: Connection, detector: "TlsDetector"):
         self.conn = conn
         self.detector = detector
         self.verdict = UNDECIDED
         self.target: StreamConsumer | None = None
-        self.seen: list[tuple] = []  # ("data"|"gap", direction, ts_ns, data or size), in order
-        self.buffered = [bytearray(), bytearray()]  # each direction's bytes since its start or last gap
+        # What was seen, in order: ("data", direction, ts_ns, length) or ("gap", direction, ts_ns, size). The bytes
+        # are held once, in `buffered` (each direction's since its start or last gap) and, before a gap, `earlier`.
+        self.seen: list[tuple] = []
+        self.buffered = [bytearray(), bytearray()]
+        self.earlier: list | None = None  # per direction, the buffers closed by gaps (made at the first gap)
         self.started = [conn.initiator is not None, conn.initiator is not None]  # at the stream's start
         self.chains: list | None = None  # record chains, per direction (mid-stream only, made when needed)
         self.plain_scans: list | None = None  # the Kafka request search's state, per direction (the same)
@@ -120,7 +182,7 @@ class Sniffer:
             return self.target.data(direction, ts_ns, data)
         if type(data) is tuple:
             data = b"".join(data)
-        self.seen.append(("data", direction, ts_ns, data))
+        self.seen.append(("data", direction, ts_ns, len(data)))
         buf = self.buffered[direction]
         buf += data
         verdict = self._judge(direction, data)
@@ -132,7 +194,10 @@ class Sniffer:
         if self.target is not None:
             return self.target.gap(direction, ts_ns, size)
         self.seen.append(("gap", direction, ts_ns, size))
-        self.buffered[direction].clear()
+        if self.earlier is None:
+            self.earlier = [[], []]
+        self.earlier[direction].append(self.buffered[direction])
+        self.buffered[direction] = bytearray()
         self.started[direction] = False
         if self.chains is not None:
             self.chains[direction] = Chains()
@@ -145,6 +210,8 @@ class Sniffer:
         for buf in self.buffered:
             if len(buf) >= HEADER and header_length(buf, 0) > 0:
                 verdict = TLS
+        if self.chains is not None and any(0 <= chains.best <= FIRST_BOUNDARY for chains in self.chains):
+            verdict = TLS
         if self.seen:
             self._become(verdict, -1)
             self.target.close(ts_ns, reason)
@@ -167,13 +234,13 @@ class Sniffer:
             if parsed:
                 return NOT_TLS  # a plaintext Kafka frame chain parses: it wins
         start = self.chains[direction].update(buf)
-        if start >= 0:
-            if 0 <= open_frame <= start and len(buf) <= DECIDE_BYTES + MAX_TENTATIVE:
-                return UNDECIDED  # records inside a Kafka frame not yet complete: wait for its end
-            return TLS
-        if len(buf) > DECIDE_BYTES:
+        if len(buf) < DECIDE_BYTES:
+            return UNDECIDED  # records alone cannot be checked: Kafka may yet frame after them
+        if not 0 <= start <= FIRST_BOUNDARY:
             return NOT_TLS
-        return UNDECIDED
+        if 0 <= open_frame <= start and len(buf) <= DECIDE_BYTES + MAX_TENTATIVE:
+            return UNDECIDED  # records inside a Kafka frame not yet complete: wait for its end
+        return TLS
 
     def _become(self, verdict: str, direction: int) -> int:
         """Make the consumer, bind its methods here, replay what was seen; the need of `direction`."""
@@ -195,14 +262,22 @@ class Sniffer:
         self.gap = target.gap
         self.close = target.close
         need = 0
-        seen, self.seen, self.buffered = self.seen, [], None
-        self.chains = self.plain_scans = None
+        seen, buffers = self.seen, [[buf] for buf in self.buffered]
+        if self.earlier is not None:
+            buffers = [earlier + current for earlier, current in zip(self.earlier, buffers)]
+        self.seen, self.buffered, self.earlier, self.chains, self.plain_scans = [], None, None, None, None
+        at = [[0, 0], [0, 0]]  # per direction: which buffer, where in it
         for kind, d, ts, value in seen:
+            where = at[d]
             if kind == "data":
-                result = target.data(d, ts, value)
+                start = where[1]
+                where[1] = start + value
+                result = target.data(d, ts, bytes(memoryview(buffers[d][where[0]])[start:start + value]))
                 if d == direction:
                     need = result
             else:
+                where[0] += 1
+                where[1] = 0
                 target.gap(d, ts, value)
         return need
 

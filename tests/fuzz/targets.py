@@ -21,7 +21,8 @@ Targets and what they check:
 - tls_detect: the bytes as one direction of a connection captured mid-stream, cut into deliveries,
               through the TLS detector (issue 25): every byte handed on once, in order, whatever the
               verdict; the candidate-header search covers each byte a bounded number of times; bytes
-              that start with whole plaintext Kafka request frames are never taken for TLS.
+              that start with whole plaintext Kafka request frames, or with bytes that chain as TLS
+              records and then such frames, are never taken for TLS.
 - keylog:     the bytes as key log text, whole and in slices: the same secrets and counters, never
               an exception, every line counted.
 - times:      the bytes as a --since/--until value: a When or ValueError, never another exception, and
@@ -494,6 +495,10 @@ def tls_detect(data: bytes) -> None:
     prefix = b""
     if data[0] & 0x80:  # a plaintext Kafka request chain first: never TLS, whatever follows
         prefix = request_frame(3, 9, 1, "c", b"\x00" * (data[0] & 7)) * 2
+        if data[0] & 0x40:  # ... after bytes that chain as records (a record value's end, issue 49)
+            bodies, size = data[1:64], 1 + (data[0] & 0x38)
+            prefix = b"".join(b"\x17\x03\x03" + struct.pack(">H", len(body)) + body
+                              for body in (bodies[i:i + size] for i in range(0, len(bodies), size))) + prefix
     stream = prefix + data[1:]
     counting = _Counting(detect.CANDIDATE_HEADER)
     original, detect.CANDIDATE_HEADER = detect.CANDIDATE_HEADER, counting
