@@ -19,16 +19,17 @@ The bodies are read through the schemas' marks (kwire.codec.schema): numbers wit
 types, operations, permissions, config operations, SCRAM mechanisms, election types) come out as the
 names (`enum=`), secret fields (`role=SECRET`: salts, salted passwords, token HMACs) are never read, and
 a configuration value (`role=CONFIG_VALUE`) is {"redacted": n_chars} when its name is one Kafka treats
-as sensitive (kwire.codec.overlay.sensitive_config). Requests that only validate (ValidateOnly) change
-nothing and are not changes. A consumer's own offset commit is not a change: a tool commits with no
-member id and generation -1 (OffsetCommit v1+); members removed by a tool are LeaveGroup members named
-by instance id alone or removed "by an admin" (the Java admin client's reason).
+as sensitive (kwire.codec.config_secrets.sensitive_config) or the broker flagged it (`role=CONFIG_SENSITIVE`).
+Requests that only validate (ValidateOnly) change nothing and are not changes. A consumer's own offset
+commit is not a change: a tool commits with no member id and generation -1 (OffsetCommit v1+); members
+removed by a tool are LeaveGroup members named by instance id alone or removed "by an admin" (the Java
+admin client's reason).
 """
 
 from __future__ import annotations
 
-from kwire.codec.overlay import sensitive_config
-from kwire.codec.schema import CONFIG_NAME, CONFIG_VALUE, SECRET
+from kwire.codec.config_secrets import sensitive_config
+from kwire.codec.schema import CONFIG_NAME, CONFIG_SENSITIVE, CONFIG_VALUE, SECRET
 from kwire.codec.schemas import schema_for
 from kwire.kafka.error_codes import error_name
 from kwire.model import PAIRED, Exchange
@@ -58,6 +59,7 @@ def named(api_key: int | None, kind: str, version: int | None, body) -> dict | N
 def _named(struct: dict, fields, version: int) -> dict:
     out = {}
     name_key = value_key = None
+    flagged = False
     for f in fields:
         if f.name not in struct or not f.present_in(version):
             continue
@@ -75,8 +77,11 @@ def _named(struct: dict, fields, version: int) -> dict:
             name_key = f.name
         elif f.role == CONFIG_VALUE:
             value_key = f.name
+        elif f.role == CONFIG_SENSITIVE:
+            flagged = value is True
         out[f.name] = value
-    if value_key is not None and type(out.get(value_key)) is str and sensitive_config(out.get(name_key)):
+    secret = flagged or sensitive_config(out.get(name_key))
+    if value_key is not None and type(out.get(value_key)) is str and secret:
         out[value_key] = {"redacted": len(out[value_key])}
     return out
 

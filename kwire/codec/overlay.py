@@ -4,8 +4,9 @@ Kafka's definitions say what a field is on the wire and, with `entityType`, whic
 broker, producer or transaction it names. What kwire adds lives here, in one small table per kind of
 mark, so the generated modules stay Kafka's facts only (scripts/gen_schemas.py writes them):
 - ENUMS: the names of the numbers a field carries (kwire.codec.enums), by message and field path;
-- ROLES: the fields that are secrets (kept out of every output unless --show-secrets) and the name
-  and value fields of configuration entries (a value is a secret when `sensitive_config(name)`);
+- ROLES: the fields that are secrets (kept out of every output unless --show-secrets) and the name,
+  value and IsSensitive fields of configuration entries (a value is a secret when the broker said
+  IsSensitive or `sensitive_config(name)`, kwire.codec.config_secrets: Kafka's PASSWORD configurations);
 - topic ids: Kafka leaves them unmarked; every uuid field named TopicId is marked TOPIC_ID.
 
 A path is the field names from the message's top level down, joined by dots ("Topics.Partitions.X").
@@ -16,11 +17,11 @@ error at import, so a renamed field cannot silently lose its mark (tests import 
 from __future__ import annotations
 
 import dataclasses
-import re
 from typing import Mapping
 
 from kwire.codec import enums as E
-from kwire.codec.schema import CONFIG_NAME, CONFIG_VALUE, SECRET, TOPIC_ID, Field
+from kwire.codec.config_secrets import sensitive_config  # noqa: F401 (the rule the config roles stand for)
+from kwire.codec.schema import CONFIG_NAME, CONFIG_SENSITIVE, CONFIG_VALUE, SECRET, TOPIC_ID, Field
 
 ENUMS: dict[str, dict[str, Mapping[int, str]]] = {
     "ProduceRequest": {"Acks": E.ACKS},
@@ -70,8 +71,10 @@ ENUMS: dict[str, dict[str, Mapping[int, str]]] = {
 _CONFIG = {CONFIG_NAME: "Name", CONFIG_VALUE: "Value"}
 
 
-def _config_entries(*structs: str) -> dict[str, str]:
-    return {f"{s}.{field}": role for s in structs for role, field in _CONFIG.items()}
+def _config_entries(*structs: str, flagged: tuple[str, ...] = ()) -> dict[str, str]:
+    """The name and value fields of the entries in `structs`; the IsSensitive field of those in `flagged`."""
+    roles = {f"{s}.{field}": role for s in structs for role, field in _CONFIG.items()}
+    return roles | {f"{s}.IsSensitive": CONFIG_SENSITIVE for s in flagged}
 
 
 ROLES: dict[str, dict[str, str]] = {
@@ -88,29 +91,15 @@ ROLES: dict[str, dict[str, str]] = {
     # a forwarded request (broker to controller) may be any admin request, credentials included
     "EnvelopeRequest": {"RequestData": SECRET},
     "EnvelopeResponse": {"ResponseData": SECRET},
-    # configuration entries: the value is a secret when the name is one Kafka treats as sensitive
+    # configuration entries: the value is a secret when the name is one Kafka treats as sensitive, or
+    # when the broker says so (IsSensitive; a synonym of a sensitive entry is sensitive too)
     "CreateTopicsRequest": _config_entries("Topics.Configs"),
-    "CreateTopicsResponse": _config_entries("Topics.Configs"),
-    "DescribeConfigsResponse": _config_entries("Results.Configs", "Results.Configs.Synonyms"),
+    "CreateTopicsResponse": _config_entries("Topics.Configs", flagged=("Topics.Configs",)),
+    "DescribeConfigsResponse": _config_entries("Results.Configs", "Results.Configs.Synonyms",
+                                               flagged=("Results.Configs",)),
     "AlterConfigsRequest": _config_entries("Resources.Configs"),
     "IncrementalAlterConfigsRequest": _config_entries("Resources.Configs"),
 }
-
-# Kafka's sensitive configurations are those of type PASSWORD (ConfigDef.Type.PASSWORD): every
-# *.password, sasl.jaas.config, ssl.keystore.key, ssl.keystore.certificate.chain,
-# ssl.truststore.certificates, the secrets (delegation.token.secret.key, password.encoder.secret,
-# *.client.secret) and passphrases; listener- and mechanism-prefixed forms too
-# (listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config). kwire errs on the side of hiding: a name
-# that contains "password", "secret" or "passphrase", or ends with one of SENSITIVE_SUFFIXES.
-SENSITIVE_WORDS = ("password", "secret", "passphrase")
-SENSITIVE_SUFFIXES = ("sasl.jaas.config", "ssl.keystore.key", "ssl.keystore.certificate.chain",
-                      "ssl.truststore.certificates", "private.key")
-_SENSITIVE = re.compile("|".join(SENSITIVE_WORDS) + "|(?:" + "|".join(re.escape(s) for s in SENSITIVE_SUFFIXES) + ")$")
-
-
-def sensitive_config(name: object) -> bool:
-    """Whether a configuration of this name holds a secret (an unknown or absent name does not)."""
-    return type(name) is str and _SENSITIVE.search(name.lower()) is not None
 
 
 def messages_with(role: str) -> frozenset[str]:

@@ -45,12 +45,14 @@ TRANSACTIONAL_ID = "transactionalId"
 ENTITIES = frozenset({TOPIC_NAME, TOPIC_ID, GROUP_ID, BROKER_ID, PRODUCER_ID, TRANSACTIONAL_ID})
 
 # What a field is to kwire (kwire.codec.overlay marks them): a secret (SASL bytes, token HMACs, SCRAM
-# salts), and the name and the value of a configuration entry (a value is a secret when its name is
-# one Kafka treats as sensitive: kwire.codec.overlay.sensitive_config).
+# salts), and the name, the value and the broker's IsSensitive flag of a configuration entry (a value is a
+# secret when its name is one Kafka treats as sensitive, kwire.codec.config_secrets.sensitive_config, or
+# when the broker flagged it).
 SECRET = "secret"
 CONFIG_NAME = "configName"
 CONFIG_VALUE = "configValue"
-ROLES = frozenset({SECRET, CONFIG_NAME, CONFIG_VALUE})
+CONFIG_SENSITIVE = "configSensitive"
+ROLES = frozenset({SECRET, CONFIG_NAME, CONFIG_VALUE, CONFIG_SENSITIVE})
 
 
 class _NotStated:

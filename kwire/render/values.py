@@ -24,10 +24,11 @@ names, so renderers walk those bodies with plain_body and hand every other body 
 from __future__ import annotations
 
 from kwire.codec.budget import RecordBudget
-from kwire.codec.overlay import field_names_with, messages_with, sensitive_config
+from kwire.codec.config_secrets import sensitive_config
+from kwire.codec.overlay import field_names_with, messages_with
 from kwire.codec.records import decode_records, summarize_records
 from kwire.codec.sasl import sasl_view
-from kwire.codec.schema import CONFIG_NAME, CONFIG_VALUE, SECRET
+from kwire.codec.schema import CONFIG_NAME, CONFIG_SENSITIVE, CONFIG_VALUE, SECRET
 from kwire.codec.values import RawRecords
 from kwire.render.records_json import summary_fragment
 from kwire.fields import reduce_by_fields, set_fields
@@ -41,6 +42,7 @@ def _api_keys(message_names) -> frozenset[int]:
 
 SECRET_FIELDS = field_names_with(SECRET)
 CONFIG_NAMES, CONFIG_VALUES = field_names_with(CONFIG_NAME), field_names_with(CONFIG_VALUE)
+CONFIG_FLAGS = field_names_with(CONFIG_SENSITIVE)  # the broker's own IsSensitive
 CONFIG_APIS = _api_keys(messages_with(CONFIG_VALUE))  # CreateTopics, DescribeConfigs, AlterConfigs, ...
 SECRET_APIS = _api_keys(messages_with(SECRET)) | CONFIG_APIS
 _BYTES = (bytes, bytearray, memoryview)
@@ -97,7 +99,7 @@ def _redact_config(entry: dict, sensitive: bool = False) -> None:
     value_key = next((k for k in CONFIG_VALUES if k in entry), None)
     if value_key is None or name is None:
         return
-    sensitive = sensitive or entry.get("IsSensitive") is True or sensitive_config(name)
+    sensitive = sensitive or any(entry.get(k) is True for k in CONFIG_FLAGS) or sensitive_config(name)
     if not sensitive:
         return
     value = entry[value_key]
