@@ -26,6 +26,8 @@ from __future__ import annotations
 import hashlib
 import json
 
+from kwire.safe_text import json_safe
+
 QUIET_S = 60.0
 MAX_KNOWN = 10_000
 IDENTITY = ("group_id", "member_id", "topic", "partition", "producer_id", "broker", "api", "error", "client",
@@ -90,10 +92,10 @@ class FindingsTracker:
 
 
 def event_line(event: dict) -> str:
-    """One event as one line of JSON (its newline included)."""
+    """One event as one line of JSON (its newline included), what kwire.safe_text escapes escaped."""
     import orjson
 
-    return orjson.dumps(event, default=str, option=orjson.OPT_NON_STR_KEYS).decode() + "\n"
+    return json_safe(orjson.dumps(event, default=str, option=orjson.OPT_NON_STR_KEYS)).decode() + "\n"
 
 
 def _event(kind: str, fid: str, now_s: float | None, reason: str, finding: dict) -> dict:

@@ -65,19 +65,28 @@ def encode(schema, version: int, values: dict) -> bytes:
     return NullEncoder(version, schema.is_flexible(version)).struct_values(schema.fields, values)
 
 
-def _string(f: Field, i: int) -> str:
-    if f.entity == TOPIC_NAME:
-        text = "topic-a"
-    elif f.entity == GROUP_ID:
-        text = "group-a"
-    elif f.name.endswith("ProtocolType"):
-        return "consumer"
-    else:
-        text = f.name.lower()
-    return f"{text}-{i}" if i else text
+class Filler:
+    """What populated bodies hold: strings named after their field (topics "topic-a", groups "group-a",
+    protocol types "consumer"), `batch` in record sets. tests/hostile3/control.py fills them otherwise."""
+
+    batch = BATCH
+
+    def string(self, f: Field, i: int) -> str:
+        if f.entity == TOPIC_NAME:
+            text = "topic-a"
+        elif f.entity == GROUP_ID:
+            text = "group-a"
+        elif f.name.endswith("ProtocolType"):
+            return "consumer"
+        else:
+            text = f.name.lower()
+        return f"{text}-{i}" if i else text
 
 
-def _scalar(api_key: int, f: Field, elem: str, i: int):
+PLAIN = Filler()
+
+
+def _scalar(api_key: int, f: Field, elem: str, i: int, fill: Filler):
     if elem == "bool":
         return True
     if elem == "float64":
@@ -85,16 +94,16 @@ def _scalar(api_key: int, f: Field, elem: str, i: int):
     if elem == "uuid":
         return UUID[:15] + bytes([i])
     if elem == "string":
-        return _string(f, i)
+        return fill.string(f, i)
     if elem == "records":
-        return BATCH
+        return fill.batch
     if elem == "bytes":
         schema = EMBEDDED.get((api_key, f.name))
-        return b"\x00\x01" if schema is None else embedded_message(schema, populated(schema, 3, api_key))
+        return b"\x00\x01" if schema is None else embedded_message(schema, populated(schema, 3, api_key, fill))
     return 0 if f.name.endswith("ErrorCode") else 1 + i
 
 
-def populated_fields(api_key: int, fields, version: int, i: int = 0) -> dict:
+def populated_fields(api_key: int, fields, version: int, i: int = 0, fill: Filler = PLAIN) -> dict:
     """Every field of `fields` present in `version` given a value; arrays of two elements (so that
     whatever sorts them compares a null with a value), the second's names ending in "-1"."""
     out: dict = {}
@@ -102,18 +111,18 @@ def populated_fields(api_key: int, fields, version: int, i: int = 0) -> dict:
         if not f.present_in(version):
             continue
         if f.is_struct and f.is_array:
-            out[f.name] = [populated_fields(api_key, f.fields or (), version, n) for n in (i, i + 1)]
+            out[f.name] = [populated_fields(api_key, f.fields or (), version, n, fill) for n in (i, i + 1)]
         elif f.is_struct:
-            out[f.name] = populated_fields(api_key, f.fields or (), version, i)
+            out[f.name] = populated_fields(api_key, f.fields or (), version, i, fill)
         elif f.is_array:
-            out[f.name] = [_scalar(api_key, f, f.element_type, n) for n in (i, i + 1)]
+            out[f.name] = [_scalar(api_key, f, f.element_type, n, fill) for n in (i, i + 1)]
         else:
-            out[f.name] = _scalar(api_key, f, f.type, i)
+            out[f.name] = _scalar(api_key, f, f.type, i, fill)
     return out
 
 
-def populated(schema, version: int, api_key: int | None = None) -> dict:
-    return populated_fields(schema.api_key if api_key is None else api_key, schema.fields, version)
+def populated(schema, version: int, api_key: int | None = None, fill: Filler = PLAIN) -> dict:
+    return populated_fields(schema.api_key if api_key is None else api_key, schema.fields, version, 0, fill)
 
 
 def null_paths(fields, version: int, lenient: bool, path: tuple = ()):
@@ -156,7 +165,7 @@ def embedded_message(schema, values: dict, version: int = 3) -> bytes:
     return struct.pack(">h", version) + NullEncoder(version, False).struct_values(schema.fields, values)
 
 
-def _frames(api_key: int, version: int, corr: int, request: dict, response: dict,
+def frames(api_key: int, version: int, corr: int, request: dict, response: dict,
             client_id: str | None) -> tuple[bytes, bytes]:
     schemas = all_schemas()
     req_schema, resp_schema = schemas[(api_key, "request")], schemas[(api_key, "response")]
@@ -242,7 +251,7 @@ def null_exchanges(seed: int = 49, kinds=KINDS, apis=None):
                     found.append((version, f"v{version} {kind} {label}", req, resp, client_id))
         rng.shuffle(found)
         for corr, (version, label, req, resp, client_id) in enumerate(found, start=1):
-            yield (api_key, label) + _frames(api_key, version, corr, req, resp, client_id)
+            yield (api_key, label) + frames(api_key, version, corr, req, resp, client_id)
 
 
 def write_capture(path, seed: int = 49, scale: int = 1, kinds=KINDS, apis=None) -> int:
