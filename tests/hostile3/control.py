@@ -11,8 +11,8 @@ messages. Record sets hold a record whose key, value, header key and header valu
 are tests/hostile3/nulls.py's populated ones (entities keep one name across apis: a topic is the same
 topic in Metadata, Produce and Fetch), one exchange per (api, version), one connection per api.
 
-`write_capture(path, seed, scale)` writes the pcap (scale 1: 368 exchanges, 1.5 MB; `scale` rounds, each
-its own connections) and returns the number of exchanges. `RAW` is every character that must never leave
+`write_capture(path, seed, scale)` writes the pcap (`scale` rounds, each its own connections; scale 1: 368
+exchanges, 1.2 MB; under 20 MB up to scale 17) and returns the number of exchanges. `RAW` is every character that must never leave
 kwire unescaped; `raw_in(text)` lists those a text holds.
 """
 
