@@ -38,10 +38,15 @@ def outputs(capture, tmp_path_factory):
     path, _ = capture
     out = {}
     for args in (("inspect",), ("inspect", "-V"), ("inspect", "-V", "--records"), ("inspect", "--json"),
-                 ("inspect", "--json", "--records"), ("stats", "--json", "-j", "0")):
+                 ("inspect", "--json", "--records"), ("inspect", "--changes"), ("inspect", "--json", "--show-secrets"),
+                 ("stats", "--json", "-j", "0")):
         out[" ".join(args)], out[" ".join(args) + " (stderr)"] = command(*args, path)
     out.update(files_of(path, tmp_path_factory.mktemp("files")))
     out.update(live_outputs(path))
+    log = tmp_path_factory.mktemp("live") / "findings.jsonl"
+    out["live --no-screen"], out["live (stderr)"] = command("live", "--replay", path, "--speed", "0", "--no-screen",
+                                                           "--exit-when-done", "--findings-log", str(log))
+    out["live --findings-log FILE"] = log.read_bytes()
     return out
 
 
@@ -53,7 +58,7 @@ def _hostile() -> HostileFiller:
 def test_no_output_holds_a_raw_control(outputs):
     leaks = {name: [hex(ord(c)) for c in raw_in(data.decode("utf-8"))] for name, data in outputs.items()}
     assert {name: chars for name, chars in leaks.items() if chars} == {}
-    assert len(outputs) >= 15
+    assert len(outputs) >= 20 and outputs["live --findings-log FILE"]
 
 
 def test_a_colour_terminal_gets_rich_colours_only(capture):
