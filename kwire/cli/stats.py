@@ -115,12 +115,12 @@ def stats_command(captures, as_json, html, selection, ports, keylog, no_summary,
     refuse_overwrite(html, [*paths, keylog], "--html")
     refuse_stdin_twice(keylog, paths)
     paths = stdin_once(paths, selection.needs_prepass, selection.describe())
-    keep = selection.exchange_filter(paths)
     keys = load_keys(keylog)
     jobs = default_jobs() if jobs is None else jobs
 
     def run(chosen: list[str], update=None) -> tuple[RunSummary, Outputs]:
         summary = RunSummary()
+        keep = selection.exchange_filter(chosen)  # (--group learns its members from the files it is given)
         agg = aggregate(Reading(chosen, ports, keys), summary, keep, jobs, update, metered=metrics is not None)
         agg.tls.merge(summary.tls)
         made = prepare_outputs(agg.document(), as_json=as_json, html=html, sources=chosen,
