@@ -63,7 +63,8 @@ def is_fault(exc: BaseException) -> bool:
 
 
 def fault_line(exc: BaseException) -> str:
-    """`TypeError: '<' not supported ... (kwire/analytics/groups.py:329)`, at most MAX_FAULT_LINE characters."""
+    """`TypeError: '<' not supported ... (kwire/analytics/groups.py:329)`; a message past MAX_FAULT_LINE
+    characters is cut there, saying how many it left out."""
     from kwire.safe_text import term_safe
 
     where = ""
@@ -74,5 +75,6 @@ def fault_line(exc: BaseException) -> str:
             break
     text = term_safe(f"{type(exc).__name__}: {exc}")
     if len(text) + len(where) > MAX_FAULT_LINE:
-        text = text[:max(40, MAX_FAULT_LINE - len(where) - 1)] + "…"
+        keep = max(40, MAX_FAULT_LINE - len(where))
+        text = f"{text[:keep]}… ({len(text) - keep:,} more characters)"
     return text + where

@@ -173,8 +173,10 @@ def _leaving_out_faults(spark, attempt, paths: list[str], options, watch, execut
         except Exception:  # noqa: BLE001 - the probe failing too: the job's own error says it
             faulty = {}
     good = [path for path in paths if path not in faulty]
-    if not faulty or not good:
+    if not faulty:
         raise KwireError(failed)
+    if not good:
+        raise KwireError("; ".join(left_out(path, line) for path, line in faulty.items()))
     try:
         made = attempt(good)
     except KwireError:

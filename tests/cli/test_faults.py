@@ -79,3 +79,24 @@ def test_a_fault_no_capture_has_alone_is_one_line(folder, monkeypatch):
     monkeypatch.setattr(aggregate.Aggregator, "document", fails_when_merged)
     _, err = command("stats", "-j", "0", *map(str, files["good"]), exit_code=1)
     assert "kwire failed on these files together, on none alone (RuntimeError: too much at once" in err.decode()
+
+
+def test_a_fault_line_escapes_what_it_quotes_and_says_where():
+    from kwire.analytics.groups import _s
+    from kwire.errors import fault_line
+
+    try:
+        raise KeyError("client\x9b\u202e\x1b[2J")
+    except KeyError as exc:
+        line = fault_line(exc)
+    assert line == "KeyError: 'client\\x9b\\u202e\\x1b[2J'"  # raised in a test: no line of kwire to name
+    try:
+        _s("not a number")
+    except TypeError as exc:
+        line = fault_line(exc)
+    assert line.startswith("TypeError: ") and line.endswith(")") and "(kwire/analytics/groups.py:" in line
+    try:
+        raise ValueError("x" * 1000)
+    except ValueError as exc:
+        line = fault_line(exc)
+    assert len(line) < 340 and line.endswith("… (712 more characters)")
