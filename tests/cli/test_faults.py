@@ -66,18 +66,18 @@ def test_one_faulty_capture_alone_is_one_line(folder, fault):
 def test_a_fault_no_capture_has_alone_is_one_line(folder, monkeypatch):
     """A fault that needs several files together: nobody to blame, the run's one-line error."""
     _, files = folder
-    from kwire.analytics import aggregate
+    from kwire.cli import stats
 
     most = max(_stats("-j", "0", str(f), exit_code=0)[0]["totals"]["exchanges"] for f in files["good"])
-    document = aggregate.Aggregator.document
+    summary_json = stats.summary_json
 
-    def fails_when_merged(self):
-        if self.total.exchanges > most:
+    def fails_when_merged(document):
+        if document["totals"]["exchanges"] > most:
             raise RuntimeError("too much at once")
-        return document(self)
+        return summary_json(document)
 
-    monkeypatch.setattr(aggregate.Aggregator, "document", fails_when_merged)
-    _, err = command("stats", "-j", "0", *map(str, files["good"]), exit_code=1)
+    monkeypatch.setattr(stats, "summary_json", fails_when_merged)
+    _, err = command("stats", "--json", "-j", "0", *map(str, files["good"]), exit_code=1)
     assert "kwire failed on these files together, on none alone (RuntimeError: too much at once" in err.decode()
 
 
