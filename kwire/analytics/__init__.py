@@ -26,6 +26,8 @@ from __future__ import annotations
 import json
 import re
 
+from kwire.safe_text import json_safe_text
+
 from kwire.analytics.aggregate import FORMAT, Aggregator
 from kwire.analytics.figures import Figures
 from kwire.analytics.distribution import nearest_rank, percentiles
@@ -36,9 +38,10 @@ _SCALAR_ARRAY = re.compile(r"\[\s+((?:-?[0-9][0-9.eE+-]*|null|true|false)(?:,\s+
 
 
 def summary_json(document: dict) -> str:
-    """The one JSON text of a summary document: sorted keys, two-space indent, UTF-8 as is; arrays
-    of numbers stay on one line."""
-    text = json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False)
+    """The one JSON text of a summary document: sorted keys, two-space indent, UTF-8 as is but what
+    kwire.safe_text escapes (C1 controls, bidi and other format characters); arrays of numbers stay on
+    one line."""
+    text = json_safe_text(json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False))
     return _SCALAR_ARRAY.sub(lambda m: "[" + re.sub(r",\s+", ", ", m.group(1)) + "]", text)
 
 

@@ -34,7 +34,7 @@ def _create_topics(ex: Exchange, req: dict) -> dict:
         assignments = {str(a.get("PartitionIndex")): a.get("BrokerIds") for a in _items(t, "Assignments")}
         if assignments:
             res["assignments"] = assignments
-        configs = {c["name"]: c["value"] for c in _configs(t.get("Configs"), False)}
+        configs = {c["name"]: c["value"] for c in _configs(t.get("Configs"), False) if type(c["name"]) is str}
         if configs:
             res["configs"] = configs
         got = by_name.get(t.get("Name"))

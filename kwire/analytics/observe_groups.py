@@ -61,7 +61,8 @@ def _join(ex: Exchange, group: str, out: list) -> None:
         at = ex.response_ts_ns
         out.append((T.GENERATION, group, generation, at, response.get("Leader") or None, _evidence(ex)))
         out.append((T.JOIN, group, generation, ex.ts_ns))
-        out.append((T.IN_GENERATION, group, generation, member, at))
+        if member:
+            out.append((T.IN_GENERATION, group, generation, member, at))
         for other in response.get("Members") or ():
             if other.get("MemberId"):
                 out.append((T.IN_GENERATION, group, generation, other["MemberId"], at))
@@ -75,9 +76,10 @@ def _join(ex: Exchange, group: str, out: list) -> None:
 
 def _sync(ex: Exchange, group: str, out: list) -> None:
     request, response = ex.request, ex.response
-    generation, member = request.get("GenerationId"), request.get("MemberId")
+    generation, member = request.get("GenerationId"), request.get("MemberId") or None
     _member(out, ex, group, member, CLASSIC)
-    out.append((T.IN_GENERATION, group, generation, member, ex.ts_ns))
+    if member:  # a null member id (a non-nullable field sent null) names no member
+        out.append((T.IN_GENERATION, group, generation, member, ex.ts_ns))
     for item in request.get("Assignments") or ():
         decoded = item.get(ASSIGNMENT_KEY)
         if decoded and "error" not in decoded and item.get("MemberId"):
@@ -86,7 +88,7 @@ def _sync(ex: Exchange, group: str, out: list) -> None:
     if response and response.get("ErrorCode") == 0:
         out.append((T.SYNC, group, generation, ex.response_ts_ns))
         decoded = response.get(ASSIGNMENT_KEY)
-        if decoded is not None and "error" not in decoded or not response.get("Assignment"):
+        if member and (decoded is not None and "error" not in decoded or not response.get("Assignment")):
             out.append((T.ASSIGNMENT, group, member, generation, ex.response_ts_ns,
                         _assignment(assignment_partitions(decoded)), _evidence(ex)))
 

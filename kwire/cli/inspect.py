@@ -23,6 +23,7 @@ from kwire.parallel import OrderedRenderer, default_jobs, offloadable, offloadab
 from kwire.pipeline import RunSummary
 from kwire.render.jsonl import JsonLines
 from kwire.render.records_run import RecordsRun
+from kwire.safe_text import term_safe
 
 
 @click.command("inspect")
@@ -253,7 +254,7 @@ def report_run(summary: RunSummary, quiet: bool, *, matched: int | None = None, 
         click.echo(f"kwire: error: {', '.join(names)}: unknown link type {linktype}, its packets were skipped",
                    err=True)
     for message in summary.capture_errors:
-        click.echo(f"kwire: error: {message}", err=True)
+        click.echo(f"kwire: error: {term_safe(message)}", err=True)
     filtered = selection is not None and selection.active
     if matched is not None and not matched and filtered and summary.exchanges:
         click.echo(f"kwire: no exchange matched {selection.describe()} (of {summary.exchanges:,})", err=True)
@@ -289,8 +290,6 @@ def tls_notes(summary: RunSummary) -> list[str]:
 
 def tls_label(row: dict) -> str:
     """client -> server (server name, version, cipher suite, bytes each way) of a kwire.tls.info row."""
-    from kwire.render.safe import term_safe  # (the server name is the client's: made safe to print)
-
     facts = [term_safe(f) for f in (row["server_name"], row["version"], row["cipher_suite"]) if f]
     facts.append(f"{row['bytes_to_server']:,} B out, {row['bytes_to_client']:,} B back")
     return f"{row['client']} -> {row['server']} ({', '.join(facts)})"

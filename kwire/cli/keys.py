@@ -12,6 +12,7 @@ from __future__ import annotations
 import click
 
 from kwire.keyfile import read_key_file
+from kwire.safe_text import term_safe
 from kwire.tls import KeySource
 
 
@@ -27,7 +28,7 @@ def load_keys(path: str | None, *, follow: bool = False) -> KeySource | None:
         return None
     keys, warning = read_key_file(path, follow=follow)
     if warning:
-        click.echo(f"kwire: warning: {warning}", err=True)
+        click.echo(f"kwire: warning: {term_safe(warning)}", err=True)
     return keys
 
 

@@ -25,6 +25,7 @@ import click
 
 from kwire.cli.options import capture_paths, filter_options
 from kwire.cli.keys import keylog_option, load_keys
+from kwire.safe_text import term_safe
 
 MAX_REFRESH = 4.0  # screens per second at most
 RING_KIB = 65536   # the capture ring: 64 MiB, seconds of traffic at tens of thousands of packets/s
@@ -206,7 +207,7 @@ def _closing_line(snap, name: str, error: str | None) -> None:
                f"(kernel {h.kernel_drops if h.kernel_drops is not None else 'n/a'}, queue {h.queue_drops})",
                err=True)
     if error:
-        click.echo(f"kwire: error: {error}", err=True)
+        click.echo(f"kwire: error: {term_safe(error)}", err=True)
         sys.exit(1)
 
 

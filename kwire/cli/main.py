@@ -1,7 +1,8 @@
 """The `kwire` command group and its error handling.
 
 Every KwireError (a capture that cannot be read, a bad option value) ends as one line on stderr,
-`kwire: error: ...`, with exit status 1; wrong usage exits 2 (click's rule); a closed pipe
+`kwire: error: ...` (what it quotes escaped as kwire.safe_text.term_safe escapes wire text: a message
+may quote a client's bytes), with exit status 1; wrong usage exits 2 (click's rule); a closed pipe
 (`kwire inspect f.pcap | head`) ends quietly. No traceback reaches the user.
 """
 
@@ -18,6 +19,7 @@ from kwire.codec.aot import report as decoders_report
 from kwire.compiled import report as compiled_report
 from kwire.errors import KwireError
 from kwire.gc_policy import settle_gc
+from kwire.safe_text import term_safe
 
 
 # What writing the output can fail with (reading captures maps its own errors to CaptureError).
@@ -37,7 +39,7 @@ class KwireGroup(click.Group):
             sys.stdout.flush()  # a write that fails fails here, with a message, not at exit
             return result
         except KwireError as exc:
-            click.echo(f"kwire: error: {exc}", err=True)
+            click.echo(f"kwire: error: {term_safe(str(exc))}", err=True)
             ctx.exit(1)
         except BrokenPipeError:
             _stdout_to_devnull()

@@ -18,7 +18,8 @@ import os
 from kwire.errors import KwireError
 
 
-def write_metrics(path: str, agg, summary, caps: dict[str, int], timestamped: bool) -> None:
+def metrics_text(agg, summary, caps: dict[str, int], timestamped: bool) -> bytes:
+    """The metric families of the capture's Aggregator (a MeteredAggregator) as the file holds them."""
     from prometheus_client import CollectorRegistry, generate_latest
     from prometheus_client.openmetrics.exposition import generate_latest as generate_openmetrics
 
@@ -32,7 +33,11 @@ def write_metrics(path: str, agg, summary, caps: dict[str, int], timestamped: bo
                        start_s=epoch_seconds(agg.first_ns), end_s=document_end)
     registry = CollectorRegistry(auto_describe=False)
     registry.register(_Fixed(families(view)))
-    text = (generate_openmetrics if timestamped else generate_latest)(registry)
+    return (generate_openmetrics if timestamped else generate_latest)(registry)
+
+
+def write_text(path: str, text: bytes) -> None:
+    """`text` written next to `path` and renamed over it."""
     temporary = f"{path}.{os.getpid()}.tmp"
     try:
         with open(temporary, "wb") as f:

@@ -93,10 +93,10 @@ class FindingsLog:
         return findings, self.state.last_exchange_s()
 
     def _write(self, events: list[dict]) -> None:
-        import orjson
+        from kwire.live.findings_log import event_line
 
         for event in events:
-            self.out.write(orjson.dumps(event, default=str, option=orjson.OPT_NON_STR_KEYS).decode() + "\n")
+            self.out.write(event_line(event))
         if events:
             self.out.flush()
 

@@ -6,8 +6,10 @@ reported, exit 1 at the end; none is one line), get a SparkSession (local[*] unl
 messages off the terminal unless --verbose), run kwire.spark.job, then print the document exactly as
 `kwire stats` does (tables, `--json`, `--html`), write Parquet with `--out DIR`, and report files
 damaged part way (their good packets used; exit status 1 at the end, as `kwire stats` does) and the
-closing summary line. A failed job is one line `kwire: error: the Spark job failed: ...`; a cluster
-that has lost every executor for --executor-timeout seconds ends the job with one line too.
+closing summary line. A job that fails on a fault (kwire.errors.is_fault) of some files alone runs again
+over the others, those files named (kwire.spark.probe finds them, kwire.cli.faults words them); any other
+failed job is one line `kwire: error: the Spark job failed: ...`; a cluster that has lost every executor
+for --executor-timeout seconds ends the job with one line too.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from kwire.cli.inspect import report_run
 from kwire.cli.outpaths import refuse_overwrite
 from kwire.cli.keys import keylog_option, load_keys
 from kwire.cli.options import capture_paths, filter_options
-from kwire.cli.stats import write_outputs
+from kwire.cli.faults import left_out
+from kwire.cli.stats import prepare_outputs, write_outputs
 from kwire.errors import KwireError
 
 
@@ -112,7 +115,7 @@ def spark_command(archives, master, as_json, html, out, partitions, follow_dir, 
         from kwire.spark.job import run_job
         from kwire.spark.progress import JobProgress
         from kwire.spark.results import DecodeOptions
-        from kwire.spark.session import ExecutorWatch, get_session, job_error
+        from kwire.spark.session import ExecutorWatch, get_session
     except ImportError as exc:
         raise click.ClickException(f"kwire spark needs pyspark ({exc}); pip install 'kwire[spark]'") from None
     spark = get_session(master, verbose=verbose)
@@ -130,22 +133,57 @@ def spark_command(archives, master, as_json, html, out, partitions, follow_dir, 
             pass
     progress = JobProgress(spark, len(paths), total)
     watch = ExecutorWatch(spark, executor_timeout)
+
+    def attempt(chosen: list[str]):
+        result = run_job(spark, chosen, options, out=out, partitions=partitions)
+        return result, prepare_outputs(result.document, as_json=as_json, html=html, sources=chosen,
+                                       filters=selection.describe())
+
     try:
-        result = run_job(spark, paths, options, out=out, partitions=partitions)
+        (result, made), left = _leaving_out_faults(spark, attempt, paths, options, watch, executor_timeout)
+    finally:
+        watch.close()
+        progress.close()
+    result.summary.keylog_given = keys is not None
+    result.summary.capture_errors[:0] = not_captures + left
+    made.write()
+    report_run(result.summary, no_summary, matched=result.document["totals"]["exchanges"], selection=selection)
+
+
+def _leaving_out_faults(spark, attempt, paths: list[str], options, watch, executor_timeout: float):
+    """(attempt(paths), []), or when the job fails on a fault of some files alone (kwire.spark.probe),
+    (attempt(the others), a line for each file left out). Any other failure is one line."""
+    from kwire.spark.session import job_error
+
+    try:
+        return attempt(paths), []
     except KwireError:
         raise
     except Exception as exc:  # noqa: BLE001 - Py4JJavaError, PythonException, ...: one line, not a traceback
         if watch.lost:
             raise KwireError(f"no Spark executor left for {executor_timeout:g} s (every worker lost?); "
                              "the job was cancelled") from None
+        failed = f"the Spark job failed: {job_error(exc)}"
+    faulty = {}
+    if len(paths) > 1:
+        from kwire.spark.probe import faulty_files
+
+        try:
+            faulty = faulty_files(spark, paths, options)
+        except Exception:  # noqa: BLE001 - the probe failing too: the job's own error says it
+            faulty = {}
+    good = [path for path in paths if path not in faulty]
+    if not faulty:
+        raise KwireError(failed)
+    if not good:
+        raise KwireError("; ".join(left_out(path, line) for path, line in faulty.items()))
+    try:
+        made = attempt(good)
+    except KwireError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - one line, not a traceback
         raise KwireError(f"the Spark job failed: {job_error(exc)}") from None
-    finally:
-        watch.close()
-        progress.close()
-    result.summary.keylog_given = keys is not None
-    result.summary.capture_errors[:0] = not_captures
-    write_outputs(result.document, as_json=as_json, html=html, sources=paths, filters=selection.describe())
-    report_run(result.summary, no_summary, matched=result.document["totals"]["exchanges"], selection=selection)
+    return made, [left_out(path, line) for path, line in faulty.items()]
 
 
 def _follow(spark, folder, out, options, settle, idle, partitions, as_json, html, selection, no_summary) -> None:

@@ -3,12 +3,15 @@
 Runs the pipeline over the captures, feeds every exchange (after the same filters as `inspect`) to
 one kwire.analytics.Aggregator, and prints its document: rich tables (default), one JSON document
 with sorted keys (`--json`, the format docs/stats-document.md documents and `kwire spark --json` also prints), or
-a self-contained HTML report (`--html FILE`, can be combined with either).
+a self-contained HTML report (`--html FILE`, can be combined with either). Everything it writes is made
+before anything is written; a capture kwire fails on (a fault, kwire.errors.is_fault) is left out and
+named, the other captures' figures kept (kwire.cli.faults).
 """
 
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 
 import click
 
@@ -18,38 +21,71 @@ from kwire.cli.progress import progress_bar
 from kwire.cli.outpaths import refuse_overwrite, refuse_stdin_twice
 from kwire.cli.keys import Reading, keylog_option, load_keys
 from kwire.cli.options import capture_paths, filter_options, stdin_once
-from kwire.errors import KwireError
+from kwire.capture.source import STDIN
+from kwire.cli.faults import without_faulty
+from kwire.errors import KwireError, fault_line, is_fault
 from kwire.kafka.pairing import RawExchange
 from kwire.parallel import FoldedBatches, default_jobs, offloadable
 from kwire.pipeline import RunSummary
 
 
-def write_outputs(document: dict, *, as_json: bool, html: str | None, out=None, sources=(), filters: str = "") -> None:
-    """Print the document (JSON or tables) and write the HTML report, which names the `sources` (capture
-    files) and the `filters` (as options); shared with `kwire spark`."""
-    out = out or sys.stdout
+@dataclass
+class Outputs:
+    """What a summary command prints and writes, all made before anything is written (so that a fault
+    while making them leaves no half output): the JSON text or the tables, the HTML page, the metrics."""
+
+    document: dict
+    text: str | None = None      # --json
+    view: object = None          # the tables (a rich renderable)
+    html: str | None = None      # where the page goes
+    page: str | None = None
+    metrics: str | None = None   # where the metrics go
+    metrics_text: bytes | None = None
+
+    def write(self, out=None) -> None:
+        out = out or sys.stdout
+        if self.page is not None:
+            try:
+                with open(self.html, "w", encoding="utf-8") as f:
+                    f.write(self.page)
+            except OSError as exc:
+                raise KwireError(f"cannot write {self.html}: {exc.strerror or exc}") from None
+        if self.metrics_text is not None:
+            from kwire.cli.metrics_file import write_text
+
+            write_text(self.metrics, self.metrics_text)
+        if self.text is not None:
+            out.write(self.text)
+            out.write("\n")
+        else:
+            from rich.console import Console
+
+            console = Console(file=out, highlight=False)
+            if not console.is_terminal:
+                console.width = max(console.width, 150)  # files and pipes: room for every column
+            console.print(self.view)
+        out.flush()
+
+
+def prepare_outputs(document: dict, *, as_json: bool, html: str | None, sources=(), filters: str = "") -> Outputs:
+    """The document as JSON or tables, and the HTML report (which names the `sources`, capture files, and
+    the `filters`, as options); shared with `kwire spark`."""
+    made = Outputs(document, html=html)
     if html:
         from kwire.render.html_report import html_report
 
-        page = html_report(document, sources=sources, filters=filters)  # rendered before the file is opened
-        try:
-            with open(html, "w", encoding="utf-8") as f:
-                f.write(page)
-        except OSError as exc:
-            raise KwireError(f"cannot write {html}: {exc.strerror or exc}") from None
+        made.page = html_report(document, sources=sources, filters=filters)
     if as_json:
-        out.write(summary_json(document))
-        out.write("\n")
+        made.text = summary_json(document)
     else:
-        from rich.console import Console
-
         from kwire.render.stats_view import stats_view
 
-        console = Console(file=out, highlight=False)
-        if not console.is_terminal:
-            console.width = max(console.width, 150)  # files and pipes: room for every column
-        console.print(stats_view(document))
-    out.flush()
+        made.view = stats_view(document)
+    return made
+
+
+def write_outputs(document: dict, *, as_json: bool, html: str | None, out=None, sources=(), filters: str = "") -> None:
+    prepare_outputs(document, as_json=as_json, html=html, sources=sources, filters=filters).write(out)
 
 
 @click.command("stats")
@@ -79,24 +115,44 @@ def stats_command(captures, as_json, html, selection, ports, keylog, no_summary,
     refuse_overwrite(html, [*paths, keylog], "--html")
     refuse_stdin_twice(keylog, paths)
     paths = stdin_once(paths, selection.needs_prepass, selection.describe())
-    keep = selection.exchange_filter(paths)
-    reading = Reading(paths, ports, load_keys(keylog))
-    summary = RunSummary()
+    keys = load_keys(keylog)
+    jobs = default_jobs() if jobs is None else jobs
+
+    def run(chosen: list[str], update=None) -> tuple[RunSummary, Outputs]:
+        summary = RunSummary()
+        keep = selection.exchange_filter(chosen)  # (--group learns its members from the files it is given)
+        agg = aggregate(Reading(chosen, ports, keys), summary, keep, jobs, update, metered=metrics is not None)
+        agg.tls.merge(summary.tls)
+        made = prepare_outputs(agg.document(), as_json=as_json, html=html, sources=chosen,
+                               filters=selection.describe())
+        if metrics is not None:
+            from kwire.cli.metrics_file import metrics_text
+
+            made.metrics, made.metrics_text = metrics, metrics_text(agg, summary, caps, metrics_timestamps)
+        return summary, made
+
+    summary, made = _run_leaving_out_faults(run, paths)
+    made.write()
+    report_run(summary, no_summary, matched=made.document["totals"]["exchanges"], selection=selection)
+
+
+def _run_leaving_out_faults(run, paths: list[str]):
+    """run(paths), or when it meets a fault, run over the files it does not fail on (kwire.cli.faults)."""
     progress = progress_bar(paths)
     try:
-        agg = aggregate(reading, summary, keep, default_jobs() if jobs is None else jobs,
-                        progress.update if progress else None, metered=metrics is not None)
-    finally:
-        if progress:
-            progress.close()
-    agg.tls.merge(summary.tls)
-    document = agg.document()
-    if metrics is not None:
-        from kwire.cli.metrics_file import write_metrics
-
-        write_metrics(metrics, agg, summary, caps, metrics_timestamps)
-    write_outputs(document, as_json=as_json, html=html, sources=paths, filters=selection.describe())
-    report_run(summary, no_summary, matched=document["totals"]["exchanges"], selection=selection)
+        try:
+            return run(paths, progress.update if progress else None)
+        finally:
+            if progress:
+                progress.close()
+    except Exception as exc:  # noqa: BLE001 - a fault (kwire.errors.is_fault) is one file's, the rest is raised
+        if not is_fault(exc):
+            raise
+        if STDIN in paths and len(paths) > 1:  # standard input cannot be read again
+            raise KwireError(f"kwire failed ({fault_line(exc)})") from None
+        (summary, made), lines = without_faulty(paths, run, exc)
+    summary.capture_errors[:0] = lines
+    return summary, made
 
 
 def _caps(metrics, timestamps: bool, caps: tuple[str, ...]) -> dict[str, int]:

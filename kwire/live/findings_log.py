@@ -15,6 +15,8 @@ each the finding's document with four keys in front:
   exchange (reason "quiet": nothing new about it for that long); it is no longer listed (reason
   "gone": the list keeps the most severe 200); the capture ended (reason "capture ended").
 
+`event_line(event)` is one event as the line the log holds (JSON, newline included).
+
 Pure: no clock, no files (kwire.cli.service writes the lines). Bounded: at most MAX_KNOWN findings
 are remembered; the ended ones that ended first are forgotten first.
 """
@@ -23,6 +25,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+
+from kwire.safe_text import json_safe
 
 QUIET_S = 60.0
 MAX_KNOWN = 10_000
@@ -85,6 +89,13 @@ class FindingsTracker:
         ended = sorted((moment, fid) for fid, moment in self.known.items() if fid not in self.open)
         for _, fid in ended[:len(self.known) - MAX_KNOWN]:
             del self.known[fid]
+
+
+def event_line(event: dict) -> str:
+    """One event as one line of JSON (its newline included), what kwire.safe_text escapes escaped."""
+    import orjson
+
+    return json_safe(orjson.dumps(event, default=str, option=orjson.OPT_NON_STR_KEYS)).decode() + "\n"
 
 
 def _event(kind: str, fid: str, now_s: float | None, reason: str, finding: dict) -> dict:

@@ -15,6 +15,9 @@ on the order parts of the capture were counted in.
 
 `partition` is capped per (topic, partition) pair: a partition number means nothing without its
 topic, and the pairs are what multiply series.
+
+The values kept here are the raw ones; kwire.live.metric_families writes each as
+kwire.safe_text.label_safe makes it (no control or bidi character raw, distinct values distinct).
 """
 
 from __future__ import annotations

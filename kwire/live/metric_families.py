@@ -15,7 +15,9 @@ exact figure of `stats`.
 
 Labels from the wire are capped (kwire.live.labels): client ids, brokers, apis, versions and error
 names as exchanges are counted; topics, partitions and groups here, when the families are made,
-from the tables that hold them. Values over a cap are summed into `other` (lag: the largest).
+from the tables that hold them. Values over a cap are summed into `other` (lag: the largest). Every
+label value is written as kwire.safe_text.label_safe makes it (no control or bidi character raw;
+distinct values stay distinct).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from kwire.analytics.figures import PartitionFigures
 from kwire.live.labels import OTHER, LabelCaps
 from kwire.live.metrics_state import MetricsState
 from kwire.live.window import merged_names
+from kwire.safe_text import label_safe
 
 NS = 1_000_000_000
 HISTOGRAM_BUCKETS = tuple(range(22, 103, 4))  # kwire bucket indexes whose upper edges are the `le`s
@@ -61,19 +64,21 @@ class _Make:
     def counter(self, name: str, doc: str, labels=(), unit: str = ""):
         family = CounterMetricFamily(name, doc, labels=list(labels), unit=unit)
         self.out.append(family)
-        return lambda values, value: family.add_metric([str(v) for v in values], value, timestamp=self.timestamp)
+        return lambda values, value: family.add_metric([label_safe(v) for v in values], value,
+                                                         timestamp=self.timestamp)
 
     def gauge(self, name: str, doc: str, labels=(), unit: str = ""):
         family = GaugeMetricFamily(name, doc, labels=list(labels), unit=unit)
         self.out.append(family)
-        return lambda values, value: family.add_metric([str(v) for v in values], value, timestamp=self.timestamp)
+        return lambda values, value: family.add_metric([label_safe(v) for v in values], value,
+                                                         timestamp=self.timestamp)
 
     def histogram(self, name: str, doc: str, labels, cells: dict, at: int) -> None:
         family = HistogramMetricFamily(name, doc, labels=list(labels), unit="seconds")
         for key, cell in _ordered(cells):
             counts = cell[at]
             if counts:
-                family.add_metric([str(v) for v in key], _buckets(counts), cell[at + 1] / NS,
+                family.add_metric([label_safe(v) for v in key], _buckets(counts), cell[at + 1] / NS,
                                   timestamp=self.timestamp)
         self.out.append(family)
 

@@ -19,6 +19,9 @@ orjson call on an object of 18 keys; record sets are summarised through one Summ
 (kwire.render.values), which makes the exchange's budget when it meets its first record set. The
 bytes are those of the general way (a test compares both on every committed capture).
 
+Every line leaves through kwire.safe_text.json_safe: orjson writes C1 controls and bidi or other format
+characters raw, which the line then holds as \\uXXXX escapes (one C-level scan when it is ASCII).
+
 The record sets of one exchange share one record budget, drawn from the run's (`run`, a
 kwire.render.records_run.RecordsRun; a fresh one per exchange when none is given). With decoded
 records, the room their JSON may take is asked for before orjson writes it (`_room_for`): orjson
@@ -43,6 +46,7 @@ from kwire.outcomes import DECODED_BODY, error_text, kind_of, trailing_size
 from kwire.query import response_error_codes
 from kwire.render.records_run import RecordsRun
 from kwire.render.values import SECRET_APIS, SummaryHook, json_default, plain_body
+from kwire.safe_text import json_safe
 
 _ENCODERS: dict[str, json.JSONEncoder] = {}
 _DEFAULTS: dict[str, object] = {}
@@ -180,8 +184,14 @@ def exchange_json(ex: Exchange, *, records: str = "summary", show_secrets: bool 
 
 def exchange_json_line(ex: Exchange, *, records: str = "summary", show_secrets: bool = False,
                        run: RecordsRun | None = None, hook: SummaryHook | None = None) -> bytes:
-    """The exchange's JSON object as UTF-8 bytes, newline included: what `inspect --json` writes.
-    `hook`: with records="summary", the renderer's SummaryHook on `run` (made here when not given)."""
+    """The exchange's JSON object as UTF-8 bytes, newline included: what `inspect --json` writes
+    (unsafe characters escaped: kwire.safe_text.json_safe). `hook`: with records="summary", the
+    renderer's SummaryHook on `run` (made here when not given)."""
+    return json_safe(_json_line(ex, records, show_secrets, run, hook))
+
+
+def _json_line(ex: Exchange, records: str, show_secrets: bool, run: RecordsRun | None,
+               hook: SummaryHook | None) -> bytes:
     if _FAST and ex.api_key is not None and ex.api_key not in SECRET_APIS:
         if records != "summary":
             hook = None
@@ -359,7 +369,7 @@ class JsonLines:
             except (TypeError, ValueError):
                 line = None
             if line is not None:
-                return line
+                return json_safe(line)
         return exchange_json_line(ex, records=self.records, show_secrets=self.show_secrets, run=self.run,
                                   hook=self.hook)
 

@@ -36,6 +36,7 @@ import zipfile
 from contextlib import contextmanager
 
 from kwire.errors import KwireError
+from kwire.safe_text import term_safe
 
 LOG4J = """rootLogger.level = warn
 rootLogger.appenderRef.stderr.ref = console
@@ -187,7 +188,7 @@ def job_error(exc: BaseException) -> str:
         line = jvm[0].split(": ", 1)[-1]
     else:
         line = lines[0] if lines else type(exc).__name__
-    line = line.split(" at org.apache", 1)[0].split("\\n", 1)[0]
+    line = term_safe(line.split(" at org.apache", 1)[0].split("\\n", 1)[0])  # it may quote wire text
     return line if len(line) <= 400 else line[:397] + "..."
 
 
