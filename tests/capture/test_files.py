@@ -9,7 +9,8 @@ import pytest
 
 from kwire.capture.files import open_capture, read_captures
 from kwire.capture.packet import HANDOFF
-from kwire.capture.source import CHUNK, _Gunzip
+from kwire.capture.decompress import decompressor
+from kwire.capture.source import CHUNK
 from kwire.capture.stats import CaptureStats
 from kwire.errors import CaptureError
 from tests.capture import builders as b
@@ -150,7 +151,7 @@ def test_gzip_garbage_after_member(tmp_path):
 
 def test_gunzip_output_bounded_per_read():
     bomb = gzip.compress(b"\0" * (64 << 20), 9)  # 64 MiB of zeros in ~64 KiB
-    g = _Gunzip(io.BytesIO(bomb[1000:]), bomb[:1000])
+    _, g = decompressor(io.BytesIO(bomb[1000:]), bomb[:1000])
     sizes = []
     while True:
         chunk = g.read(CHUNK)
