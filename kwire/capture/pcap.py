@@ -92,6 +92,9 @@ class PcapReader:
         stats = self._stats
         buf = self._buf
         self._buf = b""
+        read = None if stats is None else stats.reading(source.name)
+        if read is not None:
+            stats.note_read(read, source.offset, source.compressed)
         base = 0  # file offset of buf[0]
         layout = RecordLayout(self._rec.unpack_from, self._lengths.unpack_from, self._rec_size, self._ts_mult,
                               self._limit)
@@ -109,6 +112,8 @@ class PcapReader:
                 base += pos
                 buf = fill(source, buf, pos, need)
                 pos = 0
+                if read is not None:
+                    stats.note_read(read, source.offset, source.compressed)
                 if len(buf) < need:
                     if buf:
                         self._truncated(buf, base, need)

@@ -171,6 +171,9 @@ class PcapngReader:
         stats = self._stats
         buf = self._buf
         self._buf = b""
+        read = None if stats is None else stats.reading(source.name)
+        if read is not None:
+            stats.note_read(read, source.offset, source.compressed)
         state = _Section(_STRUCTS["<"])
         counts = [0, 0, 0, 0]
         pos = base = 0  # base: file offset of buf[0]
@@ -186,6 +189,8 @@ class PcapngReader:
                 base += pos
                 buf = fill(source, buf, pos, need)
                 pos = 0
+                if read is not None:
+                    stats.note_read(read, source.offset, source.compressed)
                 if len(buf) < need:
                     if buf:
                         problem = (f"truncated block header ({len(buf)} of 12 bytes)" if len(buf) < 12

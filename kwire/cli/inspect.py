@@ -18,7 +18,7 @@ from kwire.cli.keys import Reading, keylog_option, load_keys
 from kwire.cli.options import capture_paths, filter_options, stdin_once
 from kwire.capture.source import STDIN
 from kwire.cli.output import binary_writer
-from kwire.cli.progress import progress_bar
+from kwire.cli.progress import read_progress
 from kwire.parallel import OrderedRenderer, default_jobs, offloadable, offloadable_with_records
 from kwire.pipeline import RunSummary
 from kwire.render.jsonl import JsonLines
@@ -73,7 +73,7 @@ def inspect_command(captures, as_json, verbose, records, limit, selection, ports
     records_mode = "full" if records else "summary"
     run = RecordsRun()  # the record budgets: one per exchange, and what --records decompresses in all
     out = sys.stdout
-    progress = progress_bar(paths)
+    progress = read_progress(paths)
     # A capture on standard input is shown as it comes: each exchange when it completes (no worker
     # batches, no lines waiting to be laid out together).
     streaming = STDIN in paths
@@ -87,8 +87,7 @@ def inspect_command(captures, as_json, verbose, records, limit, selection, ports
                                    verbose=verbose or records, records=records_mode, show_secrets=show_secrets,
                                    run=run)
     finally:
-        if progress:
-            progress.close()
+        progress.close()
     out.flush()
     if write_path is not None:
         write_excerpt(reading, kept[:shown], write_path)

@@ -17,7 +17,7 @@ import click
 
 from kwire.analytics import Aggregator, summary_json
 from kwire.cli.inspect import report_run
-from kwire.cli.progress import progress_bar
+from kwire.cli.progress import read_progress
 from kwire.cli.outpaths import refuse_overwrite, refuse_stdin_twice
 from kwire.cli.keys import Reading, keylog_option, load_keys
 from kwire.cli.options import capture_paths, filter_options, stdin_once
@@ -138,13 +138,12 @@ def stats_command(captures, as_json, html, selection, ports, keylog, no_summary,
 
 def _run_leaving_out_faults(run, paths: list[str]):
     """run(paths), or when it meets a fault, run over the files it does not fail on (kwire.cli.faults)."""
-    progress = progress_bar(paths)
+    progress = read_progress(paths)
     try:
         try:
-            return run(paths, progress.update if progress else None)
+            return run(paths, progress.update)
         finally:
-            if progress:
-                progress.close()
+            progress.close()
     except Exception as exc:  # noqa: BLE001 - a fault (kwire.errors.is_fault) is one file's, the rest is raised
         if not is_fault(exc):
             raise

@@ -102,3 +102,31 @@ def test_empty_stream_is_an_error(tmp_path):
     path.write_bytes(zstandard.ZstdCompressor().compress(b""))
     with pytest.raises(CaptureError, match="decompresses to nothing"):
         open_capture(path)
+
+
+def _exchanges(path):
+    from kwire.pipeline import RunSummary, analyze_files
+
+    summary = RunSummary()
+    return list(analyze_files([str(path)], summary=summary)), summary.capture_errors
+
+
+@pytest.mark.parametrize("name", sorted(COMPRESSORS))
+@pytest.mark.parametrize("fraction", [0.3, 0.6, 0.9])
+def test_a_cut_capture_gives_every_exchange_before_the_cut(tmp_path, name, fraction):
+    """bulk-fetch compressed (in streams of 256 KiB) and cut: the exchanges of the plain capture cut where the
+    format's own decoder stops, and one line saying where (issue 49: lz4 and xz cut at 90 % gave none)."""
+    from tests.hostile3.compressed import BULK, compress, reference
+
+    plain = BULK.read_bytes()
+    packed = compress(name, plain, 256 << 10)
+    cut = packed[:int(len(packed) * fraction)]
+    upto = len(reference(name, cut)[0])
+    assert plain.startswith(reference(name, cut)[0])
+    (tmp_path / "cut.bin").write_bytes(cut)
+    (tmp_path / "plain.pcap").write_bytes(plain[:upto])
+    got, errors = _exchanges(tmp_path / "cut.bin")
+    expected, _ = _exchanges(tmp_path / "plain.pcap")
+    assert got == expected and len(got) > 0
+    assert errors == [f"{tmp_path / 'cut.bin'}: {name} data cut short: its {len(cut)} bytes end inside a stream, "
+                      f"after byte {upto} (uncompressed)"]
