@@ -18,14 +18,14 @@ cdef Py_ssize_t HEAD_AT, TOTAL_AT, FRAG_AT, PROTO_AT, KEY_AT, KEY_SIZE, SEQ_AT, 
 cdef tuple SLOW_BY_FLAGS, TCP_PAYLOAD_AT
 
 cdef class PlainFeed(RecordSink):
-    cdef public object feed_packet, last_ts
+    cdef public object feed_packet, feed_empty, last_ts
 
     cpdef bint record(self, ts_ns, Py_ssize_t linktype, buf, Py_ssize_t start, Py_ssize_t stop,
                       Py_ssize_t wire_len) except -1
 
 cdef class RecordFeed(RecordSink):
     cdef public FlowTable flows
-    cdef public object feed_packet, last_ts
+    cdef public object feed_packet, feed_empty, last_ts
 
     @cython.locals(flows=FlowTable, h=HalfStream, head=Py_ssize_t, total=Py_ssize_t, frag=Py_ssize_t,
                    proto=Py_ssize_t, doff=Py_ssize_t, flags=Py_ssize_t, p=Py_ssize_t, end=Py_ssize_t,

@@ -50,15 +50,28 @@ from kwire.tcp.outoforder import HALF, MASK
 from kwire.tcp.reassembly import HalfStream
 
 PacketFeed = Callable[[Packet], None]
+EmptyFeed = Callable[[int, int, int, int], None]  # ts, link type, wire length, count: empty records alike
+
+
+def _empty_run(sink, ts: int, linktype: int, wire_len: int, count: int) -> None:
+    """Either sink's empty_run: the records' time noted, then `feed_empty` (or each record, without one)."""
+    if sink.feed_empty is None:
+        RecordSink.empty_run(sink, ts, linktype, wire_len, count)
+        return
+    if ts > sink.last_ts:
+        sink.last_ts = ts
+    sink.feed_empty(ts, linktype, wire_len, count)
 
 
 class PlainFeed(RecordSink):
-    """The RecordSink of the plain path: every record becomes a Packet for `feed_packet`."""
+    """The RecordSink of the plain path: every record becomes a Packet for `feed_packet`; a run of empty
+    records goes to `feed_empty(ts, linktype, wire_len, count)` when one is given."""
 
-    __slots__ = ("feed_packet", "last_ts")
+    __slots__ = ("feed_packet", "feed_empty", "last_ts")
 
-    def __init__(self, feed_packet: PacketFeed):
+    def __init__(self, feed_packet: PacketFeed, feed_empty: EmptyFeed | None = None):
         self.feed_packet = feed_packet
+        self.feed_empty = feed_empty
         self.last_ts = 0  # the latest capture time of a record
 
     def record(self, ts_ns: int, linktype: int, buf, start: int, stop: int, wire_len: int) -> bool:
@@ -67,15 +80,19 @@ class PlainFeed(RecordSink):
         self.feed_packet(Packet(ts_ns, linktype, buf[start:stop], wire_len))
         return False
 
+    def empty_run(self, ts_ns: int, linktype: int, wire_len: int, count: int) -> None:
+        _empty_run(self, ts_ns, linktype, wire_len, count)
+
 
 class RecordFeed(RecordSink):
     """The RecordSink of the fast path (see the module docstring); `feed_packet` takes the rest."""
 
-    __slots__ = ("flows", "feed_packet", "last_ts")
+    __slots__ = ("flows", "feed_packet", "feed_empty", "last_ts")
 
-    def __init__(self, flows: FlowTable, feed_packet: PacketFeed):
+    def __init__(self, flows: FlowTable, feed_packet: PacketFeed, feed_empty: EmptyFeed | None = None):
         self.flows = flows
         self.feed_packet = feed_packet
+        self.feed_empty = feed_empty  # a run of empty records, as PlainFeed's
         self.last_ts = 0  # the latest capture time of a record given to record() (runs: see Pipeline.finish)
 
     def record(self, ts: int, linktype: int, buf, start: int, stop: int, wire_len: int) -> bool:
@@ -116,6 +133,10 @@ class RecordFeed(RecordSink):
                             return held and linktype == 1  # a raw packet starts no run: runs read Ethernet frames
         self.feed_packet(Packet(ts, linktype, buf[start:stop], wire_len))
         return False
+
+    def empty_run(self, ts: int, linktype: int, wire_len: int, count: int) -> None:
+        """`count` empty records alike (kwire.capture.packet.RecordSink.empty_run): none holds a segment."""
+        _empty_run(self, ts, linktype, wire_len, count)
 
     def run(self, buf, pos: int, end: int, layout: RecordLayout) -> tuple[int, int]:
         """Hold the classic pcap records from buf[pos:end] on (kwire.capture.packet.RecordSink.run)."""

@@ -32,7 +32,7 @@ from kwire.kafka.pairing import RawExchange
 from kwire.kafka.resync import request_chain
 from kwire.model import NO_REQUEST, NO_RESPONSE, PAIRED, Exchange
 from kwire.outcomes import is_malformed
-from kwire.net.decode import SUPPORTED_LINKTYPES, TUNNEL, UNOPENED, DecodeCounters, decode_segment
+from kwire.net.decode import SUPPORTED_LINKTYPES, TUNNEL, UNOPENED, DecodeCounters, decode_empty, decode_segment
 from kwire.tcp.flows import FlowTable
 from kwire.tcp.stream import Connection
 from kwire.tls import KeyLog, KeySource, TlsDetector, TlsInfo
@@ -206,8 +206,8 @@ class Pipeline:
                                plain=plain_kafka)
         self.summary.keylog_given = keys is not None
         self.flows = FlowTable(self.tls)
-        self.records = (RecordFeed(self.flows, self._feed_packet) if fast
-                        else PlainFeed(self._feed_packet))
+        self.records = (RecordFeed(self.flows, self._feed_packet, self._feed_empty) if fast
+                        else PlainFeed(self._feed_packet, self._feed_empty))
 
     @property
     def summary(self) -> RunSummary:
@@ -253,6 +253,11 @@ class Pipeline:
         seg = decode_segment(packet, self.net)
         if seg is not None:
             self.flows.feed(seg)
+
+    def _feed_empty(self, ts_ns: int, linktype: int, wire_len: int, count: int) -> None:
+        """`count` records alike that captured no bytes: what the plain path makes of each, at once."""
+        self.last_ts_ns = ts_ns
+        decode_empty(linktype, count, self.net)
 
     def add_secrets(self, secrets_type: int, data: bytes) -> None:
         """Decryption secrets found in a capture (pcapng Decryption Secrets Blocks): TLS key log text

@@ -89,6 +89,11 @@ class RecordSink:
     ring frames from buf[pos] on (the last one ends at `end`); it returns (where the first frame not
     taken starts, or `end`; frames taken; their captured bytes).
 
+    Records alike that captured no bytes (the same header or block, byte for byte, back to back: what a
+    compressed bomb of empty records is made of) are handed over as one `sink.empty_run(ts_ns, linktype,
+    wire_len, count)`, which must do what `count` calls of record() with no bytes would; by default it makes
+    them.
+
     A sink subclasses this class (its run and frame_run take nothing): compiled, it is an extension
     type (kwire/capture/packet.pxd), and the classic pcap reader's loop calls record() in C.
     """
@@ -103,6 +108,10 @@ class RecordSink:
 
     def frame_run(self, buf, pos: int, end: int, layout: FrameLayout) -> tuple[int, int, int]:
         return pos, 0, 0
+
+    def empty_run(self, ts_ns: int, linktype: int, wire_len: int, count: int) -> None:
+        for _ in range(count):
+            self.record(ts_ns, linktype, b"", 0, 0, wire_len)
 
 
 def packets_of(feed: Callable[[RecordSink], Iterator[None]]) -> Iterator[Packet]:

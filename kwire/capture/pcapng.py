@@ -9,7 +9,8 @@ every other block type is skipped by its length. Guarantees: the first section h
 checked when the reader is built; a bad block length (not a multiple of 4, under 12, over
 MAX_RECORD, or differing from its trailing copy), a packet block referring to an undeclared
 interface, a malformed option or a truncated last block raises a CaptureError naming the file and
-byte offset, after every good packet before it was yielded.
+byte offset, after every good packet before it was yielded. Packet blocks alike that captured nothing,
+back to back (a compressed bomb's), are handed over as one RecordSink.empty_run.
 
 The link types of the interfaces declared before the first packet are noted (in `linktypes` and
 CaptureStats) when the reader is built; later ones as their blocks are read.
@@ -24,7 +25,7 @@ import struct
 from typing import Callable, Iterator
 
 from kwire.capture.packet import HANDOFF, Packet, RecordSink, packets_of
-from kwire.capture.source import MAX_RECORD, Source, fill
+from kwire.capture.source import MAX_RECORD, Source, copies, fill
 from kwire.capture.stats import CaptureStats
 from kwire.errors import CaptureError
 
@@ -226,12 +227,18 @@ class PcapngReader:
                     raise error(base + pos, f"block length {blen} differs from its trailing copy")
                 if btype == BT_EPB or btype == BT_SPB or btype == BT_PB:
                     ts, lt, start, caplen, wirelen = self._packet(buf, pos, blen, btype, base, state)
-                    n += 1
+                    if caplen == 0 and pos + 2 * blen <= end and buf[pos:pos + blen] == buf[pos + blen:pos + 2 * blen]:
+                        k = copies(buf, pos, blen, end)  # empty packets alike, back to back: one call for all
+                        sink.empty_run(ts, lt, wirelen, k)
+                        pos += (k - 1) * blen
+                    else:
+                        k = 1
+                        record(ts, lt, buf, start, start + caplen, wirelen)
+                    n += k
                     cap += caplen
-                    wire += wirelen
+                    wire += k * wirelen
                     if caplen < wirelen:
-                        cut += 1
-                    record(ts, lt, buf, start, start + caplen, wirelen)
+                        cut += k
                 elif btype == BT_IDB:
                     state.ifaces.append(self._interface(buf, pos, blen, state.s, base))
                 elif btype == BT_DSB and self.on_secrets is not None:

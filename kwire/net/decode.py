@@ -30,7 +30,7 @@ from kwire.net import tunnels  # noqa: F401 - registers the tunnels in the table
 from kwire.net.layers import reject
 from kwire.net.layout import ETH_IPV4_TCP, ETHERNET_HEADER, MIN_FRAME, TCP_PAYLOAD_AT, plain_ipv4_tcp
 from kwire.net.segment import Segment
-from kwire.net.tables import LINKS, MAX_LAYERS, NO_END
+from kwire.net.tables import LINKS, MAX_LAYERS, MAX_NOTES, NO_END
 
 SUPPORTED_LINKTYPES = frozenset(LINKS)
 
@@ -56,6 +56,19 @@ class DecodeCounters:
             self.non_ip + self.non_tcp + self.fragments + self.malformed + self.short
             + self.unknown_linktype + self.too_deep
         )
+
+    def add(self, other: DecodeCounters, times: int = 1) -> None:
+        """Count what `other` counted, `times` times over (notes past MAX_NOTES distinct ones are "other")."""
+        for name in COUNTS:
+            setattr(self, name, getattr(self, name) + times * getattr(other, name))
+        for mine, theirs in ((self.unknown_linktypes, other.unknown_linktypes), (self.tunnels, other.tunnels)):
+            for key, count in theirs.items():
+                mine[key] = mine.get(key, 0) + times * count
+        notes = self.unopened
+        for what, count in other.unopened.items():
+            if what not in notes and len(notes) >= MAX_NOTES:
+                what = "other"
+            notes[what] = notes.get(what, 0) + times * count
 
     def flat(self) -> dict[str, int]:
         """The counts as one flat dict of numbers (what a run's summary keeps, and Spark's tasks sum):
@@ -103,6 +116,16 @@ def decode_record(ts_ns: int, linktype: int, data, counters: DecodeCounters | No
             return found
         step, off, end = found
     return reject(counters, "too_deep")
+
+
+def decode_empty(linktype: int, count: int, counters: DecodeCounters | None = None) -> None:
+    """What decode_record does with `count` records of `linktype` that captured no bytes, at once: none is a
+    Segment, and each counts what one counts (their times play no part: no link layer fits in no bytes)."""
+    if counters is None or count <= 0:
+        return
+    one = DecodeCounters()
+    decode_record(0, linktype, b"", one)
+    counters.add(one, count)
 
 
 def decode_segments(

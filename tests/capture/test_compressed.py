@@ -73,7 +73,8 @@ def test_damaged_stream_is_one_error_after_the_good_packets(tmp_path, name):
     assert got.returncode == 1
     lines = got.stderr.decode().strip().splitlines()
     errors = [line for line in lines if line.startswith("kwire: error:")]
-    assert len(errors) == 1 and f"{name} data cut short: its {len(packed) * 2 // 3} bytes end inside a stream" in errors[0]
+    cut_short = f"{name} data cut short: its {len(packed) * 2 // 3} bytes end inside a stream"
+    assert len(errors) == 1 and cut_short in errors[0]
     assert "Traceback" not in got.stderr.decode()
 
 
