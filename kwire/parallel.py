@@ -17,6 +17,11 @@ A batch travels as one bytes object: each exchange's kwire.exchanges.ExchangePar
 as it comes (kwire.parts_wire), between kwire's own processes (kwire.forkpool: forked workers,
 pipes); a worker's result is a batch's rendered bytes in one piece and their sizes (RenderEach),
 and a count. Output is byte-for-byte what one process writes.
+
+`kwire stats` folds instead (FoldedBatches: an Aggregator per worker, handed over now and then); a
+producer's Produce exchanges all go to one worker, in capture order (`produce_shard`), since which of their
+batches are read for resends depends on the batches before them: its document is the same with any number
+of workers, whatever the scheduling.
 """
 
 from __future__ import annotations
