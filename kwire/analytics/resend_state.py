@@ -117,7 +117,7 @@ def shard_of(producer) -> int:
 
 
 class ResendState:
-    __slots__ = ("records", "unmatched", "sampled", "fetched", "pending", "newest", "connections")
+    __slots__ = ("records", "unmatched", "sampled", "fetched", "pending", "waiting", "newest", "connections")
     __reduce__ = reduce_by_fields  # the same state compiled or not (kwire.fields)
     __setstate__ = set_fields
 
@@ -127,6 +127,7 @@ class ResendState:
         self.sampled = False  # records of failed sends left out of `records`
         self.fetched: dict[tuple, Copies] = Capped()  # (crc, topic, partition)
         self.pending: dict[tuple, Pending] = {}  # (topic, partition, producer)
+        self.waiting: list[dict] = [{} for _ in range(SHARDS)]  # per shard: its keys of `pending` -> latest failure
         self.newest: dict[tuple, int] = {}  # (topic, partition, client address, producer) -> latest first CreateTime
         self.connections = [0] * SHARDS  # keys of `newest` per shard
 
@@ -159,7 +160,7 @@ class ResendState:
         if pending is None:
             return False
         if ts_ns - pending.last_failure > WINDOW_NS:
-            del self.pending[(topic, partition, producer)]  # every failure of it is older than the window
+            self._drop((topic, partition, producer))  # every failure of it is older than the window
             return False
         return pending.spans(first_ms, max_ms)
 
@@ -171,10 +172,27 @@ class ResendState:
         pending = self.pending.get(key)
         if pending is not None:
             pending.add(min(created), max(created), ts_ns)
+            self.waiting[pending.shard][key] = pending.last_failure
             return
-        pending = self.pending[key] = Pending(shard_of(producer))
+        pending = self._pending(key, shard_of(producer))
         pending.add(min(created), max(created), ts_ns)
-        _trim_pending(self.pending, pending.shard)
+        self.waiting[pending.shard][key] = pending.last_failure
+        self._trim(pending.shard)
+
+    def _pending(self, key: tuple, shard: int) -> Pending:
+        pending = self.pending[key] = Pending(shard)
+        self.waiting[shard][key] = 0
+        return pending
+
+    def _drop(self, key: tuple) -> None:
+        del self.waiting[self.pending.pop(key).shard][key]
+
+    def _trim(self, shard: int) -> None:
+        """At most MAX_PENDING keys of `shard`: past it, the one whose latest failure is the oldest goes (ties:
+        the first made)."""
+        keys = self.waiting[shard]
+        if len(keys) > MAX_PENDING:
+            self._drop(min(keys, key=keys.__getitem__))
 
     def add(self, ob: tuple) -> None:
         if ob[0] == T.RESENT_RECORDS:
@@ -252,11 +270,10 @@ class ResendState:
         for key, theirs in other.pending.items():
             have = self.pending.get(key)
             if have is None:
-                have = self.pending[key] = Pending(theirs.shard)
-                have.merge(theirs)
-                _trim_pending(self.pending, theirs.shard)
-            else:
-                have.merge(theirs)
+                have = self._pending(key, theirs.shard)
+            have.merge(theirs)
+            self.waiting[have.shard][key] = have.last_failure
+            self._trim(have.shard)
 
     def watch_copy(self) -> ResendState:
         """A state that chooses what this one would from here on, and counts nothing: the same batches read
@@ -269,19 +286,9 @@ class ResendState:
         copy.newest = dict(self.newest)
         copy.connections = list(self.connections)
         for key, pending in self.pending.items():
-            copy.pending[key] = Pending(pending.shard)
-            copy.pending[key].merge(pending)
+            copy._pending(key, pending.shard).merge(pending)
+            copy.waiting[pending.shard][key] = pending.last_failure
         return copy
-
-
-def _trim_pending(pending: dict, shard: int) -> None:
-    """At most MAX_PENDING keys of `shard`: past it, the one whose latest failure is the oldest goes (ties: the
-    first made)."""
-    if len(pending) <= MAX_PENDING:
-        return
-    keys = [key for key, p in pending.items() if p.shard == shard]
-    if len(keys) > MAX_PENDING:
-        del pending[min(keys, key=lambda k: pending[k].last_failure)]
 
 
 class Pending:
@@ -306,7 +313,8 @@ class Pending:
         lows[i:j] = [low]
         highs[i:j] = [high]
         if len(lows) > MAX_RANGES:
-            k = min(range(len(lows) - 1), key=lambda k: lows[k + 1] - highs[k])
+            gaps = [lows[k + 1] - highs[k] for k in range(len(lows) - 1)]
+            k = gaps.index(min(gaps))
             highs[k] = highs[k + 1]
             del lows[k + 1], highs[k + 1]
         if failed_ns > self.last_failure:
