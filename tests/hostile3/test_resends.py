@@ -61,3 +61,41 @@ def test_every_record_sent_again_after_a_failed_send_is_counted(capture, monkeyp
         agg.add_exchange(ex)
     found = delivery_findings(agg.analysis, dict(agg.names.items()), agg.first_ns, agg.last_ns)
     assert sum(f["records"] for f in found if f["kind"] == "produce_retry") == truth["resent"]
+
+
+def _failures(producer: str, partitions: int, sends: int) -> list[tuple]:
+    """RESENT_RECORDS observations of `sends` failed sends to each of `partitions` partitions, time going on."""
+    from kwire.analytics import tags as T
+
+    return [(T.RESENT_RECORDS, "t", p, producer, producer, 1, "NOT_LEADER_OR_FOLLOWER", None,
+             (1_000_000 * k + p, "c", "b", k, "Produce"), ((0, 100 * k + p, 7),))
+            for k in range(sends) for p in range(partitions)]
+
+
+def test_the_resend_watch_is_bounded_and_each_shard_keeps_its_own(monkeypatch):
+    """Failed sends waiting, and connections noted, are capped per shard of producers: past a cap a shard keeps
+    what it would keep alone, whatever the other shards' producers sent (what one worker of `kwire stats`
+    reads depends on its shards alone); a partition's failed sends stay within MAX_RANGES ranges."""
+    for name, value in (("MAX_PENDING", 8), ("MAX_RANGES", 4), ("MAX_CONNECTIONS", 16)):
+        monkeypatch.setattr(resend_state, name, value)
+    producers: dict[int, str] = {}
+    i = 0
+    while len(producers) < resend_state.SHARDS:
+        producers.setdefault(resend_state.shard_of(f"producer-{i}"), f"producer-{i}")
+        i += 1
+    every = resend_state.ResendState()
+    alone = {3: resend_state.ResendState(), 5: resend_state.ResendState()}
+    for shard, producer in sorted(producers.items()):
+        states = [every] + ([alone[shard]] if shard in alone else [])
+        for ob in _failures(producer, 8 if shard == 3 else 12, 6):  # shard 3 within its cap, the others past it
+            for state in states:
+                state.add(ob)
+        for c in range(40):
+            for state in states:
+                state.wants("t", c % 20, producer, f"10.0.0.1:{c}", 5, 6, 0)
+    assert len(every.pending) == 8 * resend_state.SHARDS and len(every.newest) == 16 * resend_state.SHARDS
+    assert {len(p.lows) for key, p in every.pending.items() if key[2] == producers[3]} == {4}
+    for shard, state in alone.items():
+        mine = {key: (p.lows, p.highs) for key, p in every.pending.items() if key[2] == producers[shard]}
+        assert mine == {key: (p.lows, p.highs) for key, p in state.pending.items()}
+        assert {k for k in every.newest if k[3] == producers[shard]} == set(state.newest)
