@@ -13,11 +13,12 @@ from pathlib import Path
 import pytest
 
 from tests.hostile import generators
-from tests.hostile3 import resends
+from tests.hostile3 import control, midstream_tls, nulls, resends, secrets
 from tests.test_parallel import same_document_whatever_the_workers
 
 ROOT = Path(__file__).resolve().parents[2]
-# (name, how to write it at its smallest): every generator of tests/hostile/generators.py and tests/hostile3
+# (name, how to write it at its smallest): every capture generator of tests/hostile/generators.py and
+# tests/hostile3 (faulty.py's directory is committed captures and nulls.py's; scrapes.py makes connections)
 HOSTILE = {
     "tls_detector_rescan": generators.tls_detector_rescan,
     "tls_gap_garbage": generators.tls_gap_garbage,
@@ -34,6 +35,11 @@ HOSTILE = {
     "midstream_fake_tls": generators.midstream_fake_tls,
     "big_first_request": generators.big_first_request,
     "resends": resends.resends,
+    "control": control.write_capture,
+    "midstream_tls": midstream_tls.write_capture,
+    "midstream_tls_windows": lambda path: midstream_tls.tls_windows(path, 40),
+    "nulls": nulls.write_capture,
+    "secrets": lambda path: path.write_bytes(secrets.secret_capture().pcap),
 }
 
 
