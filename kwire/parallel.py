@@ -17,6 +17,11 @@ A batch travels as one bytes object: each exchange's kwire.exchanges.ExchangePar
 as it comes (kwire.parts_wire), between kwire's own processes (kwire.forkpool: forked workers,
 pipes); a worker's result is a batch's rendered bytes in one piece and their sizes (RenderEach),
 and a count. Output is byte-for-byte what one process writes.
+
+`kwire stats` folds instead (FoldedBatches: an Aggregator per worker, handed over now and then); a
+producer's Produce exchanges all go to one worker, in capture order (`produce_shard`), since which of their
+batches are read for resends depends on the batches before them: its document is the same with any number
+of workers, whatever the scheduling.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from array import array
 from collections import deque
 from typing import Callable, Iterator
 
+from kwire.analytics.resend_state import shard_of
 from kwire.codec.marks import carries_records
 from kwire.enrich import enriched
 from kwire.exchanges import build_from_parts
@@ -45,8 +51,23 @@ INFLIGHT_PER_JOB = 4
 BATCH_BYTES = 1 << 20  # or fewer, when their frames add up to this
 MAX_OFFLOADED_BYTES = 64 << 10  # request + response frames of an exchange sent to a worker
 MIN_CPUS = 2
+PRODUCE = 0  # api key
 MAX_QUEUED = 4096  # texts rendered here that may wait in the tag of one batch in progress
 MAX_QUEUED_BYTES = 8 << 20  # or fewer, when they add up to this (a Produce of 1,000 batches: 800 KB of JSON)
+
+
+def _test_knob(name: str, default: int) -> int:
+    """A setting only tests change (docs/tests.md): a positive number from the environment, else the default."""
+    try:
+        value = int(os.environ.get(name, ""))
+    except ValueError:
+        return default
+    return value if value > 0 else default
+
+
+# Test knobs: KWIRE_TEST_BATCH exchanges per batch makes workers start and share the traffic even on a small
+# capture; KWIRE_TEST_HOLD_BYTES makes a folding worker hand its state over that often (kwire stats).
+BATCH = _test_knob("KWIRE_TEST_BATCH", BATCH)
 
 
 def offloadable(raw: RawExchange) -> bool:
@@ -75,6 +96,34 @@ def offloadable_with_records(raw: RawExchange) -> bool:
     stay here too, where the run's decompression budget is kept and charged in capture order
     (kwire.render.records_run), so what it cuts does not depend on the number of workers."""
     return offloadable(raw) and not carries_records(raw.request.header.api_key)
+
+
+def offloadable_to_fold(raw: RawExchange) -> bool:
+    """`offloadable`, and every Produce exchange of a version the enricher leaves alone, however big: what
+    `kwire stats` sends to workers (FoldedBatches routes a producer's Produce exchanges all to one, where
+    they are read for resends in their order, `produce_shard`; one counted here would be read apart)."""
+    if offloadable(raw):
+        return True
+    req = raw.request
+    if req is None:
+        return False
+    header = req.header
+    return header.api_key == PRODUCE and not enriched(PRODUCE, header.api_version)
+
+
+def produce_shard(raw: RawExchange) -> int | None:
+    """The shard of a Produce exchange's producer (its client id, else its address;
+    kwire.analytics.resend_state.shard_of), None for every other exchange: FoldedBatches' `route` in
+    `kwire stats`, and the decode stage's of `kwire spark` (kwire.spark.spread)."""
+    req = raw.request
+    if req is None or req.header.api_key != PRODUCE:
+        return None
+    producer = req.header.client_id
+    if not producer:
+        conn = raw.conn
+        names = conn.names if conn.names is not None else conn.endpoint_names()
+        producer = names[0] if raw.client_direction == 0 else names[1]
+    return shard_of(producer)
 
 
 def default_jobs() -> int:
@@ -245,14 +294,16 @@ class Batches:
 
 # ---- folding: one state per worker, kept there --------------------------------------------------
 
-HOLD_BYTES = 32 << 20  # frames of the batches a worker holds folded and not handed over, per worker
+HOLD_BYTES = _test_knob("KWIRE_TEST_HOLD_BYTES", 32 << 20)  # frames of the batches a worker folded and not
+# handed over, per worker
 
 
 class _FoldWork:
     """A worker's side of FoldedBatches: each batch folded into the worker's state by `fold(exchanges,
     state) -> state` (answer: None, kept here); None from the main process asks for the state (and the
-    decode errors it holds), handed over and started afresh. A batch that raises drops the state (the main
-    process redoes every batch the worker held)."""
+    decode errors it holds), handed over; the worker goes on with `fold.successor(state)` when the fold has
+    one (what decides how later batches fold, carried over), else afresh. A batch that raises drops the
+    state (the main process redoes every batch the worker held)."""
 
     def __init__(self, fold):
         self.fold = fold
@@ -261,7 +312,7 @@ class _FoldWork:
     def __call__(self, packed: bytes | None):
         if packed is None:
             state, errors = self.state, self.errors
-            self.state, self.errors = None, 0
+            self.state, self.errors = _successor(self.fold, state), 0
             return state, errors
         try:
             exchanges, errors = decode_packed(packed)
@@ -273,6 +324,12 @@ class _FoldWork:
         return None
 
 
+def _successor(fold, state):
+    """The state to go on with after `state` is handed over: fold.successor(state), or None (afresh)."""
+    successor = getattr(fold, "successor", None)
+    return None if successor is None or state is None else successor(state)
+
+
 class FoldedBatches(Batches):
     """Batches whose task folds: `fold(exchanges, state=None) -> state`, states that merge exactly (an
     Aggregator: any split, merged in any order, gives the same). Each worker keeps one state across
@@ -282,18 +339,74 @@ class FoldedBatches(Batches):
     one per worker, against 7.2 s in one process). done() yields (state, None, decode errors) as states
     come; a batch kept in a worker yields nothing until its state does.
 
+    `route(raw)`: a number (a shard) for the exchanges whose state depends on the order of others of the same
+    number (the Produce exchanges of a producer: which batches are read for resends, kwire.analytics.resends),
+    else None. Those of one number all fold, in capture order, into one worker's states (number % jobs), each
+    state going on from the last (`fold.successor`); the others go to the worker with the fewest batches
+    waiting. So which worker counts what depends on the capture alone, and a state's choices on nothing
+    another worker saw.
+
     The main process holds the batches a worker folded since its last hand-over (at most HOLD_BYTES of
-    frames per worker, and a batch): when a worker dies or a batch raises in one, every held batch of every
-    worker is redone here, the pool is closed, and the rest runs here, so the states are still whole."""
+    frames per worker, and a batch): when a worker dies or a batch raises in one, the pool is closed and every
+    held batch of every worker is folded here, in the order that worker had them (going on from the
+    successor of its last state handed over), then the rest, so the states are still whole and what was
+    routed still folds in order. Batches run here (no pool yet, or none left) that were routed fold into one
+    state per worker's number, handed back when done(wait=True) has taken everything else."""
 
     def __init__(self, fold: Callable[[list[Exchange], object], object], jobs: int, *, batch: int | None = None,
-                 hold_bytes: int | None = None):
+                 hold_bytes: int | None = None, route: Callable[[RawExchange], int | None] | None = None):
         super().__init__(fold, jobs, batch=batch)
         self.hold_bytes = hold_bytes or HOLD_BYTES
+        self.route = route
+        self._routed: dict[int, PartsWriter] = {}  # worker -> its routed batch in progress
         self._held: dict[int, list] = {}  # worker -> batches folded there since its last hand-over
         self._held_bytes: dict[int, int] = {}
         self._asked: set[int] = set()  # workers asked for their state, not yet answered
-        self._failed = False  # a worker was found dead while sending: done() redoes what was held
+        self._carry: dict[int, object] = {}  # worker -> the successor of the last state it handed over
+        self._local: dict[int, list] = {}  # worker -> [state, decode errors] of its batches folded here
+
+    def add(self, raw: RawExchange) -> bool:
+        slot = None if self.route is None else self.route(raw)
+        if slot is None:
+            return super().add(raw)
+        worker = slot % self.jobs
+        batch = self._routed.get(worker)
+        if batch is None:
+            batch = self._routed[worker] = PartsWriter()
+        batch.add(raw)
+        if batch.rows >= self.batch_size or batch.frame_bytes >= BATCH_BYTES:
+            self._send_routed(worker)
+            return True
+        return False
+
+    def flush(self) -> None:
+        super().flush()
+        for worker in sorted(self._routed):
+            if self._pool is None:
+                self._fold_here(worker, self._routed.pop(worker).getvalue())
+            else:
+                self._send_routed(worker)
+
+    def _send_routed(self, worker: int) -> None:
+        packed = self._routed.pop(worker).getvalue()
+        if not self._broken:
+            if self._pool is None:
+                self._pool = _start_pool(self.jobs, self._work())
+            try:
+                self._out.append((self._pool.submit(packed, to=worker), len(packed), packed))
+                return
+            except WorkerDied:
+                self._give_up()
+        self._fold_here(worker, packed)
+
+    def _fold_here(self, worker: int, packed: bytes) -> None:
+        """A batch of `worker`'s folded here, after what it folded before (or the successor of its last state)."""
+        exchanges, errors = decode_packed(packed)
+        local = self._local.get(worker)
+        if local is None:
+            local = self._local[worker] = [self._carry.pop(worker, None), 0]
+        local[0] = self.task(exchanges, local[0])
+        local[1] += errors
 
     def _run_here(self) -> None:
         if self.batch.rows:
@@ -307,11 +420,11 @@ class FoldedBatches(Batches):
         packed = self.batch.getvalue()  # held so: in the bytes of its frames and little more
         return self._pool.submit(packed), len(packed), packed
 
-    def _lost_pool(self) -> None:  # done() redoes what the workers held, then the rest runs here
-        self._broken = self._failed = True
+    def _lost_pool(self) -> None:
+        self._give_up()
 
     def finish(self) -> None:
-        """The batch in progress, then every worker's state: asked for (done(wait=True) collects them)."""
+        """The batches in progress, then every worker's state: asked for (done(wait=True) collects them)."""
         self.flush()
         if self._pool is not None and not self._broken:
             for worker in range(self._pool.jobs):
@@ -322,12 +435,9 @@ class FoldedBatches(Batches):
             self._out.append((self._pool.submit(None, to=worker), 0, None))
             self._asked.add(worker)
         except WorkerDied:
-            self._broken = self._failed = True
+            self._give_up()
 
     def done(self, wait: bool = False) -> Iterator[tuple[object, object, int]]:
-        if self._failed:
-            self._failed = False
-            yield from self._redo_held()
         out = self._out
         while out:
             ticket, size, batch = out[0]
@@ -342,11 +452,11 @@ class FoldedBatches(Batches):
                 answer = ticket.result()
             except WorkerDied:
                 answer = None
-            worker = ticket.worker_index if answer is not None or batch is not None else -1
+            worker = ticket.worker_index
             if answer is None:  # the worker died, or the batch raised there: its state is gone
                 if batch is not None:
                     self._held.setdefault(worker, []).append(batch)
-                yield from self._redo_held()
+                self._give_up()
                 continue
             if batch is not None:  # kept in the worker
                 self._held.setdefault(worker, []).append(batch)
@@ -358,33 +468,39 @@ class FoldedBatches(Batches):
             self._held_bytes.pop(worker, None)
             self._asked.discard(worker)
             state, errors = answer[0]
+            self._carry[worker] = _successor(self.task, state)  # what the worker goes on with
             if state is not None or errors:
                 yield state, None, errors
+        if wait:
+            local, self._local = self._local, {}
+            for worker in sorted(local):
+                state, errors = local[worker]
+                yield state, None, errors
 
-    def _redo_held(self) -> Iterator[tuple[object, object, int]]:
-        """Every held batch of every worker, and every batch still out, redone here; the pool is given up
-        (later batches run here)."""
-        held, self._held, self._held_bytes, self._asked = self._held, {}, {}, set()
+    def _give_up(self) -> None:
+        """The pool closed; every held batch of every worker, and every batch still out, folded here, each
+        worker's in the order it had them; later batches run here."""
+        if self._broken:
+            return
         self._broken = True
+        held, self._held, self._held_bytes, self._asked = self._held, {}, {}, set()
+        rest = [(ticket if type(ticket) is _Done else ticket.worker_index, data) for ticket, _, data in self._out]
+        self._out.clear()
         if self._pool is not None:
             self._pool.close()
             self._pool = None
-        rest = list(self._out)
-        self._out.clear()
-        for batches in held.values():
-            for data in batches:
-                yield self._redo(data)
-        for ticket, _, data in rest:
+        for worker in sorted(held):
+            for data in held[worker]:
+                self._redo(worker, data)
+        for ticket, data in rest:
             if type(ticket) is _Done:
-                (value, errors) = ticket.result()[0]
-                yield value, None, errors
-            elif data is not None:
-                yield self._redo(data)
+                self._out.append((ticket, 0, None))
+            elif data is not None:  # a batch (a hand-over asked for is None: its batches were held)
+                self._redo(ticket, data)
 
-    def _redo(self, data: bytes) -> tuple[object, None, int]:
+    def _redo(self, worker: int, data: bytes) -> None:
         self.worker_failures += 1  # Batches' count: the batches redone here for a lost worker
-        value, errors = _run_batch(data, self.task)
-        return value, None, errors
+        self._fold_here(worker, data)
 
 
 def _start_pool(jobs: int, work) -> ForkPool:

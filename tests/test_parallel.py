@@ -80,9 +80,13 @@ def failures_seen(monkeypatch) -> list[int]:
 def stats_of(capture: Path, jobs: int) -> tuple[str, str]:
     from kwire.analytics import summary_json
     from kwire.cli.stats import aggregate
+    from kwire.cli.keys import load_keys
 
+    keys = Path(str(capture) + ".keys")
     summary = RunSummary()
-    agg = aggregate(Reading([str(capture)]), summary, ExchangeFilter(), jobs, None)
+    agg = aggregate(Reading([str(capture)], keys=load_keys(str(keys)) if keys.exists() else None), summary,
+                    ExchangeFilter(), jobs, None)
+    agg.tls.merge(summary.tls)
     return summary_json(agg.document()), summary.line()
 
 
@@ -99,12 +103,42 @@ def test_stats_with_workers_count_what_one_process_counts(capture: Path, hold: s
     assert '"exchanges": 0' not in alone[0]
 
 
+EVERY_CAPTURE = sorted(p for p in (Path(__file__).parent.parent / "captures").rglob("*")
+                       if p.name.endswith((".pcap", ".pcapng", ".pcap.gz")))
+# (workers, exchanges a batch, bytes of frames a worker folds before it hands its state over): small batches,
+# so that several workers share even a small capture, and states handed over after every batch or few.
+SPLITS = ((1, 5, 1 << 30), (2, 3, 1 << 30), (3, 7, 64 << 10))
+
+
+def same_document_whatever_the_workers(capture: Path, monkeypatch) -> str:
+    """The stats document and closing line of `capture` with each of SPLITS, asserted the same as one
+    process's; the document."""
+    alone = stats_of(capture, 0)
+    for jobs, batch, hold in SPLITS:
+        monkeypatch.setattr(parallel, "BATCH", batch)
+        monkeypatch.setattr(parallel, "HOLD_BYTES", hold)
+        assert stats_of(capture, jobs) == alone, (capture.name, jobs, batch, hold)
+    return alone[0]
+
+
+@pytest.mark.parametrize("capture", EVERY_CAPTURE, ids=lambda p: str(p.relative_to(p.parents[1])))
+def test_every_capture_gives_one_document_whatever_the_workers(capture: Path, monkeypatch):
+    """Issue 49: on every committed capture, `kwire stats` with 1, 2 or 3 workers, batches of a few exchanges
+    and states handed over after a few batches gives the document of one process, byte for byte (kafka-python's
+    recording of records written twice lost a duplicate_write with 2 workers: the failed send and its resend
+    fell to different workers, and the resend was not read)."""
+    assert '"exchanges": 0' not in same_document_whatever_the_workers(capture, monkeypatch)
+
+
 class FoldDies:
     """A fold (AggregateEach) that, in a worker process, kills it (or raises) at its `at`-th batch there, once."""
 
     def __init__(self, fold, parent: int, marker: Path, at: int, how: str):
         self.fold, self.parent, self.marker, self.at, self.how = fold, parent, marker, at, how
         self.seen = 0
+
+    def successor(self, state):
+        return self.fold.successor(state)
 
     def __call__(self, exchanges, state=None):
         import os
@@ -138,6 +172,31 @@ def test_a_worker_lost_mid_fold_costs_nothing_but_time(how: str, hold: int, monk
     parent = os.getpid()
     monkeypatch.setattr(stats, "AggregateEach",
                         lambda keep, metered=False: FoldDies(real(keep, metered), parent, marker, 3, how))
+    failures = failures_seen(monkeypatch)
+    assert stats_of(capture, 2) == alone
+    assert marker.exists() and failures and failures[0] >= 1
+
+
+@pytest.mark.parametrize("how", ["dies", "raises"])
+def test_a_worker_lost_mid_fold_reads_the_resends_it_would_have(how: str, monkeypatch, tmp_path):
+    """The batches a lost worker held are folded here in its order, going on from the last state it handed
+    over: the Produce batches read for resends are the same, and so is the document (tests/hostile3's resend
+    capture: thousands of failed sends, their resends in later batches)."""
+    import os
+
+    import kwire.cli.stats as stats
+    from tests.hostile3.resends import resends
+
+    capture = tmp_path / "resends.pcap"
+    resends(capture)
+    alone = stats_of(capture, 0)
+    monkeypatch.setattr(parallel, "BATCH", 64)
+    monkeypatch.setattr(parallel, "HOLD_BYTES", 256 << 10)
+    real = stats.AggregateEach
+    marker = tmp_path / "marker"
+    parent = os.getpid()
+    monkeypatch.setattr(stats, "AggregateEach",
+                        lambda keep, metered=False: FoldDies(real(keep, metered), parent, marker, 12, how))
     failures = failures_seen(monkeypatch)
     assert stats_of(capture, 2) == alone
     assert marker.exists() and failures and failures[0] >= 1
@@ -291,3 +350,100 @@ def test_lines_rendered_before_an_error_are_written():
     with pytest.raises(MemoryError):
         inspect._write_here(Closing(range(5)), render, write, None, False)
     assert b"".join(write.pieces) == b"line\nline\n"
+
+
+class InOrder:
+    """A fold that checks each connection's exchanges reach it in capture order across the states of a worker:
+    its state is (correlation id last seen per connection, exchanges seen, exchanges out of order), and a state
+    goes on from the one handed over before it (`successor`: the last ids). Every connection's first
+    correlation id is 1. In a worker it dies at its `die_at`-th batch (once: `marker`)."""
+
+    def __init__(self, parent: int, marker: Path | None = None, die_at: int = 0, carry: bool = True):
+        self.parent, self.marker, self.die_at, self.carry = parent, marker, die_at, carry
+        self.batches = 0
+
+    def successor(self, state):
+        return (dict(state[0]) if self.carry else {}, 0, 0)
+
+    def __call__(self, exchanges, state=None):
+        import os
+
+        if self.marker is not None and os.getpid() != self.parent and not self.marker.exists():
+            self.batches += 1
+            if self.batches >= self.die_at:
+                self.marker.write_text("died")
+                os._exit(1)
+        last, seen, wrong = state if state is not None else ({}, 0, 0)
+        for ex in exchanges:
+            key = (ex.client, ex.broker)
+            wrong += ex.correlation_id != last.get(key, 0) + 1
+            last[key] = ex.correlation_id
+            seen += 1
+        return last, seen, wrong
+
+
+def _interleaved(path: Path, connections: int = 6, each: int = 120) -> None:
+    from kwire.capture.pcapwrite import PcapWriter
+    from tests.campaign.traffic import ETHERNET, Traffic, client_address
+    from tests.render.hostile import exchange
+
+    with PcapWriter(str(path), ETHERNET) as writer:
+        traffic = Traffic(writer)
+        conns = [traffic.connection(client_address(i)) for i in range(connections)]
+        sent = [0] * connections
+        for step in range(each):
+            for i in range(1 + step % connections):  # some connections busier than others
+                sent[i] += 1
+                conns[i].exchange(exchange(18, 0, sent[i], f"c{i}", {}, {"ErrorCode": 0, "ApiKeys": []}))
+
+
+def _folded_in_order(path: Path, fold: InOrder, route) -> tuple[int, int]:
+    from kwire.pipeline import analyze_files
+
+    raws = [raw for raw in analyze_files([str(path)], offload=lambda raw: True) if raw.request is not None]
+    batches = parallel.FoldedBatches(fold, 2, batch=3, hold_bytes=2048, route=route)
+    seen = wrong = 0
+    try:
+        for raw in raws:
+            if batches.add(raw):
+                for (_, n, w), _, _ in batches.done():
+                    seen, wrong = seen + n, wrong + w
+        batches.finish()
+        for (_, n, w), _, _ in batches.done(wait=True):
+            seen, wrong = seen + n, wrong + w
+    finally:
+        batches.close()
+    assert seen == len(raws)
+    return seen, wrong
+
+
+def _by_connection(raw) -> int:
+    return raw.conn.id
+
+
+@pytest.mark.parametrize("dies", [False, True])
+def test_routed_exchanges_fold_in_capture_order_across_states(dies: bool, tmp_path):
+    """FoldedBatches' `route`: every exchange of a route reaches one worker's states in capture order, each
+    state going on from the one handed over before it (handed over every few batches here), and still when the
+    worker dies mid-run (what it held is folded here, in its order, from its last state's successor)."""
+    import os
+
+    path = tmp_path / "interleaved.pcap"
+    _interleaved(path)
+    marker = tmp_path / "marker" if dies else None
+    seen, wrong = _folded_in_order(path, InOrder(os.getpid(), marker, die_at=40), _by_connection)
+    assert wrong == 0 and seen > 300
+    assert marker is None or marker.exists()
+
+
+@pytest.mark.parametrize("how", ["not routed", "not carried"])
+def test_the_order_check_sees_exchanges_out_of_order(how: str, tmp_path):
+    """The check above can fail: dealt to the worker with the fewest batches waiting, or with each state
+    started afresh, a connection's exchanges reach a state after others it did not see."""
+    import os
+
+    path = tmp_path / "interleaved.pcap"
+    _interleaved(path)
+    fold = InOrder(os.getpid(), carry=how != "not carried")
+    _, wrong = _folded_in_order(path, fold, None if how == "not routed" else _by_connection)
+    assert wrong > 0

@@ -286,6 +286,14 @@ class Aggregator:
         self.tls.merge(other.tls)
         return self
 
+    def successor(self) -> Aggregator:
+        """A fresh Aggregator of this one's kind that reads Produce batches for resends as this one would from
+        here on (kwire.analytics.resend_state.ResendState.watch_copy) and holds nothing else: what goes on
+        counting a producer's exchanges once this one is handed over (`kwire stats --jobs`)."""
+        nxt = type(self)()
+        nxt.analysis.delivery.resends = self.analysis.delivery.resends.watch_copy()
+        return nxt
+
     # -- the summary ----------------------------------------------------------------------------
 
     def document(self) -> dict:

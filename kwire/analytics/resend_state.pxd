@@ -5,6 +5,7 @@
 cdef class ResendState:
     cdef public object records, unmatched, fetched
     cdef public dict pending, newest
+    cdef public list waiting, connections
     cdef public bint sampled
 
     cpdef bint wants(self, topic, partition, producer, client, first_ms, max_ms, ts_ns, bint failed=*) except -1

@@ -18,19 +18,25 @@
   showed that batch at, each with the first Fetch that did. At most MAX_FETCHED batches, the
   smallest CRCs;
 - pending and newest: what `wants` answers from (which batches kwire.analytics.resends reads): per
-  (topic, partition, producer), the CreateTimes of the records of its failed sends, each with the
-  time of the send, until the window is over (at most MAX_PENDING producers, the latest failures;
-  MAX_PENDING records each, the first); per (topic, partition, connection) the latest first
-  CreateTime of its batches (MAX_CONNECTIONS, the first seen). They decide what is read, not what
-  is found (a read record counts only with a failed send of it): merged as unions.
+  (topic, partition, producer), the CreateTime ranges of the records of its failed sends (at most MAX_RANGES:
+  past it the two nearest ranges become one, so more batches are read and none of a held failure is missed)
+  until the window after its latest failure is over; per (topic, partition, connection, producer) the latest
+  first CreateTime of its batches. They decide what is read, not what is found (a read record counts only
+  with a failed send of it): merged as unions. Their caps are per shard: a producer (client id, else address)
+  belongs to one of SHARDS shards by a stable hash of its name (`shard_of`), and a shard holds at most
+  MAX_PENDING producers' partitions waiting (the one whose latest failure is the oldest goes) and MAX_CONNECTIONS
+  connections' partitions (the first seen). So what one shard reads depends on its producers' batches alone,
+  in their order: `kwire stats --jobs` deals each shard's Produce exchanges to one worker
+  (kwire.parallel.FoldedBatches), `kwire spark` to one decode task, and every split reads what one
+  Aggregator fed everything reads.
 Fingerprints only: no key, value or header of a record is kept.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left, insort
+from bisect import bisect_left, bisect_right
 
-from kwire.analytics.mergeable import Capped, Kept, keep_smallest
+from kwire.analytics.mergeable import Capped, Kept, keep_smallest, stable_hash
 from kwire.analytics import tags as T
 from kwire.fields import reduce_by_fields, set_fields
 
@@ -38,8 +44,10 @@ MAX_RECORDS = 16384
 MAX_FETCHED = 16384
 MAX_SENDS = 4
 MAX_COPIES = 4
-MAX_PENDING = 256
-MAX_CONNECTIONS = 65536
+SHARDS = 16  # producers dealt by a stable hash of their name; the caps below are per shard
+MAX_PENDING = 256  # (topic, partition, producer) with failed sends waiting, per shard
+MAX_RANGES = 32  # CreateTime ranges of the failed sends of one (topic, partition, producer)
+MAX_CONNECTIONS = 4096  # (topic, partition, connection, producer) whose latest first CreateTime is kept, per shard
 WINDOW_NS = 300_000 * 1_000_000  # kwire.analytics.resends.RESEND_WINDOW_MS
 
 
@@ -94,8 +102,22 @@ def _bounded(table: Capped, key: tuple, make, limit: int):
     return have
 
 
+_SHARDS: dict = {}  # producer -> shard_of(producer), for the producers seen lately
+
+
+def shard_of(producer) -> int:
+    """The shard of a producer (its client id, else its address): the same in every process."""
+    shard = _SHARDS.get(producer)
+    if shard is None:
+        shard = stable_hash(producer) % SHARDS
+        if len(_SHARDS) >= 4096:  # producers come off the wire: bounded
+            _SHARDS.clear()
+        _SHARDS[producer] = shard
+    return shard
+
+
 class ResendState:
-    __slots__ = ("records", "unmatched", "sampled", "fetched", "pending", "newest")
+    __slots__ = ("records", "unmatched", "sampled", "fetched", "pending", "waiting", "newest", "connections")
     __reduce__ = reduce_by_fields  # the same state compiled or not (kwire.fields)
     __setstate__ = set_fields
 
@@ -105,7 +127,9 @@ class ResendState:
         self.sampled = False  # records of failed sends left out of `records`
         self.fetched: dict[tuple, Copies] = Capped()  # (crc, topic, partition)
         self.pending: dict[tuple, Pending] = {}  # (topic, partition, producer)
-        self.newest: dict[tuple, int] = {}  # (topic, partition, client address) -> latest first CreateTime
+        self.waiting: list[dict] = [{} for _ in range(SHARDS)]  # per shard: its keys of `pending` -> latest failure
+        self.newest: dict[tuple, int] = {}  # (topic, partition, client address, producer) -> latest first CreateTime
+        self.connections = [0] * SHARDS  # keys of `newest` per shard
 
     def wants(self, topic, partition, producer, client, first_ms: int, max_ms: int, ts_ns: int,
               failed: bool = False) -> bool:
@@ -116,13 +140,15 @@ class ResendState:
         batch of its connection (`client`) to (topic, partition) seen here, or its records are older
         than the first record of a batch the connection sent before (a producer sends its records in
         the order they were made, a resend breaks it). Every batch is to be asked about, in order
-        (a `failed` one only to note its order)."""
+        (a `failed` one only to note its order). Only the state of the producer's shard is read."""
         newest = self.newest
-        key = (topic, partition, client)
+        key = (topic, partition, client, producer)
         before = newest.get(key)
         if before is None:
-            if len(newest) < MAX_CONNECTIONS:
+            shard = shard_of(producer)
+            if self.connections[shard] < MAX_CONNECTIONS:
                 newest[key] = first_ms
+                self.connections[shard] += 1
             return True
         if first_ms > before:
             newest[key] = first_ms
@@ -134,7 +160,7 @@ class ResendState:
         if pending is None:
             return False
         if ts_ns - pending.last_failure > WINDOW_NS:
-            del self.pending[(topic, partition, producer)]  # every failure of it is older than the window
+            self._drop((topic, partition, producer))  # every failure of it is older than the window
             return False
         return pending.spans(first_ms, max_ms)
 
@@ -142,12 +168,31 @@ class ResendState:
         if error is None:
             return
         key = (topic, partition, producer)
+        created = [c for _, c, _ in prints]
         pending = self.pending.get(key)
-        if pending is None:
-            pending = self.pending[key] = Pending()
-            if len(self.pending) > MAX_PENDING:  # the producer whose last failure is the oldest goes
-                del self.pending[min(self.pending, key=lambda k: self.pending[k].last_failure)]
-        pending.add(((p, created, ts_ns) for _, created, p in prints))
+        if pending is not None:
+            pending.add(min(created), max(created), ts_ns)
+            self.waiting[pending.shard][key] = pending.last_failure
+            return
+        pending = self._pending(key, shard_of(producer))
+        pending.add(min(created), max(created), ts_ns)
+        self.waiting[pending.shard][key] = pending.last_failure
+        self._trim(pending.shard)
+
+    def _pending(self, key: tuple, shard: int) -> Pending:
+        pending = self.pending[key] = Pending(shard)
+        self.waiting[shard][key] = 0
+        return pending
+
+    def _drop(self, key: tuple) -> None:
+        del self.waiting[self.pending.pop(key).shard][key]
+
+    def _trim(self, shard: int) -> None:
+        """At most MAX_PENDING keys of `shard`: past it, the one whose latest failure is the oldest goes (ties:
+        the first made)."""
+        keys = self.waiting[shard]
+        if len(keys) > MAX_PENDING:
+            self._drop(min(keys, key=keys.__getitem__))
 
     def add(self, ob: tuple) -> None:
         if ob[0] == T.RESENT_RECORDS:
@@ -208,39 +253,78 @@ class ResendState:
         if len(self.records) >= MAX_RECORDS:  # what `records` can no longer keep leaves `unmatched`
             top = max(self.records)
             keep_smallest(self.unmatched, sum(1 for key in self.unmatched if key <= top))
+        self._merge_watch(other)
+
+    def _merge_watch(self, other: ResendState) -> None:
+        """What decides which batches are read, merged as unions within each shard's caps."""
+        newest, connections = self.newest, self.connections
         for key, first_ms in other.newest.items():
-            if key in self.newest or len(self.newest) < MAX_CONNECTIONS:
-                self.newest[key] = max(self.newest.get(key, first_ms), first_ms)
+            have = newest.get(key)
+            if have is not None:
+                newest[key] = max(have, first_ms)
+                continue
+            shard = shard_of(key[3])
+            if connections[shard] < MAX_CONNECTIONS:
+                newest[key] = first_ms
+                connections[shard] += 1
         for key, theirs in other.pending.items():
-            self.pending.setdefault(key, Pending()).add((p, c, f) for p, (c, f) in theirs.prints.items())
-        while len(self.pending) > MAX_PENDING:
-            del self.pending[min(self.pending, key=lambda k: self.pending[k].last_failure)]
+            have = self.pending.get(key)
+            if have is None:
+                have = self._pending(key, theirs.shard)
+            have.merge(theirs)
+            self.waiting[have.shard][key] = have.last_failure
+            self._trim(have.shard)
+
+    def watch_copy(self) -> ResendState:
+        """A state that chooses what this one would from here on, and counts nothing: the same batches read
+        (pending, newest) and the same records of failed sends (their keys, no sends), so that a resend of
+        one goes where it would go here. What a worker of `kwire stats --jobs` carries from one Aggregator it
+        hands over to the next (kwire.parallel.FoldedBatches)."""
+        copy = ResendState()
+        for key in self.records:
+            copy.records[key] = Sends()
+        copy.newest = dict(self.newest)
+        copy.connections = list(self.connections)
+        for key, pending in self.pending.items():
+            copy._pending(key, pending.shard).merge(pending)
+            copy.waiting[pending.shard][key] = pending.last_failure
+        return copy
 
 
 class Pending:
-    """The records of one producer's failed sends to a partition: fingerprint -> (CreateTime, time of
-    the failed send), at most MAX_PENDING; their CreateTimes sorted, and the latest failure, so that
-    a batch is asked about in O(log n)."""
+    """The failed sends of one producer to a partition: the CreateTime ranges of their records (sorted, apart,
+    at most MAX_RANGES: past it the two nearest become one), and the latest failure, so that a batch is asked
+    about in O(log n)."""
 
-    __slots__ = ("prints", "times", "last_failure")
+    __slots__ = ("shard", "lows", "highs", "last_failure")
 
-    def __init__(self) -> None:
-        self.prints: dict[int, tuple[int, int]] = {}
-        self.times: list[int] = []
+    def __init__(self, shard: int) -> None:
+        self.shard = shard
+        self.lows: list[int] = []
+        self.highs: list[int] = []
         self.last_failure = 0
 
-    def add(self, items) -> None:
-        prints = self.prints
-        for print_, created, failed in items:
-            have = prints.get(print_)
-            if have is None:
-                if len(prints) >= MAX_PENDING:
-                    continue
-                insort(self.times, created)
-            prints[print_] = (created, failed if have is None else max(have[1], failed))
-            self.last_failure = max(self.last_failure, failed)
+    def add(self, low: int, high: int, failed_ns: int) -> None:
+        lows, highs = self.lows, self.highs
+        i = bisect_left(highs, low)  # the ranges from i to j meet [low, high]: one range with it
+        j = bisect_right(lows, high)
+        if i < j:
+            low, high = min(low, lows[i]), max(high, highs[j - 1])
+        lows[i:j] = [low]
+        highs[i:j] = [high]
+        if len(lows) > MAX_RANGES:
+            gaps = [lows[k + 1] - highs[k] for k in range(len(lows) - 1)]
+            k = gaps.index(min(gaps))
+            highs[k] = highs[k + 1]
+            del lows[k + 1], highs[k + 1]
+        if failed_ns > self.last_failure:
+            self.last_failure = failed_ns
+
+    def merge(self, other: Pending) -> None:
+        for low, high in zip(other.lows, other.highs):
+            self.add(low, high, other.last_failure)
 
     def spans(self, first_ms: int, max_ms: int) -> bool:
-        times = self.times
-        at = bisect_left(times, first_ms)
-        return at < len(times) and times[at] <= max_ms
+        """Does a range meet [first_ms, max_ms]?"""
+        at = bisect_left(self.highs, first_ms)
+        return at < len(self.lows) and self.lows[at] <= max_ms

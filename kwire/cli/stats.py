@@ -25,7 +25,7 @@ from kwire.capture.source import STDIN
 from kwire.cli.faults import without_faulty
 from kwire.errors import KwireError, fault_line, is_fault
 from kwire.kafka.pairing import RawExchange
-from kwire.parallel import FoldedBatches, default_jobs, offloadable
+from kwire.parallel import FoldedBatches, default_jobs, offloadable_to_fold, produce_shard
 from kwire.pipeline import RunSummary
 
 
@@ -174,6 +174,11 @@ class AggregateEach:
         self.keep = keep if getattr(keep, "active", True) else None  # None: a filter that turns nothing down
         self.metered = metered
 
+    def successor(self, agg: Aggregator) -> Aggregator:
+        """The Aggregator a worker goes on with once it has handed `agg` over (kwire.parallel.FoldedBatches):
+        fresh, but reading Produce batches for resends as `agg` would have."""
+        return agg.successor()
+
     def __call__(self, exchanges, agg: Aggregator | None = None) -> Aggregator:
         agg = agg if agg is not None else new_aggregator(self.metered)
         keep = self.keep
@@ -209,28 +214,33 @@ def new_aggregator(metered: bool) -> Aggregator:
 def aggregate(reading: Reading, summary: RunSummary, keep, jobs: int, progress, metered: bool = False) -> Aggregator:
     """The Aggregator of the captures: exchanges the enricher needs are counted here, in order; the
     others, with workers, are decoded and counted there, each worker's into an Aggregator of its own,
-    merged in when the worker hands it over (kwire.parallel.FoldedBatches)."""
+    merged in when the worker hands it over (kwire.parallel.FoldedBatches). A producer's Produce exchanges
+    all go to one worker, in order (`produce_shard`): which of their batches are read for resends depends on
+    the batches before them. What is counted here is counted apart from what the workers hand over (its
+    reads for resends are this process's own, whenever the workers' states come), and the two are merged
+    at the end."""
     count = AggregateEach(keep, metered)
-    agg = new_aggregator(metered)
+    local = new_aggregator(metered)
     if not jobs:
-        return count(reading.exchanges(summary, progress), agg)
-    batches = FoldedBatches(count, jobs)
+        return count(reading.exchanges(summary, progress), local)
+    batches = FoldedBatches(count, jobs, route=produce_shard)
+    parts = None
 
     def merge(wait: bool = False) -> None:
-        nonlocal agg
+        nonlocal parts
         for part, _, errors in batches.done(wait):
-            agg = merged(agg, part)
+            parts = part if parts is None else merged(parts, part)
             summary.decode_errors += errors
 
     try:
-        for item in reading.exchanges(summary, progress, offloadable):
+        for item in reading.exchanges(summary, progress, offloadable_to_fold):
             if type(item) is RawExchange:
                 if batches.add(item):
                     merge()
             else:
-                count((item,), agg)
+                count((item,), local)
         batches.finish()
         merge(wait=True)
     finally:
         batches.close()
-    return agg
+    return local if parts is None else merged(local, parts)

@@ -4,7 +4,8 @@
                   --repartition(part), sort-->    by flow key    kwire.spark.wire.SORT_COLUMNS
                   --mapInArrow(stitch)-->         results        kwire.spark.stitch, one task per partition
                   --repartition(d), sort-->       round robin    kwire.spark.job.decode_partitions, each
-                                                  task in its reduce tasks' order (dealt)
+                                                  task in its reduce tasks' order, a shard's
+                                                  Produce batches to one task (dealt)
                   --mapInArrow(decode)-->         results        kwire.spark.spread, the undecoded exchanges
                   --collect-->                    Aggregator.document() on the driver
 
@@ -38,7 +39,7 @@ from kwire.spark.placement import flow_weights, place, sample
 from kwire.spark.results import DecodeOptions, PartitionResult
 from kwire.spark.spread import decode_stage
 from kwire.spark.stitch import Reducer
-from kwire.spark.wire import OUT_DDL, PROWS, RESULT, SORT_COLUMNS, WIRE_DDL, XROWS, loads, table_of
+from kwire.spark.wire import OUT_DDL, PROWS, RESULT, ROUTED, SORT_COLUMNS, WIRE_DDL, XROWS, loads, table_of
 
 
 ORDER = "reduce_order"  # the decode stage's shuffle: where a row left its reduce task (dealt)
@@ -139,18 +140,23 @@ def stitched(spark, paths: list[str], options: DecodeOptions, n: int, decoders: 
     rows = wire_rows(spark, paths, options, n, placed).repartition(n, "part").sortWithinPartitions(*SORT_COLUMNS)
     results = rows.mapInArrow(reduce, OUT_DDL)
     if spread:
-        results = dealt(results, decoders).mapInArrow(decode_stage(options), OUT_DDL)
+        results = dealt(results, decoders, partition_keys(spark, decoders)).mapInArrow(decode_stage(options),
+                                                                                       OUT_DDL)
     return results
 
 
-def dealt(results, decoders: int):
-    """The reduce tasks' rows dealt round robin to `decoders` partitions, each partition in the order its
-    rows left their reduce task (kwire.spark.spread: a connection's exchanges reach a decode task's
-    Aggregator in capture order). Spark's round robin sorts the rows first (for retries), so the order
-    is carried in a column, (reduce task, row) as monotonically_increasing_id numbers them, and put back."""
+def dealt(results, decoders: int, keys: list[int]):
+    """The reduce tasks' rows dealt to `decoders` partitions (`keys`: partition_keys of that many), each
+    partition in the order its rows left their reduce task (kwire.spark.spread: a connection's exchanges reach
+    a decode task's Aggregator in capture order): the batches of a shard's Produce exchanges (kind ROUTED +
+    shard) to partition shard % decoders, every other row by its number, round robin. The order is carried in
+    a column, (reduce task, row) as monotonically_increasing_id numbers them, and put back."""
     from pyspark.sql import functions as F
 
-    return (results.withColumn(ORDER, F.monotonically_increasing_id()).repartition(decoders)
+    kind, order = F.col("kind"), F.col(ORDER)
+    target = F.when(kind >= ROUTED, F.pmod(kind - ROUTED, F.lit(decoders))).otherwise(F.pmod(order, F.lit(decoders)))
+    key = F.element_at(F.array(*[F.lit(k) for k in keys]), (target + 1).cast("int"))
+    return (results.withColumn(ORDER, F.monotonically_increasing_id()).repartition(decoders, key)
             .sortWithinPartitions(ORDER).select("kind", "data"))
 
 

@@ -20,10 +20,10 @@ from kwire.analytics.facts import ACK_COLUMNS, EXCHANGE_COLUMNS
 from kwire.analytics.read import read_exchange
 from kwire.group_filter import members_of, offload_all_but_groups
 from kwire.kafka.pairing import RawExchange
-from kwire.parallel import offloadable
+from kwire.parallel import offloadable_to_fold
 from kwire.pipeline import Pipeline, RunSummary
 from kwire.query import ExchangeFilter
-from kwire.spark.wire import PROWS, RAWS, XROWS, table_bytes
+from kwire.spark.wire import PROWS, XROWS, table_bytes
 from kwire.tls import KeyLog
 from kwire.net.tables import add_vxlan_ports
 
@@ -45,13 +45,14 @@ class DecodeOptions:
     def pipeline(self, spread: bool = False) -> Pipeline:
         """A Pipeline whose stream layers (TLS, Kafka, decoding) a task drives connection by connection,
         each connection enriched on its own (ConnectionEnricher); gathering a group's members, only
-        the group apis are decoded; `spread`: the exchanges kwire.parallel.offloadable picks are left
-        undecoded, for the decode stage (kwire.spark.spread)."""
+        the group apis are decoded; `spread`: the exchanges kwire.parallel.offloadable_to_fold picks are
+        left undecoded, for the decode stage (kwire.spark.spread: every Produce exchange of a shard decoded by
+        one task)."""
         self.open_tunnels()
         if self.members_of is not None:
             offload = offload_all_but_groups
         else:
-            offload = offloadable if spread else None
+            offload = offloadable_to_fold if spread else None
         pipeline = Pipeline(port_hints=self.port_hints, summary=RunSummary(), keys=self.keylog, offload=offload)
         pipeline.enricher = ConnectionEnricher()
         return pipeline
@@ -185,7 +186,7 @@ class Facts:
         if self.raws is not None:
             if end:
                 self.raws.flush()
-            out += [(RAWS, blob) for blob in self.raws.take()]
+            out += self.raws.take()
         return out
 
     def take_tables(self) -> tuple[pa.Table | None, pa.Table | None]:

@@ -8,13 +8,18 @@ the reduce task leaves those undecoded (DecodeOptions.pipeline(spread=True)) and
 
     reduce task   Facts.add(RawExchange)  --RawBatches-->  RAWS rows (a packed batch: kwire.parts_wire)
                   --repartition(d), round robin-->         every task a like share of the batches, in
-                                                           the order they left their reduce task
+                                                           the order they left their reduce task; those of
+                                                           one shard's Produce exchanges to one task
     decode task   decode_stage: RAWS -> Exchanges -> facts, a PartitionResult; other rows pass on
 
 Aggregators merge exactly in any order (kwire.analytics.aggregate), so where an exchange is counted
 does not change the document, as long as each task meets a connection's exchanges in capture order
 (which Produce batches are read for resends depends on it: kwire.analytics.resends); Spark's round
-robin sorts the rows before dealing them, so kwire.spark.job.dealt carries their order across. Without it, the reduce stage lasts as long as the busiest connection:
+robin sorts the rows before dealing them, so kwire.spark.job.dealt carries their order across. A
+producer's Produce exchanges are batched apart, by its shard (kwire.parallel.produce_shard, as `kwire stats
+--jobs` deals them to its workers), and dealt all to one decode task, so what one task reads for resends
+depends on nothing another saw (each connection in capture order; connections of one producer in the order
+their reduce tasks and flow keys give). Without it, the reduce stage lasts as long as the busiest connection:
 one task decodes all of it while the other cores idle. A batch is packed by the kwire task that
 built it and read by another kwire task of the same job (as kwire.parallel's batches between kwire's
 own processes): ints, strings and bytes in kwire.parts_wire's format; captured bytes stay bytes values.
@@ -26,31 +31,38 @@ import pyarrow as pa
 
 from kwire.gc_policy import settle_gc
 from kwire.kafka.pairing import RawExchange
-from kwire.parallel import BATCH, BATCH_BYTES, decode_packed
+from kwire.parallel import BATCH, BATCH_BYTES, decode_packed, produce_shard
 from kwire.parts_wire import PartsWriter
 from kwire.spark.results import DecodeOptions, Facts, PartitionResult
-from kwire.spark.wire import RAWS, RESULT, dumps, out_batches
+from kwire.spark.wire import RESULT, dumps, is_raws, out_batches, raws_kind
 
 
 class RawBatches:
-    """RawExchanges in, RAWS blobs out: batches of at most BATCH exchanges or BATCH_BYTES of frames."""
+    """RawExchanges in, (kind, blob) rows out: batches of at most BATCH exchanges or BATCH_BYTES of frames, a
+    shard's Produce exchanges apart (kind ROUTED + shard), every other exchange together (RAWS)."""
 
     def __init__(self) -> None:
-        self.batch = PartsWriter()
-        self.blobs: list[bytes] = []
+        self.batches: dict[int | None, PartsWriter] = {}  # shard (None: the others) -> its batch in progress
+        self.blobs: list[tuple[int, bytes]] = []
 
     def add(self, raw: RawExchange) -> None:
-        self.batch.add(raw)
-        if self.batch.rows >= BATCH or self.batch.frame_bytes >= BATCH_BYTES:
-            self.flush()
+        shard = produce_shard(raw)
+        batch = self.batches.get(shard)
+        if batch is None:
+            batch = self.batches[shard] = PartsWriter()
+        batch.add(raw)
+        if batch.rows >= BATCH or batch.frame_bytes >= BATCH_BYTES:
+            self._out(shard)
+
+    def _out(self, shard: int | None) -> None:
+        self.blobs.append((raws_kind(shard), self.batches.pop(shard).getvalue()))
 
     def flush(self) -> None:
-        if self.batch.rows:
-            self.blobs.append(self.batch.getvalue())
-            self.batch = PartsWriter()
+        for shard in sorted(self.batches, key=lambda s: -1 if s is None else s):
+            self._out(shard)
 
-    def take(self) -> list[bytes]:
-        """The full batches made since the last take."""
+    def take(self) -> list[tuple[int, bytes]]:
+        """The full batches made since the last take, as (kind, blob) rows."""
         blobs, self.blobs = self.blobs, []
         return blobs
 
@@ -65,11 +77,11 @@ class Decoder:
 
     def batch(self, batch: pa.RecordBatch) -> list[pa.RecordBatch]:
         kinds = batch.column(0).to_pylist()
-        if RAWS not in kinds:
+        if not any(is_raws(kind) for kind in kinds):
             return [batch]
         out = []
         for kind, blob in zip(kinds, batch.column(1).to_pylist()):
-            if kind != RAWS:
+            if not is_raws(kind):
                 out.append((kind, blob))
                 continue
             exchanges, errors = decode_packed(blob)

@@ -18,7 +18,9 @@ A reduce task's rows (OUT_SCHEMA) are RESULT, XROWS and PROWS, and, when it spre
 (kwire.spark.stitch.Reducer's `spread`),
 
     RAWS      exchanges paired but not decoded: a batch of kwire.exchanges.ExchangeParts packed by
-              kwire.parts_wire, for the decode stage (kwire.spark.spread)
+              kwire.parts_wire, for the decode stage (kwire.spark.spread), dealt to any decode task
+    ROUTED+s  the same, of Produce exchanges whose producer is of shard s (kwire.parallel.produce_shard):
+              every such batch of shard s goes to one decode task (kwire.spark.job.dealt)
 
 Within a connection's flow key, section 0 (what each file saw, small) sorts before section 1 (the
 bytes), and both in file order (`forder`: the file's first capture time, then `file`), then `n`.
@@ -35,6 +37,16 @@ import struct
 import pyarrow as pa
 
 REPORT, RESULT, XROWS, PROWS, PIECE, INTERIOR, DATA, GAP, RAWS = range(9)
+ROUTED = 16  # kinds ROUTED to ROUTED + kwire.analytics.resend_state.SHARDS - 1: RAWS of one shard
+
+
+def raws_kind(shard: int | None) -> int:
+    """The kind of a batch of RawExchanges: RAWS, or ROUTED + its shard."""
+    return RAWS if shard is None else ROUTED + shard
+
+
+def is_raws(kind: int) -> bool:
+    return kind == RAWS or kind >= ROUTED
 
 WIRE_SCHEMA = pa.schema([
     ("part", pa.int32()),

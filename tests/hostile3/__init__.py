@@ -1,1 +1,1 @@
-"""Test-only: the third hostile-input campaign's inputs (issue 49), a generator module per defect class."""
+"""Test-only: the third hostile-input campaign (issue 49): a generator module per class of defect, and its tests."""

@@ -11,7 +11,7 @@ from kwire.spark.mapside import read_file
 from kwire.spark.results import DecodeOptions, PartitionResult
 from kwire.spark.stitch import Reducer
 from kwire.spark.spread import Decoder
-from kwire.spark.wire import OUT_SCHEMA, RESULT, SORT_COLUMNS
+from kwire.spark.wire import OUT_SCHEMA, RESULT, ROUTED, SORT_COLUMNS
 
 
 def run_in_process(paths, parts: int = 3, options: DecodeOptions = DecodeOptions(),
@@ -39,12 +39,15 @@ def run_in_process(paths, parts: int = 3, options: DecodeOptions = DecodeOptions
 
 
 def decoded(out: list[pa.RecordBatch], parts: int, options: DecodeOptions) -> list[pa.RecordBatch]:
-    """The decode stage: rows dealt round robin to `parts` Decoders."""
+    """The decode stage: rows dealt round robin to `parts` Decoders, a shard's Produce batches to one (as
+    kwire.spark.job.dealt deals them)."""
     rows = pa.Table.from_batches(out, schema=OUT_SCHEMA) if out else OUT_SCHEMA.empty_table()
     decoders = [Decoder(options) for _ in range(parts)]
     done = []
+    kinds = rows.column(0).to_pylist()
     for i in range(rows.num_rows):
-        done += decoders[i % parts].batch(rows.slice(i, 1).to_batches()[0])
+        at = (kinds[i] - ROUTED) % parts if kinds[i] >= ROUTED else i % parts
+        done += decoders[at].batch(rows.slice(i, 1).to_batches()[0])
     for decoder in decoders:
         done += decoder.end()
     return done

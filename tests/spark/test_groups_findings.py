@@ -12,6 +12,7 @@ from kwire.query import ExchangeFilter
 from kwire.spark.job import run_job
 from kwire.spark.results import DecodeOptions
 from tests import problems as P
+from tests.hostile3.resends import resends
 from tests.spark.rotate import rotate
 from tests.spark.test_stitching import assert_same, stats_document
 
@@ -44,4 +45,17 @@ def test_spark_group_filter_equals_stats(spark, tmp_path):
     assert set(expected["client_ids"]) == {"kwire-consumer-1", "kwire-consumer-2", "kwire-flapper"}
     pending = AllOf(ExchangeFilter(), GroupFilter("kwire-app", resolved=False))
     result = run_job(spark, [str(p) for p in parts], DecodeOptions(keep=pending), partitions=3)
+    assert_same(result.document, expected)
+
+
+def test_spark_counts_the_resends_stats_counts(spark, tmp_path):
+    """Issue 49: thousands of failed sends resent, past the 16,384 records of failed sends kept
+    (tests/hostile3/resends.py), in rotated files: the document of `kwire stats`, findings and sample alike (a
+    decode task read for resends only the batches of a connection it was dealt, and counted fewer)."""
+    whole = tmp_path / "resends.pcap"
+    resends(whole)
+    parts = rotate(whole, tmp_path / "parts", 3000)
+    expected = stats_document([whole])
+    assert expected["findings_total"] > 500
+    result = run_job(spark, [str(p) for p in parts], partitions=3)
     assert_same(result.document, expected)

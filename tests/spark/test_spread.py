@@ -15,10 +15,10 @@ from kwire.kafka.pairing import RawExchange
 from kwire.parallel import BATCH, offloadable
 from kwire.parts_wire import pack, unpack
 from kwire.pipeline import analyze_files
-from kwire.spark.job import dealt
+from kwire.spark.job import dealt, partition_keys
 from kwire.spark.results import DecodeOptions
 from kwire.spark.spread import Decoder, RawBatches
-from kwire.spark.wire import OUT_DDL, OUT_SCHEMA, RAWS, RESULT, XROWS, loads, out_batches, table_of
+from kwire.spark.wire import OUT_DDL, OUT_SCHEMA, RAWS, RESULT, ROUTED, XROWS, loads, out_batches, table_of
 from tests.spark.inprocess import run_in_process
 from tests.spark.rotate import classic_pcap, rotate
 from tests.spark.test_stitching import assert_same, stats_document
@@ -37,7 +37,7 @@ def busy_files(tmp_path: Path, packets: int = 1500) -> list[Path]:
     return files
 
 
-def test_a_busy_connection_is_decoded_by_every_decode_task(tmp_path):
+def test_a_busy_connection_is_decoded_in_the_decode_stage(tmp_path):
     paths = busy_files(tmp_path)
     result, reducers = run_in_process(paths, parts=3, spread=True)
     assert_same(result.aggregator.document(), stats_document(paths))
@@ -67,12 +67,15 @@ def test_decode_stage_deals_batches_evenly_and_passes_other_rows_on(tmp_path):
     batches.flush()
     last = batches.take()
     whole = 3038 // BATCH
-    assert [len(unpack(b)) for b in full] == [BATCH] * whole and len(unpack(last[0])) == 3038 - whole * BATCH
-    blobs = full + last
+    assert [len(unpack(b)) for _, b in full] == [BATCH] * whole and len(unpack(last[0][1])) == 3038 - whole * BATCH
+    # one producer's Produce exchanges: one shard's batches (kwire.spark.job.dealt deals them all to one task)
+    assert len({kind for kind, _ in full + last}) == 1 and full[0][0] >= ROUTED
+    kind_of = dict((b, k) for k, b in full + last)
+    blobs = [b for _, b in full + last]
     decoders = [Decoder(DecodeOptions(rows=True)) for _ in range(3)]
     out = []
     for i, blob in enumerate(blobs + [b"a result row"]):
-        kind = RAWS if blob in blobs else RESULT
+        kind = kind_of.get(blob, RESULT)
         rows = pa.RecordBatch.from_arrays([pa.array([kind], pa.int8()), pa.array([blob], pa.binary())],
                                           schema=OUT_SCHEMA)
         out += decoders[i % 3].batch(rows)
@@ -99,13 +102,13 @@ def test_decode_errors_are_counted_where_the_bodies_are_decoded(tmp_path):
     for raw in raws[:10]:
         batches.add(raw)
     batches.flush()
-    (blob,) = batches.take()
+    ((kind, blob),) = batches.take()
     parts = unpack(blob)
     body = parts[3][11]  # ExchangeParts.request_body: cut short, the Produce request cannot decode
     half = body[:len(body) // 2]  # (its size too: a body shorter than its frame is a capture's cut, not an error)
     parts[3] = parts[3][:10] + (len(half) + 4, half) + parts[3][12:]
     decoder = Decoder(DecodeOptions())
-    decoder.batch(pa.RecordBatch.from_arrays([pa.array([RAWS], pa.int8()), pa.array([pack(parts)])],
+    decoder.batch(pa.RecordBatch.from_arrays([pa.array([kind], pa.int8()), pa.array([pack(parts)])],
                                              schema=OUT_SCHEMA))
     (end,) = decoder.end()
     result = loads(end.column(1)[0].as_py())
@@ -116,12 +119,14 @@ def test_decode_errors_are_counted_where_the_bodies_are_decoded(tmp_path):
 
 def test_each_decode_task_gets_a_reduce_task_rows_in_the_order_they_left_it(spark):
     """A decode task's Aggregator must meet a connection's exchanges in capture order (which Produce
-    batches it reads for resends depends on it: kwire.analytics.resend_state). Spark's round robin
-    sorts the rows before it deals them; `dealt` puts each reduce task's rows back in order."""
+    batches it reads for resends depends on it: kwire.analytics.resend_state), and all of a shard's Produce
+    exchanges. Spark's round robin sorts the rows before it deals them; `dealt` puts each reduce task's rows
+    back in order, and deals the rows of shard s (kind ROUTED + s) to task s % 4."""
     def reduce_tasks(batches):
         for batch in batches:
             for task in batch.column(0).to_pylist():
-                yield from out_batches([(RAWS, struct.pack(">II", task, row)) for row in range(300)])
+                yield from out_batches([(RAWS if row % 3 else ROUTED + row % 5, struct.pack(">II", task, row))
+                                        for row in range(300)])
 
     def seen(batches):
         from pyspark import TaskContext
@@ -132,10 +137,11 @@ def test_each_decode_task_gets_a_reduce_task_rows_in_the_order_they_left_it(spar
                                          names=["at", "data"])
 
     results = spark.range(0, 3, 1, 3).mapInArrow(reduce_tasks, OUT_DDL)
-    rows = dealt(results, 4).mapInArrow(seen, "at int, data binary").collect()
+    rows = dealt(results, 4, partition_keys(spark, 4)).mapInArrow(seen, "at int, data binary").collect()
     order: dict = {}
     for at, blob in rows:
         task, row = struct.unpack(">II", blob)
         order.setdefault((at, task), []).append(row)
+        assert row % 3 or at == (row % 5) % 4
     assert sum(len(v) for v in order.values()) == 900 and len({at for at, _ in order}) == 4
     assert all(rows == sorted(rows) for rows in order.values())
