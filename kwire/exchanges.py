@@ -7,7 +7,9 @@ reason); no_decoder (no schema for the api and version: the body stays None, the
 has name, version, ids, sizes and latency); and what the layers below say left a body undecodable:
 PendingRequest.lost / RawExchange.response_lost, a body kind (not_kept: pairing dropped the request
 body under its bound, kwire.kafka.pairing.MAX_PENDING_BYTES; cut_by_snaplen: the packet path saw the
-snap length cut it), carried as `request_lost` / `response_lost` and becoming the body's outcome.
+snap length cut it), carried as `request_lost` / `response_lost` and becoming the body's outcome. A
+body past the decoder's entries bound is not_kept, or, of an api that changes the cluster
+(kwire.codec.overlay.READ_IN_PART), read in part: kept_in_part (kwire.codec.partial).
 
 Protocol quirk, kept here: an ApiVersions response whose ErrorCode is UNSUPPORTED_VERSION (35) is
 written in the v0 body whatever version was asked (the broker cannot know which the client speaks).
@@ -22,16 +24,18 @@ from typing import NamedTuple
 from kwire.codec.compiler import decoder_for
 from kwire.codec.consumer_protocol import EMBEDDED_API_KEYS, decode_embedded
 from kwire.codec.leading import leading_fields
+from kwire.codec.overlay import READ_IN_PART
+from kwire.codec.partial import decode_in_part
 from kwire.codec.schemas import schema_for
 from kwire.codec.version_refusal import decode_mock_refusal
-from kwire.errors import DecodeError
+from kwire.errors import BodyTooLarge, DecodeError
 from kwire.fields import reduce_by_fields, set_fields
-from kwire.kafka.apis import API_VERSIONS_KEY, api_name
+from kwire.kafka.apis import API_BY_NAME, API_VERSIONS_KEY, api_name
 from kwire.kafka.headers import header_versions, parse_response_header
 from kwire.kafka.pairing import RawExchange
 from kwire.model import PAIRED, Exchange, new_exchange
 from kwire.outcomes import (ANSWER_NOT_CAPTURED, DECODED_BODY, MALFORMED, NO_DECODER_BODY, BodyOutcome, cut_body,
-                            lost_body, malformed, trailing)
+                            kept_in_part, lost_body, malformed, trailing)
 
 _I16 = struct.Struct(">h")
 UNSUPPORTED_VERSION = 35
@@ -63,9 +67,26 @@ def decode_body(api_key: int, kind: str, version: int, body, pos: int) -> tuple[
     try:
         decoded, end = decoder(body, pos)
     except DecodeError as exc:
-        return None, malformed(exc)
+        return undecoded(api_key, kind, version, body, pos, exc)
     left = len(body) - end
     return decoded, trailing(left) if left else DECODED_BODY
+
+
+_IN_PART = frozenset(API_BY_NAME[name.lower()].key for name in READ_IN_PART)
+
+
+def undecoded(api_key: int, kind: str, version: int, body, pos: int, error: DecodeError) -> tuple[dict | None,
+                                                                                                    BodyOutcome]:
+    """(None, its outcome) for a body that did not decode; one of an api that changes the cluster past the
+    entries bound (BodyTooLarge, kwire.codec.overlay.READ_IN_PART) is read in part (kwire.codec.partial): (the
+    part kept, kept_in_part), or None and the outcome of why it could not be."""
+    if type(error) is not BodyTooLarge or api_key not in _IN_PART:
+        return None, malformed(error)
+    try:
+        decoded, _, cut = decode_in_part(schema_for(api_key, kind), version, body, pos)
+    except DecodeError as exc:
+        return None, malformed(exc)
+    return decoded, kept_in_part(error, cut)
 
 
 class ExchangeParts(NamedTuple):
@@ -203,7 +224,7 @@ def _build(parts: tuple, decode: bool) -> Exchange:
                 left = len(req_body) - end
                 req_outcome = trailing(left) if left else DECODED_BODY
             except DecodeError as exc:
-                req_outcome = malformed(exc)
+                request, req_outcome = undecoded(api_key, "request", api_version, req_body, header_size, exc)
     if resp_lost is not None:
         resp_outcome = lost_body(resp_lost)
     elif resp_body is not None and decode:
@@ -251,7 +272,7 @@ def _decode_response(plan: _Plan, api_key: int, version: int, body) -> tuple[dic
     try:
         response, end = decoder(body, pos)
     except DecodeError as exc:
-        return None, malformed(exc)
+        return undecoded(api_key, "response", version, body, pos, exc)
     left = len(body) - end
     return response, trailing(left) if left else DECODED_BODY
 

@@ -16,7 +16,11 @@ What can happen to a body (a request or response frame's body, after its header)
                      was followed by its length (`reason` says how much was captured), or its answer was
                      not captured though a later one was
     not_kept         a bound dropped it (`reason` says which: KWIRE_MAX_PENDING_BYTES before it could be
-                     decoded, KWIRE_MAX_BODY_ENTRIES when it would make more entries than kwire keeps)
+                     decoded, KWIRE_MAX_BODY_ENTRIES when it would make more entries than kwire keeps and
+                     could not be kept in part)
+    kept_in_part     a body of an api that changes the cluster would make more entries than kwire keeps
+                     (KWIRE_MAX_BODY_ENTRIES): read to its end, the elements of its arrays past the bound
+                     left out and counted in the body (kwire.codec.partial: `_not_kept`); `size` says how many
     no_decoder       kwire has no decoder for the api and version
     undecryptable    inside TLS kwire could not decrypt (counted per connection in the `tls` notes:
                      no frame of an undecrypted stream is ever read, so no Exchange carries it yet)
@@ -46,6 +50,7 @@ MALFORMED = "malformed"
 TRAILING_BYTES = "trailing_bytes"
 CUT_BY_SNAPLEN = "cut_by_snaplen"
 NOT_KEPT = "not_kept"
+KEPT_IN_PART = "kept_in_part"
 NO_DECODER = "no_decoder"
 UNDECRYPTABLE = "undecryptable"
 
@@ -80,6 +85,7 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind(TRAILING_BYTES, "body", SENDER, "{size} bytes left after the decoded body", True),
     Kind(CUT_BY_SNAPLEN, "body", CAPTURE, "cut short in the capture: {reason}"),
     Kind(NOT_KEPT, "body", KWIRE, "not kept: {reason}"),
+    Kind(KEPT_IN_PART, "body", KWIRE, "kept in part: {reason}; {size:,} array elements past it not kept", True),
     Kind(NO_DECODER, "body", KWIRE, "not decoded: kwire has no decoder for this api version"),
     Kind(UNDECRYPTABLE, "body", CAPTURE, "not decoded: inside TLS kwire could not decrypt"),
     Kind(PAIRED, "exchange", None, "request and response paired by correlation id"),
@@ -103,7 +109,7 @@ class BodyOutcome(NamedTuple):
     field: str | None = None  # malformed: the path of the field the decoder stopped at ("Topics.Name")
     offset: int | None = None  # malformed: where, in bytes from the start of the frame body
     reason: str | None = None  # malformed: what was wrong there, in the decoder's words
-    size: int = 0  # trailing_bytes: how many bytes were left
+    size: int = 0  # trailing_bytes: how many bytes were left; kept_in_part: how many array elements were left out
 
 
 DECODED_BODY = BodyOutcome(DECODED)
@@ -134,6 +140,13 @@ def lost_body(kind: str) -> BodyOutcome:
     """The outcome of a body a layer below decoding marked with a body kind (kwire.kafka.pairing's
     PendingRequest.lost, RawExchange.response_lost: NOT_KEPT, CUT_BY_SNAPLEN, UNDECRYPTABLE)."""
     return _LOST.get(kind) or BodyOutcome(kind)
+
+
+def kept_in_part(error, cut: int) -> BodyOutcome:
+    """The outcome of a body past the entries bound (`error`, its BodyTooLarge) read in part, `cut` array
+    elements left out."""
+    return BodyOutcome(KEPT_IN_PART, getattr(error, "field", None), getattr(error, "offset", None),
+                       getattr(error, "reason", None) or str(error), cut)
 
 
 def trailing(size: int) -> BodyOutcome:

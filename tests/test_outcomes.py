@@ -130,7 +130,7 @@ def test_a_tiny_cap_adds_no_decode_error_and_no_violation(capture, monkeypatch):
 
 def test_kinds_are_registered_once_with_their_text():
     assert set(BODY_KINDS) == {"decoded", "malformed", "trailing_bytes", "cut_by_snaplen", "not_kept",
-                               "no_decoder", "undecryptable"}
+                               "kept_in_part", "no_decoder", "undecryptable"}
     assert [k for k, v in KINDS.items() if v.blames == SENDER] == [MALFORMED, TRAILING_BYTES]
     for name in BODY_KINDS:
         assert describe(BodyOutcome(name, size=3))
@@ -182,3 +182,21 @@ def test_a_body_past_the_entries_bound_is_not_kept_not_malformed():
                                      19, "Results[].Configs", "DescribeConfigsResponse v4"))
     assert outcome.kind == NOT_KEPT and blames(outcome.kind) == KWIRE
     assert "KWIRE_MAX_BODY_ENTRIES" in error_text(outcome) and error_text(outcome).startswith("not kept: ")
+
+
+def test_a_body_past_the_entries_bound_is_kept_in_part(monkeypatch):
+    """decode_body reads a body past KWIRE_MAX_BODY_ENTRIES in part (kwire.codec.partial): the elements the
+    bound holds kept, the rest counted in the body and in the outcome, which blames nobody on the wire."""
+    from kwire.codec import compiler
+    from kwire.exchanges import decode_body
+    from kwire.outcomes import KEPT_IN_PART, KWIRE, blames
+    from tests.render.hostile import encode_body
+
+    monkeypatch.setattr(compiler, "MAX_BODY_ENTRIES", 10)
+    body = encode_body(20, "request", 6, {"Topics": [{"Name": f"t{i}"} for i in range(25)], "TimeoutMs": 7})
+    decoded, outcome = decode_body(20, "request", 6, body, 0)
+    assert outcome.kind == KEPT_IN_PART and blames(outcome.kind) == KWIRE and outcome.size == 15
+    assert [t["Name"] for t in decoded["Topics"]] == [f"t{i}" for i in range(10)] and decoded["TimeoutMs"] == 7
+    assert decoded["_not_kept"] == {"Topics": 15}
+    assert error_text(outcome).startswith("kept in part: more than 10 entries") and "15 array elements" in \
+        error_text(outcome)

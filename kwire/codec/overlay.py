@@ -7,7 +7,9 @@ mark, so the generated modules stay Kafka's facts only (scripts/gen_schemas.py w
 - ROLES: the fields that are secrets (kept out of every output unless --show-secrets) and the name,
   value and IsSensitive fields of configuration entries (a value is a secret when the broker said
   IsSensitive or `sensitive_config(name)`, kwire.codec.config_secrets: Kafka's PASSWORD configurations);
-- topic ids: Kafka leaves them unmarked; every uuid field named TopicId is marked TOPIC_ID.
+- topic ids: Kafka leaves them unmarked; every uuid field named TopicId is marked TOPIC_ID;
+- READ_IN_PART: the apis whose bodies past kwire's entries bound are read in part (kwire.codec.partial)
+  rather than not kept: those that change the cluster, whose every entry an audit must see.
 
 A path is the field names from the message's top level down, joined by dots ("Topics.Partitions.X").
 `apply(message_name, fields)` returns the fields with the marks set; a path that names no field is an
@@ -100,6 +102,18 @@ ROLES: dict[str, dict[str, str]] = {
     "AlterConfigsRequest": _config_entries("Resources.Configs"),
     "IncrementalAlterConfigsRequest": _config_entries("Resources.Configs"),
 }
+
+# The apis whose requests (and answers) past KWIRE_MAX_BODY_ENTRIES are read in part (kwire.exchanges): the
+# admin apis the change log reads (kwire.analytics.changes_apis.READERS: tests/analytics/test_changes_caps.py
+# checks they are the same), so that padding a destructive request never hides it. Other bodies past the bound
+# are not kept: reading a million-entry answer in part costs seconds and a bound's worth of memory, for no
+# reader that needs every entry.
+READ_IN_PART = frozenset({
+    "CreateTopics", "DeleteTopics", "CreatePartitions", "AlterConfigs", "IncrementalAlterConfigs", "CreateAcls",
+    "DeleteAcls", "AlterUserScramCredentials", "AlterClientQuotas", "OffsetCommit", "OffsetDelete",
+    "AlterShareGroupOffsets", "DeleteShareGroupOffsets", "DeleteGroups", "LeaveGroup", "DeleteRecords",
+    "ElectLeaders", "AlterPartitionReassignments", "UpdateFeatures", "CreateDelegationToken",
+    "RenewDelegationToken", "ExpireDelegationToken", "WriteTxnMarkers", "UnregisterBroker"})
 
 
 def messages_with(role: str) -> frozenset[str]:
