@@ -8,11 +8,15 @@ document:
 
     {count, failed, shown, overflow, by_operation: {operation: n}, by_result: {result: n},
      entries: [{ts, client, broker, client_id, principal, correlation_id, api, operation, resources,
-                result, kind}]}
+                result, kind, makes_kind, resource_count, unlisted_results, request_outcome,
+                entries_not_read}]}
 
 Bounds (one policy, kwire.analytics.mergeable): the first MAX_CHANGES changes by time are kept whole
 (ties broken by client, broker and correlation id: `Kept`), the others are counted (`overflow`) and
-still counted in by_operation and by_result, which are sums. A connection's principal is joined in
+still counted in by_operation and by_result, which are sums (by_result over every resource of a
+change, those it does not list too: its `unlisted_results`). A change keeps at most
+changes_read.MAX_RESOURCES resources (and as many more that make its kind): one change of a million
+resources is a bounded entry. A connection's principal is joined in
 when the document is made; principals are kept for the MAX_PRINCIPALS smallest (client, broker) pairs.
 `destructive()` gives the kept changes of a DESTRUCTIVE kind to kwire.analytics.findings_changes.
 """
@@ -25,6 +29,7 @@ from kwire.analytics import tags as T
 MAX_CHANGES = 1000
 MAX_PRINCIPALS = 65536
 OK = "ok"
+UNKNOWN = "not_kept"  # a resource whose answer kwire did not keep: not a failure
 
 
 def _key(change: dict) -> tuple:
@@ -48,12 +53,14 @@ class ChangesState:
             return
         change = ob[1]
         self.count += 1
-        if any(r != OK for r in change["result"]):
+        unlisted = change["unlisted_results"]
+        if any(r != OK and r != UNKNOWN for r in change["result"]) or any(r != OK and r != UNKNOWN for r in unlisted):
             self.failed += 1
         op = change["operation"]
         self.by_operation[op] = self.by_operation.get(op, 0) + 1
         for result in change["result"]:
             self.by_result[result] = self.by_result.get(result, 0) + 1
+        merge_counts(self.by_result, unlisted)
         self.kept.add(_key(change), change)
 
     def add_principal(self, client: str, broker: str, principal: str) -> None:
@@ -93,4 +100,7 @@ def _shown(change: dict, principal: str | None) -> dict:
     return {"ts": round(change["ts_ns"] / 1e9, 9), "client": change["client"], "broker": change["broker"],
             "client_id": change["client_id"], "principal": principal, "correlation_id": change["correlation_id"],
             "api": change["api"], "operation": change["operation"], "resources": change["resources"],
-            "result": change["result"], "kind": change["kind"]}
+            "result": change["result"], "kind": change["kind"], "makes_kind": change["makes_kind"],
+            "resource_count": change["resource_count"],
+            "unlisted_results": change["unlisted_results"], "request_outcome": change["request_outcome"],
+            "entries_not_read": change["entries_not_read"]}

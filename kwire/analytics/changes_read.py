@@ -8,12 +8,29 @@ the stats document less `principal`, which kwire.analytics.changes joins in from
 the same connection):
 
     {ts_ns, client, broker, client_id, correlation_id, api, operation, resources: [dict], result: [str],
-     kind}
+     kind, makes_kind: [index], resource_count, unlisted_results: {result: n}, request_outcome,
+     entries_not_read}
 
 `result[i]` is the outcome for `resources[i]`: "ok", the Kafka error name the broker gave it,
 "no_response" when the request was not answered, "undecoded" when the answer did not decode,
-"not_in_answer" when the answer decoded but did not name the resource.
-`kind` names a destructive or security-relevant change (DESTRUCTIVE), else None.
+"not_in_answer" when the answer decoded but did not name the resource, "not_kept" when the part of an
+answer past kwire's entries bound that would name it was not kept (kwire.codec.partial).
+`kind` names a destructive or security-relevant change (DESTRUCTIVE), else None; `makes_kind` the
+indexes in `resources` of those that make it when not every resource does (the allow-all bindings of
+a CreateAcls), else [].
+
+Bounded whatever the request's size (`Resources`): every resource the request names is read and counted
+(`resource_count`), the first MAX_RESOURCES are kept with their results, then up to MAX_RESOURCES more of
+those that make the change's kind (an allow-all binding after a million harmless ones); the results of
+the others are counted in `unlisted_results`. A resource's own lists and maps (offsets, partitions,
+configs) keep MAX_DETAIL items, the rest counted in its `unlisted`. A request past the decoder's entries
+bound is read in part (kwire.codec.partial): its arrays' elements past the bound are read here one at a
+time, never held together; what a resource holds past it is counted (`entries_not_read`). A request that
+did not decode at all (malformed, cut by the snap length, not kept) is listed all the same, by its api
+with its client and the answer's result, as one resource {"type": "request", "not_read": why}, with the
+api's destructive kind (`request_outcome` says why): a bound or a bad byte never makes an operation
+vanish. (OffsetCommit, LeaveGroup and WriteTxnMarkers are changes only by what their bodies say: a tool's
+commit, an admin's removal, an abort; undecoded, they are not listed.)
 
 The bodies are read through the schemas' marks (kwire.codec.schema): numbers with names (ACL resource
 types, operations, permissions, config operations, SCRAM mechanisms, election types) come out as the
@@ -28,62 +45,21 @@ admin client's reason).
 
 from __future__ import annotations
 
-from kwire.codec.config_secrets import sensitive_config
-from kwire.codec.schema import CONFIG_NAME, CONFIG_SENSITIVE, CONFIG_VALUE, SECRET
-from kwire.codec.schemas import schema_for
+from kwire.analytics.changes_body import Body
 from kwire.kafka.error_codes import error_name
 from kwire.model import PAIRED, Exchange
+from kwire.outcomes import DECODED, KEPT_IN_PART, TRAILING_BYTES, describe
 
-OK, NO_RESPONSE, UNDECODED, NOT_IN_ANSWER = "ok", "no_response", "undecoded", "not_in_answer"
+OK, NO_RESPONSE, UNDECODED, NOT_IN_ANSWER, NOT_KEPT = "ok", "no_response", "undecoded", "not_in_answer", "not_kept"
 # kinds of change that are findings (kwire.analytics.findings_changes), with their severity
 DESTRUCTIVE = {"topic_deleted": "critical", "records_deleted": "critical", "acl_allow_all": "critical",
                "group_deleted": "warning", "offsets_moved": "warning", "acl_removed": "warning",
                "credentials_changed": "warning"}
 ADMIN_REASON = "removed by an admin"  # the Java admin client's LeaveGroup reason
 MARKER_SENDER = "txn-marker-sender"  # a broker's own WriteTxnMarkers client id (not a tool)
-
-
-# ---- bodies with their marks applied ------------------------------------------------------------
-
-def named(api_key: int | None, kind: str, version: int | None, body) -> dict | None:
-    """`body` with enum-marked numbers as their names, secrets left out and sensitive configuration
-    values redacted, by the schema of (api, kind, version); None when there is no body."""
-    if body is None or api_key is None or version is None:
-        return None
-    schema = schema_for(api_key, kind)
-    if schema is None:
-        return None
-    return _named(body, schema.fields, version)
-
-
-def _named(struct: dict, fields, version: int) -> dict:
-    out = {}
-    name_key = value_key = None
-    flagged = False
-    for f in fields:
-        if f.name not in struct or not f.present_in(version):
-            continue
-        value = struct[f.name]
-        if f.role == SECRET:
-            continue
-        if f.fields is not None:
-            if type(value) is list:
-                value = [_named(v, f.fields, version) if type(v) is dict else v for v in value]
-            elif type(value) is dict:
-                value = _named(value, f.fields, version)
-        elif f.enum is not None:
-            value = [f.enum.get(v, v) for v in value] if type(value) is list else f.enum.get(value, value)
-        if f.role == CONFIG_NAME:
-            name_key = f.name
-        elif f.role == CONFIG_VALUE:
-            value_key = f.name
-        elif f.role == CONFIG_SENSITIVE:
-            flagged = value is True
-        out[f.name] = value
-    secret = flagged or sensitive_config(out.get(name_key))
-    if value_key is not None and type(out.get(value_key)) is str and secret:
-        out[value_key] = {"redacted": len(out[value_key])}
-    return out
+MAX_RESOURCES = 100  # resources kept per change (and as many more that make its kind)
+MAX_DETAIL = 100  # items kept of a resource's own list or map
+_READ = frozenset({DECODED, TRAILING_BYTES, KEPT_IN_PART})  # a request body there to read
 
 
 # ---- results ------------------------------------------------------------------------------------
@@ -94,12 +70,13 @@ def code_result(code) -> str:
 
 class Answer:
     """The response of an exchange as results: `of(code)` for a resource's own error code, with the
-    whole request's outcome first (not answered, not decoded, a top-level error)."""
+    whole request's outcome first (not answered, not decoded, a top-level error). `body`: a Body, or
+    None when there is no decoded answer."""
 
     __slots__ = ("body", "whole")
 
     def __init__(self, ex: Exchange, top_field: str | None = "ErrorCode"):
-        self.body = named(ex.api_key, "response", ex.api_version, ex.response) if ex.status == PAIRED else None
+        self.body = Body.of(ex, "response") if ex.status == PAIRED else None
         if ex.status != PAIRED:
             self.whole = NO_RESPONSE
         elif self.body is None:
@@ -108,24 +85,82 @@ class Answer:
             top = self.body.get(top_field) if top_field else None
             self.whole = code_result(top) if top else None
 
-    def of(self, code=None, missing: bool = False) -> str:
+    def of(self, code=None, missing: bool = False, array: str | None = None) -> str:
+        """The result of a resource: `missing` when the answer did not name it (in `array`: not kept
+        there, when that array was cut)."""
         if self.whole is not None:
             return self.whole
-        return NOT_IN_ANSWER if missing else code_result(code)
+        if missing:
+            return NOT_KEPT if array is not None and self.body.cut(array) else NOT_IN_ANSWER
+        return code_result(code)
+
+    def items(self, array: str):
+        """The kept entries of the answer's `array`, one at a time (an answer is matched within what it kept)."""
+        return self.body.items(array, cut=False) if self.body is not None else iter(())
 
     def by(self, array: str, key) -> dict:
-        """The response's `array` entries by key(entry)."""
-        return {key(e): e for e in (self.body or {}).get(array) or () if type(e) is dict}
+        """The answer's kept `array` entries by key(entry)."""
+        return {key(e): e for e in self.items(array)}
+
+    def get(self, name: str, default=None):
+        return self.body.get(name, default) if self.body is not None else default
 
 
 def first_error(entries, field: str = "ErrorCode") -> int:
     return next((e.get(field) for e in entries or () if type(e) is dict and e.get(field)), 0)
 
 
-def entry(ex: Exchange, operation: str, resources: list, results: list, kind: str | None = None) -> dict:
+# ---- what a change keeps -----------------------------------------------------------------------
+
+class Resources:
+    """The resources of one change as it keeps them (the module's bounds), with their results."""
+
+    __slots__ = ("kept", "results", "count", "unlisted", "alarms", "extra")
+
+    def __init__(self) -> None:
+        self.kept: list[dict] = []
+        self.results: list[str] = []
+        self.count = 0
+        self.unlisted: dict[str, int] = {}
+        self.alarms: list[int] = []  # the indexes in `kept` of the resources that make the kind (`alarm`)
+        self.extra = 0  # resources kept past the first MAX_RESOURCES because they make the kind
+
+    def add(self, resource: dict, result: str, alarm: bool = False) -> None:
+        """A resource the request names, with its result; `alarm`: it makes the change's kind (when not
+        every resource does: an allow-all binding)."""
+        self.count += 1
+        if len(self.kept) < MAX_RESOURCES or (alarm and self.extra < MAX_RESOURCES):
+            if len(self.kept) >= MAX_RESOURCES:
+                self.extra += 1
+            if alarm:
+                self.alarms.append(len(self.kept))
+            self.kept.append(_trimmed(resource))
+            self.results.append(result)
+        else:
+            self.unlisted[result] = self.unlisted.get(result, 0) + 1
+
+
+def _trimmed(resource: dict) -> dict:
+    """A resource whose own lists and maps keep MAX_DETAIL items (the rest counted in `unlisted`)."""
+    cut = {}
+    for key, value in resource.items():
+        if type(value) in (list, dict) and len(value) > MAX_DETAIL:
+            cut[key] = len(value) - MAX_DETAIL
+            resource[key] = value[:MAX_DETAIL] if type(value) is list else dict(list(value.items())[:MAX_DETAIL])
+    if cut:
+        resource["unlisted"] = cut
+    return resource
+
+
+def entry(ex: Exchange, operation: str, resources: Resources, kind: str | None = None,
+          request: Body | None = None) -> dict:
+    outcome = ex.request_outcome
     return {"ts_ns": ex.ts_ns, "client": ex.client, "broker": ex.broker, "client_id": ex.client_id,
             "correlation_id": ex.correlation_id, "api": ex.api, "operation": operation,
-            "resources": resources, "result": results, "kind": kind}
+            "resources": resources.kept, "result": resources.results, "kind": kind, "makes_kind": resources.alarms,
+            "resource_count": resources.count, "unlisted_results": dict(sorted(resources.unlisted.items())),
+            "request_outcome": outcome.kind if outcome is not None and outcome.kind != DECODED else None,
+            "entries_not_read": request.unread if request is not None else 0}
 
 
 def change_of(ex: Exchange) -> dict | None:
@@ -133,12 +168,23 @@ def change_of(ex: Exchange) -> dict | None:
     from kwire.analytics.changes_apis import READERS
 
     reader = READERS.get(ex.api)
-    if reader is None or not ex.request:
+    if reader is None:
         return None
-    request = named(ex.api_key, "request", ex.api_version, ex.request)
-    if not request or request.get("ValidateOnly") is True or request.get("validateOnly") is True:
+    outcome = ex.request_outcome
+    if ex.request is None or outcome is None or outcome.kind not in _READ:
+        return _not_read(ex, reader) if outcome is not None and not reader.by_body else None
+    request = Body.of(ex, "request")
+    if request is None or request.get("ValidateOnly") is True or request.get("validateOnly") is True:
         return None
-    return reader(ex, request)
+    return reader.read(ex, request)
+
+
+def _not_read(ex: Exchange, reader) -> dict:
+    """A change whose request did not decode: its api, client and the answer's result."""
+    resources = Resources()
+    resources.add({"type": "request", "not_read": describe(ex.request_outcome)}, Answer(ex, None).of())
+    resources.count = None  # not known
+    return entry(ex, reader.operation, resources, reader.kind)
 
 
 def is_change(ex: Exchange) -> bool:

@@ -6,25 +6,35 @@ deleted by a tool, ACLs removed, an ALLOW binding for every principal or every o
 resource added, SCRAM credentials changed. Severity by kind (kwire.analytics.changes_read.DESTRUCTIVE:
 critical for deleted topics and records and allow-all ACLs, warning for the rest); "info" when the
 broker refused every attempt with an error (nothing changed, but someone tried). An attempt not
-answered, or answered with a body that does not decode, may have changed the cluster: it counts.
+answered, or answered with a body that does not decode, may have changed the cluster: it counts. So
+does a request kwire could not read (malformed, cut by the snap length, not kept): it is a change of
+its api's destructive kind, said as what it may have done (`not_read`).
 
-    admin_change {change, client_id, principal, clients, operations, resources, count, refused}
+    admin_change {change, client_id, principal, clients, operations, resources, resource_count, count,
+                  refused, not_read}
 
-`resources` names what was touched (at most MAX_NAMED, in time order), `count` the changes and
-`refused` those of them the broker refused (every resource's result an error name).
+`resources` names what was touched (at most MAX_NAMED, in time order; of a change whose kind some of its
+resources make, those: the bindings that allow all), `resource_count` how many resources the changes named
+(null when one was not read),
+`count` the changes, `refused` those of them the broker refused (every resource's result an error
+name), `not_read` those whose request kwire could not read.
 """
 
 from __future__ import annotations
 
-from kwire.analytics.changes_read import DESTRUCTIVE, NO_RESPONSE, NOT_IN_ANSWER, OK, UNDECODED
-
-_UNKNOWN = frozenset({NO_RESPONSE, NOT_IN_ANSWER, UNDECODED})
+from kwire.analytics.changes_read import DESTRUCTIVE, NO_RESPONSE, NOT_IN_ANSWER, NOT_KEPT, OK, UNDECODED
 from kwire.analytics.findings import finding
+from kwire.outcomes import DECODED, KEPT_IN_PART, TRAILING_BYTES
 
+_UNKNOWN = frozenset({NO_RESPONSE, NOT_IN_ANSWER, UNDECODED, NOT_KEPT})
+_READ = frozenset({None, DECODED, KEPT_IN_PART, TRAILING_BYTES})  # a change's request_outcome when it was read
 MAX_NAMED = 20
-_WHAT = {"topic_deleted": "deleted topics", "records_deleted": "deleted records from", "group_deleted": "deleted groups",
-         "offsets_moved": "moved group offsets of", "acl_removed": "removed ACLs", "acl_allow_all": "added allow-all ACLs",
-         "credentials_changed": "changed SCRAM credentials of"}
+_WHAT = {"topic_deleted": "deleted topics", "records_deleted": "deleted records from",
+         "group_deleted": "deleted groups", "offsets_moved": "moved group offsets of", "acl_removed": "removed ACLs",
+         "acl_allow_all": "added allow-all ACLs", "credentials_changed": "changed SCRAM credentials of"}
+_MAY = {"topic_deleted": "deleted topics", "records_deleted": "deleted records", "group_deleted": "deleted groups",
+        "offsets_moved": "moved group offsets", "acl_removed": "removed ACLs", "acl_allow_all": "added allow-all ACLs",
+        "credentials_changed": "changed SCRAM credentials"}
 
 
 def resource_name(res: dict) -> str:
@@ -43,37 +53,75 @@ def resource_name(res: dict) -> str:
         return ",".join(f"{k}={v}" for k, v in (res.get("entity") or {}).items())
     if kind == "group_member":
         return f"{res.get('group')}/{res.get('instance_id') or res.get('member_id')}"
+    if kind == "request":
+        return f"(request not read: {res.get('not_read')})"
     return str(res.get("name", res.get("token_id", kind)))
 
 
 def _refused(change: dict) -> bool:
     """Every resource answered with an error: nothing was changed."""
-    return all(r != OK and r not in _UNKNOWN for r in change["result"])
+    results = list(change["result"]) + list(change["unlisted_results"])
+    return all(r != OK and r not in _UNKNOWN for r in results)
+
+
+def _named(kind: str, changes: list[dict]) -> list[str]:
+    """The resources a finding names: the first MAX_NAMED (of allow-all ACLs, the bindings that allow all)."""
+    named: list[str] = []
+    for change in changes:
+        marked = set(change["makes_kind"])
+        for i, res in enumerate(change["resources"]):
+            if marked and i not in marked:
+                continue
+            name = resource_name(res)
+            if name not in named and len(named) < MAX_NAMED:
+                named.append(name)
+    return named
+
+
+def _summary(kind: str, who: str, broker: str, changes: list[dict], named: list[str], failed: int) -> str:
+    read = [c for c in changes if c["request_outcome"] in _READ]
+    unread = [c for c in changes if c["request_outcome"] not in _READ]
+    tail = f" ({failed} of {len(changes)} refused)" if failed else ""
+    if not read:
+        apis = ", ".join(sorted({c["api"] for c in unread}))
+        why = unread[0]["resources"][0].get("not_read") if unread[0]["resources"] else unread[0]["request_outcome"]
+        plural = "s" if len(unread) > 1 else ""
+        return (f"{who} sent {len(unread)} {apis} request{plural} to broker {broker} that kwire could not read "
+                f"({why}): it may have {_MAY[kind]}{tail}")
+    total = sum(c["resource_count"] or 0 for c in read)
+    shown = [n for n in named if not n.startswith("(request not read")]
+    more = f" and {total - len(shown):,} more" if kind != "acl_allow_all" and total > len(shown) else ""
+    out = f"{who} {_WHAT[kind]} {', '.join(shown)}{more} on broker {broker}{tail}"
+    if kind == "acl_allow_all" and total > len(shown):
+        out += f" ({total:,} bindings in all)"
+    deep = sum(c["entries_not_read"] for c in read)
+    if deep:
+        out += f"; {deep:,} entries inside them past kwire's entries bound not detailed"
+    if unread:
+        out += f"; {len(unread)} more request{'s' if len(unread) > 1 else ''} not read: it may have {_MAY[kind]} too"
+    return out
 
 
 def find(analysis, names: dict, first_ns, last_ns) -> list[dict]:
     groups: dict[tuple, list] = {}
     for change, principal in analysis.changes.destructive():
-        groups.setdefault((change["kind"], change["client_id"] or "", principal or "", change["broker"]), []).append(change)
+        key = (change["kind"], change["client_id"] or "", principal or "", change["broker"])
+        groups.setdefault(key, []).append(change)
     out = []
     for (kind, client_id, principal, broker), changes in sorted(groups.items()):
-        named: list[str] = []
-        for change in changes:
-            for res in change["resources"]:
-                name = resource_name(res)
-                if name not in named and len(named) < MAX_NAMED:
-                    named.append(name)
+        named = _named(kind, changes)
         failed = sum(1 for c in changes if _refused(c))
         severity = "info" if failed == len(changes) else DESTRUCTIVE[kind]
         who = client_id or "(no client id)"
         if principal:
             who += f" as {principal}"
-        tail = f" ({failed} of {len(changes)} refused)" if failed else ""
-        summary = f"{who} {_WHAT[kind]} {', '.join(named)} on broker {broker}{tail}"
+        counts = [c["resource_count"] for c in changes]
         evidence = [(c["ts_ns"], c["client"], c["broker"], c["correlation_id"], c["api"]) for c in changes]
-        out.append(finding("admin_change", severity, summary, changes[0]["ts_ns"], changes[-1]["ts_ns"], evidence,
+        out.append(finding("admin_change", severity, _summary(kind, who, broker, changes, named, failed),
+                           changes[0]["ts_ns"], changes[-1]["ts_ns"], evidence,
                            change=kind, client_id=client_id or None, principal=principal or None,
                            clients=sorted({c["client"] for c in changes}),
                            operations=sorted({c["operation"] for c in changes}), resources=named,
-                           count=len(changes), refused=failed))
+                           resource_count=None if None in counts else sum(counts), count=len(changes),
+                           refused=failed, not_read=sum(1 for c in changes if c["request_outcome"] not in _READ)))
     return out
