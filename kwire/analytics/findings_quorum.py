@@ -1,11 +1,15 @@
 """Findings on the KRaft quorum (kwire.analytics.quorum): the controllers' leader changed, a broker was
 fenced, a broker's metadata fell behind.
 
-- quorum_leader_change {leader_id, epoch, previous_leader_id, previous_epoch} (warning): a new
+- quorum_leader_change {leader_id, epoch, previous_leader_id, previous_epoch, count} (warning): a new
   (leader, epoch) after an earlier one; the first leader seen is not a change.
-- broker_fenced {broker_id, fenced_s, requested} (warning; info when the broker asked for it with
+- broker_fenced {broker_id, fenced_s, requested, count} (warning; info when the broker asked for it with
   WantFence or WantShutDown): a broker answered IsFenced after being unfenced; `fenced_s` how long
   until it was unfenced again (None: not in the capture).
+
+Each of those two lists MAX_EACH findings one by one (of the leader changes; of each broker's
+fencings), `count` 1; past them one more finding stands for all the rest, `count` of them, from the
+first to the last (its keys the last one's; a leader change's `previous_*` the first one's before).
 - metadata_behind {broker_id, max_offsets, behind_s} (warning): a broker's heartbeats reported a
   metadata offset below what another broker had reported BEHIND_S earlier (kwire.analytics.quorum).
 """
@@ -24,31 +28,54 @@ def _ns(seconds):
 
 
 def _leaders(replay: Replay) -> list[dict]:
-    out = []
     pairs = list(zip(replay.leaders, replay.leader_evidence))
-    for (before, _), (after, ev) in list(zip(pairs, pairs[1:]))[:MAX_EACH]:
-        if after["leader_id"] == before["leader_id"] and after["epoch"] <= before["epoch"]:
-            continue
+    changes = [(before, after, ev) for (before, _), (after, ev) in zip(pairs, pairs[1:])
+               if not (after["leader_id"] == before["leader_id"] and after["epoch"] <= before["epoch"])]
+    out = []
+    for before, after, ev in changes[:MAX_EACH]:
         summary = (f"controller leader changed from {before['leader_id']} (epoch {before['epoch']}) to "
                    f"{after['leader_id']} (epoch {after['epoch']}), seen in {after['api']}")
         out.append(finding("quorum_leader_change", "warning", summary, _ns(after["ts"]), _ns(after["ts"]), [ev],
                            leader_id=after["leader_id"], epoch=after["epoch"],
-                           previous_leader_id=before["leader_id"], previous_epoch=before["epoch"]))
+                           previous_leader_id=before["leader_id"], previous_epoch=before["epoch"], count=1))
+    rest = changes[MAX_EACH:]
+    if rest:
+        (first, _, ev), (_, last, _) = rest[0], rest[-1]
+        summary = (f"controller leader changed {len(rest):,} more times (past the first {MAX_EACH} listed), from "
+                   f"{first['leader_id']} (epoch {first['epoch']}) to {last['leader_id']} (epoch {last['epoch']})")
+        out.append(finding("quorum_leader_change", "warning", summary, _ns(rest[0][1]["ts"]), _ns(last["ts"]),
+                           [c[2] for c in rest], leader_id=last["leader_id"], epoch=last["epoch"],
+                           previous_leader_id=first["leader_id"], previous_epoch=first["epoch"], count=len(rest)))
     return out
 
 
 def _fenced(replay: Replay) -> list[dict]:
     out = []
     for broker_id, broker in sorted(replay.brokers.items(), key=lambda kv: str(kv[0])):
-        for span, evidence in list(zip(broker.fenced, broker.evidence))[:MAX_EACH]:
+        spans = list(zip(broker.fenced, broker.evidence))
+        for span, evidence in spans[:MAX_EACH]:
             lasted = None if span["end"] is None else round(span["end"] - span["start"], 6)
             how = "until the capture's end" if lasted is None else f"for {lasted:g} s"
             asked = " at its own request" if span["requested"] else ""
             summary = f"broker {broker_id} was fenced by the controller{asked}, {how}"
             out.append(finding("broker_fenced", "info" if span["requested"] else "warning", summary,
                                _ns(span["start"]), _ns(span["end"] or span["start"]), evidence,
-                               broker_id=broker_id, fenced_s=lasted, requested=span["requested"]))
+                               broker_id=broker_id, fenced_s=lasted, requested=span["requested"], count=1))
+        if len(spans) > MAX_EACH:
+            out.append(_more_fenced(broker_id, spans[MAX_EACH:]))
     return out
+
+
+def _more_fenced(broker_id, spans: list) -> dict:
+    """One finding for a broker's fencings past the first MAX_EACH."""
+    asked = all(span["requested"] for span, _ in spans)
+    (first, _), (last, _) = spans[0], spans[-1]
+    summary = (f"broker {broker_id} was fenced by the controller {len(spans):,} more times (past the first "
+               f"{MAX_EACH} listed)")
+    lasted = None if last["end"] is None else round(last["end"] - last["start"], 6)
+    return finding("broker_fenced", "info" if asked else "warning", summary, _ns(first["start"]),
+                   _ns(last["end"] or last["start"]), [e for _, ev in spans for e in ev], broker_id=broker_id,
+                   fenced_s=lasted, requested=asked, count=len(spans))
 
 
 def _behind(replay: Replay) -> list[dict]:

@@ -4,6 +4,11 @@ Pure functions of the document (kwire.analytics.changes, kwire.analytics.quorum)
 (time, who: client id, principal, client address, what: operation and resources with what was set,
 and each resource's result), and the quorum's leaders, elections and brokers. Names from the wire are
 escaped (kwire.render.safe for rich, html_charts.esc for HTML); redacted values show as "(redacted)".
+
+Bounded, and every cut said with its count: the terminal shows MAX_ROWS changes (the HTML MAX_HTML_ROWS),
+each with at most MAX_LINES of its resources (the HTML MAX_HTML_LINES) and a line for the rest (how many
+are in --json, how many the document does not list, with their results); the caption says how many
+changes are left out, in --json and not (kwire.render.cuts). The quorum's rows likewise.
 """
 
 from __future__ import annotations
@@ -11,11 +16,15 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
+from kwire.render.cuts import more_listed
 from kwire.render.html_charts import esc
 from kwire.render.safe import wire_text
 from kwire.render.times import utc_text
 
 MAX_ROWS = 30
+MAX_LINES = 5
+MAX_HTML_ROWS = 200
+MAX_HTML_LINES = 20
 MAX_TEXT = 300
 
 
@@ -56,6 +65,8 @@ def resource_text(res: dict) -> str:
         return f"transaction of producer {res.get('producer_id')} (epoch {res.get('producer_epoch')})"
     if kind == "delegation_token":
         return "delegation token " + ", ".join(f"{k}={v}" for k, v in res.items() if k != "type" and v is not None)
+    if kind == "request":
+        return f"request not read: {res.get('not_read')}"
     text = f"{kind} {res.get('name')}"
     if res.get("partitions") is not None:
         text += f" partitions={res['partitions']}"
@@ -76,8 +87,43 @@ def _who(e: dict) -> str:
     return f"{who} from {e['client']}"
 
 
-def _what(e: dict) -> list[tuple[str, str]]:
-    return [(resource_text(res)[:MAX_TEXT], result) for res, result in zip(e["resources"], e["result"])]
+def _what(e: dict, lines: int) -> list[tuple[str, str]]:
+    """(text, result) of a change's first `lines` resources, then a line for the others: how many, how
+    many of them --json lists, the results of those it does not; and what was not read inside them."""
+    pairs = list(zip(e["resources"], e["result"]))
+    first = e["makes_kind"]  # the resources that make the change's kind come first
+    order = first + [i for i in range(len(pairs)) if i not in set(first)]
+    out = [(_detailed(pairs[i][0])[:MAX_TEXT], pairs[i][1]) for i in order[:lines]]
+    listed = len(e["resources"])
+    total = e["resource_count"] if e["resource_count"] is not None else listed
+    if total > len(out):
+        words = f"… {total - len(out):,} more resources"
+        unlisted = total - listed
+        if listed > len(out):
+            words += f": {listed - len(out):,} in --json"
+        if unlisted:
+            results = ", ".join(f"{r} {n:,}" for r, n in e["unlisted_results"].items())
+            words += f"{',' if listed > len(out) else ':'} {unlisted:,} not listed ({results})"
+        out.append((words, ""))
+    if e["entries_not_read"]:
+        out.append((f"… {e['entries_not_read']:,} entries inside them past kwire's entries bound, read but not "
+                    "detailed", ""))
+    return out
+
+
+def _detailed(res: dict) -> str:
+    text = resource_text(res)
+    if res.get("unlisted"):
+        text += " (" + ", ".join(f"{n:,} more {key}" for key, n in res["unlisted"].items()) + ")"
+    return text
+
+
+def _changes_cut(changes: dict, shown: int) -> str | None:
+    """What a changes table left out: the changes --json holds and those only counted."""
+    if changes["count"] <= shown:
+        return None
+    return more_listed("changes", changes["count"], shown, changes["shown"],
+                       "the document keeps the first {listed:,} by time; by_operation and by_result count them all")
 
 
 def _clock(ts: float) -> str:
@@ -89,19 +135,21 @@ def changes_table(doc: dict) -> Table | None:
     changes = doc.get("changes")
     if not changes or not changes["count"]:
         return None
+    entries = changes["entries"][:MAX_ROWS]
     title = f"Changes to the cluster ({changes['count']:,}, {changes['failed']:,} failed"
-    title += f"; the first {changes['shown']:,} shown)" if changes["overflow"] else ")"
+    title += f"; {len(entries):,} shown)" if changes["count"] > len(entries) else ")"
     table = Table(title=title, title_justify="left", title_style="bold", header_style="bold cyan",
                   show_edge=False, pad_edge=False)
     for name in ("time", "who", "operation", "what", "result"):
         table.add_column(name, no_wrap=name in ("time", "operation"))
-    for e in changes["entries"][:MAX_ROWS]:
+    for e in entries:
         style = "bold" if e["kind"] else ""
-        for i, (what, result) in enumerate(_what(e) or [("-", "-")]):
+        for i, (what, result) in enumerate(_what(e, MAX_LINES) or [("-", "-")]):
             first = i == 0
             table.add_row(_clock(e["ts"]) if first else "", wire_text(_who(e)) if first else "",
                           Text(e["operation"] if first else "", style=style), wire_text(what),
                           Text(result, style="" if result == "ok" else "red"))
+    table.caption = _changes_cut(changes, len(entries))
     return table
 
 
@@ -113,9 +161,20 @@ def quorum_table(doc: dict) -> Table | None:
                   title_style="bold", header_style="bold cyan", show_edge=False, pad_edge=False)
     table.add_column("time", no_wrap=True)
     table.add_column("event")
-    for row in quorum_rows(quorum)[:MAX_ROWS]:
+    rows = quorum_rows(quorum)
+    for row in rows[:MAX_ROWS]:
         table.add_row(_clock(row[0]) if row[0] is not None else "-", wire_text(row[1]))
+    table.caption = _quorum_cut(quorum, len(rows), MAX_ROWS)
     return table
+
+
+def _quorum_cut(quorum: dict, rows: int, shown: int) -> str | None:
+    """What a quorum table left out: its rows past `shown` (in --json), the events the document did not keep."""
+    words = [f"{rows - shown:,} more rows in --json"] if rows > shown else []
+    if quorum["overflow"]:
+        kept = quorum["events"] - quorum["overflow"]
+        words.append(f"{quorum['overflow']:,} controller events past the first {kept:,} not kept")
+    return "; ".join(words) or None
 
 
 def quorum_rows(quorum: dict) -> list[tuple]:
@@ -143,17 +202,19 @@ def changes_section(doc: dict) -> str:
     if not changes or not changes["count"]:
         return ""
     rows = []
-    for e in changes["entries"][:200]:
-        what = _what(e)
-        results = "<br>".join(esc(r) if r == "ok" else f'<span class="bad">{esc(r)}</span>' for _, r in what)
+    entries = changes["entries"][:MAX_HTML_ROWS]
+    for e in entries:
+        what = _what(e, MAX_HTML_LINES)
+        results = "<br>".join(esc(r) if r in ("ok", "") else f'<span class="bad">{esc(r)}</span>' for _, r in what)
         rows.append(f'<tr><td>{esc(_clock(e["ts"]))}</td><td class="n l">{esc(_who(e))}</td>'
                     f'<td class="l">{"<b>" if e["kind"] else ""}{esc(e["operation"])}{"</b>" if e["kind"] else ""}</td>'
                     f'<td class="n l">{"<br>".join(esc(w) for w, _ in what)}</td><td class="l">{results}</td></tr>')
-    note = (f' The first {changes["shown"]:,} of {changes["count"]:,} are shown.' if changes["overflow"] else "")
-    return ('<section id="changes"><h2>Changes to the cluster</h2><p class="note">Every request that created, altered or '
-            'deleted something, who sent it and what each resource\'s answer was; destructive ones are in bold and '
-            f'are findings.{note}</p><div class="tw"><table><tr><th class="l">time (UTC)</th><th class="l">who</th>'
-            '<th class="l">operation</th><th class="l">what</th><th class="l">result</th></tr>'
+    cut = _changes_cut(changes, len(entries))
+    note = f" {esc(cut)}." if cut else ""
+    return ('<section id="changes"><h2>Changes to the cluster</h2><p class="note">Every request that created, '
+            'altered or deleted something, who sent it and what each resource\'s answer was; destructive ones are '
+            f'in bold and are findings.{note}</p><div class="tw"><table><tr><th class="l">time (UTC)</th>'
+            '<th class="l">who</th><th class="l">operation</th><th class="l">what</th><th class="l">result</th></tr>'
             + "".join(rows) + "</table></div></section>")
 
 
@@ -161,8 +222,12 @@ def quorum_section(doc: dict) -> str:
     quorum = doc.get("quorum")
     if not quorum:
         return ""
+    every = quorum_rows(quorum)
     rows = "".join(f'<tr><td>{esc(_clock(ts)) if ts is not None else "-"}</td><td class="n l">{esc(text)}</td></tr>'
-                   for ts, text in quorum_rows(quorum)[:200])
-    return ('<section id="quorum"><h2>KRaft quorum</h2><p class="note">The controllers\' leaders and epochs, elections, '
-            'brokers registered, fenced and behind, as the controller apis show them.</p><div class="tw"><table>'
-            '<tr><th class="l">time (UTC)</th><th class="l">event</th></tr>' + rows + "</table></div></section>")
+                   for ts, text in every[:MAX_HTML_ROWS])
+    cut = _quorum_cut(quorum, len(every), MAX_HTML_ROWS)
+    note = f" {esc(cut)}." if cut else ""
+    return ('<section id="quorum"><h2>KRaft quorum</h2><p class="note">The controllers\' leaders and epochs, '
+            f'elections, brokers registered, fenced and behind, as the controller apis show them.{note}</p>'
+            '<div class="tw"><table><tr><th class="l">time (UTC)</th><th class="l">event</th></tr>' + rows
+            + "</table></div></section>")

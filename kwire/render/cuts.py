@@ -11,12 +11,18 @@ from __future__ import annotations
 
 def more_findings(total: int, shown: int, listed: int) -> str:
     """What a cut findings table says: how many it left out, and where (if anywhere) they are."""
-    words = f"{total - shown:,} more findings"
+    return more_listed("findings", total, shown, listed,
+                       "the document keeps the first {listed:,}, most severe first; findings_total counts them all")
+
+
+def more_listed(what: str, total: int, shown: int, listed: int, rule: str) -> str:
+    """What a cut list says: `total - shown` more `what`, of which those --json lists (`listed` in all) and
+    those it does not (`rule`, formatted with `listed`, says why and where they are counted)."""
+    words = f"{total - shown:,} more {what}"
     if listed > shown:
         words += f": {listed - shown:,} in --json"
     if total > listed:
-        words += f"{',' if listed > shown else ':'} {total - listed:,} not listed (the document keeps the first " \
-                 f"{listed:,}, most severe first; findings_total counts them all)"
+        words += f"{',' if listed > shown else ':'} {total - listed:,} not listed ({rule.format(listed=listed)})"
     return words
 
 
