@@ -341,7 +341,8 @@ class Aggregator:
             "quorum": self.analysis.quorum.document(),
             "tls": self.tls.document(),
             "caps": {table.kind: table.note() for table in (self.by_api_version, self.by_client_id,
-                                                              self.by_broker, self.partitions, self.share_groups)}
+                                                              self.by_broker, self.partitions, self.share_groups,
+                                                              self.analysis.traffic.latency)}
             | {"topic_names": {"cap": self.names.cap, "folded": self.names.refused}},
         }
 

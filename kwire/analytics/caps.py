@@ -29,6 +29,7 @@ CAPS = {
     "api_versions": 1_024,  # (api, version): the version is a number from the wire
     "client_ids": 1_024,
     "brokers": 1_024,
+    "broker_latency": 1_024,  # brokers' latency over time, for slow_broker (kwire.analytics.traffic)
     "partitions": 16_384,
     "share_groups": 1_024,
     "topic_names": 65_536,  # topic id -> name, from Metadata answers

@@ -6,7 +6,9 @@ client_hangup, protocol_violation.
   ShareFetch, JoinGroup, SyncGroup wait by design) is at least SLOW_FACTOR times, and SLOW_MIN_MS
   more than, the median of all brokers over the whole capture. p50_ms is the window's median and
   baseline_p50_ms the broker's median outside its slow windows (else all brokers'), both to within
-  one histogram bucket (about 9 %).
+  one histogram bucket (about 9 %). Brokers past the first CAPS["broker_latency"] (1,024 smallest
+  addresses, kwire.analytics.caps) count in the median of all brokers, not on their own (the
+  document's caps.broker_latency says when that happened).
 - error_burst {api, error, count, client_ids, reaction, reactions}: error codes in answers (those
   that are part of the protocol's normal flow aside: MEMBER_ID_REQUIRED on a first JoinGroup,
   REBALANCE_IN_PROGRESS, which rebalance findings cover). reactions counts what each client did
@@ -66,9 +68,9 @@ def _slow_broker(traffic) -> list[dict]:
         return []
     width = max(max(s.resolution for s in traffic.latency.values()), SLOW_WINDOW_S)
     pooled: dict = {}
-    rebinned = {broker: series.rebinned(width) for broker, series in traffic.latency.items()}
-    for cells in rebinned.values():
-        for cell in cells.values():
+    rebinned = {broker: series.rebinned(width) for broker, series in traffic.latency.rows.items()}
+    for series in traffic.latency.values():  # the brokers folded past the cap too: the baseline is everyone's
+        for cell in series.rebinned(width).values():
             merge_counts(pooled, cell[0])
     ref = _p50_ms(pooled) or 0.0
     threshold = max(SLOW_FACTOR * ref, ref + SLOW_MIN_MS)
@@ -95,7 +97,7 @@ def _slow_broker(traffic) -> list[dict]:
                 if cells[k][2] is not None:
                     evidence.append(cells[k][2][1])
             p50 = _p50_ms(hist)
-            start, end = _edges(traffic.latency[broker], window, width, threshold)
+            start, end = _edges(traffic.latency.rows[broker], window, width, threshold)
             names = [api for api, _ in sorted(apis.items(), key=lambda kv: (-kv[1], kv[0]))]
             summary = (f"broker {broker} answered {sum(hist.values())} requests ({', '.join(names[:4])}) with a "
                        f"median of {p50:.0f} ms for {(end - start) / NS:.0f} s, against {baseline:.2f} ms otherwise")

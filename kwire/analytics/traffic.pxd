@@ -4,6 +4,7 @@
 # stays a Python int.
 
 cimport cython
+from kwire.analytics.caps cimport FoldedTable
 from kwire.analytics.mergeable cimport Kept, TimeHistograms, capped_get
 from kwire.analytics.row cimport ExchangeRow, row_of
 
@@ -12,7 +13,8 @@ cdef class Connection:
 
 cdef class TrafficState:
     cdef public object connections, activity
-    cdef public dict errors, latency, throttles, violations
+    cdef public dict errors, throttles, violations
+    cdef public FoldedTable latency
     cdef public Kept unanswered
 
     @cython.locals(conn=Connection, series=TimeHistograms, row=ExchangeRow)

@@ -15,12 +15,15 @@
   count as JoinGroup);
 - unanswered: the first MAX_UNANSWERED requests never answered (acks=0 Produce aside);
 - latency: per broker, histograms over time of the requests that are not long polls (Fetch,
-  ShareFetch, JoinGroup and SyncGroup wait by design);
+  ShareFetch, JoinGroup and SyncGroup wait by design): a kwire.analytics.caps FoldedTable, the
+  CAPS["broker_latency"] smallest brokers kept, the others' histograms merged into one (the baseline
+  of slow_broker still counts them; a broker folded is not looked at on its own);
 - throttles and protocol violations as observed.
 """
 
 from __future__ import annotations
 
+from kwire.analytics.caps import FoldedTable
 from kwire.analytics.mergeable import (Capped, Instants, Kept, TimeHistograms, capped_get, choose, first_ns,
                                        keep_smallest, last_ns)
 from kwire.fields import reduce_by_fields, set_fields
@@ -162,7 +165,7 @@ class TrafficState:
         self.errors: dict[tuple, ErrorLog] = {}
         self.activity: dict[tuple, dict[str, Instants]] = Capped()
         self.unanswered = Kept(MAX_UNANSWERED)
-        self.latency: dict[str, TimeHistograms] = {}
+        self.latency = FoldedTable("broker_latency", TimeHistograms)
         self.throttles: dict[tuple, Tally] = {}
         self.violations: dict[tuple, Tally] = {}
 
@@ -210,9 +213,7 @@ class TrafficState:
             self.unanswered.add(ev[:4], (ev, client_id, row.connection_id))
         latency = row.latency_ns
         if latency is not None and api not in LONG_POLLS:
-            series = self.latency.get(broker)
-            if series is None:
-                series = self.latency[broker] = TimeHistograms()
+            series = self.latency.row(broker)
             series.add(ts, latency, api, ev or row.evidence or evidence_of(row))
 
     def note_activity(self, who: tuple, api: str, ts: int) -> None:
@@ -281,7 +282,7 @@ class TrafficState:
                 mine.setdefault(api, Instants()).merge(moments)
         keep_smallest(self.activity, MAX_CLIENTS)
         self.unanswered.merge(other.unanswered)
-        _merge_tables(self.latency, other.latency, TimeHistograms)
+        self.latency.merge(other.latency)
         _merge_tables(self.throttles, other.throttles, Tally)
         _merge_tables(self.violations, other.violations, Tally)
 
