@@ -22,10 +22,10 @@ a CreateAcls), else [].
 Bounded whatever the request's size (`Resources`): every resource the request names is read and counted
 (`resource_count`), the first MAX_RESOURCES are kept with their results, then up to MAX_RESOURCES more of
 those that make the change's kind (an allow-all binding after a million harmless ones); the results of
-the others are counted in `unlisted_results`. A resource's own lists and maps (offsets, partitions,
-configs) keep MAX_DETAIL items, the rest counted in its `unlisted`. A request past the decoder's entries
-bound is read in part (kwire.codec.partial): its arrays' elements past the bound are read here one at a
-time, never held together; what a resource holds past it is counted (`entries_not_read`). A request that
+the others are counted in `unlisted_results`. A resource's lists and maps (offsets, partitions, configs,
+an assignment's replicas), at any depth, keep MAX_DETAIL items, the rest counted in its `unlisted`. A
+request past the decoder's entries bound is read in part (kwire.codec.partial): its arrays' elements past
+the bound are read here one at a time, never held together; what a resource holds past it is counted (`entries_not_read`). A request that
 did not decode at all (malformed, cut by the snap length, not kept) is listed all the same, by its api
 with its client and the answer's result, as one resource {"type": "request", "not_read": why}, with the
 api's destructive kind (`request_outcome` says why): a bound or a bad byte never makes an operation
@@ -57,8 +57,8 @@ DESTRUCTIVE = {"topic_deleted": "critical", "records_deleted": "critical", "acl_
                "credentials_changed": "warning"}
 ADMIN_REASON = "removed by an admin"  # the Java admin client's LeaveGroup reason
 MARKER_SENDER = "txn-marker-sender"  # a broker's own WriteTxnMarkers client id (not a tool)
-MAX_RESOURCES = 100  # resources kept per change (and as many more that make its kind)
-MAX_DETAIL = 100  # items kept of a resource's own list or map
+MAX_RESOURCES = 20  # resources kept per change (and as many more that make its kind)
+MAX_DETAIL = 20  # items kept of each list or map a resource holds, at any depth
 _READ = frozenset({DECODED, TRAILING_BYTES, KEPT_IN_PART})  # a request body there to read
 
 
@@ -141,15 +141,27 @@ class Resources:
 
 
 def _trimmed(resource: dict) -> dict:
-    """A resource whose own lists and maps keep MAX_DETAIL items (the rest counted in `unlisted`)."""
-    cut = {}
+    """A resource whose lists and maps, at any depth, keep MAX_DETAIL items: the rest counted in its `unlisted`,
+    {path: n} (a key, or keys joined by dots: "assignments.3")."""
+    cut: dict[str, int] = {}
     for key, value in resource.items():
-        if type(value) in (list, dict) and len(value) > MAX_DETAIL:
-            cut[key] = len(value) - MAX_DETAIL
-            resource[key] = value[:MAX_DETAIL] if type(value) is list else dict(list(value.items())[:MAX_DETAIL])
+        resource[key] = _trim(value, key, cut)
     if cut:
         resource["unlisted"] = cut
     return resource
+
+
+def _trim(value, path: str, cut: dict):
+    if type(value) is list:
+        if len(value) > MAX_DETAIL:
+            cut[path] = len(value) - MAX_DETAIL
+            value = value[:MAX_DETAIL]
+        return [_trim(v, f"{path}.{i}", cut) for i, v in enumerate(value)]
+    if type(value) is dict:
+        if len(value) > MAX_DETAIL:
+            cut[path] = len(value) - MAX_DETAIL
+        return {k: _trim(v, f"{path}.{k}", cut) for k, v in list(value.items())[:MAX_DETAIL]}
+    return value
 
 
 def entry(ex: Exchange, operation: str, resources: Resources, kind: str | None = None,

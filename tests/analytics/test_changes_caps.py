@@ -20,7 +20,8 @@ from kwire.pipeline import analyze_files
 from tests.hostile3 import changes as gen
 
 BOUND = 200  # KWIRE_MAX_BODY_ENTRIES for these tests
-MAX_RESOURCES = getattr(changes_read, "MAX_RESOURCES", 100)  # resources a change keeps
+MAX_RESOURCES = getattr(changes_read, "MAX_RESOURCES", 20)  # resources a change keeps
+MAX_DETAIL = getattr(changes_read, "MAX_DETAIL", 20)  # items of each list or map a resource keeps
 ALLOW_ALL = "ALLOW User:* ALL on TOPIC:*"
 
 
@@ -107,17 +108,28 @@ def test_one_change_of_thousands_of_resources_is_a_bounded_entry(tmp_path):
 
 
 def test_a_resource_keeps_a_bounded_detail(tmp_path):
-    """One OffsetDelete of a topic's 5,000 partitions: the resource lists 100 of them and counts the rest."""
+    """An OffsetDelete of a topic's 5,000 partitions and a CreateTopics whose assignment names 5,000 replicas:
+    each resource lists MAX_DETAIL items of each list or map, at any depth, and counts the rest."""
     from tests.render.hostile import exchange
 
     frames = exchange(47, 0, 1, "ops-tool", {"GroupId": "g", "Topics": [
         {"Name": "t", "Partitions": [{"PartitionIndex": p} for p in range(5_000)]}]},
         {"ErrorCode": 0, "Topics": [{"Name": "t", "Partitions": [{"PartitionIndex": 0, "ErrorCode": 0}]}]})
+    frames += exchange(19, 7, 2, "ops-tool", {"Topics": [{"Name": "big", "NumPartitions": -1, "ReplicationFactor": -1,
+                                                        "Assignments": [{"PartitionIndex": 0,
+                                                                         "BrokerIds": list(range(5_000))}]
+                                                        + [{"PartitionIndex": p, "BrokerIds": [1, 2]}
+                                                           for p in range(1, 100)],
+                                                        "Configs": []}], "timeoutMs": 1000},
+                       {"Topics": [{"Name": "big", "ErrorCode": 0}]})
     path = tmp_path / "detail.pcap"
     gen._write(path, [frames])
-    (change,) = _document(path)["changes"]["entries"]
-    (res,) = change["resources"]
-    assert res["partitions"] == list(range(100)) and res["unlisted"] == {"partitions": 4_900}
+    deleted, created = _document(path)["changes"]["entries"]
+    (res,) = deleted["resources"]
+    assert res["partitions"] == list(range(MAX_DETAIL)) and res["unlisted"] == {"partitions": 5_000 - MAX_DETAIL}
+    (res,) = created["resources"]
+    assert len(res["assignments"]) == MAX_DETAIL and res["assignments"]["0"] == list(range(MAX_DETAIL))
+    assert res["unlisted"] == {"assignments": 100 - MAX_DETAIL, "assignments.0": 5_000 - MAX_DETAIL}
 
 
 def test_the_apis_read_in_part_are_the_ones_the_change_log_reads():

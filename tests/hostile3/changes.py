@@ -10,6 +10,8 @@ kwire's schemas (tests/render/hostile.py); seeded where a choice is made, `scale
   KWIRE_MAX_BODY_ENTRIES (250,000; a test lowers it) both requests were `not_kept`: no change, no finding.
 - `huge_acls(path, scale)`: one CreateAcls of 3,000 * scale harmless bindings (scale 20: the issue's
   60,000, 1.7 MB), answered ok: `kwire stats` printed a line per binding.
+- `full_log(path, changes, bindings)`: `changes` CreateAcls (1,000: the change log's cap) of `bindings`
+  allow-all bindings each (300: 8.6 MB), answered ok: the kept change log at its largest.
 - `leader_changes(path, n)`: a controller's BeginQuorumEpoch requests naming a new (leader, epoch) `n`
   times (the issue's 9,999: 1.6 MB), each answered: 20 `quorum_leader_change` findings and 30 rows, neither
   saying what was left out.
@@ -79,6 +81,15 @@ def huge_acls(path, scale: int = 1) -> None:
     n = 3_000 * scale
     creations = [dict(HARMLESS, ResourceName=f"t-{i}") for i in range(n)]
     _write(path, [exchange(30, 3, 1, "ops-tool", {"Creations": creations}, {"Results": [{"ErrorCode": 0}] * n})])
+
+
+def full_log(path, changes: int = 1_000, bindings: int = 300) -> None:
+    frames = []
+    for i in range(changes):
+        creations = [dict(ALLOW_ALL, ResourceName=f"r{i}-{j}") for j in range(bindings)]
+        frames += exchange(30, 3, i + 1, "ops-tool", {"Creations": creations},
+                           {"Results": [{"ErrorCode": 0}] * bindings})
+    _write(path, [frames])
 
 
 def leader_changes(path, n: int = 100) -> None:
