@@ -2,11 +2,12 @@
 
 Fields come through the schema's marks (kwire.codec.schema): enum-marked numbers as their names, secret
 fields never read, a configuration value {"redacted": n_chars} when its name is sensitive
-(kwire.codec.config_secrets.sensitive_config) or the broker flagged it (`role=CONFIG_SENSITIVE`). Arrays are read an element at a time, each element named when it
-is reached, never the whole body at once: `items(name)` gives the elements kept and then, of a body read
-in part past kwire's entries bound (kwire.codec.partial), the ones it left out, decoded one by one; so a
-reader sees every element of a request of any size in bounded memory. `unread` counts what the
-elements it gave held past the bound (the partitions of one topic past it: read, not detailed).
+(kwire.codec.config_secrets.sensitive_config) or the broker flagged it (`role=CONFIG_SENSITIVE`). Arrays are
+read an element at a time, each element named when it is reached, never the whole body at once:
+`items(name)` gives the elements kept and then, of a body read in part past kwire's entries bound
+(kwire.codec.partial), the ones it left out, decoded one by one; so a reader sees every element of a request
+of any size in bounded memory. `unread` counts what the elements it gave held past the bound (the partitions
+of one topic past it: read, not detailed).
 """
 
 from __future__ import annotations

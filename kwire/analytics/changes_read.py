@@ -21,16 +21,16 @@ a CreateAcls), else [].
 
 Bounded whatever the request's size (`Resources`): every resource the request names is read and counted
 (`resource_count`), the first MAX_RESOURCES are kept with their results, then up to MAX_RESOURCES more of
-those that make the change's kind (an allow-all binding after a million harmless ones); the results of
-the others are counted in `unlisted_results`. A resource's lists and maps (offsets, partitions, configs,
-an assignment's replicas), at any depth, keep MAX_DETAIL items, the rest counted in its `unlisted`. A
-request past the decoder's entries bound is read in part (kwire.codec.partial): its arrays' elements past
-the bound are read here one at a time, never held together; what a resource holds past it is counted (`entries_not_read`). A request that
-did not decode at all (malformed, cut by the snap length, not kept) is listed all the same, by its api
-with its client and the answer's result, as one resource {"type": "request", "not_read": why}, with the
-api's destructive kind (`request_outcome` says why): a bound or a bad byte never makes an operation
-vanish. (OffsetCommit, LeaveGroup and WriteTxnMarkers are changes only by what their bodies say: a tool's
-commit, an admin's removal, an abort; undecoded, they are not listed.)
+those that make the change's kind (an allow-all binding after a million harmless ones); the results of the
+others are counted in `unlisted_results`. A resource's lists and maps (offsets, partitions, configs, an
+assignment's replicas), at any depth, keep MAX_DETAIL items, the rest counted in its `unlisted`. A request
+past the decoder's entries bound is read in part (kwire.codec.partial): its arrays' elements past the bound
+are read here one at a time, never held together; what a resource holds past it is counted
+(`entries_not_read`). A request that did not decode at all (malformed, cut by the snap length, not kept) is
+listed all the same, by its api with its client and the answer's result, as one resource {"type": "request",
+"not_read": why}, with the api's destructive kind (`request_outcome` says why): a bound or a bad byte never
+makes an operation vanish. (OffsetCommit, LeaveGroup and WriteTxnMarkers are changes only by what their
+bodies say: a tool's commit, an admin's removal, an abort; undecoded, they are not listed.)
 
 The bodies are read through the schemas' marks (kwire.codec.schema): numbers with names (ACL resource
 types, operations, permissions, config operations, SCRAM mechanisms, election types) come out as the
