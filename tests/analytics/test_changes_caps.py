@@ -137,3 +137,14 @@ def test_the_apis_read_in_part_are_the_ones_the_change_log_reads():
     from kwire.codec.overlay import READ_IN_PART
 
     assert READ_IN_PART == set(READERS)
+
+
+def test_padded_requests_give_one_document_whatever_the_workers(tmp_path, bound, monkeypatch):
+    """Read in part in worker processes (forked: the lowered bound holds there too) and merged: the document
+    one process makes."""
+    from tests.test_parallel import same_document_whatever_the_workers
+
+    path = tmp_path / "padded.pcap"
+    gen.padded_acls(path, 4 * BOUND, "middle")
+    doc = same_document_whatever_the_workers(path, monkeypatch)
+    assert '"kept_in_part"' in doc and '"acl_allow_all"' in doc

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.hostile import generators
-from tests.hostile3 import control, midstream_tls, nulls, resends, secrets
+from tests.hostile3 import changes, control, midstream_tls, nulls, resends, secrets
 from tests.test_parallel import same_document_whatever_the_workers
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,11 +40,17 @@ HOSTILE = {
     "midstream_tls_windows": lambda path: midstream_tls.tls_windows(path, 40),
     "nulls": nulls.write_capture,
     "secrets": lambda path: path.write_bytes(secrets.secret_capture().pcap),
+    "padded_acls": changes.padded_acls,
+    "huge_acls": changes.huge_acls,
+    "full_log": lambda path: changes.full_log(path, 60, 30),
+    "leader_changes": changes.leader_changes,
+    "many_brokers": changes.many_brokers,
+    "unreadable": changes.unreadable,
 }
 
 
 def written(tmp_path: Path, name: str) -> Path:
-    path = tmp_path / (name + (".pcap.gz" if name == "many_client_ids" else ".pcap"))
+    path = tmp_path / (name + (".pcap.gz" if name in ("many_client_ids", "many_brokers") else ".pcap"))
     HOSTILE[name](path)
     return path
 
