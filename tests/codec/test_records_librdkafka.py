@@ -17,10 +17,10 @@ def _string(s: bytes) -> bytes:
     return struct.pack(">h", len(s)) + s
 
 
-def _fetch_v4(host: str, port: int, topic: bytes, partition: int) -> bytes:
+def _fetch_v4(host: str, port: int, topic: bytes, partition: int, offset: int = 0) -> bytes:
     """Send one Fetch v4 (isolation READ_UNCOMMITTED) and return that partition's raw records bytes."""
     body = struct.pack(">iiiib", -1, 500, 1, 4 << 20, 0) + struct.pack(">i", 1) + _string(topic) + \
-        struct.pack(">i", 1) + struct.pack(">iqi", partition, 0, 4 << 20)
+        struct.pack(">i", 1) + struct.pack(">iqi", partition, offset, 4 << 20)
     msg = struct.pack(">hhi", 1, 4, 1) + _string(b"kwire-test") + body
     with socket.create_connection((host, port), timeout=10) as s:
         s.sendall(struct.pack(">i", len(msg)) + msg)
@@ -66,7 +66,48 @@ def produce_and_fetch(codec: str, messages, *, transactional: bool = False) -> b
         p.commit_transaction(10)
     assert p.flush(10) == 0
     broker = next(iter(p.list_topics(timeout=10).brokers.values()))
-    return _fetch_v4(broker.host, broker.port, b"t", 0)
+    return fetch_all(broker.host, broker.port, b"t", 0, len(messages))
+
+
+def _next_offset(raw: bytes) -> int:
+    """One past the last offset of the whole batches in `raw`, read from their headers (base offset, length,
+    and the last offset delta at byte 23), not by kwire."""
+    pos, end = 0, 0
+    while pos + 27 <= len(raw):
+        base, length = struct.unpack_from(">qi", raw, pos)
+        if pos + 12 + length > len(raw):
+            break
+        (delta,) = struct.unpack_from(">i", raw, pos + 23)
+        end = base + delta + 1
+        pos += 12 + length
+    return end
+
+
+def fetch_all(host: str, port: int, topic: bytes, partition: int, count: int) -> bytes:
+    """The partition's batches from offset 0 until `count` records: the mock broker answers a Fetch with one
+    batch when the producer's linger split the messages into several (librdkafka 2.x), so fetch again from
+    the next offset, as a consumer does."""
+    raw, offset = b"", 0
+    for _ in range(count + 1):
+        more = _fetch_v4(host, port, topic, partition, offset)
+        following = _next_offset(more)
+        if not more or following <= offset:
+            break
+        raw, offset = raw + more[: _whole(more)], following
+        if offset >= count:
+            break
+    return raw
+
+
+def _whole(raw: bytes) -> int:
+    """The bytes of the whole batches at the start of `raw`."""
+    pos = 0
+    while pos + 12 <= len(raw):
+        (length,) = struct.unpack_from(">i", raw, pos + 8)
+        if pos + 12 + length > len(raw):
+            break
+        pos += 12 + length
+    return pos
 
 
 MESSAGES = [(b"key-%d" % i, (b"value %d " % i) * (i + 1), [("h", b"x%d" % i)]) for i in range(50)] + \
