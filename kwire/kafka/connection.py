@@ -64,6 +64,11 @@ class KafkaCounters:
         self.closed = dict.fromkeys(COUNTERS, 0)
 
 
+def _closed(direction: int, ts_ns: int, data) -> int:
+    """The reader of a closed stream: what still comes is dropped."""
+    return 0
+
+
 class KafkaStream:
     """The Kafka reader of one connection; see the module docstring for its states."""
 
@@ -389,6 +394,12 @@ class KafkaStream:
                 pairing.close(ts_ns, self.frames, self._out, reason)
         self._enter(IGNORED)
         self.layer.streams.pop(self.conn.id, None)
+        # The reader and the framers' callbacks are bound to this stream: cycles that only the collector frees,
+        # which kwire's settings (kwire/gc_policy.py) let wait, so a run of 100,000 connections kept 41,000 closed
+        # ones (140 MB). Broken here, each stream is freed with its connection.
+        self.reader = _closed
+        for framer in self.framers:
+            framer.find_start = None
 
 
 class KafkaLayer:

@@ -26,8 +26,12 @@ cdef class RawExchange:
 cdef RawExchange _paired(conn, client_direction, correlation_id, PendingRequest request, response_body, response_ts_ns,
                          response_size, response_span)
 
+@cython.locals(n=Py_ssize_t)
+cdef _drop_done(list kept)
+
 cdef class Pairing:
-    cdef public object conn, client_dir, kept, max_bytes
+    cdef public object conn, client_dir, max_bytes
+    cdef public list kept
     cdef public dict pending, waiting, orphans, orphan_due
     cdef public Py_ssize_t count, kept_bytes, duplicate_correlation_ids, pending_overflow, dropped_bodies
     cdef public bint lossy
