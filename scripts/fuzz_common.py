@@ -9,6 +9,10 @@ written by libFuzzer as crash-<sha1> (in -artifact_prefix); replay it with
 `python -m tests.fuzz.targets TARGET FILE`, fix the bug, and keep the file as
 tests/fuzz/corpus/<target>/<short-name>.bin so tests/fuzz/test_corpus.py replays it forever.
 Needs `pip install atheris`.
+
+atheris instruments Python, so it steers by the pure-Python build's coverage: run a harness with KWIRE_PURE=1,
+then replay what it grew on both builds, `python scripts/fuzz_builds.py --corpus DIR TARGET` (a difference is
+a bug of the compiled build, a death by signal a release blocker).
 """
 
 from __future__ import annotations
@@ -23,28 +27,10 @@ sys.path.insert(0, str(ROOT))
 
 
 def _seeds(name: str, out: Path) -> None:
-    """Write a few valid inputs for the target into `out`."""
-    import random
+    """Write the target's valid inputs (tests/fuzz/seeds.py) into `out`."""
+    from tests.fuzz.seeds import seed_inputs
 
-    from tests.fuzz import targets
-
-    rng = random.Random(1)
-    seeds: list[bytes] = []
-    if name in ("capture",):
-        seeds += [p.read_bytes()[:200_000] for p in sorted((ROOT / "captures").glob("*.pcap*"))
-                  if not p.name.endswith(".log")][:4]
-    elif name == "decoders":
-        for i, (schema, version) in enumerate(targets.SCHEMAS[::7]):
-            seeds.append(targets.SCHEMAS.index((schema, version)).to_bytes(2, "big") + b"\x01" + rng.randbytes(8))
-    elif name == "pipeline":
-        from tests.kafka.frames import request_frame, response_frame
-
-        frames = [(0, request_frame(18, 0, 1, "c")), (1, response_frame(1, b"\x00\x00\x00\x00\x00\x00")),
-                  (0, request_frame(3, 1, 2, "c", b"\x00\x00\x00\x00")), (1, response_frame(2, b"\x00" * 12))]
-        seeds.append(b"\x00" + b"".join(bytes([d, len(f)]) + f for d, f in frames))
-    elif name == "records":
-        seeds.append(targets._random_batches(rng))
-    for i, seed in enumerate(seeds):
+    for i, seed in enumerate(seed_inputs(name)):
         (out / f"seed-{i}").write_bytes(seed)
 
 

@@ -2,7 +2,7 @@
 runs only where it was built from today's source, and a machine with no compiler installs pure Python.
 
 CI installs with a compiler and sets KWIRE_EXPECT_COMPILED=1, so there the tests that compare the two
-builds cannot be skipped; .ci/run then runs the whole suite again with KWIRE_PURE=1.
+builds cannot be skipped; the rest of the suite runs once, on the compiled build.
 """
 
 from __future__ import annotations
@@ -57,16 +57,6 @@ def run_python(code: str, *args: str, pure: bool, **kw) -> subprocess.CompletedP
         env[compiled.PURE_ENV] = "1"
     return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env,
                           cwd=ROOT, timeout=900, **kw)
-
-
-@pytest.fixture
-def needs_compiled_core():
-    if os.environ.get(compiled.PURE_ENV, "") not in ("", "0"):
-        pytest.skip("KWIRE_PURE is set: this run tests the pure-Python build")
-    if not built_modules():
-        if os.environ.get("KWIRE_EXPECT_COMPILED"):
-            pytest.fail("KWIRE_EXPECT_COMPILED is set but no compiled core was built (pip install -e . with gcc)")
-        pytest.skip("no compiled core in this installation")
 
 
 def test_ci_builds_the_compiled_core(needs_compiled_core):
