@@ -27,13 +27,13 @@ cdef RawExchange _paired(conn, client_direction, correlation_id, PendingRequest 
                          response_size, response_span)
 
 @cython.locals(n=Py_ssize_t)
-cdef _drop_done(list kept)
+cdef Py_ssize_t _past_done(list kept, Py_ssize_t head) except -1
 
 cdef class Pairing:
     cdef public object conn, client_dir, max_bytes
     cdef public list kept
     cdef public dict pending, waiting, orphans, orphan_due
-    cdef public Py_ssize_t count, kept_bytes, duplicate_correlation_ids, pending_overflow, dropped_bodies
+    cdef public Py_ssize_t count, kept_head, kept_bytes, duplicate_correlation_ids, pending_overflow, dropped_bodies
     cdef public bint lossy
 
     @cython.locals(request=PendingRequest, held=Py_ssize_t)
