@@ -20,9 +20,10 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kwire.compiled import PURE_ENV
+
 ROOT = Path(__file__).resolve().parent.parent.parent
 CORPUS = Path(__file__).resolve().parent / "corpus"
-PURE_ENV = "KWIRE_PURE"
 _LEN = struct.Struct(">I")
 
 
@@ -121,12 +122,13 @@ def _run_build(target: str, path: Path, count: int, pure: bool, timeout: float) 
     start = 0
     while start < count:
         argv = [sys.executable, "-m", "tests.fuzz.builds", "worker", target, str(path), str(start)]
+        code = None
         try:
             done = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=ROOT, timeout=timeout)
             out, code, what = done.stdout, done.returncode, None
             if code != 0:
-                what = f"signal {signal.Signals(-code).name}" if code < 0 else \
-                    f"exit {code}: {done.stderr.strip().splitlines()[-1:] or ''}"
+                last = (done.stderr.strip().splitlines() or [""])[-1]
+                what = f"signal {signal.Signals(-code).name}" if code < 0 else f"exit {code}: {last}"
         except subprocess.TimeoutExpired as exc:
             out = (exc.stdout or b"").decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
             what = f"hang past {timeout:.0f} s"
@@ -138,6 +140,8 @@ def _run_build(target: str, path: Path, count: int, pure: bool, timeout: float) 
         if what is None:
             break
         deaths.append((reached, build, what))
+        if reached == start and code is not None and code > 0:  # it failed before its first input: not an input's
+            break
         start = reached + 1
     return lines, deaths
 

@@ -389,7 +389,7 @@ def capture(data: bytes):
     """The bytes as a capture file: CaptureError only. With the first byte's low bit set, the rest is
     also gzipped, and gzipped with a broken CRC: the broken one must give every packet the good one
     gives (the damage is at the very end), then its error."""
-    packets, _ = _read_all(data)
+    packets, plain_error = _read_all(data)
     assert sum(len(p[2]) for p in packets) <= len(data)
     if data[:1] and data[0] & 1:
         blob = gzip.compress(data[1:], 1)
@@ -399,7 +399,7 @@ def capture(data: bytes):
         if good_error is None:
             assert broken == good, (len(broken), len(good))
             assert error is not None
-    return [(ts, link, _digest(raw), wire) for ts, link, raw, wire in packets], _
+    return [(ts, link, _digest(raw), wire) for ts, link, raw, wire in packets], plain_error
 
 
 # ---- whole pipeline -----------------------------------------------------------------------------------
