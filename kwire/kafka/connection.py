@@ -29,7 +29,6 @@ header, the response side on the next length whose correlation id is pending.
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Callable
 
 from kwire.kafka.apis import APIS
@@ -83,9 +82,10 @@ class KafkaStream:
         self.counters = layer.counters
         self.max_frame = max_frame = layer.max_frame
         synced = conn.initiator is not None
-        # partials, not lambdas: Spark's follow mode pickles the state, and a compiled module's lambda is not picklable
-        self.framers = (Framer(partial(self._find_start, 0), synced=synced, max_frame=max_frame),
-                        Framer(partial(self._find_start, 1), synced=synced, max_frame=max_frame))
+        # one bound method for both (a method, not a lambda: Spark's follow mode pickles the state)
+        find_start = self._find_start
+        self.framers = (Framer(find_start, synced=synced, max_frame=max_frame, direction=0),
+                        Framer(find_start, synced=synced, max_frame=max_frame, direction=1))
         self.client_id: bytes | None = None  # the client id every request of this connection carries
         self.client_id_text: str | None = None  # the same as text: one str that each request's header then holds
         self.held: list[RawExchange] = []

@@ -12,10 +12,11 @@ cdef class Framer:
     cdef public bint synced
     cdef public object max_frame, find_start, cut
     cdef public dict scan
+    cdef public int direction
     cdef public Py_ssize_t frames, resyncs, skipped_bytes, absurd_lengths, need, cut_frames
 
     @cython.locals(need=Py_ssize_t, n=Py_ssize_t, length=Py_ssize_t, pos=Py_ssize_t, end=Py_ssize_t,
                    buf=bytearray, out=list)
     cpdef list feed(self, data)
-    @cython.locals(buf=bytearray, length=Py_ssize_t, start=Py_ssize_t, drop=Py_ssize_t)
+    @cython.locals(buf=bytearray, length=Py_ssize_t, start=Py_ssize_t, drop=Py_ssize_t, scan=dict)
     cpdef list _drain(self, list out)

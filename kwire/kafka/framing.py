@@ -2,11 +2,13 @@
 
 A Framer is sans-IO: `feed(data)` returns the frame bodies that data completed. It starts synced
 (the handshake was seen, the stream starts on a frame boundary) or unsynced (the capture began
-mid-stream, or after a gap). Unsynced, it asks its `find_start(buf, scan)` callback where the next
-frame starts: the callback answers (start, drop): start >= 0 to sync there, else the number of
+mid-stream, or after a gap). Unsynced, it asks its `find_start(direction, buf, scan)` callback where
+the next frame starts: the callback answers (start, drop): start >= 0 to sync there, else the number of
 leading bytes that can go (the callback keeps what a candidate header still waiting for its frame
-to complete needs, and its own notes in `scan`, a dict the framer empties whenever its buffer
-changes under the callback). A length larger than `max_frame` (an absurd length, or a false resync)
+to complete needs, and its own notes in `scan`, a dict the framer drops whenever its buffer
+changes under the callback). One callback serves both framers of a connection, told apart by
+`direction`, and `scan` is made when first asked for: a connection read in step from its handshake
+holds neither a callback of its own nor a dict per direction (100,000 connections may be open). A length larger than `max_frame` (an absurd length, or a false resync)
 makes it unsynced again.
 
 Gaps (`gap(size)`: bytes never captured, their number known from TCP's sequence numbers): when the
@@ -45,11 +47,13 @@ def _cut_frame(body, size: int) -> CutFrame:
     return frame
 
 class Framer:
-    __slots__ = ("buf", "synced", "max_frame", "find_start", "frames", "resyncs", "skipped_bytes",
+    __slots__ = ("buf", "synced", "max_frame", "find_start", "direction", "frames", "resyncs", "skipped_bytes",
                  "absurd_lengths", "need", "scan", "cut", "cut_frames")
 
-    def __init__(self, find_start: Callable[[bytearray, dict], tuple[int, int]], *, synced: bool, max_frame: int):
+    def __init__(self, find_start: Callable[[int, bytearray, dict], tuple[int, int]], *, synced: bool,
+                 max_frame: int, direction: int = 0):
         self.buf = bytearray()
+        self.direction = direction  # passed to find_start
         self.synced = synced
         self.max_frame = max_frame
         self.find_start = find_start
@@ -60,7 +64,7 @@ class Framer:
         # Synced with a frame's length read: bytes still missing before that frame is complete (a
         # consumer may hold back smaller deliveries, see kwire.tcp.events.Connection.demand); else 0.
         self.need = 0
-        self.scan: dict = {}  # the find_start callback's notes about the unsynced buffer
+        self.scan: dict | None = None  # the find_start callback's notes about the unsynced buffer, once asked
         self.cut: CutFrame | None = None  # the frame followed through a gap, while `need` bytes of it remain
         self.cut_frames = 0
 
@@ -86,13 +90,13 @@ class Framer:
             # mid-stream). Synced there; the last frame comes out cut.
             self.synced = True
             self.resyncs += 1
-            self.scan = {}
+            self.scan = None
             return self._drain([]) + self.gap(size)
         self.skipped_bytes += len(buf)
         buf.clear()
         self.synced = False
         self.need = 0
-        self.scan = {}
+        self.scan = None
         self.cut = None
         return []
 
@@ -121,7 +125,7 @@ class Framer:
         self.cut_frames += 1
         if lost_next:
             self.synced = False
-            self.scan = {}
+            self.scan = None
         return [frame]
 
     def _skip(self, data) -> list:
@@ -143,7 +147,7 @@ class Framer:
         self.buf = bytearray(data)
         self.synced = False
         self.need = 0
-        self.scan = {}
+        self.scan = None
         self.cut = None
 
     def resync(self) -> None:
@@ -151,7 +155,7 @@ class Framer:
         if self.synced:
             self.synced = False
             self.need = 0
-            self.scan = {}
+            self.scan = None
 
     def feed(self, data) -> list:
         """Frame bodies completed by `data`: bytes-like, or a tuple of bytes-like pieces in order (a
@@ -260,7 +264,10 @@ class Framer:
         buf = self.buf
         while True:
             if not self.synced:
-                start, drop = self.find_start(buf, self.scan)
+                scan = self.scan
+                if scan is None:
+                    scan = self.scan = {}
+                start, drop = self.find_start(self.direction, buf, scan)
                 if start < 0:
                     if drop > 0:
                         self.skipped_bytes += drop
@@ -269,7 +276,7 @@ class Framer:
                 if start:
                     self.skipped_bytes += start
                     del buf[:start]
-                self.scan = {}
+                self.scan = None
                 self.synced = True
                 self.resyncs += 1
             if len(buf) < 4:
@@ -278,7 +285,7 @@ class Framer:
             if length < 0 or length > self.max_frame:
                 self.absurd_lengths += 1
                 self.synced = False
-                self.scan = {}
+                self.scan = None
                 # Skip the bad length so the search does not find the same spot again.
                 self.skipped_bytes += 1
                 del buf[:1]

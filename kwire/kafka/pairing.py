@@ -217,10 +217,11 @@ class Pairing:
         self.conn = conn
         self.client_dir = client_dir
         self.pending: dict[int, PendingRequest] = {}  # the first request waiting under each correlation id
-        self.waiting: dict[int, deque] = {}  # later requests that reused a pending correlation id, in order
+        # (the next three made when first needed: most connections reuse no correlation id and see no early response)
+        self.waiting: dict[int, deque] | None = None  # later requests that reused a pending correlation id, in order
         self.count = 0  # requests pending, all of them
-        self.orphans: dict[int, RawExchange] = {}  # responses whose request has not been seen (yet)
-        self.orphan_due: dict[int, int] = {}  # corr id -> frame count at which it is reported no_request
+        self.orphans: dict[int, RawExchange] | None = None  # responses whose request has not been seen (yet)
+        self.orphan_due: dict[int, int] | None = None  # corr id -> frame count at which it is reported no_request
         # pending requests whose bodies are kept, oldest first, from kept_head on: a list (56 bytes empty, a deque
         # 600 with its first block), the answered ones at its front cut off a run at a time (_past_done)
         self.kept: list = []
@@ -259,6 +260,8 @@ class Pairing:
         pending = self.pending
         if corr in pending:
             self.duplicate_correlation_ids += 1
+            if self.waiting is None:
+                self.waiting = {}
             self.waiting.setdefault(corr, deque()).append(request)
         else:
             pending[corr] = request
@@ -274,7 +277,7 @@ class Pairing:
         request = self.pending.pop(corr, None)
         if request is None:
             return None
-        later = self.waiting.get(corr)
+        later = self.waiting.get(corr) if self.waiting else None
         if later:
             self.pending[corr] = later.popleft()
             if not later:
@@ -332,6 +335,9 @@ class Pairing:
             # Its request may not have been captured, or may be captured just after it: wait a few
             # frames before calling it a response without a request.
             orphans = self.orphans
+            if orphans is None:
+                orphans = self.orphans = {}
+                self.orphan_due = {}
             if corr in orphans:
                 out(orphans.pop(corr))
             orphans[corr] = RawExchange(self.conn, self.client_dir, NO_REQUEST, corr, None, body, ts_ns,
@@ -353,6 +359,8 @@ class Pairing:
 
     def expire_orphans(self, frames: int, out: Out, everything: bool = False) -> None:
         """Report as no_request the early responses whose grace ran out (all of them: `everything`)."""
+        if not self.orphans:
+            return
         due = self.orphan_due
         for corr in list(self.orphans):
             if everything or due[corr] <= frames or len(self.orphans) > MAX_ORPHANS:

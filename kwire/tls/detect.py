@@ -166,10 +166,10 @@ class Sniffer:
         self.target: StreamConsumer | None = None
         # What was seen, in order: ("data", direction, ts_ns, length) or ("gap", direction, ts_ns, size). The bytes
         # are held once, in `buffered` (each direction's since its start or last gap) and, before a gap, `earlier`.
-        self.seen: list[tuple] = []
+        self.seen: list[tuple] | None = []  # (None once decided, as the other sniffing state)
         self.buffered = [bytearray(), bytearray()]
         self.earlier: list | None = None  # per direction, the buffers closed by gaps (made at the first gap)
-        self.started = [conn.initiator is not None, conn.initiator is not None]  # at the stream's start
+        self.started: list | None = [conn.initiator is not None] * 2  # at the stream's start
         self.chains: list | None = None  # record chains, per direction (mid-stream only, made when needed)
         self.plain_scans: list | None = None  # the Kafka request search's state, per direction (the same)
         self.data, self.gap, self.close = self._data, self._gap, self._close
@@ -265,7 +265,7 @@ class Sniffer:
         seen, buffers = self.seen, [[buf] for buf in self.buffered]
         if self.earlier is not None:
             buffers = [earlier + current for earlier, current in zip(self.earlier, buffers)]
-        self.seen, self.buffered, self.earlier, self.chains, self.plain_scans = [], None, None, None, None
+        self.seen = self.started = self.buffered = self.earlier = self.chains = self.plain_scans = None
         at = [[0, 0], [0, 0]]  # per direction: which buffer, where in it
         for kind, d, ts, value in seen:
             where = at[d]

@@ -79,7 +79,7 @@ def finder(find):
     while nothing is found, as kwire's own finders do."""
     from kwire.kafka.resync import KEEP_TAIL
 
-    def find_start(buf, scan):
+    def find_start(direction, buf, scan):
         start = find(buf)
         return (start, 0) if start >= 0 else (-1, max(0, len(buf) - KEEP_TAIL))
     return find_start
