@@ -89,8 +89,19 @@ def core_extensions() -> list:
     except ImportError:
         print("kwire: Cython is not installed: no compiled core, kwire runs as pure Python")
         return []
-    return cythonize(core_sources() + decoder_extensions(), compiler_directives=DIRECTIVES,
+    sources = core_sources()
+    # each module's digest as Cython is about to read it: a source edited while the build runs then makes a
+    # digest that the module built from the older text does not match, and that module runs from its .py
+    _DIGESTS.update((_relative(path), _COMPILED["source_digest"](path)) for path in sources)
+    return cythonize(sources + decoder_extensions(), compiler_directives=DIRECTIVES,
                      nthreads=os.cpu_count() or 1, quiet=True)  # flags: OptionalBuildExt.run
+
+
+_DIGESTS: dict[str, str] = {}  # core source ("kwire/fused.py") -> its source_digest when cythonize read it
+
+
+def _relative(path: str) -> str:
+    return os.path.relpath(os.path.abspath(path), _HERE).replace(os.sep, "/")
 
 
 def decoder_extensions() -> list:
@@ -208,9 +219,9 @@ class OptionalBuildExt(build_ext):
         except Exception as e:
             print(f"kwire: {ext.name} not compiled ({type(e).__name__}: {e}); it runs from its .py")
             return
-        source = os.path.join(_HERE, *ext.name.split(".")) + ".py"
-        if os.path.exists(source):  # not the decoders (kwire.codec.aot): each checks its own source's digest
-            self.built[ext.name] = _COMPILED["source_digest"](source)  # the .pxd files it depends on too
+        source = "/".join(ext.name.split(".")) + ".py"
+        if source in _DIGESTS:  # not the decoders (kwire.codec.aot): each checks its own source's digest
+            self.built[ext.name] = _DIGESTS[source]  # the .pxd files it depends on too
 
     def _write_sources(self) -> None:
         for name in sorted(self.built):  # a module that reads another's fields in C needs that one compiled

@@ -64,7 +64,9 @@ def source_digest(path: str) -> str:
     """The SHA-256 a compiled module is checked against: of its .py alone when it has no Cython declarations
     (a .pxd beside it), else of every file its compiled form depends on: its .py and .pxd, and the .py and .pxd
     of each kwire module those declarations cimport, recursively (a compiled module that reads another one's
-    fields in C must not run beside a changed or uncompiled version of it)."""
+    fields in C must not run beside a changed or uncompiled version of it). The same digest however `path` is
+    spelled (relative or absolute: the files are ordered by their absolute paths)."""
+    path = os.path.abspath(path)
     with open(path, "rb") as f:
         source = f.read()
     pxd = path[:-3] + ".pxd"

@@ -130,6 +130,15 @@ def test_the_digest_covers_the_declarations_and_what_they_cimport(tmp_path):
     assert compiled.source_digest(str(moved / "kwire" / "tcp" / "flows.py")) == digest  # the place does not count
 
 
+def test_the_digest_is_the_same_however_the_path_is_spelled(monkeypatch):
+    """setup.py digests the sources by the relative paths cythonize is given, kwire.compiled by absolute ones: a
+    module that cimports another's declarations ordered its files by the path as given, so the two differed and
+    18 freshly built modules ran from their .py."""
+    monkeypatch.chdir(ROOT)
+    for module in ("kwire/analytics/aggregate.py", "kwire/tcp/flows.py", "kwire/net/layout.py"):
+        assert compiled.source_digest(module) == compiled.source_digest(str(ROOT / module)), module
+
+
 def test_a_module_runs_from_source_when_declarations_it_depends_on_changed(needs_compiled_core, tmp_path):
     """In a copy of the built package, an edit of kwire/tcp/reassembly.pxd (HalfStream's fields) makes
     reassembly and the modules whose compiled form reads those fields (flows, fused) run from their .py,
