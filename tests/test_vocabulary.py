@@ -1,8 +1,9 @@
 """One vocabulary: each fact an exchange shares between JSON Lines, the Parquet `exchanges` table, the
 Spark data source and the stats document has one name there, and the same value (so the same unit).
 
-docs/vocabulary.md is read as the statement (its tables of facts, kinds and deprecated names); what
-each output writes is taken from the output itself: JSON Lines objects from `exchange_record`, the
+kwire/vocabulary.py is the statement of the facts and metrics (docs/vocabulary.md's tables of them are generated
+from it: scripts/gen_vocabulary.py), docs/vocabulary.md of the kinds and deprecated names; what each output writes
+is taken from the output itself: JSON Lines objects from `exchange_record`, the
 Parquet table written with pyarrow from the rows `kwire spark --out` gathers and read back, the data
 source's declared columns, the stats document's exchange lists. (tests/spark/test_source.py reads a
 real DataFrame of the data source against JSON Lines.)
@@ -21,6 +22,7 @@ from kwire.kafka import pairing
 from kwire.outcomes import KINDS
 from kwire.pipeline import analyze_files
 from kwire.render.jsonl import DEPRECATED_KEYS, exchange_record
+from kwire.vocabulary import EXCHANGE_FACTS, JSONL, METRIC_LIST, PARQUET, PARTITION_TABLE, STATS
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -46,8 +48,8 @@ def _table(heading: str) -> list[list[str]]:
     return rows[1:]  # the header row out
 
 
-FACTS = {row[0]: dict(unit=row[1], jsonl=row[2] == "yes", parquet=row[3] == "yes", stats=row[4] == "yes")
-         for row in _table("## The facts of an exchange")}
+FACTS = {f.name: dict(unit=f.unit, jsonl=JSONL in f.outputs, parquet=PARQUET in f.outputs, stats=STATS in f.outputs)
+         for f in EXCHANGE_FACTS}
 
 
 @pytest.fixture(scope="module")
@@ -157,3 +159,79 @@ def test_every_documented_fact_has_a_unit_that_matches_its_name():
         elif name.endswith("_bytes"):
             assert fact["unit"] == "bytes", name
     assert not [n for n in FACTS if re.search(r"_(size|ns|s)$", n) and not n.endswith("ts_ns")]
+
+
+def test_the_page_holds_the_tables_the_vocabulary_makes():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("gen_vocabulary", ROOT / "scripts" / "gen_vocabulary.py")
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    assert gen.generated(DOC) == DOC, "docs/vocabulary.md is stale: run python scripts/gen_vocabulary.py"
+    documented = {row[0] for row in _table("## The facts of an exchange")}
+    assert documented == set(FACTS)
+
+
+def test_partition_columns_are_the_declared_facts(exchanges):
+    from kwire.analytics.facts import partition_rows
+    from kwire.spark.results import ARROW_PARTITIONS
+    from kwire.spark.schemas import PARTITION_SCHEMA
+
+    names = [f.name for f in PARTITION_TABLE]
+    assert list(ARROW_PARTITIONS.names) == names == [f.name for f in PARTITION_SCHEMA.fields]
+    assert [f.nullable for f in PARTITION_SCHEMA.fields] == [f.nullable for f in PARTITION_TABLE]
+    rows = [row for ex in exchanges for row in partition_rows(ex)]
+    assert rows and all(list(row.keys()) == names[:len(row)] for row in rows)
+    for fact in PARTITION_TABLE:
+        if not fact.nullable and fact.name in rows[0]:
+            assert all(row[fact.name] is not None for row in rows), fact.name
+
+
+def test_the_exchange_schemas_state_the_declared_nullability(parquet, exchanges):
+    from kwire.spark.schemas import EXCHANGE_SCHEMA
+
+    declared = {f.name: f.nullable for f in EXCHANGE_FACTS}
+    assert {f.name: f.nullable for f in EXCHANGE_SCHEMA.fields} == {n: declared[n] for n in parquet.column_names}
+    for name in parquet.column_names:
+        if not declared[name]:
+            assert parquet.column(name).null_count == 0, name
+
+
+def test_every_metric_family_written_is_declared_as_written(tmp_path):
+    """`stats --metrics` over real captures and the service's own families: each family's name, type, HELP and
+    label names are its declaration in kwire.vocabulary, and every declared family is written by one
+    of them (the queue's, the kernel's and the live gauges only live: their declarations are checked alone)."""
+    from prometheus_client import CollectorRegistry, generate_latest
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from kwire.live.metric_families import service_families
+    from tests.hostile3.outputs import command
+
+    declared = {m.exposed if m.type != "counter" else m.name: m for m in METRIC_LIST}
+    metrics = tmp_path / "metrics.prom"
+    command("stats", "-j", "0", "--metrics", str(metrics), *map(str, CAPTURES[:2]))
+    written = list(text_string_to_metric_families(metrics.read_text()))
+
+    class Service:
+        def collect(self):
+            return service_families({"answered": 1}, 1, 256)
+
+    registry = CollectorRegistry()
+    registry.register(Service())
+    written += list(text_string_to_metric_families(generate_latest(registry).decode()))
+    seen = set()
+    for family in written:
+        metric = declared[family.name]
+        # (the text format has no UNIT line: a unit ends its name, Metric checks)
+        assert (family.type, family.documentation) == (metric.type, metric.help), family
+        labels = {k for s in family.samples for k in s.labels if k != "le"}
+        assert labels <= set(metric.labels), (family.name, labels)
+        seen.add(metric.name)
+    live_only = {"kwire_queue_dropped_exchanges", "kwire_queue_dropped_packets", "kwire_kernel_drops",
+                 "kwire_tcp_connections_open", "kwire_requests_in_flight", "kwire_figures_lag_max_seconds"}
+    assert {m.name for m in METRIC_LIST} - seen == live_only
+
+
+def test_every_declared_metric_is_in_the_operators_page():
+    text = (ROOT / "docs" / "metrics.md").read_text()
+    assert [m.exposed for m in METRIC_LIST if m.exposed not in text] == []

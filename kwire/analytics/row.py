@@ -22,24 +22,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from kwire.fields import reduce_by_fields, set_fields
+from kwire.vocabulary import ACK_TYPES, EXCHANGE_COLUMNS, PARTITION_COLUMNS
 
-# Columns of an exchange row, in order (the Parquet table's too: kwire.spark.schemas.EXCHANGE_SCHEMA).
-EXCHANGE_COLUMNS = ("ts_ns", "request_ts_ns", "response_ts_ns", "client", "broker", "client_id", "api_key",
-                    "api", "api_version", "correlation_id", "status", "unanswered", "latency_ms", "request_bytes",
-                    "response_bytes", "error_codes", "failed", "request_outcome", "response_outcome",
-                    "request_error", "response_error", "request_trailing_bytes", "response_trailing_bytes",
-                    "group_id", "wait", "negotiation")
+# Columns of an exchange row, in order: kwire.vocabulary's Parquet columns (the Parquet table's too:
+# kwire.spark.schemas.EXCHANGE_SCHEMA).
 # Not columns: which TCP connection (two connections a client made from one port, one after the other, told
 # apart), the latency exactly in ns, the exchange's evidence (kwire.analytics.observe.evidence).
 NAMES = EXCHANGE_COLUMNS + ("connection_id", "latency_ns", "evidence")
 _KNOWN = frozenset(NAMES)
 _EXCHANGE_NAMES = NAMES  # (ExchangeRow.NAMES)
 # ShareAcknowledge's AcknowledgeType values (kwire.analytics.facts counts them), and their columns.
-ACK_TYPES = {0: "GAP", 1: "ACCEPT", 2: "RELEASE", 3: "REJECT", 4: "RENEW"}
 ACK_COLUMNS = tuple(f"ack_{name.lower()}" for name in ACK_TYPES.values())
-# Columns of a partition row, in order (the Parquet table's too).
-PARTITION_COLUMNS = ("ts_ns", "api", "group_id", "topic", "partition", "bytes", "records", "fetch_offset",
-                     "high_watermark", "lag", "acquired", "redelivered") + ACK_COLUMNS
+assert set(ACK_COLUMNS) <= set(PARTITION_COLUMNS)
 
 
 class FieldRow:

@@ -5,8 +5,8 @@
 (the live Window's retired one and its seconds, or `kwire stats`' one), the findings and groups
 documents of kwire.analytics, and the capture's health - into prometheus_client metric families.
 Names follow Prometheus' conventions: the `kwire_` prefix, base units (seconds, bytes), `_total` on
-counters. docs/metrics.md lists every family and its labels; `FAMILIES` names them (the Grafana
-dashboard's test checks its queries against it).
+counters. Each family is declared once, in kwire.vocabulary.METRICS (its type, unit, labels and HELP text),
+and listed from there in docs/vocabulary.md; docs/metrics.md says what each means to an operator.
 
 Latency histograms use kwire's own latency buckets (kwire.analytics.distribution: 4 per doubling),
 one edge in four: `le` from 45 us to 47 s doubling each time, so the histogram's buckets are
@@ -33,10 +33,11 @@ from kwire.live.labels import OTHER, LabelCaps
 from kwire.live.metrics_state import MetricsState
 from kwire.live.window import merged_names
 from kwire.safe_text import label_safe
+from kwire.vocabulary import ACK_TYPES as ACKNOWLEDGE_TYPES, METRICS
 
 NS = 1_000_000_000
 HISTOGRAM_BUCKETS = tuple(range(22, 103, 4))  # kwire bucket indexes whose upper edges are the `le`s
-ACK_TYPES = ("gap", "accept", "release", "reject", "renew")
+ACK_TYPES = tuple(name.lower() for name in ACKNOWLEDGE_TYPES.values())  # ack_<type> of the partition rows
 FRAME_LABELS = ("topic", "partition", "group")
 
 
@@ -55,32 +56,37 @@ class MetricsView:
 
 
 class _Make:
-    """Families with the view's timestamp on every sample."""
+    """Families with the view's timestamp on every sample, each as kwire.vocabulary declares it (its type, HELP
+    text, labels and unit: the one table of every name kwire writes)."""
 
     def __init__(self, timestamp: float | None):
         self.timestamp = timestamp
         self.out: list = []
 
-    def counter(self, name: str, doc: str, labels=(), unit: str = ""):
-        family = CounterMetricFamily(name, doc, labels=list(labels), unit=unit)
+    def _family(self, name: str, kind: str, make):
+        metric = METRICS[name]
+        assert metric.type == kind, (name, kind)
+        family = make(name, metric.help, labels=list(metric.labels), unit=metric.unit)
         self.out.append(family)
+        return family
+
+    def counter(self, name: str):
+        family = self._family(name, "counter", CounterMetricFamily)
         return lambda values, value: family.add_metric([label_safe(v) for v in values], value,
                                                          timestamp=self.timestamp)
 
-    def gauge(self, name: str, doc: str, labels=(), unit: str = ""):
-        family = GaugeMetricFamily(name, doc, labels=list(labels), unit=unit)
-        self.out.append(family)
+    def gauge(self, name: str):
+        family = self._family(name, "gauge", GaugeMetricFamily)
         return lambda values, value: family.add_metric([label_safe(v) for v in values], value,
                                                          timestamp=self.timestamp)
 
-    def histogram(self, name: str, doc: str, labels, cells: dict, at: int) -> None:
-        family = HistogramMetricFamily(name, doc, labels=list(labels), unit="seconds")
+    def histogram(self, name: str, cells: dict, at: int) -> None:
+        family = self._family(name, "histogram", HistogramMetricFamily)
         for key, cell in _ordered(cells):
             counts = cell[at]
             if counts:
                 family.add_metric([label_safe(v) for v in key], _buckets(counts), cell[at + 1] / NS,
                                   timestamp=self.timestamp)
-        self.out.append(family)
 
 
 def epoch_seconds(ns: int | None) -> float | None:
@@ -131,36 +137,26 @@ def _sum_by(cells: dict, labels: tuple, keep: tuple, column: int) -> dict:
 
 
 def _exchanges(make: _Make, state: MetricsState) -> None:
-    labels = ("api", "api_version", "client_id", "broker")
-    for column, name, doc, unit in (
-            (0, "kwire_exchanges", "Exchanges (a request and its response, or either alone), as kwire stats counts "
-                                   "them", ""),
-            (5, "kwire_request_bytes", "Bytes of requests (Kafka frames, length prefix included)", "bytes"),
-            (6, "kwire_response_bytes", "Bytes of responses (Kafka frames, length prefix included)", "bytes")):
-        add = make.counter(name, doc, labels, unit)
+    labels = METRICS["kwire_exchanges"].labels  # the order of MetricsState.exchanges' keys
+    for column, name in ((0, "kwire_exchanges"), (5, "kwire_request_bytes"), (6, "kwire_response_bytes")):
+        add = make.counter(name)
         for key, cell in _ordered(state.exchanges):
             add(key, cell[column])
-    for column, name, doc in (
-            (1, "kwire_failed_exchanges", "Exchanges with an error code, a decode error or no partner"),
-            (2, "kwire_unanswered_requests", "Requests never answered (no_response)"),
-            (3, "kwire_orphan_responses", "Responses whose request was not captured (no_request)"),
-            (4, "kwire_decode_errors", "Exchanges whose request or response did not decode")):
-        add = make.counter(name, doc, ("api", "broker"))
-        for key, n in _ordered(_sum_by(state.exchanges, labels, ("api", "broker"), column)):
+    for column, name in ((1, "kwire_failed_exchanges"), (2, "kwire_unanswered_requests"),
+                         (3, "kwire_orphan_responses"), (4, "kwire_decode_errors")):
+        add = make.counter(name)
+        for key, n in _ordered(_sum_by(state.exchanges, labels, METRICS[name].labels, column)):
             add(key, n)
-    add = make.counter("kwire_errors", "Error codes in responses by Kafka's name, one per occurrence", ("api", "error"))
+    add = make.counter("kwire_errors")
     for key, n in _ordered(state.errors):
         add(key, n)
 
 
 def _latency(make: _Make, state: MetricsState) -> None:
-    labels = ("api", "broker")
-    make.histogram("kwire_request_latency_seconds", "Response time minus request time of answered requests, "
-                   "long-poll waits left out", labels, state.latency, 0)
-    make.histogram("kwire_long_poll_wait_seconds", "Fetch and ShareFetch answered empty at about their MaxWaitMs: "
-                   "how long the broker held them", labels, state.latency, 2)
-    throttle = make.counter("kwire_throttle_time_seconds", "ThrottleTimeMs of responses, summed", labels, "seconds")
-    throttled = make.counter("kwire_throttled_responses", "Responses with ThrottleTimeMs > 0", labels)
+    make.histogram("kwire_request_latency_seconds", state.latency, 0)
+    make.histogram("kwire_long_poll_wait_seconds", state.latency, 2)
+    throttle = make.counter("kwire_throttle_time_seconds")
+    throttled = make.counter("kwire_throttled_responses")
     for key, cell in _ordered(state.latency):
         if cell[5]:
             throttle(key, cell[4] / 1000)
@@ -194,18 +190,13 @@ def _partitions(make: _Make, view: MetricsView, names: dict) -> dict[str, int]:
             pkey = key if key in pairs else (OTHER, OTHER)
             have = lag.setdefault(pkey, [f.lag_last[1], f.lag_max])
             have[0], have[1] = max(have[0], f.lag_last[1]), max(have[1], f.lag_max)
-    for i, (name, doc, unit) in enumerate((
-            ("kwire_fetched_bytes", "Bytes of records fields in Fetch responses", "bytes"),
-            ("kwire_fetched_records", "Records in Fetch responses (whole, non-control batches)", ""),
-            ("kwire_produced_bytes", "Bytes of records fields in Produce requests", "bytes"),
-            ("kwire_produced_records", "Records in Produce requests (whole, non-control batches)", ""))):
-        add = make.counter(name, doc, ("topic",), unit)
+    for i, name in enumerate(("kwire_fetched_bytes", "kwire_fetched_records", "kwire_produced_bytes",
+                              "kwire_produced_records")):
+        add = make.counter(name)
         for topic, cell in sorted(by_topic.items()):
             add((topic,), cell[i])
-    last = make.gauge("kwire_consumer_lag", "HighWatermark minus the FetchOffset asked, latest sample (records)",
-                      ("topic", "partition"))
-    top = make.gauge("kwire_consumer_lag_max", "The largest consumer lag sample since the start (records)",
-                     ("topic", "partition"))
+    last = make.gauge("kwire_consumer_lag")
+    top = make.gauge("kwire_consumer_lag_max")
     for key, (value, largest) in sorted(lag.items()):
         last(key, value)
         top(key, largest)
@@ -247,19 +238,15 @@ def _share(make: _Make, share: dict, expiries: dict, label) -> None:
         into = folded.setdefault(label(group), [0] * len(cell))
         for i, n in enumerate(cell):
             into[i] += n
-    acquired = make.counter("kwire_share_acquired_records", "Records acquired by share consumers (ShareFetch)",
-                            ("group",))
-    redelivered = make.counter("kwire_share_redelivered_records",
-                               "Acquired records with DeliveryCount > 1", ("group",))
-    acks = make.counter("kwire_share_acknowledged_records", "Records acknowledged, by AcknowledgeType",
-                        ("group", "type"))
+    acquired = make.counter("kwire_share_acquired_records")
+    redelivered = make.counter("kwire_share_redelivered_records")
+    acks = make.counter("kwire_share_acknowledged_records")
     for group, cell in sorted(folded.items()):
         acquired((group,), cell[0])
         redelivered((group,), cell[1])
         for i, ack in enumerate(ACK_TYPES):
             acks((group, ack.upper()), cell[2 + i])
-    expired = make.gauge("kwire_share_lock_expiries", "Deliveries that ended with no acknowledgement taken "
-                         "(share_redelivery findings' lock_expired)", ("group",))
+    expired = make.gauge("kwire_share_lock_expiries")
     by_label: dict[str, int] = {}
     for group, n in expiries.items():
         by_label[label(group)] = by_label.get(label(group), 0) + n
@@ -268,13 +255,10 @@ def _share(make: _Make, share: dict, expiries: dict, label) -> None:
 
 
 def _group_state(make: _Make, groups: dict, label) -> None:
-    generation = make.gauge("kwire_group_generation", "The latest generation (classic) or member epoch of a group",
-                            ("group", "protocol"))
-    members = make.gauge("kwire_group_members", "Members in the group's latest generation", ("group", "protocol"))
-    generations = make.gauge("kwire_group_generations", "Generations seen since the start (the newest 256 kept)",
-                             ("group", "protocol"))
-    expired = make.gauge("kwire_group_members_expired", "Members that vanished without leaving",
-                         ("group", "protocol"))
+    generation = make.gauge("kwire_group_generation")
+    members = make.gauge("kwire_group_members")
+    generations = make.gauge("kwire_group_generations")
+    expired = make.gauge("kwire_group_members_expired")
     rows: dict[tuple, list] = {}
     for group_id, doc in groups.items():
         key = (label(group_id), doc.get("protocol") or "unknown")
@@ -295,10 +279,8 @@ def _group_state(make: _Make, groups: dict, label) -> None:
 
 
 def _findings(make: _Make, findings: list) -> None:
-    count = make.gauge("kwire_findings", "Findings known since the start (kwire stats' findings)",
-                       ("kind", "severity"))
-    latest = make.gauge("kwire_findings_last_timestamp_seconds", "The latest end (else start) of those findings, "
-                        "capture time", ("kind", "severity"), "seconds")
+    count = make.gauge("kwire_findings")
+    latest = make.gauge("kwire_findings_last_timestamp_seconds")
     rows: dict[tuple, list] = {}
     for f in findings:
         row = rows.setdefault((f["kind"], f["severity"]), [0, None])
@@ -315,43 +297,38 @@ def _findings(make: _Make, findings: list) -> None:
 def _health(make: _Make, view: MetricsView) -> None:
     h, r = view.health, view.report
     counters = [
-        ("kwire_packets", "Packets captured", h.get("packets", 0), ""),
-        ("kwire_captured_bytes", "Bytes of the packets captured, as on the wire", h.get("bytes", 0), "bytes"),
-        ("kwire_truncated_packets", "Packets cut by the snap length", h.get("truncated", 0), ""),
-        ("kwire_tcp_gaps", "TCP holes (bytes never captured)", r.get("gaps", 0), ""),
-        ("kwire_tcp_gap_bytes", "Bytes in TCP holes", r.get("gap_bytes", 0), "bytes"),
-        ("kwire_kafka_connections", "TCP connections seen to carry Kafka", r.get("kafka_connections", 0), ""),
-        ("kwire_tls_connections", "TLS connections seen (counted when they close)", r.get("tls_connections", 0), ""),
-        ("kwire_tls_decrypted_connections", "TLS connections decrypted with the key log", r.get("tls_decrypted", 0),
-         ""),
+        ("kwire_packets", h.get("packets", 0)),
+        ("kwire_captured_bytes", h.get("bytes", 0)),
+        ("kwire_truncated_packets", h.get("truncated", 0)),
+        ("kwire_tcp_gaps", r.get("gaps", 0)),
+        ("kwire_tcp_gap_bytes", r.get("gap_bytes", 0)),
+        ("kwire_kafka_connections", r.get("kafka_connections", 0)),
+        ("kwire_tls_connections", r.get("tls_connections", 0)),
+        ("kwire_tls_decrypted_connections", r.get("tls_decrypted", 0)),
     ]
     if h.get("kernel_drops") is not None:
-        counters.append(("kwire_kernel_drops", "Packets the kernel dropped (capture ring full)", h["kernel_drops"], ""))
+        counters.append(("kwire_kernel_drops", h["kernel_drops"]))
     if "queue_drops" in h:
         unit = "exchanges" if h.get("queue_holds") == "exchanges" else "packets"
-        counters.append((f"kwire_queue_dropped_{unit}", f"{unit.capitalize()} left out of the figures because kwire "
-                         "fell behind the capture", h["queue_drops"], ""))
-    for name, doc, value, unit in counters:
-        make.counter(name, doc, (), unit)((), value)
-    gauges = [("kwire_tcp_connections_open", "TCP connections open", r.get("connections")),
-              ("kwire_requests_in_flight", "Requests waiting for their response", r.get("in_flight")),
-              ("kwire_figures_lag_max_seconds", "The longest a batch of exchanges waited between the capture and "
-               "the figures", h.get("figures_lag_max_s")),
-              ("kwire_capture_start_timestamp_seconds", "The first exchange's time (capture clock)", view.start_s),
-              ("kwire_capture_end_timestamp_seconds", "The last request or response time (capture clock)", view.end_s)]
-    for name, doc, value in gauges:
+        counters.append((f"kwire_queue_dropped_{unit}", h["queue_drops"]))
+    for name, value in counters:
+        make.counter(name)((), value)
+    gauges = [("kwire_tcp_connections_open", r.get("connections")),
+              ("kwire_requests_in_flight", r.get("in_flight")),
+              ("kwire_figures_lag_max_seconds", h.get("figures_lag_max_s")),
+              ("kwire_capture_start_timestamp_seconds", view.start_s),
+              ("kwire_capture_end_timestamp_seconds", view.end_s)]
+    for name, value in gauges:
         if value is not None:
-            make.gauge(name, doc, (), "seconds" if name.endswith("_seconds") else "")((), value)
+            make.gauge(name)((), value)
 
 
 def _labels(make: _Make, caps: LabelCaps, folded: dict[str, int]) -> None:
     kept, folds = caps.copy_counts()
-    values = make.gauge("kwire_label_values", "Distinct values a label keeps (at most its cap)", ("label",))
-    limit = make.gauge("kwire_label_cap", "The most distinct values a label keeps; the rest are 'other'", ("label",))
-    counted = make.counter("kwire_label_folds", "Exchanges, error codes and latencies whose label value was "
-                           "folded into 'other' (client_id, broker, api, api_version, error)", ("label",))
-    distinct = make.gauge("kwire_label_values_folded", "Distinct values folded into 'other' (topic, partition, "
-                          "group)", ("label",))
+    values = make.gauge("kwire_label_values")
+    limit = make.gauge("kwire_label_cap")
+    counted = make.counter("kwire_label_folds")
+    distinct = make.gauge("kwire_label_values_folded")
     for label in sorted(caps.caps):
         values((label,), kept[label])
         limit((label,), caps.caps[label])
@@ -364,11 +341,9 @@ def _labels(make: _Make, caps: LabelCaps, folded: dict[str, int]) -> None:
 def service_families(counts: dict[str, int], open_now: int, cap: int) -> list:
     """The metrics service's own families: its connections by how they ended, those it holds, its bound."""
     make = _Make(None)
-    ended = make.counter("kwire_exporter_connections", "Connections to the metrics service, by how they ended "
-                         "(docs/metrics.md)", ("outcome",))
+    ended = make.counter("kwire_exporter_connections")
     for outcome, n in counts.items():
         ended((outcome,), n)
-    make.gauge("kwire_exporter_connections_open", "Connections the metrics service holds now")((), open_now)
-    make.gauge("kwire_exporter_connections_cap", "The most connections the metrics service holds; one more "
-               "evicts the one waiting longest for its request")((), cap)
+    make.gauge("kwire_exporter_connections_open")((), open_now)
+    make.gauge("kwire_exporter_connections_cap")((), cap)
     return make.out

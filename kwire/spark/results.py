@@ -16,7 +16,7 @@ import pyarrow as pa
 
 from kwire.analytics import Aggregator
 from kwire.enrich import Enricher
-from kwire.analytics.facts import ACK_COLUMNS, EXCHANGE_COLUMNS
+from kwire.analytics.facts import EXCHANGE_COLUMNS
 from kwire.analytics.read import read_exchange
 from kwire.group_filter import members_of, offload_all_but_groups
 from kwire.kafka.pairing import RawExchange
@@ -26,6 +26,7 @@ from kwire.query import ExchangeFilter
 from kwire.spark.wire import PROWS, XROWS, table_bytes
 from kwire.tls import KeyLog
 from kwire.net.tables import add_vxlan_ports
+from kwire.vocabulary import EXCHANGE_FACTS, PARQUET, PARTITION_TABLE, Fact
 
 
 @dataclass(frozen=True)
@@ -77,23 +78,18 @@ class ConnectionEnricher(Enricher):
         enricher.enrich(ex)
 
 
-ARROW_EXCHANGES = pa.schema([
-    ("ts_ns", pa.int64()), ("request_ts_ns", pa.int64()), ("response_ts_ns", pa.int64()),
-    ("client", pa.string()), ("broker", pa.string()), ("client_id", pa.string()), ("api_key", pa.int32()),
-    ("api", pa.string()), ("api_version", pa.int32()), ("correlation_id", pa.int32()), ("status", pa.string()),
-    ("unanswered", pa.string()), ("latency_ms", pa.float64()), ("request_bytes", pa.int64()),
-    ("response_bytes", pa.int64()), ("error_codes", pa.list_(pa.string())), ("failed", pa.bool_()),
-    ("request_outcome", pa.string()), ("response_outcome", pa.string()), ("request_error", pa.string()),
-    ("response_error", pa.string()), ("request_trailing_bytes", pa.int64()), ("response_trailing_bytes", pa.int64()),
-    ("group_id", pa.string()), ("wait", pa.bool_()), ("negotiation", pa.bool_()),
-])
-ARROW_PARTITIONS = pa.schema([
-    ("ts_ns", pa.int64()), ("api", pa.string()), ("group_id", pa.string()), ("topic", pa.string()),
-    ("partition", pa.int32()), ("bytes", pa.int64()), ("records", pa.int64()), ("fetch_offset", pa.int64()),
-    ("high_watermark", pa.int64()), ("lag", pa.int64()), ("acquired", pa.int64()), ("redelivered", pa.int64()),
-    *[(name, pa.int64()) for name in ACK_COLUMNS],
-    ("client", pa.string()), ("broker", pa.string()), ("correlation_id", pa.int32()),
-])
+_ARROW_TYPES = {"int64": pa.int64(), "int32": pa.int32(), "float64": pa.float64(), "string": pa.string(),
+                "bool": pa.bool_(), "strings": pa.list_(pa.string())}
+
+
+def arrow_schema(facts: tuple[Fact, ...]) -> pa.Schema:
+    """The Arrow schema of a table of `facts` (kwire.vocabulary, its Parquet columns), every field nullable as
+    pyarrow makes them by default: the Spark schemas (kwire.spark.schemas) state which are never null."""
+    return pa.schema([(f.name, _ARROW_TYPES[f.type]) for f in facts if PARQUET in f.outputs])
+
+
+ARROW_EXCHANGES = arrow_schema(EXCHANGE_FACTS)
+ARROW_PARTITIONS = arrow_schema(PARTITION_TABLE)
 assert tuple(ARROW_EXCHANGES.names) == EXCHANGE_COLUMNS
 
 

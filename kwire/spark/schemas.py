@@ -6,7 +6,8 @@
   correlation_id, which with ts_ns join a partition row to its exchange.
 
 Instants are integer nanoseconds since the epoch (`ts_ns`, ...); `latency_ms` is milliseconds (to the
-nanosecond), null unless paired. Names and units are those of every output (docs/vocabulary.md).
+nanosecond), null unless paired. Names, types, nullability and units are kwire.vocabulary's, those of every
+output (docs/vocabulary.md).
 """
 
 from __future__ import annotations
@@ -14,55 +15,21 @@ from __future__ import annotations
 from pyspark.sql.types import (ArrayType, BooleanType, DoubleType, IntegerType, LongType, StringType, StructField,
                                StructType)
 
-from kwire.analytics.facts import ACK_COLUMNS, EXCHANGE_COLUMNS
+from kwire.analytics.facts import EXCHANGE_COLUMNS
+from kwire.vocabulary import EXCHANGE_FACTS, PARQUET, PARTITION_TABLE, Fact
 
-EXCHANGE_SCHEMA = StructType([
-    StructField("ts_ns", LongType(), False),
-    StructField("request_ts_ns", LongType(), True),
-    StructField("response_ts_ns", LongType(), True),
-    StructField("client", StringType(), False),
-    StructField("broker", StringType(), False),
-    StructField("client_id", StringType(), True),
-    StructField("api_key", IntegerType(), True),
-    StructField("api", StringType(), True),
-    StructField("api_version", IntegerType(), True),
-    StructField("correlation_id", IntegerType(), False),
-    StructField("status", StringType(), False),
-    StructField("unanswered", StringType(), True),
-    StructField("latency_ms", DoubleType(), True),
-    StructField("request_bytes", LongType(), True),
-    StructField("response_bytes", LongType(), True),
-    StructField("error_codes", ArrayType(StringType(), False), False),
-    StructField("failed", BooleanType(), False),
-    StructField("request_outcome", StringType(), True),
-    StructField("response_outcome", StringType(), True),
-    StructField("request_error", StringType(), True),
-    StructField("response_error", StringType(), True),
-    StructField("request_trailing_bytes", LongType(), False),
-    StructField("response_trailing_bytes", LongType(), False),
-    StructField("group_id", StringType(), True),
-    StructField("wait", BooleanType(), False),
-    StructField("negotiation", BooleanType(), False),
-])
+_SPARK_TYPES = {"int64": LongType(), "int32": IntegerType(), "float64": DoubleType(), "string": StringType(),
+                "bool": BooleanType(), "strings": ArrayType(StringType(), False)}
 
-PARTITION_SCHEMA = StructType([
-    StructField("ts_ns", LongType(), False),
-    StructField("api", StringType(), False),
-    StructField("group_id", StringType(), True),
-    StructField("topic", StringType(), False),
-    StructField("partition", IntegerType(), True),
-    StructField("bytes", LongType(), False),
-    StructField("records", LongType(), False),
-    StructField("fetch_offset", LongType(), True),
-    StructField("high_watermark", LongType(), True),
-    StructField("lag", LongType(), True),
-    StructField("acquired", LongType(), False),
-    StructField("redelivered", LongType(), False),
-    *[StructField(name, LongType(), False) for name in ACK_COLUMNS],
-    StructField("client", StringType(), False),
-    StructField("broker", StringType(), False),
-    StructField("correlation_id", IntegerType(), False),
-])
+
+def spark_schema(facts: tuple[Fact, ...]) -> StructType:
+    """The Spark schema of a table of `facts` (kwire.vocabulary: their Parquet columns, types and nullability)."""
+    return StructType([StructField(f.name, _SPARK_TYPES[f.type], f.nullable) for f in facts if PARQUET in f.outputs])
+
+
+EXCHANGE_SCHEMA = spark_schema(EXCHANGE_FACTS)
+PARTITION_SCHEMA = spark_schema(PARTITION_TABLE)
+
 
 def exchange_tuple(row: dict) -> tuple:
     return tuple(row[name] for name in EXCHANGE_COLUMNS)
