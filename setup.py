@@ -227,7 +227,7 @@ class OptionalBuildExt(build_ext):
         for name in sorted(self.built):  # a module that reads another's fields in C needs that one compiled
             source = os.path.join(_HERE, *name.split("."))
             if os.path.exists(source + ".pxd"):
-                core = set(_COMPILED["CORE"])  # a cimported .pxd of inline C alone (kwire/c_reads.pxd) needs no module
+                core = set(_COMPILED["CORE"])  # a cimported .pxd of inline C alone (kwire/native/c_reads.pxd) needs no module
                 needs = [os.path.relpath(m, _HERE).replace(os.sep, ".")
                          for m in _COMPILED["_depends_on"](source + ".pxd", _HERE)
                          if os.path.relpath(m, _HERE).replace(os.sep, "/") + ".py" in core]

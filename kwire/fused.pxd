@@ -5,7 +5,7 @@
 # consumer wants stay Python ints (None is possible, and a time may be any size).
 
 cimport cython
-cimport kwire.c_reads as c_reads
+cimport kwire.native.c_reads as c_reads
 from kwire.capture.packet cimport RecordSink
 from kwire.tcp.flows cimport FlowTable
 from kwire.tcp.reassembly cimport HalfStream

@@ -36,9 +36,9 @@ from typing import Callable
 try:
     import cython
 except ImportError:  # the pure-Python build where Cython is not installed
-    from kwire.cython_stand_in import cython
+    from kwire.native.cython_stand_in import cython
 
-from kwire import c_reads
+from kwire.native import c_reads
 from kwire.capture.packet import FrameLayout, Packet, RecordLayout, RecordSink
 from kwire.net.layout import (ACK_AT, DOFF_AT, ETH_IPV4_TCP_KEYED, ETHERNET_HEADER, FLAGS_AT, FRAG_AT, FRAGMENTED,
                               HEAD_AT, IPPROTO_TCP, KEY_AT, KEY_SIZE, MIN_FRAME, MIN_RAW, PLAIN_HEAD_HI,
@@ -110,7 +110,7 @@ class RecordFeed(RecordSink):
                 frame = head_lo = head_hi = -1
             if head_lo >= 0:
                 if cython.compiled and (type(buf) is bytes or type(buf) is memoryview):  # a file's chunk
-                    # the fields one at a time, in C (kwire/c_reads.pxd): no tuple. (A live capture's ring, an
+                    # the fields one at a time, in C (kwire/native/c_reads.pxd): no tuple. (A live capture's ring, an
                     # mmap, is not a buffer c_reads reads: the struct reads it.) A raw packet's head: its first 16 bits.
                     head = c_reads._u32(buf, frame + HEAD_AT) if linktype == 1 else c_reads._u16(buf, start)
                     total, frag = c_reads._u16(buf, frame + TOTAL_AT), c_reads._u16(buf, frame + FRAG_AT)

@@ -32,7 +32,7 @@ import struct
 try:
     import cython
 except ImportError:  # the pure-Python build where Cython is not installed
-    from kwire.cython_stand_in import cython
+    from kwire.native.cython_stand_in import cython
 
 from kwire import exchanges as _exchanges  # compiled: _plain_parts is a C call (kwire/parts_wire.pxd)
 from kwire.kafka.pairing import RawExchange

@@ -7,7 +7,7 @@ cimport cython
 from cpython.dict cimport PyDict_GetItemWithError
 from cpython.long cimport PyLong_AsLongLongAndOverflow
 from cpython.ref cimport PyObject
-from kwire.c_text cimport put_format
+from kwire.native.c_text cimport put_format
 
 
 cdef inline object _c_time_bucket(object ts_ns, object resolution):

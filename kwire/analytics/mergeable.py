@@ -32,7 +32,7 @@ from operator import itemgetter
 try:
     import cython
 except ImportError:  # the pure-Python build where Cython is not installed
-    from kwire.cython_stand_in import cython
+    from kwire.native.cython_stand_in import cython
 
 from kwire.fields import reduce_by_fields, set_fields
 
@@ -78,7 +78,7 @@ _I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1  # a batch key's numbers (produce
 
 
 # The text of a batch's key after its topic and partition (stable_hash3), in printf's terms: compiled,
-# kwire/c_text.pxd's put_format writes it; Python's bytes % takes it with %d for %lld.
+# kwire/native/c_text.pxd's put_format writes it; Python's bytes % takes it with %d for %lld.
 _KEY_TEXT = b"('%s', %lld, %lld, %lld))"
 _KEY_TEXT_PY = _KEY_TEXT.replace(b"%lld", b"%d")
 

@@ -3,7 +3,7 @@
 # and reads its fields in C.
 
 cimport cython
-cimport kwire.c_reads as c_reads
+cimport kwire.native.c_reads as c_reads
 from kwire.enrich cimport topic_label
 from kwire.model cimport Exchange
 
@@ -16,7 +16,7 @@ cpdef tuple read_answer(Exchange ex)
 cpdef list request_partitions(request)
 
 cdef inline tuple _v2_head(const unsigned char* p):
-    """_V2_HEAD.unpack_from of the 61 bytes at p (kwire/c_reads.pxd's _in checked they are in the buffer)."""
+    """_V2_HEAD.unpack_from of the 61 bytes at p (kwire/native/c_reads.pxd's _in checked they are in the buffer)."""
     return (<long long>c_reads._be(p, 8), <int>c_reads._be(p + 8, 4), <int>c_reads._be(p + 12, 4),
             <signed char>p[16], <unsigned int>c_reads._be(p + 17, 4), <short>c_reads._be(p + 21, 2),
             <int>c_reads._be(p + 23, 4), <long long>c_reads._be(p + 27, 8), <long long>c_reads._be(p + 35, 8),

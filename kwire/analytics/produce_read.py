@@ -25,9 +25,9 @@ import struct
 try:
     import cython
 except ImportError:  # the pure-Python build where Cython is not installed
-    from kwire.cython_stand_in import cython
+    from kwire.native.cython_stand_in import cython
 
-from kwire import c_reads
+from kwire.native import c_reads
 from kwire.codec.records import count_records
 from kwire.codec.values import RawRecords
 from kwire.enrich import topic_label

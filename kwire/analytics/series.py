@@ -18,7 +18,7 @@ from operator import add
 try:
     import cython
 except ImportError:  # the pure-Python build where Cython is not installed
-    from kwire.cython_stand_in import cython
+    from kwire.native.cython_stand_in import cython
 
 from kwire.fields import reduce_by_fields, set_fields
 

@@ -4,7 +4,7 @@
 # while it is worked out (32-bit seconds and fraction: its nanoseconds fit in 64 bits).
 
 cimport cython
-cimport kwire.c_reads as c_reads
+cimport kwire.native.c_reads as c_reads
 from kwire.capture.packet cimport RecordSink
 
 @cython.locals(hsize=Py_ssize_t, end=Py_ssize_t, n=Py_ssize_t, cap=Py_ssize_t, wire=Py_ssize_t, cut=Py_ssize_t,

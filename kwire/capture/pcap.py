@@ -18,9 +18,9 @@ from typing import Iterator
 try:
     import cython
 except ImportError:  # the pure-Python build where Cython is not installed
-    from kwire.cython_stand_in import cython
+    from kwire.native.cython_stand_in import cython
 
-from kwire import c_reads  # compiled: kwire/c_reads.pxd's C reads (kwire/capture/pcap.pxd)
+from kwire.native import c_reads  # compiled: kwire/native/c_reads.pxd's C reads (kwire/capture/pcap.pxd)
 from kwire.capture.packet import HANDOFF, Packet, RecordLayout, RecordSink, packets_of
 from kwire.capture.source import MAX_RECORD, Source, copies, fill
 from kwire.capture.stats import CaptureStats
@@ -144,7 +144,7 @@ def _chunk(reader: PcapReader, buf, pos: int, base: int, sink: RecordSink, layou
     end = len(buf)
     n = cap = wire = cut = 0
     caplen = 0
-    fast = cython.compiled and type(buf) is bytes  # compiled: the header read in C (kwire/c_reads.pxd)
+    fast = cython.compiled and type(buf) is bytes  # compiled: the header read in C (kwire/native/c_reads.pxd)
     little = reader.little
     while pos + hsize <= end:
         if pos >= until:

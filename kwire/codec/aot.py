@@ -83,7 +83,7 @@ def _compiled_table() -> dict:
 
 
 # What makes a compiled decoder of the generated source besides that source: kwire.codec.aot_build's rewriting
-# of its reads, the C readers they become (kwire/c_reads.pxd) and the records value it makes
+# of its reads, the C readers they become (kwire/native/c_reads.pxd) and the records value it makes
 # (kwire/codec/values.pxd). A change to any is a new source.
 _BUILT_BY = ("codec/aot_build.py", "c_reads.pxd", "codec/values.pxd")  # in the kwire package
 _built_by: list[bytes] = []

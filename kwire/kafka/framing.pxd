@@ -2,10 +2,10 @@
 # and runs as it is without Cython). Framer is an extension type (KafkaStream calls feed() in C); lengths
 # read from the wire are 32-bit, and what a frame still needs is at most one frame's size, so they are C
 # integers; max_frame is the caller's setting and stays a Python int. Indexing stays bounds-checked; a frame's
-# length is read in C (kwire/c_reads.pxd, bounds-checked too).
+# length is read in C (kwire/native/c_reads.pxd, bounds-checked too).
 
 cimport cython
-cimport kwire.c_reads as c_reads
+cimport kwire.native.c_reads as c_reads
 
 cdef class Framer:
     cdef public bytearray buf

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from kwire import c_reads  # compiled: kwire/c_reads.pxd's C reads (kwire/kafka/framing.pxd)
+from kwire.native import c_reads  # compiled: kwire/native/c_reads.pxd's C reads (kwire/kafka/framing.pxd)
 
 SMALL_COPY = 4096  # a whole frame up to this size is handed on as bytes of its own
 

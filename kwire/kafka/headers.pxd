@@ -4,7 +4,7 @@
 # RequestHeader is an extension type, so that the pairing and the main process's offloading read its fields in C.
 
 cimport cython
-cimport kwire.c_reads as c_reads
+cimport kwire.native.c_reads as c_reads
 
 # the module's private caches: dicts, so a look-up is a C call (a module attribute's .get is a Python call)
 cdef dict _HEADER_VERSIONS

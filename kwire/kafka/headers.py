@@ -19,9 +19,9 @@ from typing import NamedTuple
 try:
     import cython
 except ImportError:  # the pure-Python build where Cython is not installed
-    from kwire.cython_stand_in import cython
+    from kwire.native.cython_stand_in import cython
 
-from kwire import c_reads
+from kwire.native import c_reads
 from kwire.fields import fields_equal, fields_repr, reduce_by_fields, set_fields
 from kwire.kafka.primitives import read_uvarint
 from kwire.errors import DecodeError
@@ -124,7 +124,7 @@ def header_versions(api_key: int, api_version: int) -> tuple[int, int]:
 def parse_request_header(body) -> RequestHeader:
     """Parse the header at the start of a request frame body (the bytes after the length prefix)."""
     size = len(body)
-    if size >= 10 and cython.compiled:  # read in C (kwire/c_reads.pxd): no tuple, no int objects for n
+    if size >= 10 and cython.compiled:  # read in C (kwire/native/c_reads.pxd): no tuple, no int objects for n
         api_key, version, corr = c_reads._i16(body, 0), c_reads._i16(body, 2), c_reads._i32(body, 4)
         n = c_reads._i16(body, 8)
     elif size >= 10:

@@ -4,7 +4,7 @@
 # bytes); correlation ids and times stay Python ints.
 
 cimport cython
-cimport kwire.c_reads as c_reads
+cimport kwire.native.c_reads as c_reads
 from kwire.kafka.headers cimport RequestHeader
 
 @cython.locals(pos=Py_ssize_t, version=Py_ssize_t, n=Py_ssize_t)

@@ -25,7 +25,7 @@ import os
 from collections import deque
 from typing import Callable
 
-from kwire import c_reads  # compiled: kwire/c_reads.pxd's C reads (kwire/kafka/pairing.pxd)
+from kwire.native import c_reads  # compiled: kwire/native/c_reads.pxd's C reads (kwire/kafka/pairing.pxd)
 from kwire.fields import fields_equal, fields_repr
 from kwire.kafka.primitives import read_uvarint
 

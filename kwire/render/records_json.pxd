@@ -1,11 +1,11 @@
 # Cython declarations for kwire/render/records_json.py (the compiled core, setup.py; the .py stays the one source
-# and runs as it is without Cython): a batch's header fields are C integers, read with kwire/c_reads.pxd and
-# written into its text with kwire/c_text.pxd.
+# and runs as it is without Cython): a batch's header fields are C integers, read with kwire/native/c_reads.pxd and
+# written into its text with kwire/native/c_text.pxd.
 
 cimport cython
-cimport kwire.c_reads as c_reads
+cimport kwire.native.c_reads as c_reads
 from kwire.codec.budget cimport RecordBudget
-from kwire.c_text cimport put_format
+from kwire.native.c_text cimport put_format
 
 # the module's private cache: a dict, so a look-up is a C call
 cdef dict _ATTRIBUTES_JSON

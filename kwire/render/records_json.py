@@ -7,8 +7,8 @@ summarize_records' dict (tests/render/test_records_json.py holds them to it, in 
 orjson.Fragment for orjson to put in the line as it is. One small Produce batch is the dearest member
 of a line to build as dicts and write again (a dict of 16 members and one of 5 per batch).
 
-Compiled (kwire/render/records_json.pxd), a batch's header is read with kwire/c_reads.pxd's C reads and
-written with kwire/c_text.pxd's put_format (glibc's snprintf costs more than the dicts it replaces), no Python
+Compiled (kwire/render/records_json.pxd), a batch's header is read with kwire/native/c_reads.pxd's C reads and
+written with kwire/native/c_text.pxd's put_format (glibc's snprintf costs more than the dicts it replaces), no Python
 int made; the pure-Python build unpacks it with one struct and writes the same format with bytes %.
 
 Anything else (a cut or legacy entry, garbage, more batches than the budget lists, an empty field)
@@ -21,19 +21,19 @@ from __future__ import annotations
 try:
     import cython
 except ImportError:  # the pure-Python build where Cython is not installed
-    from kwire.cython_stand_in import cython
+    from kwire.native.cython_stand_in import cython
 
 try:
     import orjson
 except ImportError:  # pragma: no cover - orjson is a dependency; without it nothing here is called
     orjson = None
 
-from kwire import c_reads
+from kwire.native import c_reads
 from kwire.codec.budget import RecordBudget
 from kwire.codec.records import LOG_OVERHEAD, V2_HEADER, V2_HEADER_SIZE, V2_MIN_BATCH_LENGTH, crc32c, v2_attributes
 
 # A batch as orjson writes summarize_records' dict of it (kwire.codec.records._v2_summary), in printf's terms:
-# %lld a number, %s a text. Compiled, kwire/c_text.pxd's put_format writes it in C; Python's bytes %
+# %lld a number, %s a text. Compiled, kwire/native/c_text.pxd's put_format writes it in C; Python's bytes %
 # takes it with %d for %lld. _ONE: a field of one batch (the common Produce), its size then the batch.
 _BATCH = (b'{"BaseOffset":%lld,"BatchLength":%lld,"PartitionLeaderEpoch":%lld,"Magic":%lld,"Crc":%lld,'
           b'"CrcValid":%s,"Attributes":%s,"LastOffsetDelta":%lld,"BaseTimestamp":%lld,"MaxTimestamp":%lld,'

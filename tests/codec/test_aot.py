@@ -111,13 +111,13 @@ class _Cython(types.SimpleNamespace):
 
 def python_table() -> dict:
     """DECODERS of every module source, executed as plain Python (the declarations do nothing; the C readers
-    it cimports are kwire/c_reads.py's)."""
+    it cimports are kwire/native/c_reads.py's)."""
     stub = _Cython(Py_ssize_t=int, locals=lambda **types_: (lambda function: function))
     table = {}
     for name, source in module_sources().items():
         scope = {"__name__": name, "cython": stub}
         source = source.replace("import cython\n", "", 1).replace("from cython.cimports.", "from ")
-        exec(compile(source, name, "exec"), scope)  # the readers of kwire/c_reads.py
+        exec(compile(source, name, "exec"), scope)  # the readers of kwire/native/c_reads.py
         table.update(scope["DECODERS"])
     return table
 

@@ -81,7 +81,7 @@ def test_extreme_header_fields(fields):
 
 
 @pytest.mark.parametrize("base_offset", [v for k in range(19) for v in (10**k - 1, 10**k, -(10**k), -(10**k) + 1)])
-def test_numbers_of_every_length(base_offset):  # the digits written two at a time, compiled (kwire/c_text.pxd)
+def test_numbers_of_every_length(base_offset):  # the digits written two at a time, compiled (kwire/native/c_text.pxd)
     assert _same_as_general(_batch(base_offset=base_offset))
 
 

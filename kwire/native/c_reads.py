@@ -1,4 +1,4 @@
-"""kwire/c_reads.pxd's reads in Python: what runs where that file's C is not compiled in (the pure-Python
+"""kwire/native/c_reads.pxd's reads in Python: what runs where that file's C is not compiled in (the pure-Python
 build, and the tests that run kwire.codec.aot_build's module source as Python). Each read takes the bytes at
 `pos` of bytes, a bytearray (or a subclass of either) or a C-contiguous memoryview (as struct reads them) and raises IndexError
 when they are not all there, or the buffer is of another kind, as the C ones do.

@@ -1,10 +1,10 @@
 # Reads of a body's bytes in C, inlined by Cython where this file is cimported: big-endian numbers, one byte,
 # a UTF-8 string and a run of bytes, from bytes, a bytearray (or a subclass of either) or a C-contiguous
-# memoryview (its memory read as bytes, as struct reads it). kwire/c_reads.py is the same in Python.
+# memoryview (its memory read as bytes, as struct reads it). kwire/native/c_reads.py is the same in Python.
 # - The compiled decoders: kwire.codec.aot_build rewrites the generated source's struct unpacks, byte indexing
 #   and string slices into calls of these.
-# - A compiled module of any layer: its .py imports kwire/c_reads.py as `c_reads`, its .pxd cimports this file
-#   under the same name (`cimport kwire.c_reads as c_reads`), so compiled, `c_reads._i32(buf, pos)` is the
+# - A compiled module of any layer: its .py imports kwire/native/c_reads.py as `c_reads`, its .pxd cimports this file
+#   under the same name (`cimport kwire.native.c_reads as c_reads`), so compiled, `c_reads._i32(buf, pos)` is the
 #   inline C, and in the pure-Python build a call of the Python read. Used where one field is read at a time
 #   (the Kafka framer's lengths, the pairing's correlation ids and Acks): where a struct unpack reads several
 #   fields at once, several Python calls would cost the pure-Python build more than it does.

@@ -1,4 +1,4 @@
-"""kwire/c_reads.py (the Python twin of kwire/c_reads.pxd, whose C the compiled decoders inline): each read gives
+"""kwire/native/c_reads.py (the Python twin of kwire/native/c_reads.pxd, whose C the compiled decoders inline): each read gives
 what struct gives for the same bytes, from bytes, a bytearray or a contiguous memoryview, and raises IndexError
 for bytes that are not all there or a buffer of another kind. The C readers are checked through the compiled
 decoders (tests/codec/test_aot.py) and, here, on buffers of every kind a decoder may be handed."""
@@ -10,7 +10,7 @@ import struct
 
 import pytest
 
-from kwire import c_reads
+from kwire.native import c_reads
 from kwire.codec.compiler import decoder_for
 from kwire.codec.schemas import schema_for
 

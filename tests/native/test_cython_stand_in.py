@@ -1,4 +1,4 @@
-"""kwire/cython_stand_in.py: where Cython is not installed (a pure-Python install with no compiler), the modules
+"""kwire/native/cython_stand_in.py: where Cython is not installed (a pure-Python install with no compiler), the modules
 that branch on `cython.compiled` import and run their Python branch, and give the same bytes as with Cython's own
 pure-Python module."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CAPTURE = ROOT / "captures" / "produce-consume-zstd.pcap"
 
 RUN = """

@@ -5,7 +5,7 @@ A module of the compiled core (kwire.compiled.CORE) with a C-only fast path writ
     try:
         import cython
     except ImportError:
-        from kwire.cython_stand_in import cython
+        from kwire.native.cython_stand_in import cython
 
 and branches on `cython.compiled`: compiled, Cython reads it as the constant True and cuts the other
 branch out; run as Python, it is False (Cython's own pure-Python module says the same where Cython is
