@@ -62,7 +62,10 @@ ROWS = [
         ("Packets/s and drops", "short", [
             (f"rate(kwire_packets_total{{{SEL}}}[{R}])", "packets/s"),
             (f"increase(kwire_kernel_drops_total{{{SEL}}}[{R}])", "kernel drops"),
-            (f"increase(kwire_queue_dropped_exchanges_total{{{SEL}}}[{R}])", "queue drops (exchanges)")]),
+            # exchanges where a capture process hands kwire exchanges (live on Linux), packets where packets are
+            # queued (a replay, live elsewhere): the one the run serves
+            (f"increase(kwire_queue_dropped_exchanges_total{{{SEL}}}[{R}]) or "
+             f"increase(kwire_queue_dropped_packets_total{{{SEL}}}[{R}])", "queue drops")]),
         ("TCP gaps and Kafka connections", "short", [
             (f"increase(kwire_tcp_gaps_total{{{SEL}}}[{R}])", "gaps"),
             (f"kwire_tcp_connections_open{{{SEL}}}", "TCP connections open"),

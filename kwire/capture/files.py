@@ -22,6 +22,7 @@ import re
 from operator import attrgetter
 from typing import BinaryIO, Callable, Iterable, Iterator
 
+from kwire.capture.decompress import FORMATS as COMPRESSIONS
 from kwire.capture.packet import HANDOFF, Packet, RecordSink
 from kwire.capture.pcap import MAGICS as PCAP_MAGICS
 from kwire.capture.pcap import PcapReader
@@ -147,6 +148,9 @@ class MergedCaptures:
 
 # capture.pcap, .pcapng, .cap, rotated parts (tcpdump -C: capture.pcap1, -G: any name with a
 # pcap suffix), each optionally compressed.
+# What kwire reads, in words (the commands' help says it): every container and compression read_captures opens.
+FORMATS_READ = "pcap or pcapng, plain or compressed with " + ", ".join(f.name for f in COMPRESSIONS[:-1]) + \
+    " or " + COMPRESSIONS[-1].name
 CAPTURE_NAME = re.compile(r"\.(pcap|pcapng|cap)\d*(\.(gz|zst|lz4|xz|bz2))?$")
 
 

@@ -16,6 +16,7 @@ import click
 from kwire.cli.outpaths import refuse_overwrite, refuse_stdin_twice
 from kwire.cli.keys import Reading, keylog_option, load_keys
 from kwire.cli.options import capture_paths, filter_options, stdin_once
+from kwire.capture.files import FORMATS_READ
 from kwire.capture.source import STDIN
 from kwire.cli.output import binary_writer
 from kwire.cli.progress import read_progress
@@ -26,7 +27,11 @@ from kwire.render.records_run import RecordsRun
 from kwire.safe_text import term_safe
 
 
-@click.command("inspect")
+@click.command("inspect", help=f"""Decode the Kafka exchanges in capture files ({FORMATS_READ}).
+
+    One line per exchange: time (UTC), client -> broker, api and version, correlation id, client id,
+    latency, what went wrong, and what it carried (topics[partitions], records, group). -V adds the
+    decoded bodies; --json writes JSON Lines.""")
 @click.argument("captures", nargs=-1, required=True, type=click.Path(allow_dash=True))
 @click.option("--json", "as_json", is_flag=True, help="JSON Lines: one object per exchange.")
 @click.option("-V", "--verbose", is_flag=True, help="Show the decoded request and response of each exchange as trees.")
@@ -51,11 +56,7 @@ from kwire.safe_text import term_safe
                    "when there are several). The output is the same either way.")
 def inspect_command(captures, as_json, verbose, records, limit, selection, ports, keylog, write_path, changes_only,
                     show_secrets, no_summary, jobs):
-    """Decode the Kafka exchanges in capture files (pcap, pcapng, gzip of either).
-
-    One line per exchange: time (UTC), client -> broker, api and version, correlation id, client id,
-    latency, what went wrong, and what it carried (topics[partitions], records, group). -V adds the
-    decoded bodies; --json writes JSON Lines."""
+    # (its help is the command's, above: it names the formats kwire reads)
     paths = capture_paths(captures)
     refuse_overwrite(write_path, [*paths, keylog], "-w")
     refuse_stdin_twice(keylog, paths)

@@ -23,6 +23,7 @@ import time
 
 import click
 
+from kwire.capture.files import FORMATS_READ
 from kwire.cli.options import capture_paths, filter_options
 from kwire.cli.keys import keylog_option, load_keys
 from kwire.safe_text import term_safe
@@ -42,7 +43,7 @@ RING_KIB = 65536   # the capture ring: 64 MiB, seconds of traffic at tens of tho
               help="The default filter also lets through the tunnels kwire opens (VXLAN, Geneve, GRE/ERSPAN, "
                    "IP in IP, MPLS, PPPoE): for a mirror port or an overlay's underlay.")
 @click.option("--replay", "replay", multiple=True, type=click.Path(dir_okay=True), metavar="CAPTURE",
-              help="Replay a capture file (pcap, pcapng, gzip) instead of sniffing; repeatable.")
+              help=f"Replay a capture file ({FORMATS_READ}) instead of sniffing; repeatable.")
 @click.option("--speed", type=click.FloatRange(min=0), default=1.0, show_default=True,
               help="Replay speed: X times the recorded pace, 0 as fast as possible.")
 @click.option("--window", type=click.IntRange(1, 600), default=10, show_default=True, metavar="SECONDS",

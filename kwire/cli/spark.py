@@ -44,7 +44,7 @@ def check_readable(paths: list[str]) -> None:
 
 
 def check_captures(paths: list[str]) -> tuple[list[str], list[str]]:
-    """Which files start as a capture (pcap, pcapng, gzip of either), checked as `kwire stats` checks
+    """Which files start as a capture (kwire.capture.files.FORMATS_READ), checked as `kwire stats` checks
     its files before it reads a packet: (the good paths, one message for each of the others). The
     others are left out and reported, as `kwire stats` does; none good is one error. Damage further
     in is the job's to report."""

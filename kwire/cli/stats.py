@@ -21,6 +21,7 @@ from kwire.cli.progress import read_progress
 from kwire.cli.outpaths import refuse_overwrite, refuse_stdin_twice
 from kwire.cli.keys import Reading, keylog_option, load_keys
 from kwire.cli.options import capture_paths, filter_options, stdin_once
+from kwire.capture.files import FORMATS_READ
 from kwire.capture.source import STDIN
 from kwire.cli.faults import without_faulty
 from kwire.errors import KwireError, fault_line, is_fault
@@ -88,7 +89,7 @@ def write_outputs(document: dict, *, as_json: bool, html: str | None, out=None, 
     prepare_outputs(document, as_json=as_json, html=html, sources=sources, filters=filters).write(out)
 
 
-@click.command("stats")
+@click.command("stats", help=f"Latency, errors, lag and share-group figures of capture files ({FORMATS_READ}).")
 @click.argument("captures", nargs=-1, required=True, type=click.Path(dir_okay=True, allow_dash=True))
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON document (sorted keys).")
 @click.option("--html", type=click.Path(dir_okay=False, writable=True), default=None, metavar="FILE",
@@ -109,7 +110,7 @@ def write_outputs(document: dict, *, as_json: bool, html: str | None, out=None, 
               help="With --metrics: keep the N busiest values of a label, the rest as 'other'; repeatable.")
 def stats_command(captures, as_json, html, selection, ports, keylog, no_summary, jobs, metrics, metrics_timestamps,
                   metric_caps):
-    """Latency, errors, lag and share-group figures of capture files (pcap, pcapng, gzip of either)."""
+    # (its help is the command's, above: it names the formats kwire reads)
     caps = _caps(metrics, metrics_timestamps, metric_caps)
     paths = capture_paths(captures)
     refuse_overwrite(html, [*paths, keylog], "--html")
