@@ -29,12 +29,8 @@ from bisect import insort
 from heapq import heapify, heappop, heappush, heappushpop
 from operator import itemgetter
 
-try:
-    import cython
-except ImportError:  # the pure-Python build where Cython is not installed
-    from kwire.native.cython_stand_in import cython
-
 from kwire.fields import reduce_by_fields, set_fields
+from kwire.native import c_ints, c_text
 
 DECI_NS = 100_000_000  # Instants' finest resolution: 100 ms
 NS = 1_000_000_000
@@ -60,52 +56,17 @@ def stable_hash3(a: str, b: int, c) -> int:
         if len(_HEAD_CRCS) >= 4096:  # topics and partitions come off the wire: bounded
             _HEAD_CRCS.clear()
         _HEAD_CRCS[(a, b)] = head
-    if cython.compiled:  # a batch's key read in C (mergeable.pxd's _c_batch_key_crc); anything else below
-        crc = _c_batch_key_crc(head, c)
-        if crc >= 0:
-            return crc
     if (type(c) is tuple and len(c) == 4 and (c[0] == "crc" or c[0] == "pid") and type(c[1]) is int
             and type(c[2]) is int and type(c[3]) is int):  # a batch's key: repr(c) without repr's machinery
         x, y, z = c[1], c[2], c[3]
         if _I64_MIN <= x <= _I64_MAX and _I64_MIN <= y <= _I64_MAX and _I64_MIN <= z <= _I64_MAX:
-            kind = b"pid" if c[0] == "pid" else b"crc"  # (compiled, _c_batch_key_crc took these above)
-            return _crc32(_KEY_TEXT_PY % (kind, x, y, z), head)
+            kind = b"pid" if c[0] == "pid" else b"crc"
+            return _crc32(c_text._batch_key_text(kind, x, y, z), head)  # (compiled, its text written in C)
         return stable_hash(a, b, c)  # a number past 64 bits: never a batch's, but the same hash all the same
     return _crc32(f"{c!r})".encode("utf-8", "replace"), head)
 
 
 _I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1  # a batch key's numbers (producer id, epoch, sequence or CRC) fit
-
-
-# The text of a batch's key after its topic and partition (stable_hash3), in printf's terms: compiled,
-# kwire/native/c_text.pxd's put_format writes it; Python's bytes % takes it with %d for %lld.
-_KEY_TEXT = b"('%s', %lld, %lld, %lld))"
-_KEY_TEXT_PY = _KEY_TEXT.replace(b"%lld", b"%d")
-
-
-def _batch_key_crc(head: int, kind: bytes, x: int, y: int, z: int) -> int:
-    """Compiled only (kwire/analytics/mergeable.pxd: C integers, a char buffer of room for the longest
-    numbers): zlib.crc32 of _KEY_TEXT's text, continued from `head`, written and taken in C."""
-    numbers[0], numbers[1], numbers[2] = x, y, z
-    texts[0] = kind  # the C string of bytes referenced here
-    n = put_format(text, 96, _KEY_TEXT, len(_KEY_TEXT), numbers, texts)
-    crc = ~head  # C's unsigned 32 bits
-    for i in range(n):
-        crc = _CRC32_TABLE[(crc ^ cython.cast(cython.uchar, text[i])) & 0xFF] ^ (crc >> 8)
-    return ~crc
-
-
-def _fill_crc32_table() -> None:
-    """Compiled only: zlib's CRC-32 (reflected, polynomial 0xEDB88320) a byte at a time, for _batch_key_crc."""
-    for n in range(256):
-        c = n
-        for _ in range(8):
-            c = (0xEDB88320 ^ (c >> 1)) if c & 1 else c >> 1
-        _CRC32_TABLE[n] = c
-
-
-if cython.compiled:
-    _fill_crc32_table()
 
 
 class Capped(dict):
@@ -137,7 +98,7 @@ class Capped(dict):
 
 def capped_get(table: Capped, key):
     """table.get(key): compiled, a C call (kwire/analytics/mergeable.pxd), not a method call of the subclass."""
-    return _c_dict_get(table, key) if cython.compiled else table.get(key)
+    return c_ints._dict_get(table, key)
 
 
 class _Largest:
@@ -391,8 +352,8 @@ class TimeHistograms:
         self.buckets: dict[int, list] = {}
 
     def add(self, ts_ns: int, latency_ns: int, label: str, evidence: tuple | None = None) -> None:
-        # ts_ns // NS // self.resolution; compiled, in C (mergeable.pxd's _c_time_bucket)
-        k = _c_time_bucket(ts_ns, self.resolution) if cython.compiled else ts_ns // NS // self.resolution
+        # ts_ns // NS // self.resolution (compiled, in C: kwire/native/c_ints.pxd)
+        k = c_ints._time_bucket(ts_ns, self.resolution)
         cell = self.buckets.get(k)
         new = cell is None
         if new:

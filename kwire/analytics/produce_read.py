@@ -22,11 +22,6 @@ from __future__ import annotations
 
 import struct
 
-try:
-    import cython
-except ImportError:  # the pure-Python build where Cython is not installed
-    from kwire.native.cython_stand_in import cython
-
 from kwire.native import c_reads
 from kwire.codec.records import count_records
 from kwire.codec.values import RawRecords
@@ -51,12 +46,11 @@ def scan_batches(data) -> tuple[list[tuple], int | None]:
     keys = []
     view = memoryview(data)
     pos, end = 0, len(view)
-    unpack_head = _V2_HEAD.unpack_from
     records = 0  # None once the field is more than whole v2 batches
     while pos + 17 <= end:
         if pos + 61 <= end:  # room for a v2 header: its fields read at once (size and magic among them)
-            # compiled, the 13 fields read in C (produce_read.pxd's _v2_head), not by the struct's format walk
-            head = _v2_head(c_reads._in(view, pos, 61)) if cython.compiled else unpack_head(view, pos)
+            # the 13 fields at once (compiled, read in C: kwire/native/c_reads.pxd, not by the struct's format walk)
+            head = c_reads._v2_head(view, pos)
             size, magic = head[1], head[3] & 0xFF
         else:
             head = None

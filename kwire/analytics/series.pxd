@@ -3,7 +3,7 @@
 # (the timeline adds to one for every exchange). Every number stays a Python int.
 
 cimport cython
-from kwire.analytics.mergeable cimport _c_time_bucket
+cimport kwire.native.c_ints as c_ints
 
 
 cdef class Series:

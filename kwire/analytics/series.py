@@ -15,12 +15,8 @@ from __future__ import annotations
 
 from operator import add
 
-try:
-    import cython
-except ImportError:  # the pure-Python build where Cython is not installed
-    from kwire.native.cython_stand_in import cython
-
 from kwire.fields import reduce_by_fields, set_fields
+from kwire.native import c_ints
 
 NS = 1_000_000_000
 
@@ -37,7 +33,7 @@ class Series:
         self.buckets: dict[int, list] = {}
 
     def add(self, ts_ns: int, values) -> None:
-        k = _c_time_bucket(ts_ns, self.resolution) if cython.compiled else ts_ns // NS // self.resolution
+        k = c_ints._time_bucket(ts_ns, self.resolution)
         cell = self.buckets.get(k)
         if cell is None:
             self.buckets[k] = list(values)
@@ -48,8 +44,8 @@ class Series:
 
     def add_sums(self, ts_ns: int, values: tuple) -> None:
         """`add` for a series whose every field is a sum, of values none of which is None (counts)."""
-        # ts_ns // NS // self.resolution; compiled, in C (kwire/analytics/mergeable.pxd's _c_time_bucket)
-        k = _c_time_bucket(ts_ns, self.resolution) if cython.compiled else ts_ns // NS // self.resolution
+        # ts_ns // NS // self.resolution (compiled, in C: kwire/native/c_ints.pxd)
+        k = c_ints._time_bucket(ts_ns, self.resolution)
         cell = self.buckets.get(k)
         if cell is None:
             self.add(ts_ns, values)
@@ -59,8 +55,8 @@ class Series:
     def add_sums4(self, ts_ns: int, a: int, b: int, c: int, d: int) -> None:
         """`add_sums(ts_ns, (a, b, c, d))`, for a series of four sums (no tuple made when the bucket is
         there)."""
-        # ts_ns // NS // self.resolution; compiled, in C (kwire/analytics/mergeable.pxd's _c_time_bucket)
-        k = _c_time_bucket(ts_ns, self.resolution) if cython.compiled else ts_ns // NS // self.resolution
+        # ts_ns // NS // self.resolution (compiled, in C: kwire/native/c_ints.pxd)
+        k = c_ints._time_bucket(ts_ns, self.resolution)
         cell = self.buckets.get(k)
         if cell is None:
             self.add(ts_ns, (a, b, c, d))

@@ -137,3 +137,14 @@ cdef inline object _plain(object mv):
     if _is_plain(mv):
         return mv
     return memoryview(mv.tobytes())
+
+
+cdef inline tuple _v2_head(object buf, Py_ssize_t pos):
+    """The 13 fields of the v2 record batch header at pos (its 61 bytes, checked in the buffer), as the struct
+    ">qiibIhiqqqhii" unpacks them: base offset, batch length, leader epoch, magic, CRC, attributes, last offset
+    delta, base and max timestamp, producer id and epoch, base sequence, record count."""
+    cdef const unsigned char* p = _in(buf, pos, 61)
+    return (<long long>_be(p, 8), <int>_be(p + 8, 4), <int>_be(p + 12, 4), <signed char>p[16],
+            <unsigned int>_be(p + 17, 4), <short>_be(p + 21, 2), <int>_be(p + 23, 4), <long long>_be(p + 27, 8),
+            <long long>_be(p + 35, 8), <long long>_be(p + 43, 8), <short>_be(p + 51, 2), <int>_be(p + 53, 4),
+            <int>_be(p + 57, 4))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import struct
 
 _I8, _I16, _U16, _I32, _U32, _I64, _F64 = (struct.Struct(">" + code) for code in "bhHiIqd")
+_V2_HEAD = struct.Struct(">qiibIhiqqqhii")  # a v2 record batch's header up to its record count (61 bytes)
 _BYTE = struct.Struct("B")
 
 
@@ -70,3 +71,8 @@ def _plain(mv: memoryview) -> memoryview:
     if _is_plain(mv):
         return mv
     return memoryview(mv.tobytes())
+
+
+def _v2_head(buf, pos: int) -> tuple:
+    _in(buf, pos, _V2_HEAD.size)
+    return _V2_HEAD.unpack_from(buf, pos)

@@ -1,10 +1,12 @@
 # Text written in C, inlined by Cython where this file is cimported: a number in decimal, and a format of
 # %lld and %s conversions (printf's, for what they are: glibc's snprintf costs more than the dicts a caller
-# writes text to avoid), into the caller's char buffer. For the compiled branches of kwire's modules
-# (`if cython.compiled:`); no Python twin: the other branch writes the same text with Python's formatting,
-# and the tests, run on both builds, hold the two to the same bytes.
+# writes text to avoid), into the caller's char buffer. put_decimal and put_format serve the compiled branches
+# of kwire's modules (`if cython.compiled:`), whose other branch writes the same text with Python's formatting;
+# the texts made whole here (_batch_key_text) have their Python twin in kwire/native/c_text.py, which the pure
+# build calls under the same name. The tests, run on both builds, hold the two to the same bytes.
 
 cimport cython
+from cpython.bytes cimport PyBytes_FromStringAndSize
 from libc.string cimport memchr, memcpy, strlen
 
 
@@ -70,3 +72,17 @@ cdef inline Py_ssize_t put_format(char* out, Py_ssize_t room, const char* form, 
             n += put_decimal(out + n, numbers[0])
             numbers += 1
             form = mark + 4
+
+
+cdef inline bytes _batch_key_text(bytes kind, long long x, long long y, long long z):
+    """b"('%s', %d, %d, %d))" % (kind, x, y, z): a batch's key after its topic and partition as repr writes
+    it (kwire.analytics.mergeable.stable_hash3 hashes it)."""
+    cdef char text[96]
+    cdef long long numbers[3]
+    cdef const char* texts[1]
+    cdef const char* form = b"('%s', %lld, %lld, %lld))"
+    numbers[0] = x
+    numbers[1] = y
+    numbers[2] = z
+    texts[0] = kind  # (3 bytes: "pid" or "crc"; room for the longest numbers)
+    return PyBytes_FromStringAndSize(text, put_format(text, 96, form, strlen(form), numbers, texts))

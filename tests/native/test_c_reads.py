@@ -42,6 +42,10 @@ def test_numbers_are_struct_s(seed):
         assert [c_reads._bool(buf, i) for i in range(64)] == [b != 0 for b in data]
         assert c_reads._b16(buf, 3) == data[3:19]
         assert c_reads._bytes_at(buf, 5, 40) == data[5:40]
+        for pos in (0, 3):
+            assert c_reads._v2_head(buf, pos) == struct.unpack_from(">qiibIhiqqqhii", data, pos)
+        with pytest.raises(IndexError):
+            c_reads._v2_head(buf, 4)  # 61 bytes from 4 run past the 64
 
 
 def test_strings_are_utf8_with_replacement():
