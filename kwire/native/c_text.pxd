@@ -2,11 +2,12 @@
 # %lld and %s conversions (printf's, for what they are: glibc's snprintf costs more than the dicts a caller
 # writes text to avoid), into the caller's char buffer. put_decimal and put_format serve the compiled branches
 # of kwire's modules (`if cython.compiled:`), whose other branch writes the same text with Python's formatting;
-# the texts made whole here (_batch_key_text) have their Python twin in kwire/native/c_text.py, which the pure
+# the texts made whole here (_batch_key_text, _batch_header_text) have their Python twin in kwire/native/c_text.py, which the pure
 # build calls under the same name. The tests, run on both builds, hold the two to the same bytes.
 
 cimport cython
 from cpython.bytes cimport PyBytes_FromStringAndSize
+cimport kwire.native.c_reads as c_reads
 from libc.string cimport memchr, memcpy, strlen
 
 
@@ -86,3 +87,32 @@ cdef inline bytes _batch_key_text(bytes kind, long long x, long long y, long lon
     numbers[2] = z
     texts[0] = kind  # (3 bytes: "pid" or "crc"; room for the longest numbers)
     return PyBytes_FromStringAndSize(text, put_format(text, 96, form, strlen(form), numbers, texts))
+
+
+cdef inline object _batch_header_text(bytes form, Py_ssize_t size, object buf, Py_ssize_t pos, bytes valid,
+                                      bytes attributes):
+    """`form` (a %lld and %s format: kwire.render.records_json's) written with the v2 batch header at buf[pos:]
+    (its 61 bytes, checked in the buffer): size first when size >= 0, then base offset, batch length, leader
+    epoch, magic, CRC, `valid`, `attributes`, last offset delta, base and max timestamp, producer id and epoch,
+    base sequence, record count, last offset and the batch's size; None when the last offset is past 64 bits
+    (or the text past 1 KiB)."""
+    cdef const unsigned char* p = c_reads._in(buf, pos, 61)
+    cdef long long numbers[16]
+    cdef const char* texts[2]
+    cdef char out[1024]
+    cdef long long base_offset = <long long>c_reads._be(p, 8)
+    cdef long long last_delta = <int>c_reads._be(p + 23, 4)
+    cdef long long length = <int>c_reads._be(p + 8, 4)
+    cdef Py_ssize_t n
+    if base_offset < -0x7FFFFFFFFFFFFFFF - 1 - last_delta if last_delta < 0 else base_offset > 0x7FFFFFFFFFFFFFFF - last_delta:
+        return None
+    numbers[0], numbers[1], numbers[2] = size, base_offset, length
+    numbers[3], numbers[4] = <int>c_reads._be(p + 12, 4), <signed char>p[16]
+    numbers[5], numbers[6] = <unsigned int>c_reads._be(p + 17, 4), last_delta
+    numbers[7], numbers[8] = <long long>c_reads._be(p + 27, 8), <long long>c_reads._be(p + 35, 8)
+    numbers[9], numbers[10] = <long long>c_reads._be(p + 43, 8), <short>c_reads._be(p + 51, 2)
+    numbers[11], numbers[12] = <int>c_reads._be(p + 53, 4), <int>c_reads._be(p + 57, 4)
+    numbers[13], numbers[14] = base_offset + last_delta, 12 + length
+    texts[0], texts[1] = valid, attributes  # C strings of bytes the caller holds
+    n = put_format(out, 1024, form, len(form), &numbers[0] if size >= 0 else &numbers[1], texts)
+    return PyBytes_FromStringAndSize(out, n) if n >= 0 else None  # never cut: None rather than a cut batch
