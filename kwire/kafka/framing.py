@@ -8,8 +8,8 @@ leading bytes that can go (the callback keeps what a candidate header still wait
 to complete needs, and its own notes in `scan`, a dict the framer drops whenever its buffer
 changes under the callback). One callback serves both framers of a connection, told apart by
 `direction`, and `scan` is made when first asked for: a connection read in step from its handshake
-holds neither a callback of its own nor a dict per direction (100,000 connections may be open). A length larger than `max_frame` (an absurd length, or a false resync)
-makes it unsynced again.
+holds neither a callback of its own nor a dict per direction (100,000 connections may be open). A
+length larger than `max_frame` (an absurd length, or a false resync) makes it unsynced again.
 
 Gaps (`gap(size)`: bytes never captured, their number known from TCP's sequence numbers): when the
 frame in progress has its length read, the framer follows it through the gap by that length, as
