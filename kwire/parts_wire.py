@@ -19,32 +19,20 @@ tag byte and what it holds:
   PICKLED  anything else (an int past 64 bits, a str that is not valid UTF-8, a tuple): u32 size, a pickle
 
 The data is made by kwire of values it built, never of captured bytes as a pickle; `unpack` still
-checks every size against the data it has, and raises ValueError on anything it did not write. Compiled
-(kwire/parts_wire.pxd), values are written and read in C; the pure-Python build writes the same bytes
-with struct (tests/test_parts_wire.py holds the two to them).
+checks every size against the data it has, and raises ValueError on anything it did not write. The values are
+written and read by kwire.native.c_parts: compiled, in C (c_parts.pxd); in the pure-Python build the same bytes
+with struct (c_parts.py; tests/test_parts_wire.py holds the two to them).
 """
 
 from __future__ import annotations
 
 import pickle
-import struct
-
-try:
-    import cython
-except ImportError:  # the pure-Python build where Cython is not installed
-    from kwire.native.cython_stand_in import cython
 
 from kwire import exchanges as _exchanges  # compiled: _plain_parts is a C call (kwire/parts_wire.pxd)
 from kwire.kafka.pairing import RawExchange
+from kwire.native import c_parts
 
-NONE, INT, TEXT, BYTES, PICKLED = 0, 1, 2, 3, 4
-HEAD = struct.Struct("<IB")  # rows, width
-_INT = struct.Struct("<Bq")
-_SIZED = struct.Struct("<BI")
-_I64 = struct.Struct("<q")
-_U32 = struct.Struct("<I")
-MAX_SIZE = 0xFFFFFFFF  # a value's bytes: a u32 (a frame is at most kwire.kafka.framing's cap, far below)
-_I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
+from kwire.native.c_parts import BYTES, HEAD, MAX_SIZE, PICKLED, TEXT, _SIZED  # the format's (its tags, head)
 
 
 def frames_size(raw: RawExchange) -> int:
@@ -80,16 +68,21 @@ class PartsWriter:
             if not 0 < len(values) <= 255:  # none: a row would take no bytes, and unpack could not bound a count
                 raise ValueError(f"rows of {len(values)} values (1 to 255 travel)")
             self.width = len(values)
-        for value in values:
-            if cython.compiled:  # the common kinds inline, in C (kwire/parts_wire.pxd); the rest as below
-                if value is None:
-                    _room(self, 1)[0] = 0  # NONE
-                    continue
-                if type(value) is int and put_int(self, value):
-                    continue
-                if type(value) is str and put_text(self, value):
-                    continue
-            self._put(value)
+        buf = self.buf
+        for value in values:  # the common kinds by kwire.native.c_parts (compiled, in C); the rest by _put
+            kind = type(value)
+            if value is None:
+                size = c_parts._put_none(buf, self.size)
+            elif kind is int:
+                size = c_parts._put_int(buf, self.size, value)
+            elif kind is str:
+                size = c_parts._put_text(buf, self.size, value)
+            else:
+                size = -1
+            if size >= 0:
+                self.size = size
+            else:
+                self._put(value)
         self.rows += 1
 
     def getvalue(self) -> bytes:
@@ -98,29 +91,23 @@ class PartsWriter:
         return bytes(memoryview(self.buf)[:self.size])
 
     def _put(self, value) -> None:
-        """Any value. (Compiled, add_row has written None, an int of 64 bits and a str of valid UTF-8 in C
-        already: what comes here is written the Python way, the same bytes.)"""
-        if value is None:
-            self._append(b"\0")
-            return
+        """A value add_row's writers did not take: an int past 64 bits or a str that is not valid UTF-8 (pickled),
+        a str past MAX_SIZE (an error), a buffer of bytes, anything else (pickled)."""
         kind = type(value)
-        if kind is int:
-            if _I64_MIN <= value <= _I64_MAX:
-                self._append(_INT.pack(INT, value))
-                return
-        elif kind is str:
+        if kind is str:
             try:
                 data = value.encode()
             except UnicodeEncodeError:  # a lone surrogate: pickled
                 pass
             else:
-                self._put_sized(TEXT, data)
+                self._put_sized(TEXT, data)  # (past MAX_SIZE: a ValueError)
                 return
         elif kind is bytes or kind is bytearray or kind is memoryview or isinstance(value, bytes):
-            if cython.compiled:
-                if put_bytes(self, value):
-                    return
-            view = memoryview(value)
+            size = c_parts._put_bytes(self.buf, self.size, value)
+            if size >= 0:
+                self.size = size
+                return
+            view = memoryview(value)  # not one run of bytes (a strided view), or past MAX_SIZE (a ValueError)
             self._put_sized(BYTES, view if view.c_contiguous and view.itemsize == 1 else view.tobytes())
             return
         self._put_sized(PICKLED, pickle.dumps(value, pickle.HIGHEST_PROTOCOL))
@@ -147,58 +134,9 @@ def pack(rows) -> bytes:
 
 
 def unpack(data) -> list[tuple]:
-    """The rows a PartsWriter packed, as tuples of plain values (bodies as bytes of their own)."""
-    if cython.compiled:
-        return unpack_c(data)
-    view = memoryview(data)
-    if view.ndim != 1 or view.itemsize != 1 or not view.c_contiguous:
-        view = memoryview(view.tobytes())
-    end = len(view)
-    if end < HEAD.size:
-        raise ValueError("packed exchange parts: shorter than their head")
-    count, width = HEAD.unpack_from(view, 0)
-    if count and not width:  # PartsWriter never writes it: rows of nothing, as many as the head says
-        raise ValueError("packed exchange parts: rows of no values")
-    pos = HEAD.size
-    rows = []
-    for _ in range(count):
-        values = []
-        for _ in range(width):
-            value, pos = _take(view, pos, end)
-            values.append(value)
-        rows.append(tuple(values))
-    if pos != end:
-        raise ValueError(f"packed exchange parts: {end - pos} bytes after the last row")
-    return rows
-
-
-def _take(view: memoryview, pos: int, end: int) -> tuple[object, int]:
-    """The value at pos, and where the next one starts."""
-    if pos >= end:
-        raise ValueError("packed exchange parts: cut short")
-    tag = view[pos]
-    pos += 1
-    if tag == NONE:
-        return None, pos
-    if tag == INT:
-        if pos + 8 > end:
-            raise ValueError("packed exchange parts: cut short")
-        return _I64.unpack_from(view, pos)[0], pos + 8
-    if tag not in (TEXT, BYTES, PICKLED):
-        raise ValueError(f"packed exchange parts: a value of kind {tag}")
-    if pos + 4 > end:
-        raise ValueError("packed exchange parts: cut short")
-    size = _U32.unpack_from(view, pos)[0]
-    pos += 4
-    if size > end - pos:
-        raise ValueError("packed exchange parts: cut short")
-    chunk = view[pos:pos + size]
-    pos += size
-    if tag == TEXT:
-        return str(chunk, "utf-8"), pos
-    if tag == BYTES:
-        return chunk.tobytes(), pos
-    return _unpickled(chunk), pos
+    """The rows a PartsWriter packed, as tuples of plain values (bodies as bytes of their own); ValueError on
+    anything it did not write (kwire.native.c_parts reads them: compiled, in C)."""
+    return c_parts._unpack(data, _unpickled)
 
 
 def _unpickled(data):
