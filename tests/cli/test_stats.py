@@ -62,6 +62,18 @@ def test_html_report_is_self_contained(tmp_path):
     assert "JoinGroup" in page and "Consumer lag per partition" in page
 
 
+def test_the_files_written_are_named_on_stderr(tmp_path):
+    """--html and --metrics say which file they wrote and what it holds (issue 48: it said nothing)."""
+    page, metrics = tmp_path / "report.html", tmp_path / "kwire.prom"
+    result = CliRunner().invoke(cli, ["stats", "--html", str(page), "--metrics", str(metrics), QUICK])
+    assert result.exit_code == 0, result.stderr
+    families = metrics.read_text().count("# TYPE ")
+    assert families > 10
+    lines = result.stderr.splitlines()
+    assert f"kwire: wrote the HTML report to {page} ({page.stat().st_size / 1000:,.0f} KB)" in lines
+    assert any(line.startswith(f"kwire: wrote {families} metric families to {metrics} (") for line in lines)
+
+
 def test_html_escapes_capture_strings():
     agg = Aggregator()
     for ex in analyze_files([QUICK]):
