@@ -30,8 +30,8 @@ from kwire.safe_text import term_safe
 @click.command("inspect", help=f"""Decode the Kafka exchanges in capture files ({FORMATS_READ}).
 
     One line per exchange: time (UTC), client -> broker, api and version, correlation id, client id,
-    latency, what went wrong, and what it carried (topics[partitions], records, group). -V adds the
-    decoded bodies; --json writes JSON Lines.""")
+    latency, what went wrong, and what it carried (topics[partitions], records, group, an EndTxn's commit or
+    abort). -V adds the decoded bodies; --json writes JSON Lines.""")
 @click.argument("captures", nargs=-1, required=True, type=click.Path(allow_dash=True))
 @click.option("--json", "as_json", is_flag=True, help="JSON Lines: one object per exchange.")
 @click.option("-V", "--verbose", is_flag=True, help="Show the decoded request and response of each exchange as trees.")

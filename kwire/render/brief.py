@@ -128,5 +128,21 @@ def carried(ex: Exchange) -> list[str]:
     group = group_id(ex)
     if group is not None:
         parts.append(f"group {group}")
+    ending = transaction_end(ex)
+    if ending:
+        parts.append(ending)
     parts += enum_texts(ex)
     return parts
+
+
+END_TXN = 26  # Kafka's api key of EndTxn
+
+
+def transaction_end(ex: Exchange) -> str | None:
+    """An EndTxn's outcome asked for and its transaction: "commit txn ledger-writer" (or "abort ..."); None for
+    any other exchange, or an EndTxn whose request was not decoded."""
+    request = ex.request
+    if ex.api_key != END_TXN or not isinstance(request, dict) or type(request.get("Committed")) is not bool:
+        return None
+    txn = request.get("TransactionalId")
+    return ("commit" if request["Committed"] else "abort") + (f" txn {txn}" if isinstance(txn, str) else "")
