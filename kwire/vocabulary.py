@@ -38,6 +38,7 @@ class Fact:
         assert self.type in TYPES and set(self.outputs) <= set(OUTPUTS), self
 
 
+# the outputs' combinations the tables below use: all three, JSON Lines and Parquet, JSON Lines only, Parquet only
 ALL, JP, J, P = (JSONL, PARQUET, STATS), (JSONL, PARQUET), (JSONL,), (PARQUET,)
 
 # The facts of an exchange, in the order of the Parquet table's columns (those in "parquet"), then the rest.
