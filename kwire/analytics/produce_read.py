@@ -29,7 +29,6 @@ from kwire.enrich import topic_label
 from kwire.model import Exchange
 from kwire.query import error_codes, error_tree, response_error_codes
 
-_V2_HEAD = struct.Struct(">qiibIhiqqqhii")  # baseOffset .. recordCount (61 bytes)
 _I32 = struct.Struct(">i")
 _LEGACY_CRC = struct.Struct(">qiI")
 _V2_MIN_LENGTH = 61 - 12  # kwire.codec.records.V2_MIN_BATCH_LENGTH

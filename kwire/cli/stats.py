@@ -29,12 +29,8 @@ from kwire.errors import KwireError, fault_line, is_fault
 from kwire.kafka.pairing import RawExchange
 from kwire.parallel import FoldedBatches, default_jobs, offloadable_to_fold, produce_shard
 from kwire.pipeline import RunSummary
+from kwire.render.units import human_bytes
 from kwire.safe_text import term_safe
-
-
-def _size(n: int) -> str:
-    """A file's size as people read it: bytes, KB or MB (decimal, as `ls -h --si`)."""
-    return f"{n:,} bytes" if n < 10_000 else f"{n / 1000:,.0f} KB" if n < 10_000_000 else f"{n / 1e6:,.1f} MB"
 
 
 @dataclass
@@ -58,7 +54,7 @@ class Outputs:
                     f.write(self.page)
             except OSError as exc:
                 raise KwireError(f"cannot write {self.html}: {exc.strerror or exc}") from None
-            click.echo(f"kwire: wrote the HTML report to {term_safe(self.html)} ({_size(os.path.getsize(self.html))})",
+            click.echo(f"kwire: wrote the HTML report to {term_safe(self.html)} ({human_bytes(os.path.getsize(self.html))})",
                        err=True)
         if self.metrics_text is not None:
             from kwire.cli.metrics_file import write_text
@@ -66,7 +62,7 @@ class Outputs:
             write_text(self.metrics, self.metrics_text)
             families = self.metrics_text.count(b"\n# TYPE ") + self.metrics_text.startswith(b"# TYPE ")
             click.echo(f"kwire: wrote {families:,} metric families to {term_safe(self.metrics)} "
-                       f"({_size(len(self.metrics_text))})", err=True)
+                       f"({human_bytes(len(self.metrics_text))})", err=True)
         if self.text is not None:
             out.write(self.text)
             out.write("\n")

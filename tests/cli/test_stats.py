@@ -11,6 +11,7 @@ from kwire.cli.main import cli
 from kwire.pipeline import analyze_files
 from kwire.render.html_report import html_report
 from kwire.render.stats_view import stats_view
+from kwire.render.units import human_bytes
 
 QUICK = str(Path(__file__).parents[1] / "analytics" / "data" / "quick.pcap")
 
@@ -70,7 +71,7 @@ def test_the_files_written_are_named_on_stderr(tmp_path):
     families = metrics.read_text().count("# TYPE ")
     assert families > 10
     lines = result.stderr.splitlines()
-    assert f"kwire: wrote the HTML report to {page} ({page.stat().st_size / 1000:,.0f} KB)" in lines
+    assert f"kwire: wrote the HTML report to {page} ({human_bytes(page.stat().st_size)})" in lines
     assert any(line.startswith(f"kwire: wrote {families} metric families to {metrics} (") for line in lines)
 
 
