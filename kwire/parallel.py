@@ -557,13 +557,14 @@ class OrderedRenderer:
         """The texts ready after `item`, in order, each with the number of exchanges it holds (a list,
         or an empty tuple: most items make none, and a generator per item would cost the main process
         more than the item itself). A rendered exchange is one line, so that number is its lines:
-        counting the newlines of the texts instead cost the main process a tenth of its time."""
+        counting the newlines of the texts instead cost the main process a tenth of its time. An item may
+        also be an exchange's text rendered already (bytes: kwire.time_order holds lines, not exchanges)."""
         batches = self.batches
         if type(item) is RawExchange:
             if batches.add(item):
                 return list(self._ready())
             return ()
-        text = self.render(item)
+        text = item if type(item) is bytes else self.render(item)
         if not text:
             return ()
         if not batches.batch.rows and not batches.pending:

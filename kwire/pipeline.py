@@ -247,6 +247,16 @@ class Pipeline:
             sink.out = []
         return out
 
+    def settled(self, seen_ns: int = 0) -> tuple[int, int]:
+        """(ns, cost): every exchange still to come was requested at or after capture time ns, as far as the
+        pipeline knows: the oldest request waiting for its answer, else the latest record read (or `seen_ns`,
+        a time the caller has seen in an exchange, if later: records a fused run took are not counted here).
+        A request whose bytes come later than newer ones' is not known before it comes. cost: the
+        connections looked at to say so (kwire.time_order asks less often where there are many)."""
+        oldest, cost = self.kafka.oldest_pending()
+        latest = max(self.last_ts_ns, self.records.last_ts, seen_ns)
+        return (latest if oldest is None or oldest > latest else oldest), cost
+
     def _feed_packet(self, packet: Packet) -> None:
         """The plain path of one record: net -> tcp."""
         self.last_ts_ns = packet.ts_ns
@@ -287,13 +297,18 @@ def analyze_files(paths: list[str], *, port_hints: Iterable[int] = (), decode: b
                   summary: RunSummary | None = None,
                   progress: Callable[[CaptureStats], None] | None = None,
                   offload: Callable[[RawExchange], bool] | None = None, fast: bool = True,
-                  keys: KeySource | None = None, track_spans: bool = False) -> Iterator[Exchange]:
+                  keys: KeySource | None = None, track_spans: bool = False,
+                  on_pipeline: Callable[[Pipeline], None] | None = None, windows: bool = False) -> Iterator:
     """Exchanges of the capture files, merged in time order (and the RawExchanges `offload` picks,
-    see Pipeline). Capture errors end up in summary.capture_errors (the good packets before a
+    see Pipeline), as they complete; with `windows`, in lists: those each window of records completed
+    (kwire.capture.packet.HANDOFF), after which Pipeline.settled holds for all that follow (kwire.time_order
+    asks it; `on_pipeline` is handed the Pipeline before the first record is read). Capture errors end up in summary.capture_errors (the good packets before a
     damaged spot are still analysed), and so do files that cannot be opened as captures when others
     can; when none can, CaptureError is raised before anything is read."""
     pipeline = Pipeline(port_hints=port_hints, decode=decode, summary=summary, offload=offload, fast=fast,
                         keys=keys, track_spans=track_spans)
+    if on_pipeline is not None:
+        on_pipeline(pipeline)
     summary = pipeline.summary
     stats = summary.capture
     source = open_captures(paths, stats, on_secrets=pipeline.add_secrets,
@@ -304,10 +319,16 @@ def analyze_files(paths: list[str], *, port_hints: Iterable[int] = (), decode: b
     shown = 0
     try:
         for exchanges in pipeline.feed_capture(source):
-            yield from exchanges
+            if windows:
+                yield exchanges
+            else:
+                yield from exchanges
             if progress is not None and stats.packets != shown:
                 shown = stats.packets
                 progress(stats)
     except CaptureError as exc:
         summary.capture_errors.append(str(exc))
-    yield from pipeline.finish()
+    if windows:
+        yield pipeline.finish()
+    else:
+        yield from pipeline.finish()

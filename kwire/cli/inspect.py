@@ -2,7 +2,9 @@
 
 The default view is one line per exchange (kwire.render.line_view); `-V` adds the decoded bodies as
 trees (kwire.render.rich_view); `--json` writes JSON Lines (kwire.render.jsonl), on worker
-processes when there are several CPUs. The readable views are printed as laid out, never wrapped by
+processes when there are several CPUs. Exchanges are written in the order of their requests (kwire.time_order:
+what is held while earlier requests may still come is a line, rendered, not the exchange), or as they
+complete with `--sort completion`. The readable views are printed as laid out, never wrapped by
 rich: a pipe or a file gets whole lines, a terminal wraps them itself. `-c N` stops reading after
 the N-th exchange shown. The closing summary (stderr) says how many exchanges the filters matched.
 """
@@ -20,16 +22,18 @@ from kwire.capture.files import FORMATS_READ
 from kwire.capture.source import STDIN
 from kwire.cli.output import binary_writer
 from kwire.cli.progress import read_progress
+from kwire.kafka.pairing import RawExchange
 from kwire.parallel import OrderedRenderer, default_jobs, offloadable, offloadable_with_records
 from kwire.pipeline import RunSummary
 from kwire.render.jsonl import JsonLines
 from kwire.render.records_run import RecordsRun
 from kwire.safe_text import term_safe
+from kwire.time_order import MAX_HELD, WINDOW_NS, TimeOrder, in_time_order
 
 
 @click.command("inspect", help=f"""Decode the Kafka exchanges in capture files ({FORMATS_READ}).
 
-    One line per exchange: time (UTC), client -> broker, api and version, correlation id, client id,
+    One line per exchange, in the order of the requests: time (UTC), client -> broker, api and version, correlation id, client id,
     latency, what went wrong, and what it carried (topics[partitions], records, group, an EndTxn's commit or
     abort). -V adds the decoded bodies; --json writes JSON Lines.""")
 @click.argument("captures", nargs=-1, required=True, type=click.Path(allow_dash=True))
@@ -50,12 +54,19 @@ from kwire.safe_text import term_safe
 @click.option("--show-secrets", is_flag=True,
               help="Show secrets instead of redacting them: SASL credentials, token HMACs, SCRAM salts, "
                    "sensitive configuration values.")
+@click.option("--sort", "sort", type=click.Choice(["time", "completion"]), default="time", show_default=True,
+              help="time: exchanges in the order of their requests, through a reordering window (--window); "
+                   "completion: each as soon as it is complete (answered or given up), as the capture completes them.")
+@click.option("--window", "window", type=click.FloatRange(min=0, min_open=True), default=WINDOW_NS / 1e9,
+              show_default=True, metavar="SECONDS",
+              help="--sort time: how long, in capture time, an exchange waits for earlier requests still unanswered "
+                   f"(a note says how many came later than that; at most {MAX_HELD:,} exchanges wait).")
 @click.option("--no-summary", is_flag=True, help="Leave out the closing summary line (on stderr).")
 @click.option("--jobs", "-j", type=click.IntRange(min=0), default=None,
               help="Worker processes decoding and rendering --json output (0: none; default: one per CPU "
                    "when there are several). The output is the same either way.")
 def inspect_command(captures, as_json, verbose, records, limit, selection, ports, keylog, write_path, changes_only,
-                    show_secrets, no_summary, jobs):
+                    show_secrets, sort, window, no_summary, jobs):
     # (its help is the command's, above: it names the formats kwire reads)
     paths = capture_paths(captures)
     refuse_overwrite(write_path, [*paths, keylog], "-w")
@@ -66,9 +77,9 @@ def inspect_command(captures, as_json, verbose, records, limit, selection, ports
     selection.changes_only = changes_only
     keep = selection.exchange_filter(paths)
     reading = Reading(paths, ports, load_keys(keylog), track_spans=write_path is not None)
-    kept: list = []
+    kept: list | None = None  # -w: the exchanges shown, in order
     if write_path is not None:
-        keep = _noting(keep, kept)
+        kept = []
         jobs = 0  # which exchanges are kept is known here, not in worker processes
     summary = RunSummary()
     records_mode = "full" if records else "summary"
@@ -78,33 +89,26 @@ def inspect_command(captures, as_json, verbose, records, limit, selection, ports
     # A capture on standard input is shown as it comes: each exchange when it completes (no worker
     # batches, no lines waiting to be laid out together).
     streaming = STDIN in paths
+    order = TimeOrder(round(window * 1e9)) if sort == "time" else None
     try:
         if as_json:
             shown = write_json_lines(reading, summary, progress, JsonLines(records_mode, show_secrets, keep, run),
                                      0 if streaming else default_jobs() if jobs is None else jobs, out, limit,
-                                     offloadable_with_records if records else offloadable, streaming)
+                                     offloadable_with_records if records else offloadable, streaming, order, kept)
         else:
             shown = write_readable(reading, summary, progress, keep, out, limit, streaming=streaming,
                                    verbose=verbose or records, records=records_mode, show_secrets=show_secrets,
-                                   run=run)
+                                   run=run, order=order, kept=kept)
     finally:
         progress.close()
     out.flush()
     if write_path is not None:
-        write_excerpt(reading, kept[:shown], write_path)
+        write_excerpt(reading, kept, write_path)
     if run.note():
         click.echo(f"kwire: {run.note()}", err=True)
+    if order is not None and order.note():
+        click.echo(f"kwire: {order.note()}", err=True)
     report_run(summary, no_summary, matched=shown, selection=selection, limit=limit)
-
-
-def _noting(keep, kept: list):
-    """`keep`, noting every exchange it keeps (in order) in `kept`."""
-    def noting(ex) -> bool:
-        if keep(ex):
-            kept.append(ex)
-            return True
-        return False
-    return noting
 
 
 def write_excerpt(reading: Reading, kept: list, path: str) -> None:
@@ -128,46 +132,57 @@ BATCH_LINES = 64  # one-line view: lines laid out per print
 
 def write_readable(reading: Reading, summary: RunSummary, progress, keep, out, limit: int | None, *,
                    verbose: bool, records: str, show_secrets: bool, streaming: bool = False,
-                   run: RecordsRun | None = None) -> int:
-    """The line view, or the trees with -V; returns how many exchanges were shown."""
+                   run: RecordsRun | None = None, order: TimeOrder | None = None, kept: list | None = None) -> int:
+    """The line view, or the trees with -V (in time order through `order`, else as they complete); returns
+    how many exchanges were shown, and notes them in `kept` when given (-w)."""
     from rich.console import Console
 
     from kwire.render.line_view import Lines, line_parts
     from kwire.render.rich_view import exchange_view
 
+    def make(ex):
+        """What is held for an exchange shown (the line's parts: a decoded exchange holds far more)."""
+        if not keep(ex):
+            return None
+        if verbose:
+            return ex, None
+        return (ex if kept is not None else None), line_parts(ex)
+
     console = Console(file=out, highlight=False, markup=False, emoji=False, soft_wrap=True)
     shown = 0
     batch: list = []
-    exchanges = reading.exchanges(summary, progress.update if progress else None)
+    items = _ordered(reading, summary, progress.update if progress else None, None, order, make)
     try:
-        for ex in exchanges:
-            if not keep(ex):
-                continue
+        for ex, parts in items:
             if verbose:
                 console.print(exchange_view(ex, records=records, show_secrets=show_secrets, run=run))
             else:
-                batch.append(line_parts(ex))
+                batch.append(parts)
                 if len(batch) >= (1 if streaming else BATCH_LINES):
                     console.print(Lines(batch))
                     batch = []
             if streaming:
                 out.flush()
+            if kept is not None:
+                kept.append(ex)
             shown += 1
             if shown == limit:
                 break
     finally:
-        exchanges.close()
+        items.close()
         if batch:
             console.print(Lines(batch))
     return shown
 
 
 def write_json_lines(reading: Reading, summary: RunSummary, progress, render: JsonLines, jobs: int, out,
-                     limit: int | None = None, offload=offloadable, streaming: bool = False) -> int:
-    """inspect --json: decoding and rendering on `jobs` worker processes (kwire.parallel) or here;
-    returns how many lines were written (at most `limit`). `offload` picks the exchanges workers may
-    take (with --records: offloadable_with_records). `streaming` (a capture on standard input): each
-    line is written as soon as it is made."""
+                     limit: int | None = None, offload=offloadable, streaming: bool = False,
+                     order: TimeOrder | None = None, kept: list | None = None) -> int:
+    """inspect --json: decoding and rendering on `jobs` worker processes (kwire.parallel) or here, in time
+    order through `order` (else as the exchanges complete); returns how many lines were written (at most
+    `limit`), and notes the exchanges written in `kept` when given (-w: no workers). `offload` picks the
+    exchanges workers may take (with --records: offloadable_with_records). `streaming` (a capture on
+    standard input): each line is written as soon as it is made."""
     write = binary_writer(out)  # whole lines or an error, never a silent cut (kwire.cli.output)
     update = progress.update if progress else None
     shown = 0
@@ -186,14 +201,28 @@ def write_json_lines(reading: Reading, summary: RunSummary, progress, render: Js
         shown += lines
         return True
 
+    if kept is not None:
+        def rendered(ex):
+            text = render(ex)
+            return (text, ex) if text else None
+
+        def noted(made) -> bytes:
+            kept.append(made[1])
+            return made[0]
+
+        return _write_here(_ordered(reading, summary, update, None, order, rendered), noted, write, limit, streaming)
     if not jobs:
-        return _write_here(reading.exchanges(summary, update), render, write, limit, streaming)
+        if order is None:
+            return _write_here(reading.exchanges(summary, update), render, write, limit, streaming)
+        return _write_here(_ordered(reading, summary, update, None, order, render), _same, write, limit, streaming)
 
     def count_errors(n: int) -> None:
         summary.decode_errors += n
 
     renderer = OrderedRenderer(render, jobs, count_errors)
-    items = reading.exchanges(summary, update, offload)
+    # in time order, what is rendered here is rendered now, and its line waits (not the exchange)
+    items = _ordered(reading, summary, update, offload, order,
+                     None if order is None else lambda item: item if type(item) is RawExchange else render(item))
     try:
         for item in items:
             for text, lines in renderer.feed(item):
@@ -208,10 +237,34 @@ def write_json_lines(reading: Reading, summary: RunSummary, progress, render: Js
     return shown
 
 
+def _same(text: bytes) -> bytes:
+    return text
+
+
+def _ordered(reading: Reading, summary: RunSummary, update, offload, order: TimeOrder | None, make):
+    """What `make` makes of the pipeline's exchanges (each as it is without it; those it makes None of left out):
+    in time order through `order` (kwire.time_order, asking the pipeline what is settled), or as they come."""
+    if order is not None:
+        return in_time_order(reading.windows(summary, update, offload, lambda pipeline: order.watch(pipeline.settled)),
+                             order, make)
+    exchanges = reading.exchanges(summary, update, offload)
+    return exchanges if make is None else _made(exchanges, make)
+
+
+def _made(exchanges, make):
+    try:
+        for ex in exchanges:
+            made = make(ex)
+            if made is not None:
+                yield made
+    finally:
+        exchanges.close()
+
+
 WRITE_BYTES = 1 << 16  # lines rendered here are written in pieces of about this size
 
 
-def _write_here(exchanges, render: JsonLines, write, limit: int | None, streaming: bool) -> int:
+def _write_here(exchanges, render, write, limit: int | None, streaming: bool) -> int:
     """write_json_lines without workers: each exchange's line (one each, or None), written about
     WRITE_BYTES at a time (each as it comes when `streaming`), and everything rendered written before
     an error leaves; returns how many lines were written."""

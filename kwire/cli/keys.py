@@ -47,3 +47,11 @@ class Reading:
 
         return analyze_files(self.paths, port_hints=self.ports, summary=summary, progress=progress,
                              offload=offload, keys=self.keys, track_spans=self.track_spans)
+
+    def windows(self, summary, progress=None, offload=None, on_pipeline=None):
+        """exchanges(), in the lists each window of records completed (kwire.pipeline.analyze_files)."""
+        from kwire.pipeline import analyze_files
+
+        return analyze_files(self.paths, port_hints=self.ports, summary=summary, progress=progress,
+                             offload=offload, keys=self.keys, track_spans=self.track_spans,
+                             on_pipeline=on_pipeline, windows=True)

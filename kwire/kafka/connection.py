@@ -424,6 +424,24 @@ class KafkaLayer:
         stream = self.streams[conn.id] = KafkaStream(conn, self, hinted_client=hinted)
         return stream
 
+    def oldest_pending(self) -> tuple[int | None, int]:
+        """(the capture time of the oldest request still waiting for its answer on any connection, or None;
+        the connections looked at: what the answer cost). Pending requests are kept in their order of arrival,
+        so a connection's oldest is its first, unless a correlation id was reused (then all are looked at)."""
+        oldest = None
+        for stream in self.streams.values():
+            pairing = stream.pairing
+            pending = pairing.pending
+            if not pending:
+                continue
+            if pairing.waiting:
+                first = min(request.ts_ns for request in pending.values())
+            else:
+                first = next(iter(pending.values())).ts_ns
+            if oldest is None or first < oldest:
+                oldest = first
+        return oldest, len(self.streams)
+
     def in_flight(self) -> tuple[int, int | None]:
         """(requests waiting for a response, the oldest one's capture time) over confirmed connections."""
         count = 0
