@@ -5,7 +5,9 @@
   one line through its samples (a bucket without a sample is bridged: lag is a level that holds
   between two measurements); with `steps` each sample spans its bucket, so a lone one is a line too;
 - `histogram_chart(buckets, latency, span)`: a latency histogram on a log axis with p50/p90/p99
-  marked; small multiples share `span` (`histogram_span` of every api) so they compare at a glance.
+  marked, their labels in rows above the plot laid out by kwire.render.label_layout (never over
+  each other, another's line or the bars, however close the percentiles); small multiples share
+  `span` (`histogram_span` of every api) so they compare at a glance.
 
 Every label passes through `esc` (HTML-escaped, control characters shown as kwire.render.safe
 shows them); times through kwire.render.times, which never fails on absurd timestamps.
@@ -16,6 +18,7 @@ from __future__ import annotations
 import math
 from html import escape
 
+from kwire.render.label_layout import flag_layout, text_width
 from kwire.render.safe import term_safe
 from kwire.render.times import utc_text
 
@@ -191,12 +194,37 @@ def histogram_span(histograms) -> tuple[int, int]:
     return lo_dec, hi_dec
 
 
+PERCENTILES = (("p50", "#10b981"), ("p90", "#f59e0b"), ("p99", "#ef4444"))
+# A row of percentile labels above a histogram: an 11-unit font's line box is 12.5 units, and the browser
+# rounds it up to whole pixels (a panel 250 pixels wide has 1.44 units a pixel): 15 holds it at any width.
+FLAG_ROW = 15
+FLAG_BASE = 13  # row 0's baseline above the plot: its box clear of the y axis' top label
+
+
+def _percentile_marks(frame: Frame, latency: dict, x_of) -> list[str]:
+    """A dashed line at each of p50, p90, p99 and its label, in rows above the plot that
+    kwire.render.label_layout.flag_layout chooses so that no label overlaps another or its line."""
+    marks = [(key, colour, latency[key]) for key, colour in PERCENTILES if latency.get(key) is not None]
+    xs = [x_of(value) for _, _, value in marks]
+    flags = flag_layout(xs, [text_width(key) for key, _, _ in marks], 2, frame.w - 2)
+    parts = []
+    for (key, colour, value), x, flag in zip(marks, xs, flags):
+        baseline = frame.y1 - FLAG_BASE - FLAG_ROW * flag.row
+        parts.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{baseline - 9:.1f}" y2="{frame.y0}" stroke="{colour}" '
+                     f'stroke-width="1.5" stroke-dasharray="4 3"><title>{key} {ms_label(value)}</title></line>')
+        text_x = flag.left if flag.anchor == "start" else flag.right
+        parts.append(f'<text class="pct" x="{text_x:.1f}" y="{baseline:.1f}" text-anchor="{flag.anchor}" '
+                     f'style="fill:{colour};font-weight:600"><title>{key} {ms_label(value)}</title>{key}</text>')
+    return parts
+
+
 def histogram_chart(buckets: list[list], latency: dict, span: tuple[int, int] | None = None) -> str:
-    """A latency histogram on a log time axis (decades `span`, default: its own) with p50, p90, p99."""
-    frame = Frame(width=360, height=170, left=34, right=16, top=12, bottom=28)
+    """A latency histogram on a log time axis (decades `span`, default: its own) with p50, p90, p99
+    named in rows above the plot (one a label at most)."""
+    frame = Frame(width=360, height=198, left=34, right=16, top=FLAG_BASE + FLAG_ROW * len(PERCENTILES), bottom=28)
     parts = frame.open("latency histogram")
     if not buckets:
-        return parts[0] + '<text x="180" y="85" text-anchor="middle">no paired exchanges</text></svg>'
+        return parts[0] + '<text x="180" y="99" text-anchor="middle">no paired exchanges</text></svg>'
     lo_dec, hi_dec = span or histogram_span([buckets])
     width = hi_dec - lo_dec
 
@@ -219,15 +247,6 @@ def histogram_chart(buckets: list[list], latency: dict, span: tuple[int, int] | 
         if width <= 6 or (d - lo_dec) % 2 == 0 or d == hi_dec:
             parts.append(f'<text x="{x:.1f}" y="{frame.y0 + 16}" text-anchor="{anchor}">{ms_label(10 ** d)}</text>')
     parts.append(f'<line x1="{frame.x0}" x2="{frame.x1}" y1="{frame.y0}" y2="{frame.y0}" stroke="#94a3b8"/>')
-    for i, (key, colour) in enumerate((("p50", "#10b981"), ("p90", "#f59e0b"), ("p99", "#ef4444"))):
-        value = latency.get(key)
-        if value is None:
-            continue
-        x = x_of(value)
-        parts.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{frame.y1}" y2="{frame.y0}" stroke="{colour}" '
-                     f'stroke-width="1.5" stroke-dasharray="4 3"><title>{key} {ms_label(value)}</title></line>')
-        anchor = "end" if x > frame.x1 - 30 else "start"
-        parts.append(f'<text x="{x + (-3 if anchor == "end" else 3):.1f}" y="{frame.y1 + 10 + 11 * i:.1f}" '
-                     f'text-anchor="{anchor}" style="fill:{colour};font-weight:600">{key}</text>')
+    parts += _percentile_marks(frame, latency, x_of)
     parts.append("</svg>")
     return "".join(parts)
