@@ -296,6 +296,37 @@ def proxy_faults(scene: Scene, mock: MockCluster) -> None:
         proxy.stop()
 
 
+def join_left_behind(scene: Scene, mock: MockCluster) -> None:
+    # Every client goes through a proxy per broker (as proxy_faults). From 8 s the proxies keep the
+    # JoinGroup requests of kwire-consumer-1 and kwire-consumer-2 to themselves (never forwarded, never
+    # answered: a path that lost them) while kwire-consumer-3 joins, and from 16 s a flapper joins and
+    # leaves twice: the group forms generations without the two, who wait on in their joins (their
+    # rebalance timeout, max.poll.interval.ms, is the default 300 s).
+    rules = FaultRules(scene.truth)
+    proxies = {}
+    for broker_id, port in mock.ports.items():
+        proxy = FaultProxy(0, port, rules)
+        proxy.start()
+        mock.advertise(broker_id, proxy.port)
+        proxies[broker_id] = proxy
+    scene.summary["cut_ports"] = sorted(mock.ports.values())
+    scene.summary["proxy_ports"] = {str(b): p.port for b, p in proxies.items()}
+    mock.bootstraps = ",".join(f"127.0.0.1:{p.port}" for p in proxies.values())
+    producer = _group_workload(scene, mock, 2)
+    scene.at(8)
+    rules.hold_requests(["kwire-consumer-1", "kwire-consumer-2"], JOIN_GROUP)
+    scene.truth("proxy_hold_requests", client_ids=["kwire-consumer-1", "kwire-consumer-2"], api_key=JOIN_GROUP)
+    scene.spawn("consumer", "kwire-consumer-3", bootstrap=mock.bootstraps, group=GROUP, topics=[TOPIC],
+                conf=_consumer_conf())
+    scene.at(16)
+    flapper = scene.spawn("flapping", "kwire-flapper", bootstrap=mock.bootstraps, group=GROUP, topics=[TOPIC],
+                          times=2, stay_s=1.0, pause_s=0.5, conf=_consumer_conf())
+    flapper.wait(120)
+    _finish(scene, producer, time.monotonic() - scene.start + 4)
+    for proxy in proxies.values():
+        proxy.stop()
+
+
 def _share_scenario(scene: Scene, mock: MockCluster, rules: dict) -> None:
     mock.setting("sharegroup_set_record_lock_duration", 2000)
     mock.setting("sharegroup_set_max_delivery_attempts", 3)
@@ -502,6 +533,7 @@ PROBLEMS = {
     "member-expired": (member_expired, 3),
     "rebalance-storm": (rebalance_storm, 3),
     "join-stuck": (join_stuck, 3),
+    "join-left-behind": (join_left_behind, 3),
     "clean-kip848": (clean_kip848, 3),
     "kip848-expired": (kip848_expired, 3),
     "slow-broker": (slow_broker, 3),

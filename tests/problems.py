@@ -28,6 +28,9 @@ from kwire.pipeline import analyze_files
 
 DIR = Path(os.environ.get("KWIRE_PROBLEMS_DIR") or Path(__file__).resolve().parents[1] / "captures" / "problems")
 CLEAN = ("clean-classic", "clean-kip848", "clean-share", "txn-clean")
+# the other recordings of consumer groups: their scenarios keep no JoinGroup from the broker (no `proxy_held`)
+PROBLEMS_WITH_GROUPS = ("clean-classic", "member-expired", "rebalance-storm", "join-stuck", "unanswered",
+                        "error-burst", "slow-broker")
 
 
 def capture(name: str) -> Path:

@@ -93,6 +93,32 @@ def test_join_stuck():
     _evidence_is_real(f)
 
 
+def test_join_left_behind():
+    """Each member whose JoinGroup the proxy kept from the broker is named with that request and the
+    generations the other clients' logs say formed while it waited (from a second after it, until it
+    closed); no other member is."""
+    name = "join-left-behind"
+    held = {e["client_id"]: e for e in P.of(name, "proxy_held")}
+    closed = {e["who"]: e["ts"] for e in P.of(name, "closed")}
+    found = P.findings(name, "join_left_behind")
+    assert sorted(f["client_id"] for f in found) == sorted(held)
+    for who, e in held.items():
+        f = one(name, "join_left_behind", client_id=who)
+        member = [a for a in P.of(name, "revoked", who) if a["ts"] <= e["ts"] + SLACK_S][-1]["member_id"]
+        formed = {int(m.group(1)) for other in {x["who"] for x in P.of(name, "started")} - set(held)
+                  for ts, line in P.log_lines(name, other, r"JoinGroup response: GenerationId")
+                  if e["ts"] + 1 < ts < closed[who]
+                  for m in [__import__("re").search(r"GenerationId (\d+)", line)]}
+        assert (f["group_id"], f["member_id"]) == ("kwire-app", member)
+        assert f["joins"] == [{"ts": f["joins"][0]["ts"], "correlation_id": e["correlation_id"], "answered_s": None}]
+        assert near(f["joins"][0]["ts"], e["ts"]) and near(f["start"], e["ts"]) and near(f["end"], closed[who])
+        assert f["generations"] == sorted(formed) and len(formed) >= 2
+        assert f["client"] in {ev["client"] for ev in f["evidence"] if ev["correlation_id"] == e["correlation_id"]}
+        _evidence_is_real(f)
+    for other in P.PROBLEMS_WITH_GROUPS:
+        assert not P.of(other, "proxy_held") and not P.findings(other, "join_left_behind"), other
+
+
 def test_slow_broker():
     name = "slow-broker"
     on, off = P.of(name, "mock_set_rtt")
