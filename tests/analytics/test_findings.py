@@ -157,6 +157,8 @@ def test_error_burst_and_produce_retry():
     pid = P.acquired_pid(name, "kwire-producer")
     retries = P.findings(name, "produce_retry")
     assert retries and all(r["producer_id"] == pid and r["topic"] == "kwire-orders" for r in retries)
+    # the producer id is the client's whose log acquired it; an idempotent producer has no transactional id
+    assert all((r["producer_client_id"], r["transactional_id"]) == ("kwire-producer", None) for r in retries)
     assert sum(r["attempts"] - 1 for r in retries) >= len(produce_errors["errors"]) - 1
     assert not P.findings(name, "member_expired")  # they rejoined under their member ids
 
@@ -218,6 +220,11 @@ def test_transaction_stall():
     f = one(name, "transaction_stall")
     assert (f["topic"], f["partition"]) == (produced[held]["topic"], produced[held]["partition"])
     assert f["producer_id"] == P.acquired_pid(name, "kwire-txn-producer")
+    # who that producer is: the client whose log acquired the id, and the transactional.id the scenario
+    # configured it with (scripts/record_problems.py: librdkafka's log does not print it)
+    assert (f["producer_client_id"], f["transactional_id"]) == ("kwire-txn-producer", "kwire-ledger-writer")
+    assert f["producer_client"].startswith("127.0.0.1:")
+    assert "transactional id kwire-ledger-writer, client kwire-txn-producer at 127.0.0.1:" in f["summary"]
     assert f["client_ids"] == ["kwire-ledger-reader"]
     assert near(f["stalled_s"], committed[held]["ts"] - produced[held]["ts"])
     assert near(f["start"], produced[held]["ts"]) and near(f["end"], committed[held]["ts"])
