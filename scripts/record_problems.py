@@ -519,6 +519,53 @@ def _txn_scenario(scene: Scene, stall_s: float) -> None:
         tansu.close()
 
 
+def member_removed(scene: Scene, mock: None) -> None:
+    # Tansu on 127.0.0.1:19092; a Producer and 2 consumers in kwire-app, and a kafka-python KafkaConsumer
+    # (`kwire-py-consumer`, whose own LeaveGroup is a v3+ naming itself); at 8 s an operator's kafka-python
+    # KafkaAdminClient (`kwire-operator`) removes kwire-consumer-2's member from the group
+    # (remove_group_members: one LeaveGroup v3+ naming it), which rejoins; the consumers then close
+    # (their own LeaveGroups).
+    import logging
+
+    from kafka import KafkaAdminClient
+    from kafka.admin import MemberToRemove
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+    logging.getLogger("kafka").addHandler(handler)
+    logging.getLogger("kafka").setLevel(logging.DEBUG)
+    tansu = Tansu(TANSU_PORT, open(os.devnull, "w"))
+    scene.summary["tansu"] = tansu.version()
+    try:
+        from confluent_kafka.admin import AdminClient, NewTopic
+
+        admin = AdminClient({"bootstrap.servers": tansu.bootstrap, "client.id": "kwire-admin"})
+        for future in admin.create_topics([NewTopic(TOPIC, PARTITIONS, 1)]).values():
+            future.result(15)
+        producer = Producer(scene, tansu.bootstrap)
+        producer.start()
+        for n in (1, 2):
+            scene.spawn("consumer", f"kwire-consumer-{n}", bootstrap=tansu.bootstrap, group=GROUP, topics=[TOPIC],
+                        conf=_consumer_conf())
+        scene.spawn("py-consumer", "kwire-py-consumer", bootstrap=tansu.bootstrap, group=GROUP, topics=[TOPIC])
+        scene.at(8)
+        victim = [e for e in _truth_events(scene.truth_path) if e["event"] == "assigned"
+                  and e["who"] == "kwire-consumer-2"][-1]["member_id"]
+        operator = KafkaAdminClient(bootstrap_servers=tansu.bootstrap, client_id="kwire-operator")
+        result = operator.remove_group_members(GROUP, [MemberToRemove(member_id=victim)])
+        scene.truth("removed_group_members", client_id="kwire-operator", group=GROUP, member_ids=[victim],
+                    result={str(k): getattr(v, "__name__", str(v)) for k, v in result.items()})
+        operator.close()
+        _finish(scene, producer, 18)
+    finally:
+        tansu.close()
+
+
+def _truth_events(path: str) -> list[dict]:
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
 def txn_stall(scene: Scene, mock: None) -> None:
     _txn_scenario(scene, 8.0)
 
@@ -548,6 +595,7 @@ PROBLEMS = {
     "dup-write-idempotent": (dup_write_idempotent, 0),
     "txn-clean": (txn_clean, 0),
     "txn-stall": (txn_stall, 0),
+    "member-removed": (member_removed, 0),
 }
 
 

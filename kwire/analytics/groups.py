@@ -224,10 +224,12 @@ class GroupsState:
             if member is not None:
                 if member.last_evidence is None or ev > member.last_evidence:
                     member.last_evidence = ev
-                member.client_id = choose(member.client_id, client_id)
-                member.client = choose(member.client, client)
+                own = ev[4] != "LeaveGroup"  # a LeaveGroup may be a tool's, naming the member from elsewhere
+                if own or member.client is None:
+                    member.client_id = choose(member.client_id, client_id)
+                    member.client = choose(member.client, client)
                 member.first_ns, member.last_ns = first_ns(member.first_ns, ts), last_ns(member.last_ns, ts)
-                if client and ev[4] != "LeaveGroup":
+                if client and own:
                     member.seen_at((client,))
             if protocol:
                 _count(group.protocols, protocol)

@@ -1,6 +1,6 @@
 """Consumer groups (`groups` of the stats document) on real recordings, against the clients' own view
 (their assignment callbacks, member ids, starts and closes: tests/problems.py), and the merge
-guarantee: any split of the exchanges, merged in any order, gives the same groups and findings."""
+guarantee: any split of the exchanges, merged in any order, gives the same groups, findings and changes."""
 
 from __future__ import annotations
 
@@ -130,7 +130,7 @@ def _facts(name: str) -> list[tuple]:
 
 
 FACTS = {name: _facts(name) for name in ("member-expired", "error-burst", "share-redelivery", "txn-stall",
-                                         "join-left-behind")}
+                                         "join-left-behind", "member-removed")}
 
 
 def _doc(facts) -> dict:
@@ -138,12 +138,12 @@ def _doc(facts) -> dict:
     for f in facts:
         agg.add(*f)
     doc = agg.document()
-    return {"groups": doc["groups"], "findings": doc["findings"]}
+    return {"groups": doc["groups"], "findings": doc["findings"], "changes": doc["changes"]}
 
 
 @settings(max_examples=8, deadline=None)
 @given(st.sampled_from(sorted(FACTS)), st.integers(2, 6), st.integers(0, 2**32))
-def test_any_split_and_order_gives_the_same_groups_and_findings(name, parts, seed):
+def test_any_split_and_order_gives_the_same_groups_findings_and_changes(name, parts, seed):
     facts = FACTS[name]
     whole = summary_json(_doc(facts))
     rng = random.Random(seed)
@@ -157,4 +157,4 @@ def test_any_split_and_order_gives_the_same_groups_and_findings(name, parts, see
     for other in aggs[1:]:
         merged.merge(other)
     doc = merged.document()
-    assert summary_json({"groups": doc["groups"], "findings": doc["findings"]}) == whole
+    assert summary_json({"groups": doc["groups"], "findings": doc["findings"], "changes": doc["changes"]}) == whole
