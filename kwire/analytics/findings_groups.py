@@ -148,23 +148,30 @@ def _wait_end(analysis, wait: tuple, alive_until: dict, last_ns) -> int | None:
     return min(ends) if ends else last_ns
 
 
-def _takes_part(group: Group, generation, member: str | None, client: str | None) -> bool:
-    """Is the member, or a member on its connection (it joined again under a new id), in `generation`?"""
-    if member is not None and member in generation.members:
-        return True
-    return any((group.members.get(m) or Member()).client == client for m in generation.members)
+def _formed(group: Group) -> list[tuple]:
+    """(number, generation, start, its member ids, their connections) of each generation with members: made
+    once per group, so each wait checks a generation in constant time."""
+    out = []
+    for number, generation, start in timeline(group):
+        if generation.members:
+            clients = {(group.members.get(m) or Member()).client for m in generation.members}
+            out.append((number, generation, start, generation.members, clients))
+    return out
 
 
-def _passed_over(analysis, group: Group, gens: list, alive_until: dict, last_ns) -> dict[tuple, list]:
+def _passed_over(analysis, group: Group, alive_until: dict, last_ns) -> dict[tuple, list]:
     """(member, client id, client) -> [(wait, end, generations formed without it)] of the group's JoinGroup
-    waits that generations passed over."""
+    waits that generations passed over: neither the member nor a member on its connection (it joined again
+    under a new id) was in them."""
     out: dict[tuple, list] = {}
+    formed = _formed(group)
     for wait in group.waits.values():
         member, client_id, client, ts = wait[:4]
         end = _wait_end(analysis, wait, alive_until, last_ns)
         member = member or _member_next(group, client or "", client_id, ts)
-        passed = [(n, g) for n, g, start in gens if start >= ts + LEFT_BEHIND_GRACE_S * NS
-                  and (end is None or start < end) and g.members and not _takes_part(group, g, member, client)]
+        passed = [(n, g) for n, g, start, members, clients in formed
+                  if start >= ts + LEFT_BEHIND_GRACE_S * NS and (end is None or start < end)
+                  and member not in members and client not in clients]
         if passed:
             out.setdefault((member, client_id, client), []).append((wait, end, passed))
     return out
@@ -172,7 +179,7 @@ def _passed_over(analysis, group: Group, gens: list, alive_until: dict, last_ns)
 
 def _left_behind(analysis, group_id: str, group: Group, alive_until: dict, last_ns) -> list[dict]:
     out = []
-    passed_over = _passed_over(analysis, group, timeline(group), alive_until, last_ns)
+    passed_over = _passed_over(analysis, group, alive_until, last_ns)
     for (member, client_id, client), waits in sorted(passed_over.items(), key=lambda kv: (kv[1][0][0][3], str(kv[0]))):
         numbers = sorted({n for _, _, passed in waits for n, _ in passed})
         start = min(w[3] for w, _, _ in waits)

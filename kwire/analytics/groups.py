@@ -59,10 +59,16 @@ def _count(table: dict, key, n: int = 1) -> None:
 
 
 class Member:
-    __slots__ = ("client_id", "client", "first_ns", "last_ns", "left_ns", "assignments", "last_evidence", "clients")
+    """One member: `client_id` and `client` as its own requests give them; a LeaveGroup may be a tool's, naming
+    it from elsewhere, so what a LeaveGroup gives is kept apart (`named_by`) and stands in only for a member
+    whose own requests the capture does not hold (`identity`)."""
+
+    __slots__ = ("client_id", "client", "first_ns", "last_ns", "left_ns", "assignments", "last_evidence", "clients",
+                 "named_by")
 
     def __init__(self) -> None:
         self.client_id = self.client = None
+        self.named_by = None  # (client, client id) of the LeaveGroup that named it (the smallest)
         self.first_ns = self.last_ns = self.left_ns = None
         self.assignments = Kept(MAX_ASSIGNMENTS)  # key (-ts, generation, assignment): the newest
         self.last_evidence = None  # its latest request
@@ -78,11 +84,18 @@ class Member:
             self.last_evidence = other.last_evidence
         self.client_id = choose(self.client_id, other.client_id)
         self.client = choose(self.client, other.client)
+        self.named_by = choose(self.named_by, other.named_by)
         self.first_ns = first_ns(self.first_ns, other.first_ns)
         self.last_ns = last_ns(self.last_ns, other.last_ns)
         self.left_ns = first_ns(self.left_ns, other.left_ns)
         self.assignments.merge(other.assignments)
         self.seen_at(other.clients)
+
+    def identity(self) -> tuple:
+        """(client id, client): its own requests', else the LeaveGroup's that named it."""
+        if self.client is not None or self.named_by is None:
+            return self.client_id, self.client
+        return self.named_by[1] or None, self.named_by[0]
 
     def assignment_at(self, generation: int, exact: bool):
         """The assignment of this member in `generation` (None when none is known)."""
@@ -224,13 +237,14 @@ class GroupsState:
             if member is not None:
                 if member.last_evidence is None or ev > member.last_evidence:
                     member.last_evidence = ev
-                own = ev[4] != "LeaveGroup"  # a LeaveGroup may be a tool's, naming the member from elsewhere
-                if own or member.client is None:
+                if ev[4] != "LeaveGroup":
                     member.client_id = choose(member.client_id, client_id)
                     member.client = choose(member.client, client)
+                    if client:
+                        member.seen_at((client,))
+                else:  # a LeaveGroup may be a tool's, naming the member from elsewhere
+                    member.named_by = choose(member.named_by, (client or "", client_id or ""))
                 member.first_ns, member.last_ns = first_ns(member.first_ns, ts), last_ns(member.last_ns, ts)
-                if client and own:
-                    member.seen_at((client,))
             if protocol:
                 _count(group.protocols, protocol)
         elif tag == T.COORDINATOR:
@@ -358,7 +372,8 @@ def group_document(group: Group, names: dict[str, str]) -> dict:
         members = []
         for member_id in sorted(generation.members):
             member = group.members.get(member_id) or Member()
-            members.append({"member_id": member_id, "client_id": member.client_id, "client": member.client,
+            client_id, client = member.identity()
+            members.append({"member_id": member_id, "client_id": client_id, "client": client,
                             "assignment": _named(assignment_of(group, member_id, number), names)})
         before = set(gens[i - 1][1].members) if i else None
         generations.append({"generation": number, "start": _s(start),
@@ -371,7 +386,8 @@ def group_document(group: Group, names: dict[str, str]) -> dict:
     members = {}
     for member_id, member in sorted(group.members.items()):
         left = "leave" if member.left_ns is not None else "expired" if member_id in gone else None
-        members[member_id] = {"client_id": member.client_id, "client": member.client,
+        client_id, client = member.identity()
+        members[member_id] = {"client_id": client_id, "client": client,
                               "first_seen": _s(member.first_ns), "last_seen": _s(member.last_ns), "left": left}
     latest: dict[tuple, tuple] = {}  # a partition committed under its id and its name counts once
     for (topic, partition), value in group.commits.items():
