@@ -187,3 +187,9 @@ def test_a_member_removed_by_another_client_is_a_change():
     assert all(r["client"] != change["client"] for r in change["resources"])
     assert change["result"] == ["ok" if removal["result"][m] == "NoError" else m for m in removal["member_ids"]]
     assert P.document(name)["changes"]["removals_not_checked"] == 0
+    # inspect --changes reads one exchange at a time: it cannot tell, and leaves the LeaveGroup out
+    from kwire.analytics.changes_read import is_change
+
+    (leave,) = [ex for ex in analyze_files([str(P.capture(name))])
+                if ex.api == "LeaveGroup" and ex.correlation_id == change["correlation_id"] and ex.client == change["client"]]
+    assert not is_change(leave)

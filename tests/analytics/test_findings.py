@@ -246,3 +246,28 @@ def test_findings_come_most_severe_first():
     doc = P.document("proxy-faults")
     order = [("critical", "warning", "info").index(f["severity"]) for f in doc["findings"]]
     assert order == sorted(order)
+
+
+def test_a_join_left_behind_is_found_past_the_cap_of_slow_joins():
+    """The group keeps MAX_WAITS JoinGroups, the unanswered first: one never answered, after more slow but
+    answered ones than the cap (a storm's), is still the member left behind while ten generations formed."""
+    from kwire.analytics import tags as T
+    from kwire.analytics.analysis import Analysis
+    from kwire.analytics.findings_groups import find
+    from kwire.analytics.groups import MAX_WAITS
+
+    s = 1_000_000_000
+    analysis = Analysis()
+    for i in range(MAX_WAITS + 36):  # answered 1.5 s later, before any generation: left behind by none
+        ev = (s + i, f"10.0.0.{i % 200}:{5000 + i}", "10.0.1.1:9092", i, "JoinGroup")
+        analysis.groups.add((T.JOIN_WAIT, "g", f"m{i}", f"c{i}", ev[1], ev[0], 3 * s // 2, 300000, ev))
+    late = (5 * s, "10.0.2.1:6000", "10.0.1.1:9092", 7, "JoinGroup")
+    analysis.groups.add((T.JOIN_WAIT, "g", "late", "lagging", late[1], late[0], None, 300000, late))
+    for n in range(1, 11):
+        ev = ((10 + n) * s, "10.0.3.1:7000", "10.0.1.1:9092", 100 + n, "JoinGroup")
+        analysis.groups.add((T.GENERATION, "g", n, ev[0], "other", ev, "range"))
+        analysis.groups.add((T.IN_GENERATION, "g", n, "other", ev[0]))
+        analysis.groups.add((T.MEMBER, "g", "other", ev[0], "steady", ev[1], "classic", ev))
+    (f,) = [f for f in find(analysis, {}, 0, 30 * s) if f["kind"] == "join_left_behind"]
+    assert (f["member_id"], f["client_id"], f["generations"]) == ("late", "lagging", list(range(1, 11)))
+    assert f["joins"] == [{"ts": 5.0, "correlation_id": 7, "answered_s": None}] and f["end"] == 30.0
