@@ -144,8 +144,8 @@ def header(doc: dict) -> Text:
     t.append(f"  over {lat['count']:,} paired exchanges")
     waits = totals["waits"]
     if waits["count"]:
-        t.append(f"; not counted: {waits['count']:,} long poll{'s' if waits['count'] != 1 else ''} answered empty "
-                 f"after waiting for data (their p50 {ms(waits['p50_ms'])} ms)")
+        t.append(f"\nnot in the latencies: {waits['count']:,} long poll{'s' if waits['count'] != 1 else ''} answered "
+                 f"empty after waiting for data (their p50 {ms(waits['p50_ms'])} ms)", style="dim")
     if totals["failed"]:
         t.append(f"\n{totals['failed']:,} exchanges with an error or no partner", style="red")
         if totals["error_codes"]:
