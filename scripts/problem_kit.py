@@ -219,7 +219,25 @@ class FaultRules:
         self.corrupt = set(corrupt_api_versions)
         self.throttle = {k: list(v) for k, v in (throttle or {}).items()}
         self.produce_errors: dict[str, list] = {}  # client id -> [error code, answers left to rewrite]
+        self.held: dict[str, set] = {}  # client id -> api keys whose requests the proxy keeps to itself
         self.lock = threading.Lock()
+
+    def hold_requests(self, client_ids, api_key: int) -> None:
+        """From now on, requests of `api_key` from these client ids are never forwarded (nor answered):
+        a path that lost them."""
+        with self.lock:
+            for client_id in client_ids:
+                self.held.setdefault(client_id, set()).add(api_key)
+
+    def holds(self, request: tuple, port: int) -> bool:
+        """Is this request (api key, version, correlation id, client id) one to keep from the broker?"""
+        api_key, version, corr, client_id = request
+        with self.lock:
+            held = api_key in self.held.get(client_id, ())
+        if held:
+            self.truth("proxy_held", client_id=client_id, api_key=api_key, api_version=version, correlation_id=corr,
+                       broker_port=port)
+        return held
 
     def fail_produce(self, client_id: str, error: int, count: int = 1) -> None:
         """The next `count` Produce answers `client_id` gets that say the broker wrote the batch (error
@@ -356,7 +374,10 @@ class FaultProxy(threading.Thread):
                             request = _REQ_HEAD.unpack_from(frame, 4)
                             n = request[3]
                             client_id = bytes(frame[14:14 + n]).decode() if n >= 0 else None
-                            pending[request[2]] = (request[0], request[1], request[2], client_id)
+                            request = (request[0], request[1], request[2], client_id)
+                            if self.rules.holds(request, self.port):
+                                continue
+                            pending[request[2]] = request
                             upstream.sendall(frame)
                         else:
                             corr = struct.unpack_from(">i", frame, 4)[0]

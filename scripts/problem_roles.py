@@ -15,6 +15,8 @@ their callbacks appended to the recording's truth file (problem_kit.Truth):
 - txn-reader: a read_committed consumer of one assigned partition (no group), logging each record.
 - reader: a consumer of one assigned partition (no group) logging each record's offset, key, value
   and timestamp (the records written twice show at two offsets).
+- py-consumer: kafka-python's KafkaConsumer in the group (its log, logger kafka at DEBUG, to stderr);
+  "assigned" with its member id, "closed" (its LeaveGroup, v3+ on a broker that offers it, names itself).
 """
 
 from __future__ import annotations
@@ -180,8 +182,32 @@ def reader_role(spec: dict, truth: Truth) -> None:
     truth("closed")
 
 
+def py_consumer_role(spec: dict, truth: Truth) -> None:
+    import logging
+
+    from kafka import KafkaConsumer
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+    logging.getLogger("kafka").addHandler(handler)
+    logging.getLogger("kafka").setLevel(logging.DEBUG)
+    consumer = KafkaConsumer(*spec["topics"], bootstrap_servers=spec["bootstrap"], group_id=spec["group"],
+                             client_id=spec["client_id"], auto_offset_reset="earliest",
+                             session_timeout_ms=6000, heartbeat_interval_ms=1000)
+    truth("started", group=spec["group"], protocol="classic")
+    member, count = None, 0
+    while not _stop:
+        count += sum(len(batch) for batch in consumer.poll(200).values())
+        now = consumer._coordinator._generation.member_id if consumer.assignment() else None
+        if now and now != member:
+            member = now
+            truth("assigned", partitions=sorted([p.topic, p.partition] for p in consumer.assignment()), member_id=member)
+    consumer.close()
+    truth("closed", consumed=count, member_id=member)
+
+
 ROLES = {"consumer": consumer_role, "reader": reader_role, "flapping": flapping_role, "share": share_role,
-         "txn-reader": txn_reader_role}
+         "txn-reader": txn_reader_role, "py-consumer": py_consumer_role}
 
 
 def main() -> None:

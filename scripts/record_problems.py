@@ -296,6 +296,37 @@ def proxy_faults(scene: Scene, mock: MockCluster) -> None:
         proxy.stop()
 
 
+def join_left_behind(scene: Scene, mock: MockCluster) -> None:
+    # Every client goes through a proxy per broker (as proxy_faults). From 8 s the proxies keep the
+    # JoinGroup requests of kwire-consumer-1 and kwire-consumer-2 to themselves (never forwarded, never
+    # answered: a path that lost them) while kwire-consumer-3 joins, and from 16 s a flapper joins and
+    # leaves twice: the group forms generations without the two, who wait on in their joins (their
+    # rebalance timeout, max.poll.interval.ms, is the default 300 s).
+    rules = FaultRules(scene.truth)
+    proxies = {}
+    for broker_id, port in mock.ports.items():
+        proxy = FaultProxy(0, port, rules)
+        proxy.start()
+        mock.advertise(broker_id, proxy.port)
+        proxies[broker_id] = proxy
+    scene.summary["cut_ports"] = sorted(mock.ports.values())
+    scene.summary["proxy_ports"] = {str(b): p.port for b, p in proxies.items()}
+    mock.bootstraps = ",".join(f"127.0.0.1:{p.port}" for p in proxies.values())
+    producer = _group_workload(scene, mock, 2)
+    scene.at(8)
+    rules.hold_requests(["kwire-consumer-1", "kwire-consumer-2"], JOIN_GROUP)
+    scene.truth("proxy_hold_requests", client_ids=["kwire-consumer-1", "kwire-consumer-2"], api_key=JOIN_GROUP)
+    scene.spawn("consumer", "kwire-consumer-3", bootstrap=mock.bootstraps, group=GROUP, topics=[TOPIC],
+                conf=_consumer_conf())
+    scene.at(16)
+    flapper = scene.spawn("flapping", "kwire-flapper", bootstrap=mock.bootstraps, group=GROUP, topics=[TOPIC],
+                          times=2, stay_s=1.0, pause_s=0.5, conf=_consumer_conf())
+    flapper.wait(120)
+    _finish(scene, producer, time.monotonic() - scene.start + 4)
+    for proxy in proxies.values():
+        proxy.stop()
+
+
 def _share_scenario(scene: Scene, mock: MockCluster, rules: dict) -> None:
     mock.setting("sharegroup_set_record_lock_duration", 2000)
     mock.setting("sharegroup_set_max_delivery_attempts", 3)
@@ -488,6 +519,53 @@ def _txn_scenario(scene: Scene, stall_s: float) -> None:
         tansu.close()
 
 
+def member_removed(scene: Scene, mock: None) -> None:
+    # Tansu on 127.0.0.1:19092; a Producer and 2 consumers in kwire-app, and a kafka-python KafkaConsumer
+    # (`kwire-py-consumer`, whose own LeaveGroup is a v3+ naming itself); at 8 s an operator's kafka-python
+    # KafkaAdminClient (`kwire-operator`) removes kwire-consumer-2's member from the group
+    # (remove_group_members: one LeaveGroup v3+ naming it), which rejoins; the consumers then close
+    # (their own LeaveGroups).
+    import logging
+
+    from kafka import KafkaAdminClient
+    from kafka.admin import MemberToRemove
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+    logging.getLogger("kafka").addHandler(handler)
+    logging.getLogger("kafka").setLevel(logging.DEBUG)
+    tansu = Tansu(TANSU_PORT, open(os.devnull, "w"))
+    scene.summary["tansu"] = tansu.version()
+    try:
+        from confluent_kafka.admin import AdminClient, NewTopic
+
+        admin = AdminClient({"bootstrap.servers": tansu.bootstrap, "client.id": "kwire-admin"})
+        for future in admin.create_topics([NewTopic(TOPIC, PARTITIONS, 1)]).values():
+            future.result(15)
+        producer = Producer(scene, tansu.bootstrap)
+        producer.start()
+        for n in (1, 2):
+            scene.spawn("consumer", f"kwire-consumer-{n}", bootstrap=tansu.bootstrap, group=GROUP, topics=[TOPIC],
+                        conf=_consumer_conf())
+        scene.spawn("py-consumer", "kwire-py-consumer", bootstrap=tansu.bootstrap, group=GROUP, topics=[TOPIC])
+        scene.at(8)
+        victim = [e for e in _truth_events(scene.truth_path) if e["event"] == "assigned"
+                  and e["who"] == "kwire-consumer-2"][-1]["member_id"]
+        operator = KafkaAdminClient(bootstrap_servers=tansu.bootstrap, client_id="kwire-operator")
+        result = operator.remove_group_members(GROUP, [MemberToRemove(member_id=victim)])
+        scene.truth("removed_group_members", client_id="kwire-operator", group=GROUP, member_ids=[victim],
+                    result={str(k): getattr(v, "__name__", str(v)) for k, v in result.items()})
+        operator.close()
+        _finish(scene, producer, 18)
+    finally:
+        tansu.close()
+
+
+def _truth_events(path: str) -> list[dict]:
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
 def txn_stall(scene: Scene, mock: None) -> None:
     _txn_scenario(scene, 8.0)
 
@@ -502,6 +580,7 @@ PROBLEMS = {
     "member-expired": (member_expired, 3),
     "rebalance-storm": (rebalance_storm, 3),
     "join-stuck": (join_stuck, 3),
+    "join-left-behind": (join_left_behind, 3),
     "clean-kip848": (clean_kip848, 3),
     "kip848-expired": (kip848_expired, 3),
     "slow-broker": (slow_broker, 3),
@@ -516,6 +595,7 @@ PROBLEMS = {
     "dup-write-idempotent": (dup_write_idempotent, 0),
     "txn-clean": (txn_clean, 0),
     "txn-stall": (txn_stall, 0),
+    "member-removed": (member_removed, 0),
 }
 
 

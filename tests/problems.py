@@ -28,6 +28,9 @@ from kwire.pipeline import analyze_files
 
 DIR = Path(os.environ.get("KWIRE_PROBLEMS_DIR") or Path(__file__).resolve().parents[1] / "captures" / "problems")
 CLEAN = ("clean-classic", "clean-kip848", "clean-share", "txn-clean")
+# the other recordings of consumer groups: their scenarios keep no JoinGroup from the broker (no `proxy_held`)
+PROBLEMS_WITH_GROUPS = ("clean-classic", "member-expired", "rebalance-storm", "join-stuck", "unanswered",
+                        "error-burst", "slow-broker")
 
 
 def capture(name: str) -> Path:
@@ -77,6 +80,11 @@ def acquired_pid(name: str, client: str) -> int:
     match = re.search(rf"\|{re.escape(client)}#[^|]*\|.*Acquired PID\{{Id:(\d+),", log(name))
     assert match, f"{name}: {client} logged no acquired producer id"
     return int(match.group(1))
+
+
+def log_lines_matching(name: str, pattern: str) -> list[str]:
+    """The truth log's lines matching `pattern`, whoever wrote them (kafka-python's lines name no client)."""
+    return [line for line in log(name).splitlines() if re.search(pattern, line)]
 
 
 def log_lines(name: str, client: str, pattern: str) -> list[tuple[float, str]]:

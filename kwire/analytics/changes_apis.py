@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Callable, NamedTuple
 
 from kwire.analytics.changes_body import Body
-from kwire.analytics.changes_read import MARKER_SENDER, ADMIN_REASON, Answer, Resources, entry, first_error
+from kwire.analytics.changes_read import MARKER_SENDER, ADMIN_REASON, MAX_RESOURCES, Answer, Resources, entry, first_error
 from kwire.model import Exchange
 
 
@@ -231,17 +231,29 @@ def _delete_groups(ex: Exchange, req: Body) -> dict:
 
 
 def _leave_group(ex: Exchange, req: Body) -> dict | None:
+    """A LeaveGroup v3+ (its Members array) is an admin's removal when a member is named by instance id
+    alone or "removed by an admin"; else it is one only if its client is not one of the members it names,
+    which one exchange cannot tell: the entry says whom it names (`removes`: group, member ids), and
+    kwire.analytics.changes decides against the members' own connections when the document is made."""
     answer = Answer(ex)
     got = answer.items("Members")  # one per member, in order
     out = Resources()
     by_admin = False
+    named: list[str] = []
     for m in req.items("Members"):
         by_admin = by_admin or not m.get("MemberId") or ADMIN_REASON in (m.get("Reason") or "")
+        if m.get("MemberId") and len(named) < MAX_RESOURCES:
+            named.append(m["MemberId"])
         mine = next(got, None)
         out.add({"type": "group_member", "group": req.get("GroupId"), "member_id": m.get("MemberId") or None,
                  "instance_id": m.get("GroupInstanceId")},
                 answer.of(mine and mine.get("ErrorCode"), mine is None, "Members"))
-    return entry(ex, "remove_group_members", out, None, req) if by_admin else None  # else: members leaving
+    if not out.count:
+        return None  # v0-v2: a member leaving on its own
+    change = entry(ex, "remove_group_members", out, None, req)
+    if not by_admin:
+        change["removes"] = (req.get("GroupId"), tuple(named))
+    return change
 
 
 def _delete_records(ex: Exchange, req: Body) -> dict:

@@ -40,7 +40,8 @@ as sensitive (kwire.codec.config_secrets.sensitive_config) or the broker flagged
 Requests that only validate (ValidateOnly) change nothing and are not changes. A consumer's own offset
 commit is not a change: a tool commits with no member id and generation -1 (OffsetCommit v1+); members
 removed by a tool are LeaveGroup members named by instance id alone or removed "by an admin" (the Java
-admin client's reason).
+admin client's reason), or, decided for the whole capture (kwire.analytics.changes: the entry's
+`removes`), named by a client that is not one of them (kafka-python's remove_group_members).
 """
 
 from __future__ import annotations
@@ -203,4 +204,7 @@ def is_change(ex: Exchange) -> bool:
     """Does `ex` change the cluster (or try to)? `kwire inspect --changes` keeps these exchanges."""
     from kwire.analytics.changes_apis import READERS
 
-    return ex.api in READERS and change_of(ex) is not None
+    if ex.api not in READERS:
+        return False
+    change = change_of(ex)
+    return change is not None and "removes" not in change  # a LeaveGroup only the whole capture can tell

@@ -14,8 +14,11 @@ cdef class Batch:
 @cython.locals(batch=Batch, evidence=Kept)
 cpdef Batch _batch_of(sends, failed, limit, list items)
 
+cdef class Producer:
+    cdef public object txn, who
+
 cdef class DeliveryState:
-    cdef public object batches, end_txns, resends
+    cdef public object batches, end_txns, resends, producers
     cdef public dict txn_batches, txn_adds, stalls, share
 
     @cython.locals(batch=Batch, batches=Capped)

@@ -7,7 +7,8 @@
   the smallest stable hash, so a retried batch is always found when the capture holds fewer
   batches than that, and found in a fixed sample of them beyond;
 - transactions: per (topic, partition, producer id) the first and last transactional batch and
-  AddPartitionsToTxn; per producer id the moments of its EndTxn (MAX_PRODUCERS producer ids);
+  AddPartitionsToTxn; per producer id the moments of its EndTxn, and who it is: its transactional id and
+  client (client id, address) as first seen (`producers`; MAX_PRODUCERS producer ids each, the smallest);
 - stalls: per (topic, partition, LastStableOffset held) the read_committed fetches that stopped at
   that offset while the HighWatermark was above it: first and last time, count, client ids, the
   first and last MAX_EVIDENCE fetches (MAX_STALLS held offsets per partition, the smallest);
@@ -159,8 +160,40 @@ class Span:
         self.first_ns, self.last_ns = first_ns(self.first_ns, other.first_ns), last_ns(self.last_ns, other.last_ns)
 
 
+class Producer:
+    """Who a producer id is: the first (ts, transactional id) stated for it, and the first (ts, client,
+    client id) that used it; each a minimum, so any split merges to the whole."""
+
+    __slots__ = ("txn", "who")
+    __reduce__ = reduce_by_fields  # the same state compiled or not (kwire.fields)
+    __setstate__ = set_fields
+
+    def __init__(self) -> None:
+        self.txn: tuple | None = None
+        self.who: tuple | None = None
+
+    def add(self, txn, client_id, client, ts: int) -> None:
+        if txn is not None and (self.txn is None or (ts, txn) < self.txn):
+            self.txn = (ts, txn)
+        who = (ts, client or "", client_id or "")
+        if self.who is None or who < self.who:
+            self.who = who
+
+    def merge(self, other: Producer) -> None:
+        if other.txn is not None and (self.txn is None or other.txn < self.txn):
+            self.txn = other.txn
+        if other.who is not None and (self.who is None or other.who < self.who):
+            self.who = other.who
+
+    def identity(self) -> dict:
+        """{transactional_id, client_id, client} (null where unknown)."""
+        _, client, client_id = self.who if self.who is not None else (None, None, None)
+        return {"transactional_id": self.txn[1] if self.txn else None, "client_id": client_id or None,
+                "client": client or None}
+
+
 class DeliveryState:
-    __slots__ = ("batches", "txn_batches", "txn_adds", "end_txns", "stalls", "share", "resends")
+    __slots__ = ("batches", "txn_batches", "txn_adds", "end_txns", "stalls", "share", "resends", "producers")
     __reduce__ = reduce_by_fields  # the same state compiled or not (kwire.fields)
     __setstate__ = set_fields
 
@@ -172,6 +205,7 @@ class DeliveryState:
         self.stalls: dict[tuple, Stall] = {}  # (topic, partition, lso)
         self.share: dict[tuple, ShareLog] = {}  # (group, topic, partition)
         self.resends = ResendState()
+        self.producers: dict[int, Producer] = Capped()  # producer id -> who it is
 
     def add(self, ob: tuple) -> None:
         tag = ob[0]
@@ -188,6 +222,8 @@ class DeliveryState:
                 moments = self.end_txns[ob[1]] = Instants(256)
                 keep_smallest(self.end_txns, MAX_PRODUCERS)
             moments.add(ob[2])
+        elif tag == T.PRODUCER:
+            self._producer(ob)
         elif tag == T.STALLED_FETCH:
             _, topic, partition, ts, lso, hw, client_id, ev = ob
             self.stalls.setdefault((topic, partition, lso), Stall()).add(ts, hw, client_id, ev)
@@ -213,6 +249,24 @@ class DeliveryState:
         if bad:
             batch.failed += 1
         batch.evidence.add(ev[:4], ev)
+
+    def _producer(self, ob: tuple) -> None:
+        _, pid, txn, client_id, client, ts = ob
+        if type(pid) is not int:
+            return
+        have = self.producers.get(pid)
+        if have is None:
+            have = self.producers[pid] = Producer()
+            keep_smallest(self.producers, MAX_PRODUCERS)
+            have = self.producers.get(pid)
+            if have is None:
+                return
+        have.add(txn, client_id, client, ts)
+
+    def producer(self, pid) -> dict:
+        """{transactional_id, client_id, client} of a producer id (nulls when the capture does not say)."""
+        have = self.producers.get(pid) if pid is not None else None
+        return have.identity() if have is not None else {"transactional_id": None, "client_id": None, "client": None}
 
     def _share(self, group, topic, partition) -> ShareLog:
         return self.share.setdefault((group or "", topic, partition), ShareLog())
@@ -254,6 +308,7 @@ class DeliveryState:
         for pid, moments in other.end_txns.items():
             self.end_txns.setdefault(pid, Instants(256)).merge(moments)
         keep_smallest(self.end_txns, MAX_PRODUCERS)
+        _merge(self.producers, other.producers, Producer, MAX_PRODUCERS)
         _merge(self.stalls, other.stalls, Stall)
         _merge(self.share, other.share, ShareLog)
         self.resends.merge(other.resends)

@@ -10,7 +10,8 @@ with the keys of its kind (docs/findings.md lists them). `severity` is "critical
 "info"; `start` and `end` are epoch seconds; `evidence` names exchanges to look up in
 `kwire inspect` (a connection is its two endpoints, `client` and `broker`: kwire's connection
 numbers are per run and differ between `kwire stats` and `kwire spark`). The finders live in
-kwire.analytics.findings_groups (member_expired, join_stuck, rebalance_storm),
+kwire.analytics.findings_groups (member_expired, join_stuck, join_left_behind,
+rebalance_storm),
 kwire.analytics.findings_traffic (slow_broker, error_burst, throttled, unanswered, client_hangup,
 protocol_violation), kwire.analytics.findings_delivery (transaction_stall, produce_retry,
 share_redelivery), kwire.analytics.findings_resends (duplicate_write), kwire.analytics.findings_changes

@@ -1,13 +1,16 @@
 """Findings about records: transaction_stall, produce_retry, share_redelivery.
 
-- transaction_stall {topic, partition, producer_id, stalled_s, client_ids, last_stable_offset,
-  high_watermark}: read_committed consumers fetched at the LastStableOffset while it stayed at one
-  value below the HighWatermark for at least STALL_MIN_S: an open transaction held them. start and
-  end: the first and last such fetch. producer_id: the producer whose transactional batches (or
-  AddPartitionsToTxn) for that partition came last before the stall began, when the capture has
-  them, else null.
-- produce_retry {topic, partition, producer_id, attempts, batches, records, idempotent}: Produce
-  batches sent more than once (same producer id, epoch and base sequence, or the same CRC);
+- transaction_stall {topic, partition, producer_id, transactional_id, producer_client_id,
+  producer_client, stalled_s, client_ids, last_stable_offset, high_watermark}: read_committed
+  consumers fetched at the LastStableOffset while it stayed at one value below the HighWatermark for
+  at least STALL_MIN_S: an open transaction held them. start and end: the first and last such fetch.
+  producer_id: the producer whose transactional batches (or AddPartitionsToTxn) for that partition
+  came last before the stall began, when the capture has them, else null; transactional_id and
+  producer_client_id / producer_client: who that producer id is, as the capture's requests say
+  (kwire.analytics.delivery's producers), else null. client_ids: the consumers held.
+- produce_retry {topic, partition, producer_id, transactional_id, producer_client_id, producer_client,
+  attempts, batches, records, idempotent}: Produce batches sent more than once (same producer id, epoch
+  and base sequence, or the same CRC; who the producer id is as for transaction_stall);
   attempts: the most sends of one batch; records: records a producer that is not idempotent sent
   again in another batch after an error answer or none (kwire.analytics.findings_resends tells
   them by their contents; past kwire.analytics.resend_state.MAX_RECORDS records of failed sends,
@@ -71,6 +74,19 @@ def _stall_producer(delivery, topic, partition, start: int, names: dict) -> int 
     return best[1] if best else None
 
 
+def _who_text(who: dict) -> str:
+    """" (transactional id T, client C at ADDRESS)": what the capture says of a producer id, or ""."""
+    parts = [f"transactional id {who['transactional_id']}"] if who["transactional_id"] is not None else []
+    if who["client_id"] is not None or who["client"] is not None:
+        parts.append(f"client {who['client_id'] or '?'}" + (f" at {who['client']}" if who["client"] else ""))
+    return f" ({', '.join(parts)})" if parts else ""
+
+
+def _who_keys(who: dict) -> dict:
+    return {"transactional_id": who["transactional_id"], "producer_client_id": who["client_id"],
+            "producer_client": who["client"]}
+
+
 def _stalls(delivery, names: dict) -> list[dict]:
     out = []
     stalls = by_name(delivery.stalls, names, 0, Stall)
@@ -80,14 +96,15 @@ def _stalls(delivery, names: dict) -> list[dict]:
             continue
         pid = _stall_producer(delivery, name, partition, stall.first_ns, names)
         ids = sorted(stall.client_ids, key=str)
+        who = delivery.producer(pid)
         summary = (f"read_committed consumers ({', '.join(map(str, ids))}) of {name}[{partition}] were held at "
                    f"offset {lso} for {held:.1f} s behind an open transaction"
-                   + (f" of producer id {pid}" if pid is not None else "")
-                   + f" (high watermark {stall.high_watermark})")
+                   + (f" of producer id {pid}{_who_text(who)}" if pid is not None else "")
+                   + f"; high watermark {stall.high_watermark}")
         out.append(finding("transaction_stall", "warning", summary, stall.first_ns, stall.last_ns,
                            stall.head.values()[:5] + stall.tail.values()[:5], topic=name, partition=partition,
-                           producer_id=pid, stalled_s=round(held, 3), client_ids=ids, last_stable_offset=lso,
-                           high_watermark=stall.high_watermark))
+                           producer_id=pid, **_who_keys(who), stalled_s=round(held, 3), client_ids=ids,
+                           last_stable_offset=lso, high_watermark=stall.high_watermark))
     return out
 
 
@@ -123,12 +140,13 @@ def _retries(delivery, names: dict) -> list[dict]:
         times = [ev[0] for ev in evidence]
         sent = [f"{len(batches)} batches"] if batches else []
         sent += [f"{resent_records} records (in other batches{sample})"] if resent_records else []
+        who = delivery.producer(pid)
         summary = (f"{' and '.join(sent)} for {topic}[{partition}] sent again"
-                   + (f" by producer id {pid}" if pid is not None else "") + f", up to {attempts} times each"
+                   + (f" by producer id {pid}{_who_text(who)}" if pid is not None else "") + f", up to {attempts} times each"
                    + ("; the producer is idempotent: the broker drops its duplicates" if pid is not None else ""))
         out.append(finding("produce_retry", "warning", summary, min(times), max(times), evidence, topic=topic,
-                           partition=partition, producer_id=pid, attempts=attempts, batches=len(batches),
-                           records=resent_records, idempotent=pid is not None))
+                           partition=partition, producer_id=pid, **_who_keys(who), attempts=attempts,
+                           batches=len(batches), records=resent_records, idempotent=pid is not None))
     return out
 
 

@@ -1,4 +1,4 @@
-"""Findings about consumer groups: member_expired, join_stuck, rebalance_storm.
+"""Findings about consumer groups: member_expired, join_stuck, join_left_behind, rebalance_storm.
 
 - member_expired {group_id, member_id, client_id, partitions, unowned_s, reassigned}: a member that
   stopped sending without leaving while a later generation started without it
@@ -10,6 +10,16 @@
   answered although the client was still talking a rebalance timeout later. waited_s: until the
   answer, or until the client's next JoinGroup (it gave up), else the rebalance timeout. member_id:
   the one the JoinGroup named, or for a new member the one the client got next in that group.
+- join_left_behind {group_id, member_id, client_id, client, joins, generations, waited_s,
+  rebalance_timeout_ms}: a member (or a new member: the client's next member id in the group) whose
+  JoinGroup was not answered, or answered only later, while the group formed generations without it
+  (neither the member nor a member on its connection in them), whatever its rebalance timeout: the
+  coordinator never had its join (a lost path, a stuck broker thread) and the member waits on. A
+  generation counts when it formed at least LEFT_BEHIND_GRACE_S after the JoinGroup was sent (one that
+  was completing as it arrived does not) and before its answer, the client's next JoinGroup, or its last
+  moment on the wire. joins: [{ts, correlation_id, answered_s}] (answered_s null: never answered);
+  generations: the numbers formed without it (at most MAX_PASSED); waited_s: first join to the end of
+  the last wait (the capture's end for a wait that never ended).
 - rebalance_storm {group_id, generations, rebalancing_s, clients}: at least STORM_GENERATIONS
   generations, each starting within STORM_GAP_S of the one before, and at least twice as many as the
   clients (client id and host) in them: a client joining and leaving once accounts for two; more
@@ -20,11 +30,13 @@
 
 from __future__ import annotations
 
-from kwire.analytics.findings import finding
-from kwire.analytics.groups import Group, expired, timeline
+from kwire.analytics.findings import finding, seconds
+from kwire.analytics.groups import Group, Member, expired, rebalance_s, timeline
 from kwire.analytics.traffic import host_of
 
 STORM_GENERATIONS = 5
+LEFT_BEHIND_GRACE_S = 1
+MAX_PASSED = 20
 STORM_GAP_S = 30
 NS = 1_000_000_000
 
@@ -124,13 +136,75 @@ def _join_stuck(analysis, group_id: str, group: Group, alive_until: dict) -> lis
     return out
 
 
-def _rebalance_s(generation) -> float:
-    starts = [a for a, _ in generation.members.values()]
-    begin = generation.join_ns if generation.join_ns is not None else generation.start_ns
-    done = generation.sync_ns if generation.sync_ns is not None else (max(starts) if starts else None)
-    if begin is None or done is None or done < begin:
-        return 0.0
-    return (done - begin) / NS
+def _wait_end(analysis, wait: tuple, alive_until: dict, last_ns) -> int | None:
+    """When a JoinGroup stopped waiting: its answer, else the client's next JoinGroup or its last moment
+    on the wire, else the capture's end."""
+    _, client_id, client, ts, latency, _, _ = wait
+    if latency is not None:
+        return ts + latency
+    key = (host_of(client or ""), client_id)
+    ends = [t for t in (analysis.traffic.next_moment((key[0], client_id or ""), "JoinGroup", ts),
+                        alive_until.get(key)) if t is not None and t > ts]
+    return min(ends) if ends else last_ns
+
+
+def _formed(group: Group) -> list[tuple]:
+    """(number, generation, start, its member ids, their connections) of each generation with members: made
+    once per group, so each wait checks a generation in constant time."""
+    out = []
+    for number, generation, start in timeline(group):
+        if generation.members:
+            clients = {(group.members.get(m) or Member()).client for m in generation.members}
+            out.append((number, generation, start, generation.members, clients))
+    return out
+
+
+def _passed_over(analysis, group: Group, alive_until: dict, last_ns) -> dict[tuple, list]:
+    """(member, client id, client) -> [(wait, end, generations formed without it)] of the group's JoinGroup
+    waits that generations passed over: neither the member nor a member on its connection (it joined again
+    under a new id) was in them."""
+    out: dict[tuple, list] = {}
+    formed = _formed(group)
+    for wait in group.waits.values():
+        member, client_id, client, ts = wait[:4]
+        end = _wait_end(analysis, wait, alive_until, last_ns)
+        member = member or _member_next(group, client or "", client_id, ts)
+        passed = [(n, g) for n, g, start, members, clients in formed
+                  if start >= ts + LEFT_BEHIND_GRACE_S * NS and (end is None or start < end)
+                  and member not in members and client not in clients]
+        if passed:
+            out.setdefault((member, client_id, client), []).append((wait, end, passed))
+    return out
+
+
+def _left_behind(analysis, group_id: str, group: Group, alive_until: dict, last_ns) -> list[dict]:
+    out = []
+    passed_over = _passed_over(analysis, group, alive_until, last_ns)
+    for (member, client_id, client), waits in sorted(passed_over.items(), key=lambda kv: (kv[1][0][0][3], str(kv[0]))):
+        numbers = sorted({n for _, _, passed in waits for n, _ in passed})
+        start = min(w[3] for w, _, _ in waits)
+        ends = [end for _, end, _ in waits if end is not None]
+        end = max(ends) if ends else None
+        joins = [{"ts": seconds(w[3]), "correlation_id": w[6][3],
+                  "answered_s": None if w[4] is None else round(w[4] / NS, 3)} for w, _, _ in waits]
+        answered = [j for j in joins if j["answered_s"] is not None]
+        what = ", ".join(f"corr {j['correlation_id']}" for j in joins)
+        how = ("never answered" if not answered else
+               f"answered after {max(j['answered_s'] for j in answered):.1f} s" if len(answered) == len(joins) else
+               f"{len(joins) - len(answered)} never answered")
+        shown = ", ".join(map(str, numbers[:MAX_PASSED])) + (f" and {len(numbers) - MAX_PASSED} more"
+                                                              if len(numbers) > MAX_PASSED else "")
+        summary = (f"member {member or 'a new member'} ({client_id}, {client}) of group {group_id} left waiting in a "
+                   f"join while the group moved on to generation {numbers[-1]}: its JoinGroup ({what}) {how}; "
+                   f"generation{'s' if len(numbers) > 1 else ''} {shown} formed without it")
+        evidence = [w[6] for w, _, _ in waits] + [g.evidence for _, _, passed in waits for _, g in passed]
+        timeouts = [w[5] for w, _, _ in waits if w[5] is not None]
+        out.append(finding("join_left_behind", "warning", summary, start, end, evidence, group_id=group_id,
+                           member_id=member, client_id=client_id, client=client, joins=joins,
+                           generations=numbers[:MAX_PASSED],
+                           waited_s=None if end is None else round((end - start) / NS, 3),
+                           rebalance_timeout_ms=max(timeouts) if timeouts else None))
+    return out
 
 
 def _storms(group_id: str, group: Group) -> list[dict]:
@@ -148,7 +222,7 @@ def _storms(group_id: str, group: Group) -> list[dict]:
         if len(run) < max(STORM_GENERATIONS, 2 * len(clients)):
             continue
         first, last = run[0], run[-1]
-        busy = round(sum(_rebalance_s(g) for _, g, _ in run), 3)
+        busy = round(sum(rebalance_s(g) for _, g, _ in run), 3)
         end = last[1].sync_ns if last[1].sync_ns is not None else last[2]
         summary = (f"group {group_id} rebalanced {len(run)} times in {(end - first[2]) / NS:.1f} s "
                    f"(generations {first[0]}..{last[0]}), {busy:.1f} s of it rebalancing")
@@ -159,9 +233,11 @@ def _storms(group_id: str, group: Group) -> list[dict]:
 
 def find(analysis, names: dict, first_ns, last_ns) -> list[dict]:
     out = []
-    alive_until = alive_index(analysis) if any(g.stuck.values() for g in analysis.groups.groups.values()) else {}
+    alive_until = alive_index(analysis) if any(g.stuck.items or g.waits.items
+                                               for g in analysis.groups.groups.values()) else {}
     for group_id, group in sorted(analysis.groups.groups.items()):
         out += _member_expired(group_id, group, names, last_ns)
         out += _join_stuck(analysis, group_id, group, alive_until)
+        out += _left_behind(analysis, group_id, group, alive_until, last_ns)
         out += _storms(group_id, group)
     return out

@@ -3,10 +3,10 @@
 `GroupsState` keeps the group observations of kwire.analytics.observe_groups in mergeable form and
 `document(names)` turns them into the `groups` key of the stats document (docs/groups.md):
 
-    {group: {protocol, coordinator, generations: [{generation, start, end, leader, members:
-     [{member_id, client_id, client, assignment: {topic: [partitions]}}]}], members: {member_id:
-     {client_id, client, first_seen, last_seen, left}}, commits: {topic: {partition: offset}},
-     rebalance_in_progress}}
+    {group: {protocol, coordinator, generations: [{generation, start, end, leader, protocol_name,
+     rebalance_s, joined, gone, members: [{member_id, client_id, client, assignment: {topic: [partitions]}}]}],
+     members: {member_id: {client_id, client, first_seen, last_seen, left}}, commits: {topic: {partition:
+     offset}}, rebalance_in_progress}}
 
 Definitions:
 - protocol: "classic" (JoinGroup/SyncGroup/Heartbeat), "consumer" (KIP-848 ConsumerGroupHeartbeat)
@@ -15,6 +15,10 @@ Definitions:
 - generation: the classic GenerationId, or the KIP-848 / share member epoch. start: its first
   sign on the wire (the JoinGroup answer that gave it, the first heartbeat answer with that epoch, or
   else the first request naming it); end: the next generation's start (null for the last).
+  protocol_name: the JoinGroup answer's ProtocolName (the assignor: range, cooperative-sticky, ...);
+  rebalance_s: how long the group was without a stable assignment before it (`rebalance_s`);
+  joined / gone: member ids in it and not in the generation before / in that one and not in it (what
+  changed: why it rebalanced, as far as the wire shows; null for the first generation seen).
 - a member's assignment in a generation: classic, what SyncGroup gave it for that generation;
   KIP-848 and share, the last assignment a heartbeat answer gave it up to that epoch.
 - left: "leave" (LeaveGroup, or a heartbeat with epoch -1 or -2), "expired" (it was in a
@@ -25,8 +29,9 @@ Definitions:
 
 Caps (bounded memory, exact merges): MAX_GROUPS groups, MAX_MEMBERS members per group and per
 generation, the MAX_GENERATIONS newest generations, MAX_ASSIGNMENTS newest assignments per member,
-MAX_COMMITS partitions per group; each keeps the smallest keys (group ids, member ids, partitions)
-or the newest (generations, assignments).
+MAX_COMMITS partitions per group, MAX_CLIENTS connections per member (the smallest addresses),
+MAX_STUCK and MAX_WAITS JoinGroups per group (waits: the unanswered first, then the earliest); each
+keeps the smallest keys (group ids, member ids, partitions) or the newest (generations, assignments).
 """
 
 from __future__ import annotations
@@ -40,6 +45,9 @@ MAX_GENERATIONS = 256
 MAX_ASSIGNMENTS = 64
 MAX_COMMITS = 4096
 MAX_STUCK = 20
+MAX_WAITS = 64
+MAX_CLIENTS = 8
+NS = 1_000_000_000
 
 
 def _s(ns: int | None) -> float | None:
@@ -51,23 +59,43 @@ def _count(table: dict, key, n: int = 1) -> None:
 
 
 class Member:
-    __slots__ = ("client_id", "client", "first_ns", "last_ns", "left_ns", "assignments", "last_evidence")
+    """One member: `client_id` and `client` as its own requests give them; a LeaveGroup may be a tool's, naming
+    it from elsewhere, so what a LeaveGroup gives is kept apart (`named_by`) and stands in only for a member
+    whose own requests the capture does not hold (`identity`)."""
+
+    __slots__ = ("client_id", "client", "first_ns", "last_ns", "left_ns", "assignments", "last_evidence", "clients",
+                 "named_by")
 
     def __init__(self) -> None:
         self.client_id = self.client = None
+        self.named_by = None  # (client, client id) of the LeaveGroup that named it (the smallest)
         self.first_ns = self.last_ns = self.left_ns = None
         self.assignments = Kept(MAX_ASSIGNMENTS)  # key (-ts, generation, assignment): the newest
         self.last_evidence = None  # its latest request
+        self.clients: set[str] = set()  # the connections of its own requests (a LeaveGroup may be a tool's)
+
+    def seen_at(self, clients) -> None:
+        self.clients |= set(clients)
+        if len(self.clients) > MAX_CLIENTS:
+            self.clients = set(sorted(self.clients)[:MAX_CLIENTS])
 
     def merge(self, other: Member) -> None:
         if other.last_evidence is not None and (self.last_evidence is None or other.last_evidence > self.last_evidence):
             self.last_evidence = other.last_evidence
         self.client_id = choose(self.client_id, other.client_id)
         self.client = choose(self.client, other.client)
+        self.named_by = choose(self.named_by, other.named_by)
         self.first_ns = first_ns(self.first_ns, other.first_ns)
         self.last_ns = last_ns(self.last_ns, other.last_ns)
         self.left_ns = first_ns(self.left_ns, other.left_ns)
         self.assignments.merge(other.assignments)
+        self.seen_at(other.clients)
+
+    def identity(self) -> tuple:
+        """(client id, client): its own requests', else the LeaveGroup's that named it."""
+        if self.client is not None or self.named_by is None:
+            return self.client_id, self.client
+        return self.named_by[1] or None, self.named_by[0]
 
     def assignment_at(self, generation: int, exact: bool):
         """The assignment of this member in `generation` (None when none is known)."""
@@ -78,11 +106,12 @@ class Member:
 
 
 class Generation:
-    __slots__ = ("start_ns", "leader", "join_ns", "sync_ns", "members", "evidence")
+    __slots__ = ("start_ns", "leader", "join_ns", "sync_ns", "members", "evidence", "protocol")
 
     def __init__(self) -> None:
         self.start_ns = self.join_ns = self.sync_ns = None
         self.leader = None
+        self.protocol = None  # the JoinGroup answer's ProtocolName (the assignor)
         self.evidence = None  # the first answer that gave this generation
         self.members: dict[str, list] = Capped()  # member -> [first ns, last ns] seen in this generation
 
@@ -100,6 +129,7 @@ class Generation:
         self.sync_ns = last_ns(self.sync_ns, other.sync_ns)
         self.leader = choose(self.leader, other.leader)
         self.evidence = choose(self.evidence, other.evidence)
+        self.protocol = choose(self.protocol, other.protocol)
         for member, (a, b) in other.members.items():
             self.seen(member, a)
             self.seen(member, b)
@@ -111,7 +141,7 @@ class Generation:
 
 
 class Group:
-    __slots__ = ("protocols", "coordinators", "members", "generations", "commits", "rebalancing", "stuck")
+    __slots__ = ("protocols", "coordinators", "members", "generations", "commits", "rebalancing", "stuck", "waits")
 
     def __init__(self) -> None:
         self.protocols: dict[str, int] = {}
@@ -121,6 +151,7 @@ class Group:
         self.commits: dict[tuple, tuple] = Capped()  # (topic, partition) -> (ts, offset)
         self.rebalancing: list = [0, None, None]  # REBALANCE_IN_PROGRESS answers: count, first, last
         self.stuck = Kept(MAX_STUCK)  # JoinGroups not answered in their rebalance timeout
+        self.waits = Kept(MAX_WAITS)  # JoinGroups not answered, or answered a second or more later
 
     def member(self, member_id: str) -> Member | None:
         have = self.members.get(member_id)
@@ -167,6 +198,7 @@ class Group:
                             first_ns(self.rebalancing[1], other.rebalancing[1]),
                             last_ns(self.rebalancing[2], other.rebalancing[2])]
         self.stuck.merge(other.stuck)
+        self.waits.merge(other.waits)
 
     @property
     def protocol(self) -> str | None:
@@ -205,8 +237,13 @@ class GroupsState:
             if member is not None:
                 if member.last_evidence is None or ev > member.last_evidence:
                     member.last_evidence = ev
-                member.client_id = choose(member.client_id, client_id)
-                member.client = choose(member.client, client)
+                if ev[4] != "LeaveGroup":
+                    member.client_id = choose(member.client_id, client_id)
+                    member.client = choose(member.client, client)
+                    if client:
+                        member.seen_at((client,))
+                else:  # a LeaveGroup may be a tool's, naming the member from elsewhere
+                    member.named_by = choose(member.named_by, (client or "", client_id or ""))
                 member.first_ns, member.last_ns = first_ns(member.first_ns, ts), last_ns(member.last_ns, ts)
             if protocol:
                 _count(group.protocols, protocol)
@@ -229,6 +266,8 @@ class GroupsState:
                                  last_ns(group.rebalancing[2], ob[2])]
         elif tag == T.JOIN_STUCK:
             group.stuck.add((ob[5], ob[4], ob[8][3]), ob[2:])
+        elif tag == T.JOIN_WAIT:
+            group.waits.add((ob[6] is not None, ob[5], ob[4] or "", ob[8][3]), ob[2:])
 
     @staticmethod
     def _generation(group: Group, ob: tuple) -> None:
@@ -243,6 +282,7 @@ class GroupsState:
             generation.start_ns = first_ns(generation.start_ns, ob[3])
             generation.leader = choose(generation.leader, ob[4])
             generation.evidence = choose(generation.evidence, ob[5])
+            generation.protocol = choose(generation.protocol, ob[6])
         elif tag == T.JOIN:
             generation.join_ns = first_ns(generation.join_ns, ob[3])
         else:
@@ -298,6 +338,18 @@ def _rejoined(group: Group, member: Member, generation: Generation) -> bool:
     return any((group.members.get(m) or Member()).client == member.client for m in generation.members)
 
 
+def rebalance_s(generation: Generation) -> float:
+    """How long the group was without a stable assignment before `generation`: its first JoinGroup to
+    its last SyncGroup answer (classic), or its first to its last member reaching the epoch (KIP-848,
+    share); 0.0 when the wire does not show both ends."""
+    starts = [a for a, _ in generation.members.values()]
+    begin = generation.join_ns if generation.join_ns is not None else generation.start_ns
+    done = generation.sync_ns if generation.sync_ns is not None else (max(starts) if starts else None)
+    if begin is None or done is None or done < begin:
+        return 0.0
+    return (done - begin) / NS
+
+
 def assignment_of(group: Group, member_id: str, number: int) -> tuple | None:
     member = group.members.get(member_id)
     if member is None:
@@ -320,15 +372,22 @@ def group_document(group: Group, names: dict[str, str]) -> dict:
         members = []
         for member_id in sorted(generation.members):
             member = group.members.get(member_id) or Member()
-            members.append({"member_id": member_id, "client_id": member.client_id, "client": member.client,
+            client_id, client = member.identity()
+            members.append({"member_id": member_id, "client_id": client_id, "client": client,
                             "assignment": _named(assignment_of(group, member_id, number), names)})
+        before = set(gens[i - 1][1].members) if i else None
         generations.append({"generation": number, "start": _s(start),
                             "end": _s(gens[i + 1][2]) if i + 1 < len(gens) else None,
-                            "leader": generation.leader, "members": members})
+                            "leader": generation.leader, "protocol_name": generation.protocol,
+                            "rebalance_s": round(rebalance_s(generation), 3),
+                            "joined": None if before is None else sorted(set(generation.members) - before),
+                            "gone": None if before is None else sorted(before - set(generation.members)),
+                            "members": members})
     members = {}
     for member_id, member in sorted(group.members.items()):
         left = "leave" if member.left_ns is not None else "expired" if member_id in gone else None
-        members[member_id] = {"client_id": member.client_id, "client": member.client,
+        client_id, client = member.identity()
+        members[member_id] = {"client_id": client_id, "client": client,
                               "first_seen": _s(member.first_ns), "last_seen": _s(member.last_ns), "left": left}
     latest: dict[tuple, tuple] = {}  # a partition committed under its id and its name counts once
     for (topic, partition), value in group.commits.items():

@@ -13,6 +13,9 @@ them. Group apis are read by kwire.analytics.observe_groups; this module reads t
     ("tx", topic, partition, producer_id, ts)     a transactional Produce batch
     ("ap", topic, partition, producer_id, ts)     AddPartitionsToTxn (v0-v3)
     ("et", producer_id, ts, committed)            EndTxn
+    ("pi", producer_id, transactional_id, client_id, client, ts)
+                                                  who a producer id is: a transactional Produce's batches,
+                                                  and the requests kwire.analytics.producer_read reads
     ("st", topic, partition, ts, lso, hw, client_id, evidence)
                                                   a read_committed Fetch stopped at the LastStableOffset
                                                   while the HighWatermark is above it
@@ -46,6 +49,7 @@ from kwire.analytics.changes_read import change_of
 from kwire.analytics.changes_apis import READERS as CHANGE_APIS
 from kwire.analytics.observe_groups import GROUP_APIS, group_observations
 from kwire.analytics.produce_read import read_answer, request_partitions
+from kwire.analytics.producer_read import producer_apis, producer_observations
 from kwire.analytics.quorum_read import QUORUM_APIS, quorum_events
 from kwire.codec.sasl import principal
 from kwire.analytics.resends import ResendReader, fetched
@@ -74,6 +78,8 @@ def observations(ex: Exchange, watch=None, row: dict | None = None, produce: tup
         reader = _READERS.get(api)
         if reader is not None:
             reader(ex, out)
+    if api in _PRODUCER_APIS:
+        producer_observations(ex, out)
     if api in CHANGE_APIS:
         change = change_of(ex)
         if change is not None:
@@ -166,6 +172,8 @@ def _produce(ex: Exchange, out: list, watch=None, read: tuple | None = None, row
                     transactions = set()
                 transactions.add(pid)
                 out.append((T.TXN_BATCH, label, index, pid, ex.ts_ns))
+                txn = request.get("TransactionalId")
+                out.append((T.PRODUCER, pid, txn if type(txn) is str else None, ex.client_id, ex.client, ex.ts_ns))
 
 
 def _fetch(ex: Exchange, out: list) -> None:
@@ -239,6 +247,8 @@ def _share(ex: Exchange, out: list) -> None:
                 out.append((T.SHARE_ACQUIRED, group, label, part.get("PartitionIndex"), batch.get("FirstOffset"),
                             batch.get("LastOffset"), batch.get("DeliveryCount"), evidence(ex)))
 
+
+_PRODUCER_APIS = producer_apis()
 
 _READERS = {
     "ApiVersions": _software,

@@ -8,7 +8,9 @@ offset commits (OffsetCommit, TxnOffsetCommit):
     ("gc", group, broker)                               the group's coordinator answered this
     ("gm", group, member, ts, client_id, client, protocol, evidence)   a request of this member
     ("gp", group, generation, member, ts)               the member is in this generation
-    ("gs", group, generation, ts, leader, evidence)     the generation exists from ts (its leader)
+    ("gs", group, generation, ts, leader, evidence, protocol)   the generation exists from ts (its leader;
+                                                        protocol: the JoinGroup answer's ProtocolName, the
+                                                        assignor, or None)
     ("ga", group, member, generation, ts, assignment, evidence)   the member was given these partitions
     ("gj", group, generation, ts)                       a JoinGroup of this generation's rebalance
     ("gy", group, generation, ts)                       a SyncGroup answered for this generation
@@ -18,6 +20,9 @@ offset commits (OffsetCommit, TxnOffsetCommit):
     ("js", group, member, client_id, client, ts, latency_ns, rebalance_timeout_ms, evidence)
                                                         a JoinGroup not answered, or answered after its
                                                         rebalance timeout
+    ("jw", group, member, client_id, client, ts, latency_ns, rebalance_timeout_ms, evidence)
+                                                        a JoinGroup not answered (latency None), or answered
+                                                        JOIN_WAIT_MIN_NS or more after it was sent
     ("rj",)                                             a KIP-848 or share member (re)joins (epoch 0)
 
 A generation is the classic GenerationId, or for KIP-848 consumer and share groups the member epoch
@@ -34,6 +39,7 @@ from kwire.analytics import tags as T
 
 CLASSIC, CONSUMER, SHARE = "classic", "consumer", "share"
 REBALANCE_IN_PROGRESS = 27
+JOIN_WAIT_MIN_NS = 1_000_000_000  # a JoinGroup answered sooner cannot have waited while another generation formed
 GROUP_APIS = frozenset({"JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit", "TxnOffsetCommit",
                         "ConsumerGroupHeartbeat", "ShareGroupHeartbeat", "ShareFetch", "ShareAcknowledge"})
 
@@ -59,7 +65,8 @@ def _join(ex: Exchange, group: str, out: list) -> None:
         generation = response.get("GenerationId")
         member = response.get("MemberId") or member
         at = ex.response_ts_ns
-        out.append((T.GENERATION, group, generation, at, response.get("Leader") or None, _evidence(ex)))
+        out.append((T.GENERATION, group, generation, at, response.get("Leader") or None, _evidence(ex),
+                    response.get("ProtocolName") or None))
         out.append((T.JOIN, group, generation, ex.ts_ns))
         if member:
             out.append((T.IN_GENERATION, group, generation, member, at))
@@ -69,9 +76,12 @@ def _join(ex: Exchange, group: str, out: list) -> None:
     _member(out, ex, group, member, CLASSIC)
     # (paired without its answer's time: an answer a capture gap took, kwire.kafka.pairing)
     latency = ex.response_ts_ns - ex.ts_ns if ex.status == PAIRED and ex.response_ts_ns is not None else None
-    if isinstance(timeout, int) and (ex.request_ts_ns is not None and ex.status != PAIRED
-                                     or latency is not None and latency >= timeout * 1_000_000):
+    unanswered = ex.request_ts_ns is not None and ex.status != PAIRED
+    if isinstance(timeout, int) and (unanswered or latency is not None and latency >= timeout * 1_000_000):
         out.append((T.JOIN_STUCK, group, member, ex.client_id, ex.client, ex.ts_ns, latency, timeout, _evidence(ex)))
+    if unanswered or latency is not None and latency >= JOIN_WAIT_MIN_NS:
+        out.append((T.JOIN_WAIT, group, member, ex.client_id, ex.client, ex.ts_ns, latency,
+                    timeout if isinstance(timeout, int) else None, _evidence(ex)))
 
 
 def _sync(ex: Exchange, group: str, out: list) -> None:
@@ -123,7 +133,7 @@ def _epoch_heartbeat(ex: Exchange, group: str, out: list, protocol: str) -> None
     epoch, at = response.get("MemberEpoch"), ex.response_ts_ns
     if not isinstance(epoch, int) or epoch <= 0:
         return  # joined, not yet in a generation
-    out.append((T.GENERATION, group, epoch, at, None, _evidence(ex)))
+    out.append((T.GENERATION, group, epoch, at, None, _evidence(ex), None))
     out.append((T.IN_GENERATION, group, epoch, member, at))
     assignment = response.get("Assignment")
     if assignment is not None:

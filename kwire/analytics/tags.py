@@ -24,6 +24,7 @@ LEFT = "gl"             # the member left
 REBALANCING = "gr"      # REBALANCE_IN_PROGRESS answered
 OFFSET_COMMIT = "go"    # an offset committed (answered without error)
 JOIN_STUCK = "js"       # a JoinGroup not answered, or answered after its rebalance timeout
+JOIN_WAIT = "jw"        # a JoinGroup not answered, or answered JOIN_WAIT_MIN_NS or more after it was sent
 # ---- traffic (kwire.analytics.traffic)
 SOFTWARE = "sw"         # ApiVersions: the client's software name and version
 THROTTLED = "th"        # ThrottleTimeMs > 0
@@ -34,6 +35,7 @@ PRODUCE_BATCH = "pb"    # a Produce batch (its idempotence key or CRC)
 TXN_BATCH = "tx"        # a transactional Produce batch
 TXN_ADD = "ap"          # AddPartitionsToTxn (v0-v3)
 END_TXN = "et"          # EndTxn
+PRODUCER = "pi"         # a producer id with its transactional id and client
 STALLED_FETCH = "st"    # a read_committed Fetch stopped at the LastStableOffset below the HighWatermark
 SHARE_ACQUIRED = "sa"   # ShareFetch acquisitions
 SHARE_ACKED = "sk"      # acknowledgements the broker took
@@ -48,9 +50,9 @@ NO_ANSWER_EXPECTED = "a0"  # a Produce with Acks 0
 
 FEEDS: dict[str, str] = {
     **dict.fromkeys((COORDINATOR, MEMBER, IN_GENERATION, GENERATION, ASSIGNMENT, JOIN, SYNC, LEFT, REBALANCING,
-                     OFFSET_COMMIT, JOIN_STUCK), GROUPS),
+                     OFFSET_COMMIT, JOIN_STUCK, JOIN_WAIT), GROUPS),
     **dict.fromkeys((SOFTWARE, THROTTLED, VIOLATION, REJOIN), TRAFFIC),
-    **dict.fromkeys((PRODUCE_BATCH, TXN_BATCH, TXN_ADD, END_TXN, STALLED_FETCH, SHARE_ACQUIRED, SHARE_ACKED,
+    **dict.fromkeys((PRODUCE_BATCH, TXN_BATCH, TXN_ADD, END_TXN, PRODUCER, STALLED_FETCH, SHARE_ACQUIRED, SHARE_ACKED,
                      RESENT_RECORDS, FETCHED_BATCH), DELIVERY),
     **dict.fromkeys((CHANGE, PRINCIPAL), CHANGES),
     QUORUM_EVENT: QUORUM,

@@ -60,7 +60,8 @@ def resource_text(res: dict) -> str:
         detail = res.get("replicas") or res.get("partitions") or ""
         return f"partitions of {res.get('topic')} {res.get('election', '')} {detail}".replace("  ", " ").strip()
     if kind == "group_member":
-        return f"member {res.get('instance_id') or res.get('member_id')} of group {res.get('group')}"
+        whose = f" ({res.get('client_id') or '?'} at {res['client']})" if res.get("client") else ""
+        return f"member {res.get('instance_id') or res.get('member_id')}{whose} of group {res.get('group')}"
     if kind == "transaction":
         return f"transaction of producer {res.get('producer_id')} (epoch {res.get('producer_epoch')})"
     if kind == "delegation_token":

@@ -5,7 +5,9 @@ kwire.live.snapshot.Snapshot, to rich renderables or rows; nothing is computed h
 document does not hold. Every string from the wire reaches rich as an escaped Text
 (kwire.render.safe). `stats` shows the findings first (what went wrong, when, who: the summary
 line of each names the group, member, client, broker, topic and partition), then, after the api
-tables, one table of groups and one of their members.
+tables, one table of groups, the history of each group that went through more than one generation
+(when each formed, its leader, members, assignor, how long the group was rebalancing, who joined and
+who was gone), and one table of their members.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ SEVERITY_STYLE = {"critical": "bold red", "warning": "yellow", "info": "dim"}
 MAX_FINDINGS = 30
 MAX_GROUP_ROWS = 30
 MAX_MEMBERS = 30
+MAX_GENERATION_ROWS = 30  # rows of the generations table
+MAX_GROUP_GENERATIONS = 12  # the newest generations of one group in it
 
 
 def _when(finding: dict) -> str:
@@ -91,6 +95,56 @@ def groups_table(doc: dict) -> Table | None:
                       str(sum(len(parts) for parts in g["commits"].values())))
     if len(ordered) > MAX_GROUP_ROWS:
         table.caption = f"{len(ordered) - MAX_GROUP_ROWS:,} more groups in --json"
+    return table
+
+
+def _member_label(group: dict, member_id: str) -> str:
+    member = group["members"].get(member_id) or {}
+    return f"{member.get('client_id') or '?'} {member_id}"
+
+
+def _gone_label(group: dict, member_id: str, formed: float | None) -> str:
+    """A member missing from a generation, and why when the wire says so: it had left or expired before."""
+    member = group["members"].get(member_id) or {}
+    before = formed is not None and member.get("last_seen") is not None and member["last_seen"] <= formed
+    why = f" ({'left' if member.get('left') == 'leave' else member['left']})" if before and member.get("left") else ""
+    return _member_label(group, member_id) + why
+
+
+def _change(group: dict, generation: dict) -> Text:
+    """What changed since the generation before: members that joined (+) and that were gone (-)."""
+    if generation["joined"] is None:
+        return Text("first seen", style="dim")
+    parts = [f"+{_member_label(group, m)}" for m in generation["joined"]]
+    parts += [f"-{_gone_label(group, m, generation['start'])}" for m in generation["gone"]]
+    return wire_text("; ".join(parts) or "same members")
+
+
+def generations_table(doc: dict) -> Table | None:
+    """The history of every group with more than one generation: the newest MAX_GROUP_GENERATIONS of each,
+    at most MAX_GENERATION_ROWS rows; the caption says what it left out (all of it is in --json)."""
+    groups = [(gid, g) for gid, g in sorted((doc.get("groups") or {}).items()) if len(g["generations"]) > 1]
+    if not groups:
+        return None
+    table = Table(title="Group generations (groups with more than one)", title_justify="left", title_style="bold",
+                  header_style="bold cyan", show_edge=False, pad_edge=False)
+    for name, right in (("group", False), ("generation", True), ("formed", False), ("leader", False),
+                        ("members", True), ("assignor", False), ("rebalancing s", True),
+                        ("change (+joined, -gone)", False)):
+        table.add_column(name, justify="right" if right else "left", no_wrap=not name.startswith("change"),
+                         overflow="fold")
+    rows, left_out = 0, 0
+    for group_id, g in groups:
+        shown = g["generations"][-MAX_GROUP_GENERATIONS:]
+        shown = shown[:max(0, MAX_GENERATION_ROWS - rows)]
+        left_out += len(g["generations"]) - len(shown)
+        for gen in shown:
+            table.add_row(wire_text(group_id), str(gen["generation"]), utc(gen["start"])[11:-4],
+                          wire_text(gen["leader"] or "-"), str(len(gen["members"])), wire_text(gen["protocol_name"] or "-"),
+                          f"{gen['rebalance_s']:.1f}", _change(g, gen))
+        rows += len(shown)
+    if left_out:
+        table.caption = f"{left_out:,} earlier generations in --json"
     return table
 
 

@@ -77,10 +77,35 @@ def _status_text(fig: dict) -> Text:
     return text
 
 
+MAX_WAIT_NOTES = 3  # rows a table's note on waits names
+
+
+def waits_note(rows: list[tuple[list, dict]]) -> str | None:
+    """What a latency table leaves out: the long polls that waited for data (`waits`, answered empty at
+    about their MaxWaitMs), counted in its rows' exchanges but not in their latencies."""
+    waited = [(labels, fig["waits"], fig) for labels, fig in rows if fig["waits"]["count"]]
+    if not waited:
+        return None
+    total = sum(w["count"] for _, w, _ in waited)
+    waited.sort(key=lambda lw: -lw[1]["count"])
+    named = ", ".join(f"{_plain(labels[0])} {w['count']:,} of {fig['exchanges']:,} (their p50 {ms(w['p50_ms'])} ms)"
+                      for labels, w, fig in waited[:MAX_WAIT_NOTES])
+    more = f" and {len(waited) - MAX_WAIT_NOTES:,} more rows" if len(waited) > MAX_WAIT_NOTES else ""
+    plural = "s" if total != 1 else ""
+    return (f"latencies leave out {total:,} long poll{plural} answered empty after waiting for data "
+            f"(`waits` in --json): {named}{more}")
+
+
+def _plain(label) -> str:
+    return (label.plain if isinstance(label, Text) else str(label)).strip()
+
+
 def _figure_table(title: str, first_columns: list[str], rows: list[tuple[list, dict]], doc: dict | None = None,
-                  kind: str = "") -> Table:
+                  kind: str = "", noted: list[tuple[list, dict]] | None = None) -> Table:
+    """A table of figures, one row each; its caption says the rows it left out and the waits its latencies
+    leave out (of `noted`, the rows that do not add up others: default all)."""
     table = Table(title=title, title_justify="left", title_style="bold", header_style="bold cyan",
-                  show_edge=False, pad_edge=False, expand=False)
+                  show_edge=False, pad_edge=False, expand=False, caption_justify="left")
     for name in first_columns:
         table.add_column(name, no_wrap=True, max_width=32, overflow="ellipsis")
     for name in ("exchanges", "req/s", "out", "in", "p50 ms", "p90 ms", "p99 ms", "max ms"):
@@ -95,7 +120,9 @@ def _figure_table(title: str, first_columns: list[str], rows: list[tuple[list, d
             problems.append_text(status)
         table.add_row(*labels, f"{fig['exchanges']:,}", rate(fig["requests_per_s"]), human_bytes(fig["request_bytes"]),
                       human_bytes(fig["response_bytes"]), *_latency_cells(fig), problems)
-    table.caption = more_rows(len(rows), MAX_ROWS, "rows", doc or {}, kind)
+    notes = [note for note in (more_rows(len(rows), MAX_ROWS, "rows", doc or {}, kind),
+                               waits_note(rows if noted is None else noted)) if note]
+    table.caption = "\n".join(notes) or None
     return table
 
 
@@ -115,6 +142,10 @@ def header(doc: dict) -> Text:
     t.append(f"p50 {ms(lat['p50'])}  p90 {ms(lat['p90'])}  p99 {ms(lat['p99'])}  max {ms(lat['max'])} ms",
              style="yellow")
     t.append(f"  over {lat['count']:,} paired exchanges")
+    waits = totals["waits"]
+    if waits["count"]:
+        t.append(f"\nnot in the latencies: {waits['count']:,} long poll{'s' if waits['count'] != 1 else ''} answered "
+                 f"empty after waiting for data (their p50 {ms(waits['p50_ms'])} ms)", style="dim")
     if totals["failed"]:
         t.append(f"\n{totals['failed']:,} exchanges with an error or no partner", style="red")
         if totals["error_codes"]:
@@ -124,17 +155,19 @@ def header(doc: dict) -> Text:
 
 
 def api_table(doc: dict) -> Table:
-    rows = []
+    rows, leaves = [], []  # leaves: the rows of one version each (an "(all)" row adds up others)
     for api, fig in sorted(doc["apis"].items(), key=lambda kv: (-kv[1]["exchanges"], kv[0])):
         versions = fig["versions"]
         if len(versions) == 1:
             (version, vfig), = versions.items()
             rows.append(([_api_label(api, version)], vfig))
+            leaves.append(rows[-1])
             continue
         rows.append(([wire_text(f"{api} (all)", style="bold")], fig))
         for version, vfig in sorted(versions.items(), key=lambda kv: _version_key(kv[0])):
             rows.append(([Text("  ").append_text(_api_label(api, version, style=""))], vfig))
-    return _figure_table("By api and version", ["api"], rows, doc, "api_versions")
+            leaves.append(([_api_label(api, version, style="")], vfig))
+    return _figure_table("By api and version", ["api"], rows, doc, "api_versions", noted=leaves)
 
 
 def _api_label(api: str, version: str, style: str = "bold") -> Text:
@@ -227,12 +260,13 @@ def exchange_list(title: str, items: list[dict]) -> Table | None:
 
 def stats_view(doc: dict) -> Group:
     from kwire.render.changes_view import changes_table, quorum_table
-    from kwire.render.groups_view import findings_view, groups_table, members_table
+    from kwire.render.groups_view import findings_view, generations_table, groups_table, members_table
 
     parts: list = [header(doc), Text(""), *findings_view(doc), api_table(doc), Text(""),
                    group_table("By client id", "client id", doc["client_ids"], doc, "client_ids"), Text(""),
                    group_table("By broker", "broker", doc["brokers"], doc, "brokers")]
-    for extra in (changes_table(doc), quorum_table(doc), groups_table(doc), members_table(doc),
+    for extra in (changes_table(doc), quorum_table(doc), groups_table(doc), generations_table(doc),
+                  members_table(doc),
                   partition_table(doc), share_table(doc),
                   exchange_list("Slowest exchanges", doc["slowest"][:10]),
                   exchange_list(f"Unanswered requests ({doc['unanswered']['count']:,}; the first ones)",

@@ -151,7 +151,8 @@ def _data_path_captures() -> list[Path]:
 @pytest.mark.parametrize("capture", _data_path_captures(), ids=lambda p: p.name)
 def test_data_path_captures_change_nothing_but_their_setup(capture):
     """No admin_change, no quorum; the only changes are the CreateTopics the recording scripts send first
-    (client id kwire-admin: scripts/record_problems.py, record_tls.py)."""
+    (client id kwire-admin: scripts/record_problems.py, record_tls.py), and the members a scenario's
+    operator removed (its truth's `removed_group_members`)."""
     agg = Aggregator()
     for ex in analyze_files([str(capture)]):
         agg.add_exchange(ex)
@@ -159,4 +160,36 @@ def test_data_path_captures_change_nothing_but_their_setup(capture):
     assert doc["quorum"] is None
     assert not [f for f in doc["findings"] if f["kind"] in ("admin_change", "quorum_leader_change", "broker_fenced",
                                                             "metadata_behind")]
-    assert all((e["operation"], e["client_id"]) == ("create_topics", "kwire-admin") for e in doc["changes"]["entries"])
+    truth = Path(str(capture).removesuffix(".gz") + ".truth.jsonl")
+    removals = [json.loads(line) for line in truth.read_text().splitlines() if '"removed_group_members"' in line] \
+        if truth.exists() else []
+    allowed = {("create_topics", "kwire-admin")} | {("remove_group_members", e["client_id"]) for e in removals}
+    assert all((e["operation"], e["client_id"]) in allowed for e in doc["changes"]["entries"])
+
+
+def test_a_member_removed_by_another_client_is_a_change():
+    """captures/problems/member-removed: kafka-python's remove_group_members (a LeaveGroup v5 naming a member,
+    no reason) is a change naming who removed whom; the consumers' own LeaveGroups, kwire-py-consumer's a v5
+    naming itself, are not (the truth: the operator's call and result, the consumers' member ids)."""
+    from tests import problems as P
+
+    name = "member-removed"
+    (removal,) = P.of(name, "removed_group_members")
+    owner = {e["member_id"]: e["who"] for e in P.of(name, "assigned")}
+    assert P.log_lines_matching(name, r"Sending request \d+ LeaveGroupRequest\(version=5.*kwire-py-consumer-")
+    changes = [c for c in P.document(name)["changes"]["entries"] if c["operation"] == "remove_group_members"]
+    assert len(changes) == 1
+    (change,) = changes
+    assert change["client_id"] == removal["client_id"] and change["api"] == "LeaveGroup"
+    assert abs(change["ts"] - removal["ts"]) < 1
+    assert [r["member_id"] for r in change["resources"]] == removal["member_ids"]
+    assert [r["client_id"] for r in change["resources"]] == [owner[m] for m in removal["member_ids"]]
+    assert all(r["client"] != change["client"] for r in change["resources"])
+    assert change["result"] == ["ok" if removal["result"][m] == "NoError" else m for m in removal["member_ids"]]
+    assert P.document(name)["changes"]["removals_not_checked"] == 0
+    # inspect --changes reads one exchange at a time: it cannot tell, and leaves the LeaveGroup out
+    from kwire.analytics.changes_read import is_change
+
+    (leave,) = [ex for ex in analyze_files([str(P.capture(name))])
+                if ex.api == "LeaveGroup" and ex.correlation_id == change["correlation_id"] and ex.client == change["client"]]
+    assert not is_change(leave)

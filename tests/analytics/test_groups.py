@@ -1,10 +1,11 @@
 """Consumer groups (`groups` of the stats document) on real recordings, against the clients' own view
 (their assignment callbacks, member ids, starts and closes: tests/problems.py), and the merge
-guarantee: any split of the exchanges, merged in any order, gives the same groups and findings."""
+guarantee: any split of the exchanges, merged in any order, gives the same groups, findings and changes."""
 
 from __future__ import annotations
 
 import random
+import re
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -39,6 +40,28 @@ def test_classic_generations_and_assignments_are_the_clients():
         numbers = [g["generation"] for g in group["generations"]]
         assert numbers == sorted(numbers)
         assert all(a["end"] == b["start"] for a, b in zip(group["generations"], group["generations"][1:]))
+
+
+def test_generation_history_is_the_clients():
+    """Each generation's assignor, and the members it gained and lost, as the clients' logs and callbacks
+    tell them: the JoinGroup responses they logged (generation, protocol, member id) and their closes."""
+    for name in ("rebalance-storm", "join-left-behind"):
+        group = P.document(name)["groups"]["kwire-app"]
+        logged: dict[int, set] = {}
+        for who in {e["who"] for e in P.of(name, "started")}:
+            for _, line in P.log_lines(name, who, r"JoinGroup response: GenerationId"):
+                m = re.search(r"GenerationId (\d+), Protocol (\S+),.* my MemberId (\S+),", line)
+                logged.setdefault(int(m.group(1)), set()).add((m.group(2), m.group(3)))
+        gens = {g["generation"]: g for g in group["generations"]}
+        for number, seen in logged.items():
+            assert {gens[number]["protocol_name"]} == {protocol for protocol, _ in seen}
+            assert {member for _, member in seen} <= {m["member_id"] for m in gens[number]["members"]}
+        for before, after in zip(group["generations"], group["generations"][1:]):
+            assert set(after["joined"]) == {m["member_id"] for m in after["members"]} - {m["member_id"] for m in before["members"]}
+            assert set(after["gone"]) == {m["member_id"] for m in before["members"]} - {m["member_id"] for m in after["members"]}
+            assert 0 < after["rebalance_s"] < after["start"] - before["start"] + SLACK_S
+        flaps = [e["member_id"] for e in P.of(name, "assigned", "kwire-flapper")]
+        assert flaps and all(any(m in g["joined"] for g in group["generations"][1:]) for m in flaps)
 
 
 def test_members_are_the_clients():
@@ -106,7 +129,8 @@ def _facts(name: str) -> list[tuple]:
             for ex in analyze_files([str(P.capture(name))])]
 
 
-FACTS = {name: _facts(name) for name in ("member-expired", "error-burst", "share-redelivery", "txn-stall")}
+FACTS = {name: _facts(name) for name in ("member-expired", "error-burst", "share-redelivery", "txn-stall",
+                                         "join-left-behind", "member-removed")}
 
 
 def _doc(facts) -> dict:
@@ -114,12 +138,12 @@ def _doc(facts) -> dict:
     for f in facts:
         agg.add(*f)
     doc = agg.document()
-    return {"groups": doc["groups"], "findings": doc["findings"]}
+    return {"groups": doc["groups"], "findings": doc["findings"], "changes": doc["changes"]}
 
 
 @settings(max_examples=8, deadline=None)
 @given(st.sampled_from(sorted(FACTS)), st.integers(2, 6), st.integers(0, 2**32))
-def test_any_split_and_order_gives_the_same_groups_and_findings(name, parts, seed):
+def test_any_split_and_order_gives_the_same_groups_findings_and_changes(name, parts, seed):
     facts = FACTS[name]
     whole = summary_json(_doc(facts))
     rng = random.Random(seed)
@@ -133,4 +157,4 @@ def test_any_split_and_order_gives_the_same_groups_and_findings(name, parts, see
     for other in aggs[1:]:
         merged.merge(other)
     doc = merged.document()
-    assert summary_json({"groups": doc["groups"], "findings": doc["findings"]}) == whole
+    assert summary_json({"groups": doc["groups"], "findings": doc["findings"], "changes": doc["changes"]}) == whole
