@@ -5,12 +5,16 @@
   values; the capture process sends it with every batch (kwire.live.sniffer).
 - `ReportedPipeline(report)`: that dict read back with the attributes kwire.live.state's snapshot
   reads of a Pipeline, so the dashboard's figures are made by the same code in both layouts.
+- `requests_in_flight(pipeline)`: requests waiting for their answer, the oldest one's time and the
+  count per broker, in one walk over the open connections (of a Pipeline, or as a report gave them).
 - `lost_connections(pipeline)`: "client → broker" and the bytes lost, for the connections whose
   pairing had to resync after a gap (kwire.tcp.flows.FlowTable.losses).
 - `final_document(...)`: the `kwire live --json` document.
 """
 
 from __future__ import annotations
+
+from kwire.kafka.connection import CONFIRMED
 
 FORMAT = "kwire-live/1"
 LOST_SHOWN = 5  # connections named in a report
@@ -30,15 +34,42 @@ def lost_connections(pipeline, limit: int = LOST_SHOWN) -> list[tuple[str, int, 
     return rows
 
 
+def requests_in_flight(pipeline) -> tuple[int, int | None, dict[str, int]]:
+    """(requests waiting for a response, the oldest one's capture time, broker "ip:port" -> requests
+    waiting) over confirmed connections: the figures of KafkaLayer.in_flight, with the broker's share,
+    in the one walk over the open connections (made at report or snapshot time, never per exchange)."""
+    if isinstance(pipeline, ReportedPipeline):
+        return pipeline.in_flight
+    count = 0
+    oldest = None
+    by_broker: dict[str, int] = {}
+    for stream in pipeline.kafka.streams.values():
+        if stream.state != CONFIRMED:
+            continue
+        pending = stream.pairing.pending
+        if not pending:
+            continue
+        waiting = len(pending)
+        count += waiting
+        first = min(request.ts_ns for request in pending.values())
+        if oldest is None or first < oldest:
+            oldest = first
+        conn = stream.conn
+        broker = (conn.names or conn.endpoint_names())[1 - stream.client_dir]
+        by_broker[broker] = by_broker.get(broker, 0) + waiting
+    return count, oldest, by_broker
+
+
 def pipeline_report(pipeline) -> dict:
     """What the dashboard reads of `pipeline` (kwire.pipeline.Pipeline), as plain values."""
     tcp = pipeline.flows.counters()
-    in_flight, oldest = pipeline.kafka.in_flight()
+    in_flight, oldest, by_broker = requests_in_flight(pipeline)
     summary = pipeline.summary
     return {"gaps": tcp.get("gaps", 0), "gap_bytes": tcp.get("gap_bytes", 0),
             "connections": tcp.get("open_connections", 0),
             "kafka_connections": pipeline.kafka.counters.kafka_connections, "non_tcp": pipeline.net.total,
-            "in_flight": in_flight, "oldest_in_flight_ns": oldest, "lost": lost_connections(pipeline),
+            "in_flight": in_flight, "oldest_in_flight_ns": oldest, "in_flight_by_broker": by_broker,
+            "lost": lost_connections(pipeline),
             "tls_connections": summary.tls.connections, "tls_decrypted": summary.tls.decrypted,
             "exchanges": {"paired": summary.paired, "no_response": summary.no_response,
                           "no_request": summary.no_request, "total": summary.exchanges}}
@@ -57,10 +88,10 @@ class ReportedPipeline:
     def __init__(self, report: dict):
         counters = {"gaps": report.get("gaps", 0), "gap_bytes": report.get("gap_bytes", 0),
                     "open_connections": report.get("connections", 0)}
-        in_flight = (report.get("in_flight", 0), report.get("oldest_in_flight_ns"))
+        self.in_flight = (report.get("in_flight", 0), report.get("oldest_in_flight_ns"),
+                          dict(report.get("in_flight_by_broker") or {}))  # as requests_in_flight gives it
         self.flows = _Part(counters=lambda: counters)
-        self.kafka = _Part(in_flight=lambda: in_flight,
-                           counters=_Part(kafka_connections=report.get("kafka_connections", 0)))
+        self.kafka = _Part(counters=_Part(kafka_connections=report.get("kafka_connections", 0)))
         self.net = _Part(total=report.get("non_tcp", 0))
 
 

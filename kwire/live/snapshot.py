@@ -1,6 +1,9 @@
 """What the dashboard shows at one instant: plain data, made by kwire.live.state, drawn by
 kwire.render.dashboard.build_view. A Snapshot is built by the feeder thread and shares nothing
 mutable with the state, so the screen can be drawn while the feeder goes on.
+
+Each field says what time it covers: "over the window" (the last `window_s` seconds), "since the
+start", or "now" (read at snapshot time); the dashboard titles its panels by these.
 """
 
 from __future__ import annotations
@@ -20,6 +23,17 @@ class ApiRow:
     bytes: int                    # request + response bytes, over the window
     history: list[float] = field(default_factory=list)            # requests/s per bucket, oldest first
     p99_history: list[float | None] = field(default_factory=list)  # p99 ms per bucket
+
+
+@dataclass(slots=True)
+class BrokerRow:
+    broker: str                   # "ip:port" (kwire.analytics' broker key; "(others)" past its cap)
+    rate: float                   # requests/s over the window
+    p50_ms: float | None          # over the window
+    p99_ms: float | None
+    errors: int                   # exchanges with an error, over the window
+    bytes: int                    # request + response bytes, over the window
+    in_flight: int                # requests sent to it still waiting for an answer, now
 
 
 @dataclass(slots=True)
@@ -96,6 +110,7 @@ class Snapshot:
     exchanges: int = 0                 # since the start
     rate: float = 0.0                  # all requests/s over the window
     apis: list[ApiRow] = field(default_factory=list)
+    brokers: list[BrokerRow] = field(default_factory=list)            # every broker since the start, busiest first
     errors: list[tuple[str, int]] = field(default_factory=list)       # code name -> count, since the start
     clients: list[tuple[str, int]] = field(default_factory=list)      # top clients by bytes, since the start
     topics: list[tuple[str, int]] = field(default_factory=list)       # top topics by bytes, since the start

@@ -15,7 +15,11 @@ Definitions the dashboard adds:
 - rate: exchanges of the window divided by the window's length, which is `window` seconds, or the
   time since the first exchange when that is shorter (at least one second).
 - in flight: requests of confirmed Kafka connections still waiting for their response, read from
-  the pipeline at snapshot time; the oldest one's age is measured against the dashboard's clock.
+  the pipeline at snapshot time (kwire.live.report.requests_in_flight, also per broker); the oldest
+  one's age is measured against the dashboard's clock.
+- brokers: every broker an exchange went to since the start (or one with requests in flight), with
+  the window's rate, latency percentiles, errors and bytes (kwire.analytics' per-broker figures of
+  the window's seconds, merged at snapshot time, never per exchange) and its requests in flight.
 """
 
 from __future__ import annotations
@@ -28,8 +32,9 @@ from kwire.analytics.figures import Figures
 from kwire.live.analysis_rows import analysis_rows
 from kwire.live.metric_families import MetricsView, epoch_seconds
 from kwire.live.metrics_state import MetricsState
-from kwire.live.snapshot import ApiRow, Health, LagRow, ShareRow, SlowExchange, Snapshot
-from kwire.live.window import NS, Window, merged_names, per_api
+from kwire.live.report import requests_in_flight
+from kwire.live.snapshot import ApiRow, BrokerRow, Health, LagRow, ShareRow, SlowExchange, Snapshot
+from kwire.live.window import NS, Window, merged_names, per_broker, per_api
 
 TOP = 10       # rows kept for the top-N panels
 SLOWEST = 10
@@ -55,6 +60,8 @@ class DashboardState:
         self._analysis_rows: tuple[list, list] = ([], [])
         self.metrics = metrics  # the exporter's counts (kwire.live.metrics_state), when one is wanted
         self._documents_key = None  # exchanges counted when the findings and groups documents were made
+        self._brokers_key = None  # (second, exchanges) the brokers' window figures were made at
+        self._brokers: dict[str, tuple] = {}
         self._documents: tuple[list, dict] = ([], {})
 
     # -- feeding
@@ -119,10 +126,12 @@ class DashboardState:
         snap.slowest = [_slow(brief) for _, brief in slowest[:SLOWEST]]
         snap.health = self._health(now_ns, pipeline, health or {}, parts)
         snap.findings, snap.groups = self._analysis(now_s)
+        waiting: dict[str, int] = {}
         if pipeline is not None:
-            snap.in_flight, oldest = pipeline.kafka.in_flight()
+            snap.in_flight, oldest, waiting = requests_in_flight(pipeline)
             if oldest is not None:
                 snap.oldest_in_flight_ms = max(0.0, (now_ns - oldest) / 1e6)
+        snap.brokers = self._broker_rows(recent, now_s, span, waiting)
         snap.notes = self._notes(snap, health or {})
         return snap
 
@@ -194,6 +203,23 @@ class DashboardState:
                 history=history,
                 p99_history=[None if p is None else p / 1e6 for _, p in cells]))
         rows.sort(key=lambda r: (-r.rate, -r.requests, r.api))
+        return rows
+
+    def _broker_rows(self, recent: list[Aggregator], now_s: int, span: float,
+                     waiting: dict[str, int]) -> list[BrokerRow]:
+        """One row per broker seen since the start or with requests in flight now: the window's figures
+        (made again at most once per second of capture time, as the analysis rows: merging the window's
+        latencies per broker costs as much as the api table's), and the requests in flight now."""
+        key = (now_s, self.exchanges)
+        if key != self._brokers_key and (self._brokers_key is None or now_s != self._brokers_key[0]
+                                         or self.finished):
+            figures = per_broker(*recent)
+            seen = {broker for broker, _ in self.window.retired.by_broker.items()} | set(figures)
+            self._brokers = {broker: _broker_figures(figures.get(broker), span) for broker in seen}
+            self._brokers_key = key
+        rows = [BrokerRow(broker, *self._brokers.get(broker, _NO_TRAFFIC), in_flight=waiting.get(broker, 0))
+                for broker in set(self._brokers) | set(waiting)]
+        rows.sort(key=lambda r: (-r.rate, -r.in_flight, r.broker))
         return rows
 
     def _totals(self, snap: Snapshot, parts: list[Aggregator]) -> None:
@@ -301,6 +327,18 @@ def _size(n: int) -> str:
     if n < 1000:
         return f"{n} B"
     return f"{n / 1e3:.1f} KB" if n < 1_000_000 else f"{n / 1e6:.1f} MB"
+
+
+_NO_TRAFFIC = (0.0, None, None, 0, 0)  # a broker's window figures without exchanges in the window
+
+
+def _broker_figures(figures: Figures | None, span: float) -> tuple:
+    """(rate, p50 ms, p99 ms, errors, bytes) of a broker's window figures, as BrokerRow holds them."""
+    if figures is None:
+        return _NO_TRAFFIC
+    latency = figures.document(span)["latency_ms"]
+    return (figures.exchanges / span, latency["p50"], latency["p99"], figures.failed,
+            figures.request_bytes + figures.response_bytes)
 
 
 def _slow(brief: dict) -> SlowExchange:

@@ -55,6 +55,18 @@ def per_api(*aggs: Aggregator) -> dict[str, Figures]:
     return out
 
 
+def per_broker(*aggs: Aggregator) -> dict[str, Figures]:
+    """The broker figures of `aggs` merged per broker (the folded row under its "(others)" key)."""
+    out: dict[str, Figures] = {}
+    for agg in aggs:
+        for broker, figures in agg.by_broker.items():
+            merged = out.get(broker)
+            if merged is None:
+                merged = out[broker] = Figures()
+            merged.merge(figures)
+    return out
+
+
 def merged_names(parts) -> dict[str, str]:
     """Topic id -> name over Aggregators (the smallest name when several name an id)."""
     names: dict[str, str] = {}

@@ -1,7 +1,8 @@
-"""Findings and consumer groups on the terminal: for `kwire stats` and the `kwire live` panels.
+"""Findings and consumer groups on the terminal: for `kwire stats` (and the severity styles the `kwire live`
+findings band uses, kwire.render.dashboard_panels).
 
-Pure functions of the stats document (kwire.analytics: its `findings` and `groups` keys) or of a
-kwire.live.snapshot.Snapshot, to rich renderables or rows; nothing is computed here that the
+Pure functions of the stats document (kwire.analytics: its `findings` and `groups` keys), to rich
+renderables; nothing is computed here that the
 document does not hold. Every string from the wire reaches rich as an escaped Text
 (kwire.render.safe). `stats` shows the findings first (what went wrong, when, who: the summary
 line of each names the group, member, client, broker, topic and partition), then, after the api
@@ -174,11 +175,3 @@ def members_table(doc: dict) -> Table | None:
     if len(rows) > MAX_MEMBERS:
         table.caption = f"{len(rows) - MAX_MEMBERS} more members in --json"
     return table
-
-
-def findings_panel_rows(snap, wide: bool) -> tuple[list[list], list[list]]:
-    """Rows of the dashboard's "findings" and "consumer groups" panels."""
-    findings = [[wire_text(f"{f.kind}: {f.summary}", style=SEVERITY_STYLE.get(f.severity, ""))] for f in snap.findings]
-    groups = [[wire_text(g.group), "-" if g.generation is None else str(g.generation), str(g.members)]
-              + ([Text(str(g.expired), style="bold red" if g.expired else "")] if wide else []) for g in snap.groups]
-    return findings, groups

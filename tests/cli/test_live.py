@@ -19,7 +19,7 @@ import pytest
 
 from kwire.analytics import Aggregator
 from kwire.pipeline import analyze_files
-from kwire.render.dashboard import fmt_ms
+from kwire.render.dashboard_cells import fmt_ms
 
 ROOT = Path(__file__).resolve().parents[2]
 MIXED = "tests/live/data/mixed.pcap"
@@ -141,13 +141,16 @@ def test_replay_shows_a_row_per_api_with_rate_and_p99_then_q_quits(panes, mixed_
         assert rows[api]["p99"] == fmt_ms(expected["latency_ms"]["p99"])
         assert rows[api]["p50"] == fmt_ms(expected["latency_ms"]["p50"])
     assert "replay finished: 1,104 packets, 371 exchanges" in screen
-    # ApiVersions refused and retried lower is version negotiation, not an error: no errors panel here;
-    # the findings panel comes first instead
-    assert "errors by code" not in screen
-    for panel in ("findings", "protocol_violation", "consumer lag", "kwire-live[", "share groups",
-                  "live-share-group", "slowest recent"):
+    # ApiVersions refused and retried lower is version negotiation, not an error: the errors panel,
+    # in its place whatever the traffic, says there are none
+    lines = screen.splitlines()
+    at = next(n for n, line in enumerate(lines) if "errors by code (since start)" in line)
+    column = lines[at].index("errors by code")
+    assert lines[at + 1][column:].startswith("none so far"), screen
+    for panel in ("findings (since start)", "protocol_violation", "consumer lag", "kwire-live[", "share groups",
+                  "live-share-group", "slowest (last 10 s)", "brokers (last 10 s"):
         assert panel in screen, panel
-    assert re.search(r"capture: 1,104 pkts", screen)
+    assert re.search(r"capture since start: 1,104 pkts", screen)
     assert all(len(line) <= 100 for line in screen.splitlines())
     pane.keys("q")
     after = _exited_cleanly(pane)
@@ -164,7 +167,7 @@ def test_80x24_is_readable_and_ctrl_c_quits_cleanly(panes):
     assert {"Produce", "Fetch", "ShareFetch"} <= set(rows), screen
     assert all(rows[api]["p99"] != "-" for api in ("Produce", "Fetch", "ShareFetch"))
     assert lines[0].startswith("kwire live") and "q quits" in lines[0]
-    assert any(line.startswith("capture: 1,104 pkts") for line in lines)
+    assert any(line.startswith("capture since start: 1,104 pkts") for line in lines)
     pane.keys("C-c")
     _exited_cleanly(pane)
 
@@ -311,7 +314,8 @@ def test_live_on_lo_while_real_clients_talk_to_the_mock_cluster(panes, namespace
 
         screen = pane.wait_for(every_api_has_rate_and_p99, f"rows for {wanted} with rates and p99")
         assert "no Kafka seen yet" not in screen
-        assert re.search(r"capture: [0-9.,k]+ pkts .* drops kernel [0-9.,k]+ queue [0-9.,k]+ · gaps", screen)
+        assert re.search(r"capture since start: [0-9.,k]+ pkts .* drops kernel [0-9.,k]+ queue [0-9.,k]+ · gaps",
+                         screen)
         assert "capturing" in screen.splitlines()[0]
         pane.keys("q")
         after = _exited_cleanly(pane)

@@ -7,8 +7,9 @@ import re
 import pytest
 from rich.console import Console
 
-from kwire.live.snapshot import ApiRow, Health, LagRow, ShareRow, SlowExchange, Snapshot
-from kwire.render.dashboard import build_view, fmt_bytes, fmt_count, fmt_ms, fmt_rate, sparkline
+from kwire.live.snapshot import ApiRow, BrokerRow, Health, LagRow, ShareRow, SlowExchange, Snapshot
+from kwire.render.dashboard import build_view
+from kwire.render.dashboard_cells import fmt_bytes, fmt_count, fmt_ms, fmt_rate, sparkline
 
 APIS = ["ShareFetch", "Produce", "Fetch", "ShareAcknowledge", "ApiVersions", "Metadata", "OffsetCommit",
         "Heartbeat", "FindCoordinator", "JoinGroup", "SyncGroup", "ListOffsets", "GetTelemetrySubscriptions"]
@@ -68,16 +69,16 @@ def test_80x24_shows_the_essentials():
         assert any(line.startswith(api + " ") for line in lines)
     assert "+" in text and "more" in text  # not every api fits: the rest are counted
     assert "errors by code" in text and "UNSUPPORTED_VERSION" in text
-    assert lines[-1].startswith("capture: 1,104 pkts")
-    assert lines[-2].startswith("requests: in flight 3 (oldest 512 ms)")
+    assert lines[-1].startswith("capture since start: 1,104 pkts")
+    assert lines[-2].startswith("requests: in flight 3 now (oldest 512 ms) · since start: unanswered 4")
 
 
 def test_wider_screens_get_more():
     narrow = "\n".join(_screen(_snapshot(), 80, 24))
     wide = "\n".join(_screen(_snapshot(), 200, 60))
-    assert "p99 history" in wide and "p99 history" not in narrow
+    assert "p99 ms, last 60 s" in wide and "p99 ms, last" not in narrow
     assert "max ms" in wide and "bytes" in wide
-    for panel in ("consumer lag", "share groups", "slowest recent", "top clients by bytes", "top topics by bytes"):
+    for panel in ("consumer lag", "share groups", "slowest (", "top clients by bytes", "top topics by bytes"):
         assert panel in wide
     assert all(api in wide for api in APIS)
     assert "more" not in wide.split("errors by code")[0]
@@ -119,4 +120,4 @@ def test_drops_are_shown_not_hidden():
                          queue=1234, gaps=3)
     lines = _screen(snap, 80, 24)
     assert lines[1].startswith("dropping packets: 7 so far")
-    assert lines[-1].startswith("capture: 5,000 pkts · 900 pkt/s · 1.0 MiB · drops kernel 2 queue 5 · gaps 3")
+    assert lines[-1].startswith("capture since start: 5,000 pkts · 1.0 MiB · drops kernel 2 queue 5 · gaps 3")

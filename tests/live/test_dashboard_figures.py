@@ -82,6 +82,12 @@ def test_a_window_holding_the_capture_gives_the_stats_document(path):
     expected = _stats(path).document()
     assert expected["totals"]["exchanges"] > 0
     assert _since_start(state, now).document() == expected
+    brokers = {row.broker: row for row in state.snapshot(now, None, {}).brokers}
+    assert set(brokers) == set(expected["brokers"])
+    for broker, entry in expected["brokers"].items():  # the broker panel's window figures
+        row = brokers[broker]
+        assert (row.p50_ms, row.p99_ms, row.errors) == (entry["latency_ms"]["p50"], entry["latency_ms"]["p99"],
+                                                        entry["failed"])
 
 
 @pytest.mark.parametrize("path", RECORDINGS, ids=lambda p: Path(p).name)
@@ -91,6 +97,7 @@ def test_a_one_second_window_shows_the_stats_figures_since_the_start(path):
     snap = state.snapshot(now, None, {})
     assert {row.api: row.requests for row in snap.apis} == {api: e["exchanges"] for api, e in doc["apis"].items()}
     assert dict(snap.errors) == doc["totals"]["errors"]
+    assert {row.broker for row in snap.brokers} == set(doc["brokers"])  # every broker since the start
     assert (snap.unanswered, snap.orphans) == (doc["unanswered"]["count"], doc["totals"]["no_request"])
     clients = {k: v["request_bytes"] + v["response_bytes"] for k, v in doc["client_ids"].items()}
     assert dict(snap.clients) == dict(sorted(clients.items(), key=lambda kv: (-kv[1], kv[0]))[:10])

@@ -8,6 +8,7 @@ import pytest
 
 from kwire.analytics import Aggregator, exchange_row, partition_rows, topic_names
 from kwire.capture.files import read_captures
+from kwire.live.report import ReportedPipeline, pipeline_report, requests_in_flight
 from kwire.live.state import DashboardState
 from kwire.live.window import NS, Window
 from kwire.kafka.connection import CONFIRMED
@@ -196,3 +197,47 @@ def test_window_series_has_exchanges_and_p99_per_second():
     seconds, series = window.series(14, 6)
     assert seconds == [9, 10, 11, 12, 13, 14]
     assert series["Produce"] == [(0, None), (2, 2000), (0, None), (1, 5000), (0, None), (3, 9000)]
+
+
+MULTI = str(Path(__file__).resolve().parents[2] / "captures" / "multi-broker-3.pcap")
+
+
+def test_broker_rows_are_kwire_stats_brokers_over_the_window():
+    """Three brokers: with a window holding the whole capture, each row's figures are the stats
+    document's for that broker; with a one-second window every broker is still listed."""
+    agg = Aggregator()
+    for ex in analyze_files([MULTI]):
+        agg.add_exchange(ex)
+    doc = agg.document()["brokers"]
+    assert len(doc) == 3
+    state, pipeline, packets = _run(MULTI, window=600)
+    now = packets[-1].ts_ns
+    snap = state.snapshot(now, pipeline, {})
+    assert {row.broker for row in snap.brokers} == set(doc)
+    for row in snap.brokers:
+        expected = doc[row.broker]
+        assert (row.p50_ms, row.p99_ms) == (expected["latency_ms"]["p50"], expected["latency_ms"]["p99"])
+        assert row.errors == expected["failed"]
+        assert row.bytes == expected["request_bytes"] + expected["response_bytes"]
+        assert row.rate * state._span(now) == pytest.approx(expected["exchanges"])
+        assert row.in_flight == 0  # the pipeline is finished
+    assert [row.rate for row in snap.brokers] == sorted((row.rate for row in snap.brokers), reverse=True)
+    short, pipeline, packets = _run(MULTI, window=1)
+    snap = short.snapshot(packets[-1].ts_ns + 5 * NS, pipeline, {})  # the window is past the last exchange
+    assert {row.broker for row in snap.brokers} == set(doc)
+    assert all(row.rate == 0 and row.p99_ms is None for row in snap.brokers)
+
+
+def test_requests_in_flight_per_broker_add_up_to_the_pipelines_count():
+    pipeline = Pipeline()
+    seen = []
+    for packet in read_captures([MULTI]):
+        pipeline.feed(packet)
+        count, oldest, by_broker = requests_in_flight(pipeline)
+        assert (count, oldest) == pipeline.kafka.in_flight()  # the compiled walk: an independent count
+        assert sum(by_broker.values()) == count
+        reported = requests_in_flight(ReportedPipeline(pipeline_report(pipeline)))
+        assert reported == (count, oldest, by_broker)  # the capture process's report says the same
+        seen.append(by_broker)
+    waiting = {broker for by_broker in seen for broker in by_broker}
+    assert len(waiting) >= 2 and waiting <= {ex.broker for ex in analyze_files([MULTI])}
