@@ -4,7 +4,7 @@ Layers, lowest first; a module imports only the layers before its own in this ch
 kwire.model and kwire.errors), as pyproject.toml's import-linter contract states and tests/test_layers.py
 checks:
 
-capture -> net -> tcp -> tls -> kafka -> codec -> enrich -> exchanges -> parts_wire -> fused -> pipeline
+capture -> net -> tcp -> tls -> kafka -> codec -> enrich -> exchanges -> parts_wire -> fused -> pipeline | time_order
 -> query -> analytics -> forkpool -> parallel -> live -> render -> selection | keyfile -> spark -> cli
 
 The kafka layer frames and pairs, and hands on raw exchanges (frames, not bodies); kwire.exchanges decodes

@@ -33,6 +33,9 @@ WINDOW_NS = 10_000_000_000  # 10 s: the longest waits of the bundled captures' a
 MAX_HELD = 10_000  # exchanges waiting: 1 s of a busy broker's 10,000 a second, twice a long poll's wait
 MAX_HELD_BYTES = 16 << 20  # of what is held for them (rendered lines; wire bytes of an exchange held whole)
 
+_I64_MAX = (1 << 63) - 1  # the times' column holds 64-bit numbers; later ones keep their arrival order there
+_I64_MIN = -(1 << 63)
+
 Settled = Callable[[int], tuple[int, int]]  # kwire.pipeline.Pipeline.settled
 
 
@@ -93,6 +96,8 @@ class TimeOrder:
         self.arrivals += 1
         if done > self.clock:
             self.clock = done
+        if not _I64_MIN <= at <= _I64_MAX:  # an absurd time (a hostile capture's): held in its column's range
+            at = _I64_MAX if at > 0 else _I64_MIN
         if at < self.last:
             self._count_late(at, unanswered)
             return [payload, *self._take(bisect_right(self.times, self.clock - self.window_ns))]

@@ -430,8 +430,8 @@ class KafkaLayer:
         so a connection's oldest is its first, unless a correlation id was reused (then all are looked at)."""
         oldest = None
         for stream in self.streams.values():
-            pairing = stream.pairing
-            pending = pairing.pending
+            pairing = stream.pairing  # None until the connection's first frame
+            pending = pairing.pending if pairing is not None else None
             if not pending:
                 continue
             if pairing.waiting:
