@@ -82,7 +82,7 @@ def filter_options(*, topic: bool = True, times: bool = True, port: bool = True)
     options += [
         click.option("--group", "group", default=None, metavar="GROUP", callback=_group_name,
                      help="Only this consumer group's exchanges: its coordinator traffic, and the fetches and "
-                          "commits of its members (kwire.group_filter)."),
+                          "commits of its members."),
         click.option("--partition", "partition", multiple=True, type=click.IntRange(min=0), metavar="N",
                      help="Only exchanges touching partition N (of the --topic topics, when given); repeatable."),
         click.option("--host", "hosts", multiple=True, metavar="ADDR",
