@@ -189,25 +189,26 @@ class TimeOrder:
                 f"later: {'; '.join(why)}")
 
 
-def in_time_order(windows: Iterable[list], order: TimeOrder, make: Callable[[object], object] | None = None) -> Iterator:
+def in_time_order(windows: Iterable[list], order: TimeOrder, make: Callable[[object], object] | None = None,
+                  passes: type | None = None) -> Iterator:
     """The pipeline's exchanges and raw exchanges, handed over in windows (lists, each in completion order:
     kwire.pipeline.analyze_files(..., windows=True)), in request time order through `order`: each item, or
     what `make(item)` makes of it (those it makes None of dropped; the size held for a bytes one is its
-    length). Closing the generator closes `windows`."""
+    length; items of type `passes` are held as they are). Closing the generator closes `windows`."""
     add = order.add
     try:
         for window in windows:
             for item in window:
                 at, done, size = exchange_times(item)
-                unanswered = item.given_up_ts_ns is not None
-                if make is not None:
+                if make is not None and type(item) is not passes:
                     made = make(item)
                     if made is None:
                         continue
                     if type(made) is bytes:
                         size = len(made)
-                    item = made
-                ready = add(at, done, size, unanswered, item)
+                else:
+                    made = item
+                ready = add(at, done, size, item.given_up_ts_ns is not None, made)
                 if ready:
                     yield from ready
             ready = order.settle()

@@ -221,8 +221,7 @@ def write_json_lines(reading: Reading, summary: RunSummary, progress, render: Js
 
     renderer = OrderedRenderer(render, jobs, count_errors)
     # in time order, what is rendered here is rendered now, and its line waits (not the exchange)
-    items = _ordered(reading, summary, update, offload, order,
-                     None if order is None else lambda item: item if type(item) is RawExchange else render(item))
+    items = _ordered(reading, summary, update, offload, order, None if order is None else render, RawExchange)
     try:
         for item in items:
             for text, lines in renderer.feed(item):
@@ -241,12 +240,14 @@ def _same(text: bytes) -> bytes:
     return text
 
 
-def _ordered(reading: Reading, summary: RunSummary, update, offload, order: TimeOrder | None, make):
-    """What `make` makes of the pipeline's exchanges (each as it is without it; those it makes None of left out):
-    in time order through `order` (kwire.time_order, asking the pipeline what is settled), or as they come."""
+def _ordered(reading: Reading, summary: RunSummary, update, offload, order: TimeOrder | None, make,
+             passes: type | None = None):
+    """What `make` makes of the pipeline's exchanges (each as it is without it, and those of type `passes`;
+    those it makes None of left out): in time order through `order` (kwire.time_order, asking the pipeline
+    what is settled), or as they come."""
     if order is not None:
         return in_time_order(reading.windows(summary, update, offload, lambda pipeline: order.watch(pipeline.settled)),
-                             order, make)
+                             order, make, passes)
     exchanges = reading.exchanges(summary, update, offload)
     return exchanges if make is None else _made(exchanges, make)
 
