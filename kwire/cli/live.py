@@ -26,6 +26,7 @@ import click
 from kwire.capture.files import FORMATS_READ
 from kwire.cli.options import capture_paths, filter_options
 from kwire.cli.keys import keylog_option, load_keys
+from kwire.counts import count
 from kwire.safe_text import term_safe
 
 MAX_REFRESH = 4.0  # screens per second at most
@@ -203,10 +204,10 @@ def _closing_line(snap, name: str, error: str | None) -> None:
     """The one-line summary on stderr (and the error, exit status 1, when the capture failed)."""
     h = snap.health
     dropped = (h.kernel_drops or 0) + h.queue_drops
-    click.echo(f"kwire: live {name}: {h.packets:,} packets, {snap.exchanges:,} exchanges, "
-               f"{h.kafka_connections} Kafka connections, {h.gaps} gaps, {dropped:,} dropped "
-               f"(kernel {h.kernel_drops if h.kernel_drops is not None else 'n/a'}, queue {h.queue_drops})",
-               err=True)
+    kernel = f"{h.kernel_drops:,}" if h.kernel_drops is not None else "n/a"
+    click.echo(f"kwire: live {name}: {count(h.packets, 'packet')}, {count(snap.exchanges, 'exchange')}, "
+               f"{count(h.kafka_connections, 'Kafka connection')}, {count(h.gaps, 'gap')}, {dropped:,} dropped "
+               f"(kernel {kernel}, queue {h.queue_drops:,})", err=True)
     if error:
         click.echo(f"kwire: error: {term_safe(error)}", err=True)
         sys.exit(1)

@@ -18,6 +18,7 @@ import time
 
 import click
 
+from kwire.counts import count
 from kwire.errors import KwireError
 
 HEALTH_EVERY_S = 60.0
@@ -27,10 +28,11 @@ FINDINGS_EVERY_S = 1.0
 def health_line(snap, name: str) -> str:
     h = snap.health
     kernel = f"{h.kernel_drops:,}" if h.kernel_drops is not None else "n/a"
-    return (f"kwire: {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {name}: {h.packets:,} packets "
-            f"({h.packets_per_s:,.0f}/s), {snap.exchanges:,} exchanges ({snap.rate:,.0f}/s), dropped: kernel "
-            f"{kernel}, queue {h.queue_drops:,}; {h.gaps:,} gaps, {h.kafka_connections:,} Kafka connections, "
-            f"{len(snap.findings)} findings" + ("; replay finished" if snap.finished else ""))
+    return (f"kwire: {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {name}: {count(h.packets, 'packet')} "
+            f"({h.packets_per_s:,.0f}/s), {count(snap.exchanges, 'exchange')} ({snap.rate:,.0f}/s), dropped: kernel "
+            f"{kernel}, queue {h.queue_drops:,}; {count(h.gaps, 'gap')}, "
+            f"{count(h.kafka_connections, 'Kafka connection')}, {count(len(snap.findings), 'finding')}"
+            + ("; replay finished" if snap.finished else ""))
 
 
 def run_service(feeder, quit_event: threading.Event, name: str, duration: float | None,
