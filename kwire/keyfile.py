@@ -11,6 +11,7 @@ nobody closes is not waited for, and memory holds the secrets, never the file.
 from __future__ import annotations
 
 from kwire.capture.follow import FollowedFile, read_lines
+from kwire.counts import count
 from kwire.tls import FollowedKeyLog, KeyLog, KeySource
 
 
@@ -23,8 +24,8 @@ def read_key_file(path: str, *, follow: bool = False) -> tuple[KeySource, str | 
         keys.add_text(chunk)
     warning = None
     if not len(keys):
-        warning = (f"{path}: no TLS secrets in it ({keys.lines} lines, "
-                   f"{keys.bad_lines} not in the NSS key log format)")
+        warning = (f"{path}: no TLS secrets in it ({count(keys.lines, 'line')}, "
+                   f"{keys.bad_lines:,} not in the NSS key log format)")
     elif keys.dropped:
         warning = (f"{path}: {keys.dropped:,} secrets of client randoms past the first {keys.max_entries:,} "
                    "not kept (their connections are not decrypted)")

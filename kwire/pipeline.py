@@ -23,6 +23,7 @@ from kwire.capture.files import open_captures
 from kwire.capture.packet import Packet
 from kwire import exchanges as _exchanges  # compiled: its cpdef functions called in C (kwire/pipeline.pxd)
 from kwire.capture.stats import CaptureStats
+from kwire.counts import count as counted
 from kwire.enrich import Enricher
 from kwire.errors import CaptureError
 from kwire.fields import reduce_by_fields, set_fields
@@ -95,36 +96,38 @@ class RunSummary:
 
     def line(self) -> str:
         parts = [
-            f"{self.capture.packets} packets",
-            f"{len(self.connections)} Kafka connections",
-            f"{self.exchanges} exchanges ({self.paired} paired, {self.no_response} no_response, "
-            f"{self.no_request} no_request)",
-            f"{self.gaps} gaps",
+            counted(self.capture.packets, "packet"),
+            counted(len(self.connections), "Kafka connection"),
+            f"{counted(self.exchanges, 'exchange')} ({self.paired:,} paired, {self.no_response:,} no_response, "
+            f"{self.no_request:,} no_request)",
+            counted(self.gaps, "gap"),
         ]
         if self.decode_errors:
-            parts.append(f"{self.decode_errors} decode errors")
+            parts.append(counted(self.decode_errors, "decode error"))
         if self.tls.connections:
-            partly = f", {self.tls.partly} partly" if self.tls.partly else ""
-            parts.append(f"{self.tls.connections} TLS connections ({self.tls.decrypted} decrypted{partly})")
+            partly = f", {self.tls.partly:,} partly" if self.tls.partly else ""
+            parts.append(f"{counted(self.tls.connections, 'TLS connection')} "
+                         f"({self.tls.decrypted:,} decrypted{partly})")
         if self.capture.truncated:
-            parts.append(f"{self.capture.truncated} packets cut by snap length")
+            parts.append(f"{counted(self.capture.truncated, 'packet')} cut by snap length")
         parts += self.snap_notes()
-        parts += [f"{name[len(TUNNEL):]}: {count:,} packets" for name, count in self.net.items()
+        parts += [f"{name[len(TUNNEL):]}: {counted(count, 'packet')}" for name, count in self.net.items()
                   if name.startswith(TUNNEL)]
         if not self.connections:
             parts += self.nothing_kafka()
         tcp, kafka = self.tcp, self.kafka
         if tcp.get("conflicting_bytes"):  # retransmissions that disagree: which copy was sent?
-            parts.append(f"{tcp['conflicting_bytes']} retransmitted bytes differed from the first copy (kept)")
+            parts.append(f"{counted(tcp['conflicting_bytes'], 'retransmitted byte')} differed from the first copy "
+                         "(kept)")
         if tcp.get("after_fin_segments"):
-            parts.append(f"{tcp['after_fin_segments']} segments after a FIN")
+            parts.append(f"{counted(tcp['after_fin_segments'], 'segment')} after a FIN")
         if kafka.get("duplicate_correlation_ids"):
-            parts.append(f"{kafka['duplicate_correlation_ids']} reused correlation ids")
+            parts.append(counted(kafka["duplicate_correlation_ids"], "reused correlation id"))
         if kafka.get("dropped_bodies"):
-            parts.append(f"{kafka['dropped_bodies']} unanswered request bodies not kept")
+            parts.append(f"{counted(kafka['dropped_bodies'], 'unanswered request body')} not kept")
         if kafka.get("ignored_kafka_like"):  # given up on: never confirmed within the detection window
-            parts.append(f"{kafka['ignored_kafka_like']} connections with Kafka-like frames not read as Kafka "
-                         f"({kafka.get('ignored_exchanges', 0)} exchanges held, dropped)")
+            parts.append(f"{counted(kafka['ignored_kafka_like'], 'connection')} with Kafka-like frames not read as "
+                         f"Kafka ({counted(kafka.get('ignored_exchanges', 0), 'exchange')} held, dropped)")
         return ", ".join(parts)
 
 
@@ -133,7 +136,7 @@ class RunSummary:
         notes = []
         cut = self.kafka.get("cut_frames", 0)
         if cut:
-            notes.append(f"{cut} Kafka frames cut by snap length (their headers kept)")
+            notes.append(f"{counted(cut, 'Kafka frame')} cut by snap length (their headers kept)")
         if self.capture.truncated and not self.tcp.get("bytes") and self.tcp.get("truncated_segments"):
             notes.append("the snap length cut every packet before its TCP payload: no Kafka byte was captured")
         return notes
@@ -150,7 +153,7 @@ class RunSummary:
                 said.append(f"{self.net[reason]:,} {words}")
         connections = self.tcp.get("connections", 0)
         if connections:
-            said.append(f"{connections:,} TCP connections, none seen to be Kafka")
+            said.append(f"{counted(connections, 'TCP connection')}, none seen to be Kafka")
         return [f"no Kafka: {'; '.join(said)}"] if said else []
 
 

@@ -44,6 +44,21 @@ def evidence_items(items) -> list[dict]:
     return out
 
 
+def named(value) -> str:
+    """A name from the wire in a summary: "null" where the wire held none (never Python's "None")."""
+    return "null" if value is None else str(value)
+
+
+def client_named(client_id) -> str:
+    """A client id in a summary: "(no client id)" for a null one, as the changes table says it."""
+    return "(no client id)" if client_id is None else str(client_id)
+
+
+def clients_named(client_ids) -> str:
+    """Client ids in a summary, comma-separated (client_named)."""
+    return ", ".join(client_named(c) for c in client_ids)
+
+
 def finding(kind: str, severity: str, summary: str, start_ns, end_ns, evidence, /, **keys) -> dict:
     out = {"kind": kind, "severity": severity, "summary": summary, "start": seconds(start_ns),
            "end": seconds(end_ns), "evidence": evidence_items(evidence)}

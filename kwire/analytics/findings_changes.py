@@ -23,7 +23,8 @@ name), `not_read` those whose request kwire could not read.
 from __future__ import annotations
 
 from kwire.analytics.changes_read import DESTRUCTIVE, NO_RESPONSE, NOT_IN_ANSWER, NOT_KEPT, OK, UNDECODED
-from kwire.analytics.findings import finding
+from kwire.analytics.findings import finding, named
+from kwire.counts import count, noun
 from kwire.outcomes import DECODED, KEPT_IN_PART, TRAILING_BYTES
 
 _UNKNOWN = frozenset({NO_RESPONSE, NOT_IN_ANSWER, UNDECODED, NOT_KEPT})
@@ -38,24 +39,24 @@ _MAY = {"topic_deleted": "deleted topics", "records_deleted": "deleted records",
 
 
 def resource_name(res: dict) -> str:
-    """A short name of a change's resource, for summaries and tables."""
+    """A short name of a change's resource, for summaries and tables ("null" for a name the wire held null)."""
     kind = res.get("type")
     if kind in ("acl", "acl_filter"):
-        return (f"{res.get('permission')} {res.get('principal')} {res.get('operation')} on "
-                f"{res.get('resource_type')}:{res.get('resource_name')}")
+        return (f"{named(res.get('permission'))} {named(res.get('principal'))} {named(res.get('operation'))} on "
+                f"{named(res.get('resource_type'))}:{named(res.get('resource_name'))}")
     if kind == "group_offsets":
-        return f"{res.get('group')}/{res.get('topic')}"
+        return f"{named(res.get('group'))}/{named(res.get('topic'))}"
     if kind == "user":
-        return f"{res.get('name')} ({res.get('mechanism')}, {res.get('action')})"
+        return f"{named(res.get('name'))} ({named(res.get('mechanism'))}, {named(res.get('action'))})"
     if kind in ("records", "partitions"):
-        return str(res.get("topic"))
+        return named(res.get("topic"))
     if kind == "quota":
-        return ",".join(f"{k}={v}" for k, v in (res.get("entity") or {}).items())
+        return ",".join(f"{k}={'<default>' if x is None else x}" for k, x in (res.get("entity") or {}).items())
     if kind == "group_member":
-        return f"{res.get('group')}/{res.get('instance_id') or res.get('member_id')}"
+        return f"{named(res.get('group'))}/{named(res.get('instance_id') or res.get('member_id'))}"
     if kind == "request":
-        return f"(request not read: {res.get('not_read')})"
-    return str(res.get("name", res.get("token_id", kind)))
+        return f"(request not read: {named(res.get('not_read'))})"
+    return named(res.get("name", res.get("token_id", kind)))
 
 
 def _refused(change: dict) -> bool:
@@ -85,9 +86,8 @@ def _summary(kind: str, who: str, broker: str, changes: list[dict], named: list[
     if not read:
         apis = ", ".join(sorted({c["api"] for c in unread}))
         why = unread[0]["resources"][0].get("not_read") if unread[0]["resources"] else unread[0]["request_outcome"]
-        plural = "s" if len(unread) > 1 else ""
-        return (f"{who} sent {len(unread)} {apis} request{plural} to broker {broker} that kwire could not read "
-                f"({why}): it may have {_MAY[kind]}{tail}")
+        return (f"{who} sent {len(unread):,} {apis} {noun(len(unread), 'request')} to broker {broker} that kwire "
+                f"could not read ({why}): it may have {_MAY[kind]}{tail}")
     total = sum(c["resource_count"] or 0 for c in read)
     shown = [n for n in named if not n.startswith("(request not read")]
     more = f" and {total - len(shown):,} more" if kind != "acl_allow_all" and total > len(shown) else ""
@@ -96,9 +96,9 @@ def _summary(kind: str, who: str, broker: str, changes: list[dict], named: list[
         out += f" ({total:,} bindings in all)"
     deep = sum(c["entries_not_read"] for c in read)
     if deep:
-        out += f"; {deep:,} entries inside them past kwire's entries bound not detailed"
+        out += f"; {count(deep, 'entry')} inside them past kwire's entries bound not detailed"
     if unread:
-        out += f"; {len(unread)} more request{'s' if len(unread) > 1 else ''} not read: it may have {_MAY[kind]} too"
+        out += f"; {count(len(unread), 'more request')} not read: it may have {_MAY[kind]} too"
     return out
 
 

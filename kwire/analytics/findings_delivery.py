@@ -27,8 +27,9 @@
 from __future__ import annotations
 
 from kwire.analytics.delivery import Batch, ShareLog, Stall
-from kwire.analytics.findings import finding
+from kwire.analytics.findings import clients_named, finding
 from kwire.analytics.findings_resends import resent
+from kwire.counts import count
 
 NS = 1_000_000_000
 STALL_MIN_S = 2.0
@@ -97,7 +98,7 @@ def _stalls(delivery, names: dict) -> list[dict]:
         pid = _stall_producer(delivery, name, partition, stall.first_ns, names)
         ids = sorted(stall.client_ids, key=str)
         who = delivery.producer(pid)
-        summary = (f"read_committed consumers ({', '.join(map(str, ids))}) of {name}[{partition}] were held at "
+        summary = (f"read_committed consumers ({clients_named(ids)}) of {name}[{partition}] were held at "
                    f"offset {lso} for {held:.1f} s behind an open transaction"
                    + (f" of producer id {pid}{_who_text(who)}" if pid is not None else "")
                    + f"; high watermark {stall.high_watermark}")
@@ -128,7 +129,7 @@ def _retries(delivery, names: dict) -> list[dict]:
             groups.setdefault((topic, partition, pid), []).append(batch)
     records = _record_resends(delivery, names)
     state = delivery.resends
-    sample = f", of a sample of {len(state.records)} records of failed sends" if state.sampled else ""
+    sample = f", of a sample of {count(len(state.records), 'record')} of failed sends" if state.sampled else ""
     for topic, partition in records:
         groups.setdefault((topic, partition, None), [])
     out = []
@@ -138,8 +139,8 @@ def _retries(delivery, names: dict) -> list[dict]:
         attempts = max([b.sends for b in batches] + [record_sends])
         evidence = [ev for b in batches for ev in b.evidence.values()] + record_evidence
         times = [ev[0] for ev in evidence]
-        sent = [f"{len(batches)} batches"] if batches else []
-        sent += [f"{resent_records} records (in other batches{sample})"] if resent_records else []
+        sent = [count(len(batches), "batch")] if batches else []
+        sent += [f"{count(resent_records, 'record')} (in other batches{sample})"] if resent_records else []
         who = delivery.producer(pid)
         summary = (f"{' and '.join(sent)} for {topic}[{partition}] sent again"
                    + (f" by producer id {pid}{_who_text(who)}" if pid is not None else "") + f", up to {attempts} times each"
@@ -161,9 +162,9 @@ def _share(delivery, names: dict) -> list[dict]:
         if not redelivered and not rejected and not expired:
             continue
         name = names.get(topic, topic)
-        summary = (f"share group {group}: {len(redelivered)} records of {name}[{partition}] delivered again "
-                   f"(up to {max(redelivered.values(), default=1)} times); {released} released, {rejected} rejected, "
-                   f"{expired} lock expiries, {archived} archived")
+        summary = (f"share group {group}: {count(len(redelivered), 'record')} of {name}[{partition}] delivered again "
+                   f"(up to {count(max(redelivered.values(), default=1), 'time')}); {released:,} released, "
+                   f"{rejected:,} rejected, {count(expired, 'lock expiry')}, {archived:,} archived")
         severity = "warning" if expired or archived else "info"
         shown = dict(list(redelivered.items())[:MAX_REDELIVERED])
         out.append(finding("share_redelivery", severity, summary, log.first_ns, log.last_ns, log.evidence.values(),

@@ -30,7 +30,8 @@
 
 from __future__ import annotations
 
-from kwire.analytics.findings import finding, seconds
+from kwire.analytics.findings import client_named, finding, seconds
+from kwire.counts import count
 from kwire.analytics.groups import Group, Member, expired, rebalance_s, timeline
 from kwire.analytics.traffic import host_of
 
@@ -73,8 +74,8 @@ def _member_expired(group_id: str, group: Group, names: dict, last_ns: int | Non
         end = max(ts for ts, _ in handed.values()) if reassigned else last_ns
         unowned = round((end - went) / NS, 3) if end is not None and parts else 0.0
         plist = _named(parts, names)
-        summary = (f"member {member_id} ({member.client_id}) of group {group_id} stopped without leaving; "
-                   f"generation {next_gen} started without it" +
+        summary = (f"member {member_id} ({client_named(member.client_id)}) of group {group_id} stopped without "
+                   f"leaving; generation {next_gen} started without it" +
                    (f"; its partitions {_text(plist)} had no owner for {unowned:.1f} s" if parts else ""))
         out.append(finding("member_expired", "warning", summary, went, end,
                            [member.last_evidence] + [ev for _, ev in sorted(handed.values())[:5]],
@@ -127,9 +128,9 @@ def _join_stuck(analysis, group_id: str, group: Group, alive_until: dict) -> lis
         start = min(ts for ts, _, _, _ in joins)
         end = max(ts + (abs(latency) if latency else timeout * 1_000_000) for ts, latency, timeout, _ in joins)
         what = (f"never answered (the client gave up after {waited / NS:.1f} s)" if unanswered == len(joins) else
-                f"answered after {waited / NS:.1f} s" + (f", {unanswered} never answered" if unanswered else ""))
-        summary = (f"JoinGroup of {member or 'a new member'} ({client_id}) in group {group_id} held past its "
-                   f"rebalance timeout of {timeout / 1000:.1f} s: {what}")
+                f"answered after {waited / NS:.1f} s" + (f", {unanswered:,} never answered" if unanswered else ""))
+        summary = (f"JoinGroup of {member or 'a new member'} ({client_named(client_id)}) in group {group_id} held "
+                   f"past its rebalance timeout of {timeout / 1000:.1f} s: {what}")
         out.append(finding("join_stuck", "warning", summary, start, end, [ev for *_, ev in joins],
                            group_id=group_id, member_id=member or None, client_id=client_id,
                            waited_s=round((end - start) / NS, 3), rebalance_timeout_ms=timeout, count=len(joins)))
@@ -224,7 +225,7 @@ def _storms(group_id: str, group: Group) -> list[dict]:
         first, last = run[0], run[-1]
         busy = round(sum(rebalance_s(g) for _, g, _ in run), 3)
         end = last[1].sync_ns if last[1].sync_ns is not None else last[2]
-        summary = (f"group {group_id} rebalanced {len(run)} times in {(end - first[2]) / NS:.1f} s "
+        summary = (f"group {group_id} rebalanced {count(len(run), 'time')} in {(end - first[2]) / NS:.1f} s "
                    f"(generations {first[0]}..{last[0]}), {busy:.1f} s of it rebalancing")
         out.append(finding("rebalance_storm", "warning", summary, first[2], end, [g.evidence for _, g, _ in run],
                            group_id=group_id, generations=len(run), rebalancing_s=busy, clients=len(clients)))

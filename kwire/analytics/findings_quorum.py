@@ -17,6 +17,7 @@ first to the last (its keys the last one's; a leader change's `previous_*` the f
 from __future__ import annotations
 
 from kwire.analytics.findings import finding
+from kwire.counts import count
 from kwire.analytics.mergeable import NS
 from kwire.analytics.quorum import BEHIND_S, Replay
 
@@ -70,7 +71,7 @@ def _more_fenced(broker_id, spans: list) -> dict:
     """One finding for a broker's fencings past the first MAX_EACH."""
     asked = all(span["requested"] for span, _ in spans)
     (first, _), (last, _) = spans[0], spans[-1]
-    summary = (f"broker {broker_id} was fenced by the controller {len(spans):,} more times (past the first "
+    summary = (f"broker {broker_id} was fenced by the controller {count(len(spans), 'more time')} (past the first "
                f"{MAX_EACH} listed)")
     lasted = None if last["end"] is None else round(last["end"] - last["start"], 6)
     return finding("broker_fenced", "info" if asked else "warning", summary, _ns(first["start"]),
@@ -85,8 +86,8 @@ def _behind(replay: Replay) -> list[dict]:
             continue
         start, end, shortfall, ev = broker.behind
         lasted = round((end - start) / NS, 6)
-        summary = (f"broker {broker_id}'s metadata fell behind: up to {shortfall} offsets below what other brokers "
-                   f"had {BEHIND_S} s earlier, for {lasted:g} s")
+        summary = (f"broker {broker_id}'s metadata fell behind: up to {count(shortfall, 'offset')} below what other "
+                   f"brokers had {BEHIND_S} s earlier, for {lasted:g} s")
         out.append(finding("metadata_behind", "warning", summary, start, end, [ev], broker_id=broker_id,
                            max_offsets=shortfall, behind_s=lasted))
     return out

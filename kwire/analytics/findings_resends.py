@@ -18,6 +18,7 @@ Idempotent producers are never read: the broker drops their duplicates (produce_
 from __future__ import annotations
 
 from kwire.analytics.findings import finding
+from kwire.counts import count
 from kwire.analytics.resends import RESEND_WINDOW_MS
 
 NS = 1_000_000_000
@@ -114,11 +115,11 @@ def _summary(group: dict, pairs: list) -> str:
     known = all(a is not None and b is not None for a, b in pairs)
     stored = "after the broker had stored it" if known else "where the broker may already have stored it"
     shown = ", ".join(f"{a if a is not None else '?'} and {b if b is not None else '?'}" for a, b in pairs[:3])
-    more = f" (+{n - 3} more)" if n > 3 else ""
+    more = f" (+{n - 3:,} more)" if n > 3 else ""
     twice = group["read_twice"]
     read = "" if not twice else "; a consumer read both copies" if twice == n else \
-        f"; a consumer read both copies of {twice} of them"
-    what = "1 record" if n == 1 else f"{n} records"
+        f"; a consumer read both copies of {twice:,} of them"
+    what = count(n, "record")
     return (f"{what} of {topic}[{partition}] written twice: a Produce of {who} {answer} {stored}, and the "
             f"producer sent {'it' if n == 1 else 'them'} again (offsets {shown}{more}){read}")
 

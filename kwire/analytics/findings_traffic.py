@@ -34,7 +34,8 @@ client_hangup, protocol_violation.
 
 from __future__ import annotations
 
-from kwire.analytics.findings import finding
+from kwire.analytics.findings import client_named, clients_named, finding
+from kwire.counts import count, noun
 from kwire.analytics.mergeable import bucket_upper_ms, histogram_percentile, merge_counts
 from kwire.analytics.traffic import STEADY_APIS, host_of
 from kwire.outcomes import TRAILING_BYTES
@@ -99,8 +100,9 @@ def _slow_broker(traffic) -> list[dict]:
             p50 = _p50_ms(hist)
             start, end = _edges(traffic.latency.rows[broker], window, width, threshold)
             names = [api for api, _ in sorted(apis.items(), key=lambda kv: (-kv[1], kv[0]))]
-            summary = (f"broker {broker} answered {sum(hist.values())} requests ({', '.join(names[:4])}) with a "
-                       f"median of {p50:.0f} ms for {(end - start) / NS:.0f} s, against {baseline:.2f} ms otherwise")
+            summary = (f"broker {broker} answered {count(sum(hist.values()), 'request')} ({', '.join(names[:4])}) "
+                       f"with a median of {p50:.0f} ms for {(end - start) / NS:.0f} s, against {baseline:.2f} ms "
+                       "otherwise")
             out.append(finding("slow_broker", "warning", summary, start, end, evidence, broker=broker, apis=names,
                                p50_ms=p50, baseline_p50_ms=baseline, requests=sum(hist.values())))
     return out
@@ -157,7 +159,7 @@ def _error_bursts(analysis) -> list[dict]:
         reaction = next((name for name in REACTIONS if counts.get(name, 0) * 2 >= moments and counts.get(name)),
                         "nothing")
         ids = sorted(log.client_ids, key=str)
-        summary = (f"{log.count} {api} answers with {error} to {', '.join(map(str, ids))}; "
+        summary = (f"{log.count:,} {api} {noun(log.count, 'answer')} with {error} to {clients_named(ids)}; "
                    f"the clients' reaction: {reaction}")
         out.append(finding("error_burst", "warning", summary, log.first_ns, log.last_ns, log.evidence.values(),
                            api=api, error=error, count=log.count, client_ids=ids, reaction=reaction,
@@ -168,7 +170,7 @@ def _error_bursts(analysis) -> list[dict]:
 def _throttled(traffic) -> list[dict]:
     out = []
     for (client_id, broker), tally in sorted(traffic.throttles.items(), key=lambda kv: (str(kv[0][0]), kv[0][1])):
-        summary = (f"broker {broker} throttled {client_id} {tally.count} times, "
+        summary = (f"broker {broker} throttled {client_named(client_id)} {count(tally.count, 'time')}, "
                    f"{tally.total / 1000:.1f} s in all")
         out.append(finding("throttled", "warning", summary, tally.first_ns, tally.last_ns, tally.evidence.values(),
                            client_id=client_id, broker=broker, throttle_ms_total=tally.total, count=tally.count))
@@ -219,7 +221,8 @@ def _unanswered(traffic) -> list[dict]:
     for api, items in sorted(by_api.items()):
         ids = sorted({client_id for _, client_id in items}, key=str)
         times = [ev[0] for ev, _ in items]
-        summary = f"{len(items)} {api} requests never answered while their clients ({', '.join(map(str, ids))}) went on"
+        summary = (f"{len(items):,} {api} {noun(len(items), 'request')} never answered while their clients "
+                   f"({clients_named(ids)}) went on")
         out.append(finding("unanswered", "warning", summary, min(times), max(times), [ev for ev, _ in items],
                            api=api, count=len(items), client_ids=ids))
     return out
@@ -240,8 +243,8 @@ def _hangups(traffic) -> list[dict]:
                 continue
             software = sorted({c.software for _, c in items if c.software})
             evidence = [(c.last[1], client, broker, c.last[2], c.last[3]) for client, c in items]
-            summary = (f"{client_id} on {host} ({', '.join(software) or 'software unknown'}) hung up on broker "
-                       f"{broker} right after an {after_api} answer, {len(items)} times")
+            summary = (f"{client_named(client_id)} on {host} ({', '.join(software) or 'software unknown'}) hung up "
+                       f"on broker {broker} right after an {after_api} answer, {count(len(items), 'time')}")
             out.append(finding("client_hangup", "warning", summary, items[0][1].first_ns, items[-1][1].last_ns,
                                evidence, client=host, client_id=client_id, broker=broker,
                                client_software=software[0] if software else None, after_api=after_api,

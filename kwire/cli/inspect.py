@@ -22,6 +22,7 @@ from kwire.capture.files import FORMATS_READ
 from kwire.capture.source import STDIN
 from kwire.cli.output import binary_writer
 from kwire.cli.progress import read_progress
+from kwire.counts import count
 from kwire.kafka.pairing import RawExchange
 from kwire.parallel import OrderedRenderer, default_jobs, offloadable, offloadable_with_records
 from kwire.pipeline import RunSummary
@@ -119,9 +120,9 @@ def write_excerpt(reading: Reading, kept: list, path: str) -> None:
     for ex in kept:
         excerpt.add(ex)
     packets = excerpt.write(reading.paths, path)
-    notes = [f"wrote {packets:,} packets of {len(kept) - excerpt.uncut:,} exchanges to {path}"]
+    notes = [f"wrote {count(packets, 'packet')} of {count(len(kept) - excerpt.uncut, 'exchange')} to {path}"]
     if excerpt.uncut:
-        notes.append(f"{excerpt.uncut:,} exchanges not written (their place in the stream is not known: "
+        notes.append(f"{count(excerpt.uncut, 'exchange')} not written (their place in the stream is not known: "
                      "a capture that began in the middle of them)")
     for note in notes + excerpt.skipped:
         click.echo(f"kwire: {note}", err=True)
@@ -315,9 +316,9 @@ def report_run(summary: RunSummary, quiet: bool, *, matched: int | None = None, 
     if not quiet:
         head = []
         if matched is not None and (filtered or limit):
-            head.append(f"{matched:,} of {summary.exchanges:,} exchanges matched")
+            head.append(f"{matched:,} of {count(summary.exchanges, 'exchange')} matched")
             if limit and matched >= limit:
-                head.append(f"stopped after -c {limit}")
+                head.append(f"stopped after -c {limit:,}")
         click.echo(f"kwire: {'; '.join(head + [summary.line()])}", err=True)
         for line in tls_notes(summary):
             click.echo(f"kwire: {line}", err=True)
@@ -335,7 +336,7 @@ def tls_notes(summary: RunSummary) -> list[str]:
     lines = [f"TLS {tls_label(row)} not decrypted: {row['reason']}" for row in hidden[:SHOWN_TLS]]
     more = notes.connections - notes.decrypted - len(lines)
     if more > 0:
-        lines.append(f"... and {more} more TLS connections not decrypted (kwire stats lists them)")
+        lines.append(f"... and {count(more, 'more TLS connection')} not decrypted (kwire stats lists them)")
     if notes.connections > notes.decrypted and not summary.keylog_given:
         lines.append("TLS traffic is encrypted: give the clients' key log with --keylog FILE to decrypt it "
                      "(docs/tls.md)")

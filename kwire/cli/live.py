@@ -11,7 +11,8 @@ or a signal) and the last view is printed once, or with --json the run's final f
 document (kwire.live.report.final_document). A one-line summary goes to stderr on the way out.
 As a service (docs/metrics.md): --metrics serves Prometheus metrics (kwire.cli.exporter), --no-screen
 runs until a signal with a health line a minute (kwire.cli.service), --findings-log writes the
-findings' starts and ends.
+findings' starts and ends; the findings still open when the run ends are ended once, with what ended
+it (`QuitEvent.cause`: a signal, q, --duration; else the capture's own end, as the state says).
 """
 
 from __future__ import annotations
@@ -26,10 +27,26 @@ import click
 from kwire.capture.files import FORMATS_READ
 from kwire.cli.options import capture_paths, filter_options
 from kwire.cli.keys import keylog_option, load_keys
+from kwire.counts import count
+from kwire.live.findings_log import DURATION, FAILED, QUIT, SIGNAL
 from kwire.safe_text import term_safe
 
 MAX_REFRESH = 4.0  # screens per second at most
 RING_KIB = 65536   # the capture ring: 64 MiB, seconds of traffic at tens of thousands of packets/s
+
+
+class QuitEvent(threading.Event):
+    """The run's quit event, with what set it first (kwire.live.findings_log: SIGNAL, QUIT, DURATION); None
+    while nothing from outside stopped the run."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cause: str | None = None
+
+    def quit(self, cause: str) -> None:
+        if self.cause is None:
+            self.cause = cause
+        self.set()
 
 
 @click.command("live")
@@ -99,28 +116,48 @@ def live_command(iface, ports, bpf, tunnels, replay, speed, window, refresh, exi
         feeder, name = _live_feeder(iface, expression, state, ports, keys, key_wait, write, file_size, buffer_kib)
     exporter, log = _start(feeder, state, metrics, findings_log)
     started = time.monotonic()
-    quit_event = threading.Event()
+    quit_event = QuitEvent()
     previous = _catch_signals(quit_event)
     try:
         if log is not None:
             log.start()
-        if no_screen:
-            from kwire.cli.service import run_service
-
-            run_service(feeder, quit_event, name, duration, exit_when_done, replay=bool(replay))
-        elif screen:
-            _run_screen(feeder, quit_event, 1.0 / refresh, exit_when_done, duration)
-        else:
-            _run_plain(feeder, quit_event, exit_when_done or bool(replay), duration, show=not as_json)
+        _run(feeder, quit_event, name, no_screen, screen, refresh, exit_when_done, duration, bool(replay),
+             show=not as_json)
+    except BaseException:
+        quit_event.quit(FAILED)
+        raise
     finally:
         _restore_signals(previous)
         feeder.stop()
-        _close(exporter, log)
+        _close(exporter, log, _stop_cause(quit_event, duration, started))
     snap = feeder.snapshot()
     error = state.error or feeder.error
     if as_json:
         _print_document(feeder, snap, name, expression, time.monotonic() - started, error)
     _closing_line(snap, name, error)
+
+
+def _run(feeder, quit_event, name: str, no_screen: bool, screen: bool, refresh: float, exit_when_done: bool,
+         duration: float | None, replay: bool, show: bool) -> None:
+    """The run, as a service, on the screen or with neither, until it is done or stopped."""
+    if no_screen:
+        from kwire.cli.service import run_service
+
+        run_service(feeder, quit_event, name, duration, exit_when_done, replay=replay)
+    elif screen:
+        _run_screen(feeder, quit_event, 1.0 / refresh, exit_when_done, duration)
+    else:
+        _run_plain(feeder, quit_event, exit_when_done or replay, duration, show=show)
+
+
+def _stop_cause(quit_event: QuitEvent, duration: float | None, started: float) -> str | None:
+    """What stopped the run from outside: a signal, q, an error, --duration; None when the capture ended on its
+    own (the findings log reads what ended it from the state)."""
+    if quit_event.cause is not None:
+        return quit_event.cause
+    if duration is not None and time.monotonic() - started >= duration:
+        return DURATION
+    return None
 
 
 def _source(iface, ports, bpf, tunnels, replay, speed, write, file_size) -> tuple[list | None, str, str | None]:
@@ -153,7 +190,7 @@ def _start(feeder, state, metrics: str | None, findings_log: str | None):
         log = _findings_log(findings_log, feeder, state)
         feeder.start()
     except BaseException:
-        _close(exporter, None)
+        _close(exporter, log, FAILED)
         raise
     return exporter, log
 
@@ -192,9 +229,11 @@ def _findings_log(path: str | None, feeder, state):
     return FindingsLog(path, feeder, state)
 
 
-def _close(exporter, log) -> None:
+def _close(exporter, log, cause: str | None = None) -> None:
+    """The findings log closed (its open findings ended by `cause` unless the capture's end did), then the
+    exporter stopped."""
     if log is not None:
-        log.close()
+        log.close(cause)
     if exporter is not None:
         exporter.stop()
 
@@ -203,10 +242,10 @@ def _closing_line(snap, name: str, error: str | None) -> None:
     """The one-line summary on stderr (and the error, exit status 1, when the capture failed)."""
     h = snap.health
     dropped = (h.kernel_drops or 0) + h.queue_drops
-    click.echo(f"kwire: live {name}: {h.packets:,} packets, {snap.exchanges:,} exchanges, "
-               f"{h.kafka_connections} Kafka connections, {h.gaps} gaps, {dropped:,} dropped "
-               f"(kernel {h.kernel_drops if h.kernel_drops is not None else 'n/a'}, queue {h.queue_drops})",
-               err=True)
+    kernel = f"{h.kernel_drops:,}" if h.kernel_drops is not None else "n/a"
+    click.echo(f"kwire: live {name}: {count(h.packets, 'packet')}, {count(snap.exchanges, 'exchange')}, "
+               f"{count(h.kafka_connections, 'Kafka connection')}, {count(h.gaps, 'gap')}, {dropped:,} dropped "
+               f"(kernel {kernel}, queue {h.queue_drops:,})", err=True)
     if error:
         click.echo(f"kwire: error: {term_safe(error)}", err=True)
         sys.exit(1)
@@ -276,7 +315,7 @@ def _run_screen(feeder, quit_event: threading.Event, interval: float, exit_when_
 
     def on_key(ch: str) -> None:
         if ch in ("q", "Q", "\x1b"):
-            quit_event.set()
+            quit_event.quit(QUIT)
 
     started = time.monotonic()
     with KeyReader(on_key), Live(console=console, screen=True, auto_refresh=False, transient=True,
@@ -315,12 +354,12 @@ def _run_plain(feeder, quit_event: threading.Event, exit_when_done: bool, durati
         console.print(build_view(feeder.snapshot(), console.width, 50))
 
 
-def _catch_signals(event: threading.Event) -> dict:
+def _catch_signals(event: QuitEvent) -> dict:
     """SIGINT and SIGTERM set `event` (the loops quit cleanly) instead of raising mid-draw."""
     previous = {}
 
     def handler(signum, frame) -> None:
-        event.set()
+        event.quit(SIGNAL)
 
     for sig in (signal.SIGINT, signal.SIGTERM):
         try:

@@ -22,6 +22,8 @@ from typing import Callable
 
 import click
 
+from kwire.counts import count
+
 LINES_AFTER = 5.0         # seconds of reading before the first progress line
 LINES_EVERY = 10.0        # seconds between progress lines
 LINES_PAST = 64 << 20     # uncompressed bytes a run reads before progress lines (no test capture is as big)
@@ -86,7 +88,7 @@ class ReadProgress:
         now = self.clock()
         if self.bar is None and now >= self.next_line and (read > LINES_PAST or self.noted):
             self.next_line = now + LINES_EVERY
-            self.echo(f"kwire: reading: {stats.packets:,} records, {_size(read)} (uncompressed) from "
+            self.echo(f"kwire: reading: {count(stats.packets, 'record')}, {_size(read)} (uncompressed) from "
                       f"{_size(stats.file_bytes)} of files, {now - self.started:.0f} s")
 
     def _note_expansions(self, stats) -> None:

@@ -7,7 +7,11 @@
 - `FindingsLog(path, feeder, state)`: a thread that once a second asks the feeder for the findings
   (kwire.live.state.DashboardState.documents, on the feeder's thread), turns them into start and end
   events (kwire.live.findings_log.FindingsTracker) and writes each as one JSON line to the file (or
-  stdout for "-"), flushed at once; `close()` ends the open findings ("capture ended").
+  stdout for "-"), flushed at once. When the capture ends on its own (a replay or standard input at its
+  end, a live capture that stopped, an error) the next look ends the open findings ("capture ended",
+  `ended_by` saying which) and the thread stops looking, even while a replay's figures are still served;
+  `close(cause)` does it for a run stopped from outside (a signal, q, --duration) and closes the file. So
+  each finding open at the end is ended exactly once, however the run ends.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import time
 
 import click
 
+from kwire.counts import count
 from kwire.errors import KwireError
 
 HEALTH_EVERY_S = 60.0
@@ -27,10 +32,11 @@ FINDINGS_EVERY_S = 1.0
 def health_line(snap, name: str) -> str:
     h = snap.health
     kernel = f"{h.kernel_drops:,}" if h.kernel_drops is not None else "n/a"
-    return (f"kwire: {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {name}: {h.packets:,} packets "
-            f"({h.packets_per_s:,.0f}/s), {snap.exchanges:,} exchanges ({snap.rate:,.0f}/s), dropped: kernel "
-            f"{kernel}, queue {h.queue_drops:,}; {h.gaps:,} gaps, {h.kafka_connections:,} Kafka connections, "
-            f"{len(snap.findings)} findings" + ("; replay finished" if snap.finished else ""))
+    return (f"kwire: {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {name}: {count(h.packets, 'packet')} "
+            f"({h.packets_per_s:,.0f}/s), {count(snap.exchanges, 'exchange')} ({snap.rate:,.0f}/s), dropped: kernel "
+            f"{kernel}, queue {h.queue_drops:,}; {count(h.gaps, 'gap')}, "
+            f"{count(h.kafka_connections, 'Kafka connection')}, {count(len(snap.findings), 'finding')}"
+            + ("; replay finished" if snap.finished else ""))
 
 
 def run_service(feeder, quit_event: threading.Event, name: str, duration: float | None,
@@ -71,26 +77,37 @@ class FindingsLog:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="kwire-findings-log", daemon=True)
         self.error: str | None = None
+        self.ended: str | None = None  # what ended the capture, once its findings are ended (ENDED_BY)
 
     def start(self) -> None:
         self._thread.start()
 
     def _run(self) -> None:
         while not self._stop.wait(FINDINGS_EVERY_S):
-            self._look(finished=False)
+            if self._look(None) is not None:
+                return  # the capture ended and its findings with it: nothing new can come
 
-    def _look(self, finished: bool) -> None:
-        if self.error:
-            return
+    def _look(self, cause: str | None) -> str | None:
+        """One look: the events since the last, every open finding ended when the capture has ended (as
+        the state says; else by `cause`, when given). What ended it, once it has."""
+        if self.error or self.ended:
+            return self.ended
         try:
-            findings, now_s = self.feeder.call(self._findings)
-            self._write(self.tracker.update(findings, now_s, finished))
+            findings, now_s, ended, error = self.feeder.call(self._findings)
+            ended = ended or cause
+            self._write(self.tracker.update(findings, now_s, ended, error))
+            self.ended = ended
         except OSError as exc:
             self.error = f"cannot write {self.path}: {exc.strerror or exc}"
+        return self.ended
 
     def _findings(self):
-        findings, _ = self.state.documents()
-        return findings, self.state.last_exchange_s()
+        """(findings, capture time of the newest exchange, what ended the capture or None, its error)."""
+        from kwire.live.findings_log import capture_end
+
+        state = self.state
+        findings, _ = state.documents()
+        return findings, state.last_exchange_s(), capture_end(state.kind, state.finished, state.error), state.error
 
     def _write(self, events: list[dict]) -> None:
         from kwire.live.findings_log import event_line
@@ -100,10 +117,15 @@ class FindingsLog:
         if events:
             self.out.flush()
 
-    def close(self) -> None:
-        """Stop looking, log the findings still open as ended with the capture, close the file."""
+    def close(self, cause: str | None = None) -> None:
+        """Stop looking; unless the capture's end has ended them already, log the findings still open as
+        ended by `cause` (kwire.live.findings_log.ENDED_BY: what stopped the run; None: the capture's own
+        end, a replay's or a live capture's); close the file."""
+        from kwire.live.findings_log import CAPTURE_STOPPED, REPLAY_FINISHED
+
         self._stop.set()
-        self._thread.join(10.0)
-        self._look(finished=True)
+        if self._thread.is_alive():
+            self._thread.join(10.0)
+        self._look(cause or (REPLAY_FINISHED if self.state.kind == "replay" else CAPTURE_STOPPED))
         if self.out is not sys.stdout:
             self.out.close()

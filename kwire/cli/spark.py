@@ -21,6 +21,7 @@ import click
 from kwire.cli.inspect import report_run
 from kwire.cli.outpaths import refuse_overwrite
 from kwire.cli.keys import keylog_option, load_keys
+from kwire.counts import count
 from kwire.cli.options import capture_paths, filter_options
 from kwire.cli.faults import left_out
 from kwire.cli.stats import prepare_outputs, write_outputs
@@ -39,7 +40,7 @@ def check_readable(paths: list[str]) -> None:
         elif not os.access(path, os.R_OK):
             bad.append(f"{path}: permission denied")
     if bad:
-        more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
+        more = f" (and {len(bad) - 1:,} more)" if len(bad) > 1 else ""
         raise KwireError(bad[0] + more)
 
 
@@ -194,8 +195,9 @@ def _follow(spark, folder, out, options, settle, idle, partitions, as_json, html
 
     def on_batch(result, batch_id):
         if not no_summary:
-            click.echo(f"kwire: micro-batch {batch_id if batch_id >= 0 else 'end'}: {result.exchanges:,} exchanges "
-                       f"so far; summary in {os.path.join(out, 'summary.json')}", err=True)
+            click.echo(f"kwire: micro-batch {batch_id if batch_id >= 0 else 'end'}: "
+                       f"{count(result.exchanges, 'exchange')} so far; summary in {os.path.join(out, 'summary.json')}",
+                       err=True)
 
     os.makedirs(out, exist_ok=True)
     try:

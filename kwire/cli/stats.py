@@ -26,6 +26,7 @@ from kwire.capture.files import FORMATS_READ
 from kwire.capture.source import STDIN
 from kwire.cli.faults import without_faulty
 from kwire.errors import KwireError, fault_line, is_fault
+from kwire.counts import count as counted
 from kwire.kafka.pairing import RawExchange
 from kwire.parallel import FoldedBatches, default_jobs, offloadable_to_fold, produce_shard
 from kwire.pipeline import RunSummary
@@ -61,7 +62,7 @@ class Outputs:
 
             write_text(self.metrics, self.metrics_text)
             families = self.metrics_text.count(b"\n# TYPE ") + self.metrics_text.startswith(b"# TYPE ")
-            click.echo(f"kwire: wrote {families:,} metric families to {term_safe(self.metrics)} "
+            click.echo(f"kwire: wrote {counted(families, 'metric family')} to {term_safe(self.metrics)} "
                        f"({human_bytes(len(self.metrics_text))})", err=True)
         if self.text is not None:
             out.write(self.text)

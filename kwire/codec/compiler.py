@@ -28,6 +28,7 @@ import struct
 import sys
 
 from kwire.codec.aot import compiled_decoder
+from kwire.counts import count as counted
 from kwire.codec.code_cache import compiled_code
 from kwire.kafka.primitives import kafka_uuid, read_uvarint
 from kwire.codec.schema import Field, MessageSchema
@@ -68,7 +69,12 @@ _I32 = struct.Struct(">i").unpack_from
 
 
 def _trunc(what: str, pos: int, need: int, have: int) -> DecodeError:
-    return DecodeError(f"need {need} bytes, {max(have, 0)} left", pos, field=what)
+    return DecodeError(f"need {counted(need, 'byte')}, {max(have, 0):,} left", pos, field=what)
+
+
+def _cannot_fit(n: int, left: int, pos: int, what: str) -> DecodeError:
+    """An array whose declared length of `n` elements cannot fit in the `left` bytes that follow it."""
+    return DecodeError(f"{counted(n, 'element')} cannot fit in {counted(left, 'byte')}", pos, field=what)
 
 
 def _uvar(buf, pos):
@@ -121,6 +127,7 @@ _RUNTIME = {
     "_uuid": _uuid,
     "_kafka_uuid": kafka_uuid,
     "_trunc": _trunc,
+    "_cannot_fit": _cannot_fit,
     "DecodeError": DecodeError,
     "_unpack_from": struct.unpack_from,
     "_read_uvarint": read_uvarint,
@@ -264,7 +271,7 @@ class _Generator:
         elem = field.element_type
         lines = self.length_code(indent, "_n", what, self.flexible, 4)
         lines.append(f"{indent}if _n > 0 and _n * {self.elem_min_size(field)} > end - pos:")
-        lines.append(f"{indent}    raise DecodeError(f\"{{_n}} elements cannot fit in {{end - pos}} bytes\", pos, {what})")
+        lines.append(f"{indent}    raise _cannot_fit(_n, end - pos, pos, {what})")
         cost = "_n >> 3" if elem in _FIXED and elem != "uuid" and not field.is_struct else "_n"
         lines.append(f"{indent}left -= {cost}")
         lines.append(f"{indent}if left < 0: raise _too_many({what}, pos)")

@@ -158,7 +158,7 @@ class _Reader:
         if n < 0:
             return None, pos, None
         if n and n * self.sizes.elem_min_size(f) > len(buf) - pos:
-            raise DecodeError(f"{n} elements cannot fit in {len(buf) - pos} bytes", pos, path)
+            raise compiler._cannot_fit(n, len(buf) - pos, pos, path)
         element = _Reader(self.schema, self.version, path, f)
         kept: list = []
         numbers = f.element_type in _NUMBERS or f.element_type == "bool"

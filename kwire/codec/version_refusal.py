@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import struct
 
+from kwire.counts import count as counted
 from kwire.errors import DecodeError
 
 MOCK_LAYOUT = "librdkafka-mock"
@@ -34,12 +35,12 @@ _THROTTLE = struct.Struct(">i")
 def decode_mock_refusal(body, pos: int) -> dict:
     left = len(body) - pos
     if left < _HEAD.size:
-        raise DecodeError(f"ApiVersions refusal: need {_HEAD.size} bytes, {left} left", pos)
+        raise DecodeError(f"ApiVersions refusal: need {counted(_HEAD.size, 'byte')}, {left:,} left", pos)
     code, count = _HEAD.unpack_from(body, pos)
     want = _HEAD.size + max(count, 0) * _ENTRY.size + _THROTTLE.size
     if count < 0 or left != want:
-        raise DecodeError(f"ApiVersions refusal: {left} bytes do not hold {count} api keys and a throttle time",
-                          pos)
+        raise DecodeError(f"ApiVersions refusal: {counted(left, 'byte')} do not hold {counted(count, 'api key')} and "
+                          "a throttle time", pos)
     pos += _HEAD.size
     keys = []
     for _ in range(count):

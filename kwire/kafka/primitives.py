@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import struct
 
+from kwire.counts import count as counted
 from kwire.errors import DecodeError
 
 INT8 = struct.Struct(">b")
@@ -26,7 +27,7 @@ FLOAT64 = struct.Struct(">d")
 def need(buf, pos: int, size: int) -> None:
     """Raise unless `size` bytes are left at `pos`."""
     if size < 0 or pos + size > len(buf):
-        raise DecodeError(f"need {size} bytes, {max(len(buf) - pos, 0)} left", pos)
+        raise DecodeError(f"need {counted(size, 'byte')}, {max(len(buf) - pos, 0):,} left", pos)
 
 
 def _read_leb128(buf, pos: int, max_shift: int, what: str) -> tuple[int, int]:

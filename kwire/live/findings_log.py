@@ -1,10 +1,11 @@
 """The findings log: each finding as one event when it is first known and again when it ends.
 
-`FindingsTracker.update(findings, now_s, finished)` compares the findings `kwire stats` would list
+`FindingsTracker.update(findings, now_s, ended)` compares the findings `kwire stats` would list
 now (kwire.analytics.findings documents) with what it saw before and returns the events to log,
-each the finding's document with four keys in front:
+each the finding's document with four keys in front (six at most):
 
-    {"event": "start" | "end", "id": ..., "at": capture time (epoch s), "reason": ..., kind, severity, ...}
+    {"event": "start" | "end", "id": ..., "at": capture time (epoch s), "reason": ..., ["ended_by": ...,
+     "capture_error": ...,] kind, severity, ...}
 
 - A finding is the same finding from one look to the next when its kind and the keys that say what
   it is about (`IDENTITY`: group, member, topic, partition, producer, broker, api, error, client...)
@@ -13,7 +14,10 @@ each the finding's document with four keys in front:
 - "start" (reason "new"): first seen; (reason "again") seen again after it had ended.
 - "end": its end (its start when it has none) is QUIET_S seconds of capture time behind the newest
   exchange (reason "quiet": nothing new about it for that long); it is no longer listed (reason
-  "gone": the list keeps the most severe 200); the capture ended (reason "capture ended").
+  "gone": the list keeps the most severe 200); the capture ended (reason "capture ended", once, whatever
+  ended it: `ended_by` says what, one of ENDED_BY, and `capture_error` the error when one ended it).
+  `capture_end(kind, finished, error)` is what ended a capture that ended on its own, as the dashboard's
+  state tells it; what stopped it from outside (a signal, q, --duration) only kwire.cli.live knows.
 
 `event_line(event)` is one event as the line the log holds (JSON, newline included).
 
@@ -33,6 +37,25 @@ MAX_KNOWN = 10_000
 IDENTITY = ("group_id", "member_id", "topic", "partition", "producer_id", "broker", "api", "error", "client",
             "client_id", "side", "api_version", "violation")
 EPISODES = frozenset({"slow_broker", "transaction_stall"})
+
+# What ended the capture: a "capture ended" end event's `ended_by` (docs/metrics.md).
+REPLAY_FINISHED = "replay finished"  # the files replayed, or standard input, reached their end
+CAPTURE_STOPPED = "capture stopped"  # a live capture ended on its own, with no error
+FAILED = "error"                     # the capture or the pipeline failed (`capture_error` says how)
+SIGNAL = "signal"                    # SIGINT or SIGTERM
+QUIT = "quit"                        # q (or Esc) on the dashboard
+DURATION = "duration"                # --duration elapsed
+ENDED_BY = (REPLAY_FINISHED, CAPTURE_STOPPED, FAILED, SIGNAL, QUIT, DURATION)
+
+
+def capture_end(kind: str, finished: bool, error: str | None) -> str | None:
+    """What ended a capture that ended on its own (`finished`: no packet will come again), from the state's
+    `kind` ("replay" or "live") and `error`; None while it runs."""
+    if not finished:
+        return None
+    if error:
+        return FAILED
+    return REPLAY_FINISHED if kind == "replay" else CAPTURE_STOPPED
 
 
 def finding_id(finding: dict) -> str:
@@ -55,7 +78,12 @@ class FindingsTracker:
         self.known: dict[str, float] = {}   # id -> the latest moment seen of it
         self.open: dict[str, dict] = {}     # id -> its latest document, while it has not ended
 
-    def update(self, findings: list[dict], now_s: float | None, finished: bool = False) -> list[dict]:
+    def update(self, findings: list[dict], now_s: float | None, ended: str | None = None,
+               error: str | None = None) -> list[dict]:
+        """The events since the last look; `ended` (one of ENDED_BY, with the `error` that ended it) when
+        the capture has ended: every finding still open ends, with reason "capture ended"."""
+        if ended is not None and ended not in ENDED_BY:
+            raise ValueError(f"not a way a capture ends: {ended!r}")
         events = []
         listed = set()
         for finding in findings:
@@ -71,7 +99,7 @@ class FindingsTracker:
             self.known[fid] = moment if before is None else max(before, moment)
         for fid, finding in list(self.open.items()):
             reason = None
-            if finished:
+            if ended is not None:
                 reason = "capture ended"
             elif fid not in listed:
                 reason = "gone"
@@ -79,7 +107,7 @@ class FindingsTracker:
                 reason = "quiet"
             if reason:
                 del self.open[fid]
-                events.append(_event("end", fid, now_s, reason, finding))
+                events.append(_event("end", fid, now_s, reason, finding, _ending(ended, error)))
         self._forget()
         return events
 
@@ -98,7 +126,14 @@ def event_line(event: dict) -> str:
     return json_safe(orjson.dumps(event, default=str, option=orjson.OPT_NON_STR_KEYS)).decode() + "\n"
 
 
-def _event(kind: str, fid: str, now_s: float | None, reason: str, finding: dict) -> dict:
-    out = {"event": kind, "id": fid, "at": now_s, "reason": reason}
+def _ending(ended: str | None, error: str | None) -> dict:
+    """The keys a "capture ended" event has after its reason: what ended the capture, and its error."""
+    if ended is None:
+        return {}
+    return {"ended_by": ended, "capture_error": error} if ended == FAILED else {"ended_by": ended}
+
+
+def _event(kind: str, fid: str, now_s: float | None, reason: str, finding: dict, ending: dict | None = None) -> dict:
+    out = {"event": kind, "id": fid, "at": now_s, "reason": reason, **(ending or {})}
     out.update(finding)
     return out

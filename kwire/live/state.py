@@ -29,6 +29,7 @@ from collections import deque
 from kwire.analytics.read import read_exchange
 from kwire.analytics.aggregate import Aggregator
 from kwire.analytics.figures import Figures
+from kwire.counts import count
 from kwire.live.analysis_rows import analysis_rows
 from kwire.live.metric_families import MetricsView, epoch_seconds
 from kwire.live.metrics_state import MetricsState
@@ -299,8 +300,8 @@ class DashboardState:
         h = snap.health
         dropped = h.queue_drops + (h.kernel_drops or 0)
         if dropped and source.get("queue_holds", "packets") != "packets" and h.queue_drops:
-            notes.append(f"dropping: {h.kernel_drops or 0:,} packets, {h.queue_drops:,} exchanges so far - "
-                         f"kwire cannot keep up, figures undercount")
+            notes.append(f"dropping: {count(h.kernel_drops or 0, 'packet')}, {count(h.queue_drops, 'exchange')} so "
+                         "far - kwire cannot keep up, figures undercount")
         elif dropped:
             notes.append(f"dropping packets: {dropped:,} so far - kwire cannot keep up, figures undercount")
         lost = source.get("lost")
@@ -309,7 +310,7 @@ class DashboardState:
                 f"{label} {_size(size)}" for label, _gaps, size in lost[:LOST_NAMED]))
         if self.finished and self.kind == "replay":
             traffic = (self.last_packet_ns - self.first_packet_ns) / 1e9 if self.first_packet_ns else 0.0
-            notes.append(f"replay finished: {h.packets:,} packets, {self.exchanges:,} exchanges, "
+            notes.append(f"replay finished: {count(h.packets, 'packet')}, {count(self.exchanges, 'exchange')}, "
                          f"{traffic:.1f} s of traffic (q quits)")
             snap.done = len(notes) - 1
         if not self.exchanges:
@@ -318,7 +319,8 @@ class DashboardState:
             elif not h.packets:
                 notes.append(f"waiting for packets on {self.where}...")
             else:
-                notes.append(f"no Kafka seen yet: {h.packets:,} packets, {h.connections} TCP connections open")
+                notes.append(f"no Kafka seen yet: {count(h.packets, 'packet')}, "
+                             f"{count(h.connections, 'TCP connection')} open")
                 notes.append("(Kafka is recognised on any port once a request is answered; --port marks a broker)")
         return notes
 

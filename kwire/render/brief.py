@@ -18,6 +18,7 @@ from kwire.analytics.facts import group_id, records_facts
 from kwire.codec.marks import enum_tree
 from kwire.codec.schemas import schema_for
 from kwire.codec.values import RawRecords
+from kwire.counts import count as counted
 from kwire.kafka.error_codes import error_name
 from kwire.model import PAIRED, Exchange
 from kwire.outcomes import is_cut, is_malformed
@@ -64,7 +65,7 @@ def topics_text(ex: Exchange) -> str | None:
         return None
     shown = [f"{e.label}[{ranges(e.partitions)}]" if e.partitions else e.label for e in entries[:MAX_TOPICS]]
     if len(entries) > MAX_TOPICS:
-        shown.append(f"+{len(entries) - MAX_TOPICS} topics")
+        shown.append("+" + counted(len(entries) - MAX_TOPICS, "topic"))
     return " ".join(shown)
 
 
@@ -95,7 +96,7 @@ def records_text(ex: Exchange) -> str | None:
         b, n = records_facts(value)
         size += b
         count += n
-    return f"{count:,} record{'s' if count != 1 else ''} {human_bytes(size)}"
+    return f"{counted(count, 'record')} {human_bytes(size)}"
 
 
 def enum_texts(ex: Exchange) -> list[str]:

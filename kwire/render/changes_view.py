@@ -3,7 +3,9 @@
 Pure functions of the document (kwire.analytics.changes, kwire.analytics.quorum): one row per change
 (time, who: client id, principal, client address, what: operation and resources with what was set,
 and each resource's result), and the quorum's leaders, elections and brokers. Names from the wire are
-escaped (kwire.render.safe for rich, html_charts.esc for HTML); redacted values show as "(redacted)".
+escaped (kwire.render.safe for rich, html_charts.esc for HTML); redacted values show as "(redacted)", a null
+one as "null" (as the -V tree and the JSON write it), and a config operation that takes no value (DELETE)
+without one, as kafka-configs' --delete-config names only the key.
 
 Bounded, and every cut said with its count: the terminal shows MAX_ROWS changes (the HTML MAX_HTML_ROWS),
 each with at most MAX_LINES of its resources (the HTML MAX_HTML_LINES) and a line for the rest (how many
@@ -16,6 +18,7 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
+from kwire.counts import count
 from kwire.render.cuts import more_listed
 from kwire.render.html_charts import esc
 from kwire.render.safe import wire_text
@@ -29,56 +32,90 @@ MAX_TEXT = 300
 
 
 def _value(value) -> str:
-    if type(value) is dict and "redacted" in value:
-        return "(redacted)"
-    return str(value)
+    """A value of a resource as text: "(redacted)", "null" for None, a list as [a, b], a map as k=v, k=v."""
+    if type(value) is dict:
+        if "redacted" in value:
+            return "(redacted)"
+        return ", ".join(f"{k}={_value(v)}" for k, v in value.items())
+    if type(value) is list:
+        return "[" + ", ".join(_value(v) for v in value) + "]"
+    return "null" if value is None else str(value)
+
+
+def _config_text(config: dict) -> str:
+    """One config operation: "cleanup.policy SET compact"; one without a value, "cleanup.policy DELETE"."""
+    text = f"{_value(config.get('name'))} {_value(config.get('operation'))}"
+    value = config.get("value")
+    return text if value is None and config.get("operation") == "DELETE" else f"{text} {_value(value)}"
+
+
+def _acl_text(res: dict, kind: str) -> str:
+    v = {k: _value(res.get(k)) for k in ("permission", "principal", "operation", "resource_type", "resource_name",
+                                          "pattern", "host")}
+    text = (f"{'ACL filter' if kind == 'acl_filter' else 'ACL'} {v['permission']} {v['principal']} {v['operation']} "
+            f"{v['resource_type']}:{v['resource_name']} ({v['pattern']}, host {v['host']})")
+    if type(res.get("deleted")) is list:
+        text += f", {len(res['deleted']):,} deleted"
+    return text
+
+
+def _quota_text(res: dict) -> str:
+    """A quota's entity (a null name is the entity type's default, as kafka-configs' --entity-default) and
+    what was set."""
+    entity = ",".join(f"{k}={'<default>' if v is None else _value(v)}" for k, v in (res.get("entity") or {}).items())
+    return f"quota {entity}: " + _value(res.get("quotas") or {})
+
+
+def _topic_text(res: dict, kind) -> str:
+    """A topic, config resource or feature: its name, then what was set."""
+    text = f"{kind} {_value(res.get('name'))}"
+    if res.get("partitions") is not None:
+        text += f" partitions={_value(res['partitions'])}"
+    if res.get("replication_factor") is not None:
+        text += f" replication={_value(res['replication_factor'])}"
+    configs = res.get("configs")
+    if isinstance(configs, dict):
+        text += " " + _value(configs)
+    elif configs:
+        text += " " + ", ".join(_config_text(c) for c in configs if type(c) is dict)
+    return text
+
+
+def _field(res: dict, key: str) -> str:
+    return _value(res.get(key))
 
 
 def resource_text(res: dict) -> str:
-    """One resource of a change as a line: what it is, then what was set."""
+    """One resource of a change as a line: what it is, then what was set; never a Python None (_value)."""
     kind = res.get("type")
     if kind in ("acl", "acl_filter"):
-        text = (f"{'ACL filter' if kind == 'acl_filter' else 'ACL'} {res.get('permission')} {res.get('principal')} "
-                f"{res.get('operation')} {res.get('resource_type')}:{res.get('resource_name')} ({res.get('pattern')}, "
-                f"host {res.get('host')})")
-        if res.get("deleted") is not None:
-            text += f", {len(res['deleted'])} deleted"
-        return text
+        return _acl_text(res, kind)
     if kind == "group_offsets":
         offsets = res.get("offsets")
-        tail = " " + ", ".join(f"{p}→{o}" for p, o in offsets.items()) if offsets else " deleted"
-        return f"group {res.get('group')} topic {res.get('topic')}{tail}"
+        tail = " " + ", ".join(f"{p}→{_value(o)}" for p, o in offsets.items()) if offsets else " deleted"
+        return f"group {_field(res, 'group')} topic {_field(res, 'topic')}{tail}"
     if kind == "records":
         marks = res.get("low_watermarks") or res.get("before") or {}
-        return f"records of {res.get('topic')} before " + ", ".join(f"{p}@{o}" for p, o in marks.items())
+        return f"records of {_field(res, 'topic')} before " + ", ".join(f"{p}@{_value(o)}" for p, o in marks.items())
     if kind == "user":
-        return f"user {res.get('name')} {res.get('mechanism')} {res.get('action')}"
+        return f"user {_field(res, 'name')} {_field(res, 'mechanism')} {_field(res, 'action')}"
     if kind == "quota":
-        entity = ",".join(f"{k}={v}" for k, v in (res.get("entity") or {}).items())
-        return f"quota {entity}: " + ", ".join(f"{k}={v}" for k, v in (res.get("quotas") or {}).items())
+        return _quota_text(res)
     if kind == "partitions":
         detail = res.get("replicas") or res.get("partitions") or ""
-        return f"partitions of {res.get('topic')} {res.get('election', '')} {detail}".replace("  ", " ").strip()
+        election = res.get("election") or ""
+        return f"partitions of {_field(res, 'topic')} {_value(election)} {_value(detail)}".replace("  ", " ").strip()
     if kind == "group_member":
-        whose = f" ({res.get('client_id') or '?'} at {res['client']})" if res.get("client") else ""
-        return f"member {res.get('instance_id') or res.get('member_id')}{whose} of group {res.get('group')}"
+        whose = f" ({_value(res.get('client_id') or '?')} at {_value(res['client'])})" if res.get("client") else ""
+        return f"member {_value(res.get('instance_id') or res.get('member_id'))}{whose} of group {_field(res, 'group')}"
     if kind == "transaction":
-        return f"transaction of producer {res.get('producer_id')} (epoch {res.get('producer_epoch')})"
+        return f"transaction of producer {_field(res, 'producer_id')} (epoch {_field(res, 'producer_epoch')})"
     if kind == "delegation_token":
-        return "delegation token " + ", ".join(f"{k}={v}" for k, v in res.items() if k != "type" and v is not None)
+        return "delegation token " + ", ".join(f"{k}={_value(v)}" for k, v in res.items()
+                                                if k != "type" and v is not None)
     if kind == "request":
-        return f"request not read: {res.get('not_read')}"
-    text = f"{kind} {res.get('name')}"
-    if res.get("partitions") is not None:
-        text += f" partitions={res['partitions']}"
-    if res.get("replication_factor") is not None:
-        text += f" replication={res['replication_factor']}"
-    configs = res.get("configs")
-    if isinstance(configs, dict):
-        text += " " + ", ".join(f"{k}={_value(v)}" for k, v in configs.items())
-    elif configs:
-        text += " " + ", ".join(f"{c.get('name')} {c.get('operation')} {_value(c.get('value'))}" for c in configs)
-    return text
+        return f"request not read: {_field(res, 'not_read')}"
+    return _topic_text(res, kind)
 
 
 def _who(e: dict) -> str:
@@ -98,7 +135,7 @@ def _what(e: dict, lines: int) -> list[tuple[str, str]]:
     listed = len(e["resources"])
     total = e["resource_count"] if e["resource_count"] is not None else listed
     if total > len(out):
-        words = f"… {total - len(out):,} more resources"
+        words = f"… {count(total - len(out), 'more resource')}"
         unlisted = total - listed
         if listed > len(out):
             words += f": {listed - len(out):,} in --json"
@@ -107,15 +144,15 @@ def _what(e: dict, lines: int) -> list[tuple[str, str]]:
             words += f"{',' if listed > len(out) else ':'} {unlisted:,} not listed ({results})"
         out.append((words, ""))
     if e["entries_not_read"]:
-        out.append((f"… {e['entries_not_read']:,} entries inside them past kwire's entries bound, read but not "
-                    "detailed", ""))
+        out.append((f"… {count(e['entries_not_read'], 'entry', 'entries')} inside them past kwire's entries bound, "
+                    "read but not detailed", ""))
     return out
 
 
 def _detailed(res: dict) -> str:
     text = resource_text(res)
     if res.get("unlisted"):
-        text += " (" + ", ".join(f"{n:,} more {key}" for key, n in res["unlisted"].items()) + ")"
+        text += " (" + ", ".join(f"{n:,} more in {key}" for key, n in res["unlisted"].items()) + ")"
     return text
 
 
@@ -123,7 +160,7 @@ def _changes_cut(changes: dict, shown: int) -> str | None:
     """What a changes table left out: the changes --json holds and those only counted."""
     if changes["count"] <= shown:
         return None
-    return more_listed("changes", changes["count"], shown, changes["shown"],
+    return more_listed("change", changes["count"], shown, changes["shown"],
                        "the document keeps the first {listed:,} by time; by_operation and by_result count them all")
 
 
@@ -171,7 +208,7 @@ def quorum_table(doc: dict) -> Table | None:
 
 def _quorum_cut(quorum: dict, rows: int, shown: int) -> str | None:
     """What a quorum table left out: its rows past `shown` (in --json), the events the document did not keep."""
-    words = [f"{rows - shown:,} more rows in --json"] if rows > shown else []
+    words = [f"{count(rows - shown, 'more row')} in --json"] if rows > shown else []
     if quorum["overflow"]:
         kept = quorum["events"] - quorum["overflow"]
         words.append(f"{quorum['overflow']:,} controller events past the first {kept:,} not kept")
@@ -194,7 +231,7 @@ def quorum_rows(quorum: dict) -> list[tuple]:
             rows.append((span["start"], f"broker {broker_id} fenced ({until})"))
         if b["behind"]:
             rows.append((b["behind"]["start"], f"broker {broker_id} metadata behind by up to "
-                                               f"{b['behind']['max_offsets']} offsets"))
+                                               f"{count(b['behind']['max_offsets'], 'offset')}"))
     return sorted(rows, key=lambda r: (r[0] if r[0] is not None else 0, r[1]))
 
 

@@ -8,17 +8,20 @@ overflow into one row and counts it. The words here are the one way the views sa
 
 from __future__ import annotations
 
+from kwire.counts import count
+
 
 def more_findings(total: int, shown: int, listed: int) -> str:
     """What a cut findings table says: how many it left out, and where (if anywhere) they are."""
-    return more_listed("findings", total, shown, listed,
+    return more_listed("finding", total, shown, listed,
                        "the document keeps the first {listed:,}, most severe first; findings_total counts them all")
 
 
 def more_listed(what: str, total: int, shown: int, listed: int, rule: str) -> str:
-    """What a cut list says: `total - shown` more `what`, of which those --json lists (`listed` in all) and
-    those it does not (`rule`, formatted with `listed`, says why and where they are counted)."""
-    words = f"{total - shown:,} more {what}"
+    """What a cut list says: `total - shown` more `what` (a noun in the singular: kwire.counts), of which those
+    --json lists (`listed` in all) and those it does not (`rule`, formatted with `listed`, says why and where
+    they are counted)."""
+    words = count(total - shown, f"more {what}")
     if listed > shown:
         words += f": {listed - shown:,} in --json"
     if total > listed:
@@ -34,9 +37,10 @@ def folded_note(doc: dict, kind: str) -> str:
     return f"names past the first {cap['cap']:,} are folded into (others)"
 
 
-def more_rows(count: int, shown: int, what: str, doc: dict, kind: str) -> str | None:
-    """A table's caption: the rows it left out (all in --json) and the names its cap folded."""
-    words = [f"{count - shown:,} more {what} in --json"] if count > shown else []
+def more_rows(rows: int, shown: int, what: str, doc: dict, kind: str) -> str | None:
+    """A table's caption: the rows it left out (all in --json; `what` is a noun in the singular) and the names
+    its cap folded."""
+    words = [f"{count(rows - shown, f'more {what}')} in --json"] if rows > shown else []
     folded = folded_note(doc, kind) if kind else ""
     if folded:
         words.append(folded)

@@ -16,6 +16,7 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
+from kwire.counts import count
 from kwire.render.cuts import more_findings
 from kwire.render.safe import wire_text
 from kwire.render.stats_view import utc
@@ -95,7 +96,7 @@ def groups_table(doc: dict) -> Table | None:
                       Text(str(expired), style="bold red" if expired else ""), str(g["rebalance_in_progress"]),
                       str(sum(len(parts) for parts in g["commits"].values())))
     if len(ordered) > MAX_GROUP_ROWS:
-        table.caption = f"{len(ordered) - MAX_GROUP_ROWS:,} more groups in --json"
+        table.caption = f"{count(len(ordered) - MAX_GROUP_ROWS, 'more group')} in --json"
     return table
 
 
@@ -173,5 +174,5 @@ def members_table(doc: dict) -> Table | None:
                       utc(m["last_seen"])[11:-4], Text(left, style="bold red" if left == "expired" else ""),
                       _assignment(assignment) if assignment is not None else Text("-"))
     if len(rows) > MAX_MEMBERS:
-        table.caption = f"{len(rows) - MAX_MEMBERS} more members in --json"
+        table.caption = f"{count(len(rows) - MAX_MEMBERS, 'more member')} in --json"
     return table

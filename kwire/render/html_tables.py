@@ -71,7 +71,7 @@ def figure_table(title: str, column: str, doc: dict, key: str) -> str:
         rows = _api_rows(groups)
     else:
         rows = [_figure_row(k, f) for k, f in sorted(groups.items(), key=lambda kv: (-kv[1]["exchanges"], kv[0]))]
-    words = more_rows(len(rows), MAX_TABLE_ROWS * 2, "rows", doc, "api_versions" if key == "apis" else key)
+    words = more_rows(len(rows), MAX_TABLE_ROWS * 2, "row", doc, "api_versions" if key == "apis" else key)
     note = f'<p class="note">{esc(words)}.</p>' if words else ""
     return (f'<section><h2>{esc(title)}</h2>'
             + _table(_FIG_HEAD.format(esc(column)), "".join(rows[:MAX_TABLE_ROWS * 2])) + note + "</section>")
@@ -103,7 +103,7 @@ def partition_table(doc: dict) -> str:
         f'<td>{_num(p["lag_max"])}</td><td>{_num(p["produces"])}</td><td>{human_bytes(p["produce_bytes"])}</td>'
         f'<td>{_num(p["produce_records"])}</td><td>{_num(p["acquired"])}</td></tr>'
         for topic, part, p in rows[:MAX_TABLE_ROWS])
-    words = more_rows(len(rows), MAX_TABLE_ROWS, "partitions", doc, "partitions")
+    words = more_rows(len(rows), MAX_TABLE_ROWS, "partition", doc, "partitions")
     note = f'<p class="note">{esc(words)}.</p>' if words else ""
     head = ('<tr><th class="l">topic</th><th>part</th><th>fetches</th><th>fetched</th><th>records</th>'
             '<th>lag last</th><th>lag max</th><th>produces</th><th>produced</th><th>records</th>'
@@ -147,7 +147,7 @@ def share_table(doc: dict) -> str:
         f'<td>{f["records"]:,}</td><td>{f["acquired"]:,}</td><td>{f["redelivered"]:,}</td>'
         + "".join(f'<td>{n:,}</td>' for n in f["acknowledgements"].values()) + "</tr>"
         for g, f in ordered[:MAX_TABLE_ROWS])
-    words = more_rows(len(ordered), MAX_TABLE_ROWS, "share groups", doc, "share_groups")
+    words = more_rows(len(ordered), MAX_TABLE_ROWS, "share group", doc, "share_groups")
     note = f'<p class="note">{esc(words)}.</p>' if words else ""
     names = next(iter(groups.values()))["acknowledgements"].keys()
     head = ('<tr><th class="l">group</th><th>fetches</th><th>acks</th><th>records</th><th>acquired</th>'

@@ -19,6 +19,7 @@ from __future__ import annotations
 from rich.style import Style
 
 from kwire.codec.marks import carries_records, enum_tree, walk
+from kwire.counts import count as counted
 from kwire.codec.schemas import schema_for
 from kwire.kafka.apis import api_name
 from kwire.kafka.error_codes import error_name
@@ -158,19 +159,19 @@ class _Body:
         batches = value["batches"]
         unlisted = value.get("unlisted") or {}
         total = len(batches) + unlisted.get("batches", 0)
-        plural = "batch" if total == 1 else "batches"
-        if not self.line(head, [(f"{term_safe(key)}: {value['size']:,} bytes, {total:,} {plural}", BOLD)]):
+        if not self.line(head, [(f"{term_safe(key)}: {counted(value['size'], 'byte')}, {counted(total, 'batch')}",
+                                 BOLD)]):
             return
         shown = batches[:MAX_ITEMS]
         notes = []
         if len(batches) > MAX_ITEMS:
-            notes.append((f"… {len(batches) - MAX_ITEMS:,} more batches", DIM))
+            notes.append((f"… {counted(len(batches) - MAX_ITEMS, 'more batch', 'more batches')}", DIM))
         if unlisted:
             n, records, crc = unlisted["batches"], unlisted["records"], unlisted.get("crc_invalid")
-            notes.append((f"… {n:,} batch{'es' if n != 1 else ''} not listed: "
-                          f"{records:,} record{'s' if records != 1 else ''}, {unlisted['bytes']:,} bytes, "
+            notes.append((f"… {counted(n, 'batch')} not listed: {counted(records, 'record')}, "
+                          f"{counted(unlisted['bytes'], 'byte')}, "
                           f"offsets {unlisted['first_offset']}-{unlisted['last_offset']}"
-                          + (f", {crc:,} CRC failures" if crc else ""), DIM))
+                          + (f", {counted(crc, 'CRC failure')}" if crc else ""), DIM))
         if value.get("budget"):
             notes.append((f"budget: {term_safe(value['budget'])}", WARN))
         if value.get("error"):
@@ -183,15 +184,15 @@ class _Body:
             records = batch.get("Records") or []
             more = len(records) - MAX_ITEMS
             self.children(prefix + ("    " if last else "│   "), [(None, r, None) for r in records[:MAX_ITEMS]],
-                          f"… {more:,} more records" if more > 0 else None, timestamps=True)
+                          f"… {counted(more, 'more record', 'more records')}" if more > 0 else None,
+                          timestamps=True)
         for i, (text, style) in enumerate(notes):
             self.line(prefix + ("└── " if i == len(notes) - 1 else "├── "), [(text, style)])
 
 
 def batch_parts(batch: dict) -> list[tuple[str, Style | None]]:
     if batch.get("partial"):
-        return [(f"partial batch at offset {batch.get('BaseOffset')} ({batch.get('available')} of "
-                 f"{batch.get('BatchLength')} bytes captured)", DIM)]
+        return [(_partial_text(batch), DIM)]
     if batch.get("error"):
         return [(f"batch error: {term_safe(batch['error'])}", RED)]
     attrs = batch.get("Attributes") or {}
@@ -199,7 +200,8 @@ def batch_parts(batch: dict) -> list[tuple[str, Style | None]]:
     last = batch.get("LastOffset")
     count = batch.get("RecordCount")
     span = f"offsets {base}-{last}" if base is not None and base != last else f"offset {last}"
-    parts = [(f"{span} ({count} records) " if count is not None else f"{span} (magic {batch.get('Magic')}) ", None),
+    parts = [(f"{span} ({counted(count, 'record')}) " if count is not None else f"{span} (magic {batch.get('Magic')}) ",
+              None),
              (term_safe(attrs.get("Compression", "?")), ACCENT)]
     if attrs.get("IsTransactional"):
         parts.append((" transactional", WARN))
@@ -210,10 +212,19 @@ def batch_parts(batch: dict) -> list[tuple[str, Style | None]]:
     date = ms_date(batch.get("BaseTimestamp", batch.get("Timestamp")))
     if date is not None:
         parts.append((f"  {date}", DIM))
-    parts.append((f"  {batch.get('SizeBytes')} B", None))
+    parts.append((f"  {batch.get('SizeBytes'):,} B", None))
     if batch.get("CrcValid") is False:
         parts.append(("  CRC MISMATCH", RED))
     return parts
+
+
+def _partial_text(batch: dict) -> str:
+    """A batch cut by the end of its response: "partial batch at offset 7 (100 of 1,234 bytes captured)"; its
+    offset and length are left out when the bytes captured do not reach them."""
+    base, length, available = batch.get("BaseOffset"), batch.get("BatchLength"), batch.get("available")
+    at = f" at offset {base}" if base is not None else ""
+    captured = f"{available:,} of {counted(length, 'byte')}" if length is not None else counted(available, "byte")
+    return f"partial batch{at} ({captured} captured)"
 
 
 def _enum_marks(api_key: int | None, kind: str, version: int | None, body: dict) -> dict:
@@ -248,18 +259,18 @@ def _extra_lines(ex: Exchange) -> list[list]:
     lines = []
     fetch = ex.extra.get("fetch")
     if fetch:
-        line = [(f"  {fetch['isolation_level']}, {fetch['record_bytes']} record bytes", DIM)]
+        line = [(f"  {fetch['isolation_level']}, {counted(fetch['record_bytes'], 'record byte')}", DIM)]
         if fetch["empty"]:
             line.append(("  empty fetch", WARN))
         if fetch["aborted_transactions"]:
-            line.append((f"  {fetch['aborted_transactions']} aborted transactions", WARN))
+            line.append((f"  {counted(fetch['aborted_transactions'], 'aborted transaction')}", WARN))
         lines.append(line)
     for row in ex.extra.get("share", ())[:MAX_ITEMS]:
-        lines.append([(f"  share {term_safe(row['topic'])}[{row['partition']}]: acquired {row['acquired']}, "
-                       f"redelivered {row['redelivered']}", WARN if row["redelivered"] else DIM)])
+        lines.append([(f"  share {term_safe(row['topic'])}[{row['partition']}]: acquired {row['acquired']:,}, "
+                       f"redelivered {row['redelivered']:,}", WARN if row["redelivered"] else DIM)])
     for row in ex.extra.get("lag", ())[:MAX_ITEMS]:
         stable = row.get("last_stable_offset")
-        lines.append([(f"  lag {term_safe(row['topic'])}[{row['partition']}] = {row['lag']} "
+        lines.append([(f"  lag {term_safe(row['topic'])}[{row['partition']}] = {row['lag']:,} "
                        f"(high watermark {row['high_watermark']}, fetch offset {row['fetch_offset']}"
                        + (f", last stable {stable}" if stable is not None and stable < row["high_watermark"]
                           else "") + ")", WARN if row["lag"] else DIM)])
@@ -271,8 +282,8 @@ def exchange_view(ex: Exchange, *, records: str = "summary", show_secrets: bool 
     """The exchange's line (with its frame sizes), its bodies as trees, its enrichments, a blank line.
     Its record sets share one budget, drawn from the run's (`run`; a fresh one when not given)."""
     head = line_parts(ex)
-    sizes = [f"{ex.request_size} B out" if ex.request_size is not None else "",
-             f"{ex.response_size} B back" if ex.response_size is not None else ""]
+    sizes = [f"{ex.request_size:,} B out" if ex.request_size is not None else "",
+             f"{ex.response_size:,} B back" if ex.response_size is not None else ""]
     if any(sizes):
         head.append(("  (" + ", ".join(s for s in sizes if s) + ")", DIM))
     lines = [head]

@@ -13,6 +13,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from kwire.counts import count
 from kwire.render.cuts import more_rows
 from kwire.render.safe import wire_text
 from kwire.render.times import utc_text
@@ -46,9 +47,9 @@ def error_text(errors: dict[str, int], limit: int = 3) -> Text:
     if not errors:
         return Text("")
     items = sorted(errors.items(), key=lambda kv: (-kv[1], kv[0]))
-    text = wire_text(", ".join(f"{name} ×{n}" for name, n in items[:limit]), style="red")
+    text = wire_text(", ".join(f"{name} ×{n:,}" for name, n in items[:limit]), style="red")
     if len(items) > limit:
-        text.append(f" +{len(items) - limit} more", style="dim red")
+        text.append(f" +{len(items) - limit:,} more", style="dim red")
     return text
 
 
@@ -65,15 +66,15 @@ def _latency_cells(fig: dict) -> list[Text]:
 def _status_text(fig: dict) -> Text:
     text = Text()
     if fig["no_response"]:
-        text.append(f"{fig['no_response']} unanswered", style="bold red")
+        text.append(f"{fig['no_response']:,} unanswered", style="bold red")
     if fig["no_request"]:
         if text:
             text.append(", ")
-        text.append(f"{fig['no_request']} without request", style="yellow")
+        text.append(f"{fig['no_request']:,} without request", style="yellow")
     if fig["decode_errors"]:
         if text:
             text.append(", ")
-        text.append(f"{fig['decode_errors']} decode errors", style="magenta")
+        text.append(count(fig["decode_errors"], "decode error"), style="magenta")
     return text
 
 
@@ -120,7 +121,7 @@ def _figure_table(title: str, first_columns: list[str], rows: list[tuple[list, d
             problems.append_text(status)
         table.add_row(*labels, f"{fig['exchanges']:,}", rate(fig["requests_per_s"]), human_bytes(fig["request_bytes"]),
                       human_bytes(fig["response_bytes"]), *_latency_cells(fig), problems)
-    notes = [note for note in (more_rows(len(rows), MAX_ROWS, "rows", doc or {}, kind),
+    notes = [note for note in (more_rows(len(rows), MAX_ROWS, "row", doc or {}, kind),
                                waits_note(rows if noted is None else noted)) if note]
     table.caption = "\n".join(notes) or None
     return table
@@ -133,7 +134,7 @@ def header(doc: dict) -> Text:
     t = Text()
     t.append("kwire stats", style="bold")
     t.append(f"  {utc(span['start'])} → {utc(span['end'])}  ({span['seconds']:.3f} s)\n", style="dim")
-    t.append(f"{totals['exchanges']:,} exchanges", style="bold")
+    t.append(count(totals["exchanges"], "exchange"), style="bold")
     t.append(f"  ({totals['paired']:,} paired, {totals['no_response']:,} unanswered, "
              f"{totals['no_request']:,} without request)")
     t.append(f"  {rate(totals['requests_per_s'])} req/s")
@@ -141,13 +142,13 @@ def header(doc: dict) -> Text:
     t.append("latency ")
     t.append(f"p50 {ms(lat['p50'])}  p90 {ms(lat['p90'])}  p99 {ms(lat['p99'])}  max {ms(lat['max'])} ms",
              style="yellow")
-    t.append(f"  over {lat['count']:,} paired exchanges")
+    t.append(f"  over {count(lat['count'], 'paired exchange')}")
     waits = totals["waits"]
     if waits["count"]:
-        t.append(f"\nnot in the latencies: {waits['count']:,} long poll{'s' if waits['count'] != 1 else ''} answered "
+        t.append(f"\nnot in the latencies: {count(waits['count'], 'long poll')} answered "
                  f"empty after waiting for data (their p50 {ms(waits['p50_ms'])} ms)", style="dim")
     if totals["failed"]:
-        t.append(f"\n{totals['failed']:,} exchanges with an error or no partner", style="red")
+        t.append(f"\n{count(totals['failed'], 'exchange')} with an error or no partner", style="red")
         if totals["error_codes"]:
             t.append(": ")
             t.append_text(error_text(totals["error_codes"], limit=6))
@@ -216,7 +217,7 @@ def partition_table(doc: dict) -> Table | None:
             cells += [f"{p['acquired']:,}", Text(f"{red:,}", style="yellow" if red else ""),
                       f"{sum(p['acknowledgements'].values()):,}"]
         table.add_row(*cells)
-    table.caption = more_rows(len(rows), MAX_ROWS, "partitions", doc, "partitions")
+    table.caption = more_rows(len(rows), MAX_ROWS, "partition", doc, "partitions")
     return table
 
 
@@ -236,7 +237,7 @@ def share_table(doc: dict) -> Table | None:
         red = g["redelivered"]
         table.add_row(wire_text(group), f"{g['share_fetches']:,}", f"{g['share_acknowledges']:,}", f"{g['records']:,}",
                       f"{g['acquired']:,}", Text(f"{red:,}", style="yellow" if red else ""), acks or "-")
-    table.caption = more_rows(len(rows), MAX_ROWS, "share groups", doc, "share_groups")
+    table.caption = more_rows(len(rows), MAX_ROWS, "share group", doc, "share_groups")
     return table
 
 

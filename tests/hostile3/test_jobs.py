@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from kwire.counts import count
 from tests.hostile import generators
 from tests.hostile3 import changes, control, midstream_tls, nulls, resends, secrets
 from tests.test_parallel import same_document_whatever_the_workers
@@ -82,5 +83,6 @@ def test_live_final_figures_say_what_stats_says(name, tmp_path):
                                     "no_request": totals["no_request"], "total": totals["exchanges"]}
     assert figures["counted"] == totals["exchanges"]
     line = _closing_line(stats.stderr)
-    assert line.startswith(f"kwire: {figures['packets']} packets, {figures['kafka_connections']} Kafka connections")
-    assert f", {figures['gaps']} gaps" in line
+    assert line.startswith(f"kwire: {count(figures['packets'], 'packet')}, "
+                           f"{count(figures['kafka_connections'], 'Kafka connection')}")
+    assert f", {count(figures['gaps'], 'gap')}" in line

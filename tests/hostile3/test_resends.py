@@ -46,7 +46,7 @@ def test_stats_gives_one_document_whatever_the_workers_batches_and_hash_seed(cap
                       PYTHONHASHSEED="4") == alone
     document = json.loads(alone)
     retries = [f for f in document["findings"] if f["kind"] == "produce_retry" and f["records"]]
-    assert retries and all("of a sample of 16384 records of failed sends" in f["summary"] for f in retries)
+    assert retries and all("of a sample of 16,384 records of failed sends" in f["summary"] for f in retries)
     assert truth["resent"] > 16384 and document["findings_total"] > 1000
 
 
