@@ -91,7 +91,7 @@ def waits_note(rows: list[tuple[list, dict]]) -> str | None:
     waited.sort(key=lambda lw: -lw[1]["count"])
     named = ", ".join(f"{_plain(labels[0])} {w['count']:,} of {fig['exchanges']:,} (their p50 {ms(w['p50_ms'])} ms)"
                       for labels, w, fig in waited[:MAX_WAIT_NOTES])
-    more = f" and {len(waited) - MAX_WAIT_NOTES:,} more rows" if len(waited) > MAX_WAIT_NOTES else ""
+    more = f" and {count(len(waited) - MAX_WAIT_NOTES, 'more row')}" if len(waited) > MAX_WAIT_NOTES else ""
     plural = "s" if total != 1 else ""
     return (f"latencies leave out {total:,} long poll{plural} answered empty after waiting for data "
             f"(`waits` in --json): {named}{more}")
