@@ -40,7 +40,7 @@ def live_outputs(path: str) -> dict[str, bytes]:
     from prometheus_client import CollectorRegistry, generate_latest
     from rich.console import Console
 
-    from kwire.live.findings_log import FindingsTracker, event_line
+    from kwire.live.findings_log import REPLAY_FINISHED, FindingsTracker, event_line
     from kwire.live.labels import LabelCaps
     from kwire.live.metric_families import families
     from kwire.live.metrics_state import MetricsState
@@ -68,6 +68,6 @@ def live_outputs(path: str) -> dict[str, bytes]:
     out["live --metrics"] = generate_latest(registry)
     findings, _ = state.documents()
     tracker = FindingsTracker()
-    events = tracker.update(findings, last / 1e9) + tracker.update(findings, last / 1e9, finished=True)
+    events = tracker.update(findings, last / 1e9) + tracker.update(findings, last / 1e9, ended=REPLAY_FINISHED)
     out["live --findings-log"] = "".join(event_line(e) for e in events).encode()
     return out
