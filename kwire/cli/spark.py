@@ -25,6 +25,7 @@ from kwire.counts import count
 from kwire.cli.options import capture_paths, filter_options
 from kwire.cli.faults import left_out
 from kwire.cli.stats import prepare_outputs, write_outputs
+from kwire.render.units import human_bytes
 from kwire.errors import KwireError
 
 
@@ -148,7 +149,23 @@ def spark_command(archives, master, as_json, html, out, partitions, follow_dir, 
     result.summary.keylog_given = keys is not None
     result.summary.capture_errors[:0] = not_captures + left
     made.write()
+    if out is not None:
+        click.echo(f"kwire: wrote {count(result.document['totals']['exchanges'], 'exchange')} and their partitions as "
+                   f"Parquet to {os.path.join(out, 'exchanges')} and {os.path.join(out, 'partitions')} "
+                   f"({human_bytes(_tree_bytes(out))})", err=True)
     report_run(result.summary, no_summary, matched=result.document["totals"]["exchanges"], selection=selection)
+
+
+def _tree_bytes(folder: str) -> int:
+    """The bytes of the files under `folder` (what --out wrote)."""
+    total = 0
+    for parent, _, names in os.walk(folder):
+        for name in names:
+            try:
+                total += os.path.getsize(os.path.join(parent, name))
+            except OSError:
+                pass
+    return total
 
 
 def _leaving_out_faults(spark, attempt, paths: list[str], options, watch, executor_timeout: float):

@@ -33,11 +33,16 @@ def test_cli_directory_glob_and_gz_print_the_stats_document(tmp_path):
     assert any(p.suffix == ".gz" for p in parts)
     runner = CliRunner()
     by_dir = runner.invoke(cli, ["spark", "--master", "local[2]", "--json", "--partitions", "3",
-                                 "--html", str(tmp_path / "r.html"), str(tmp_path / "rotated")],
+                                 "--html", str(tmp_path / "r.html"), "--out", str(tmp_path / "out"),
+                                 str(tmp_path / "rotated")],
                            catch_exceptions=False)
     assert by_dir.exit_code == 0, by_dir.stderr
     assert by_dir.stdout == _stats_json()  # the very text, not only the same values
     assert "<svg" in (tmp_path / "r.html").read_text()
+    exchanges = json.loads(by_dir.stdout)["totals"]["exchanges"]
+    wrote = [line for line in by_dir.stderr.splitlines() if "as Parquet to" in line]  # it says what it wrote
+    assert len(wrote) == 1 and f"wrote {exchanges:,} exchanges" in wrote[0]
+    assert str(tmp_path / "out" / "exchanges") in wrote[0] and any((tmp_path / "out" / "exchanges").iterdir())
     by_glob = runner.invoke(cli, ["spark", "--json", "--no-summary", str(tmp_path / "rotated" / "part-*")],
                             catch_exceptions=False)
     assert by_glob.exit_code == 0 and by_glob.stdout == by_dir.stdout
