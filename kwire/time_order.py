@@ -43,8 +43,7 @@ def exchange_times(item) -> tuple[int, int, int]:
     """(request time, completion time, wire bytes) of an Exchange or a RawExchange (kwire.kafka.pairing)."""
     if type(item) is Exchange:
         done = item.response_ts_ns or item.given_up_ts_ns or item.request_ts_ns or 0
-        at = item.request_ts_ns if item.request_ts_ns is not None else done
-        return at, done, (item.request_size or 0) + (item.response_size or 0)
+        return item.ts_ns, done, (item.request_size or 0) + (item.response_size or 0)
     request = item.request
     done = item.response_ts_ns or item.given_up_ts_ns or (request.ts_ns if request is not None else 0)
     if request is None:
@@ -100,7 +99,7 @@ class TimeOrder:
             at = _I64_MAX if at > 0 else _I64_MIN
         if at < self.last:
             self._count_late(at, unanswered)
-            return [payload, *self._take(bisect_right(self.times, self.clock - self.window_ns))]
+            return [payload, *self._due(self.clock - self.window_ns)]
         times = self.times
         if not times or at >= times[-1]:
             times.append(at)
@@ -115,7 +114,7 @@ class TimeOrder:
         if len(times) > self.max_held or self.held_bytes > self.max_bytes:
             return self._over()
         if times[0] <= self.clock - self.window_ns:
-            return self._take(bisect_right(times, self.clock - self.window_ns))
+            return self._due(self.clock - self.window_ns)
         return ()
 
     def settle(self) -> list:
@@ -129,7 +128,7 @@ class TimeOrder:
             self.ask_at = self.arrivals + cost // self.ASK_EVERY
             if settled > bound:
                 bound = settled
-        return self._take(bisect_right(times, bound))
+        return self._due(bound)
 
     def _count_late(self, at: int, unanswered: bool) -> None:
         if unanswered:
@@ -153,6 +152,10 @@ class TimeOrder:
         due = bisect_right(self.times, self.clock - self.window_ns)
         self.early += max(0, cut - due)
         return self._take(max(cut, due))
+
+    def _due(self, bound: int) -> list:
+        """The held requested at or before `bound`, in order."""
+        return self._take(bisect_right(self.times, bound))
 
     def _take(self, cut: int) -> list:
         if not cut:

@@ -426,32 +426,11 @@ class KafkaLayer:
 
     def oldest_pending(self) -> tuple[int | None, int]:
         """(the capture time of the oldest request still waiting for its answer on any connection, or None;
-        the connections looked at: what the answer cost). Pending requests are kept in their order of arrival,
-        so a connection's oldest is its first, unless a correlation id was reused (then all are looked at)."""
+        the connections looked at: what the answer cost)."""
         oldest = None
         for stream in self.streams.values():
-            pairing = stream.pairing  # None until the connection's first frame
-            pending = pairing.pending if pairing is not None else None
-            if not pending:
-                continue
-            if pairing.waiting:
-                first = min(request.ts_ns for request in pending.values())
-            else:
-                first = next(iter(pending.values())).ts_ns
-            if oldest is None or first < oldest:
+            pairing = stream.pairing  # None until the connection's roles are known
+            first = pairing.oldest_ts_ns() if pairing is not None else None
+            if first is not None and (oldest is None or first < oldest):
                 oldest = first
         return oldest, len(self.streams)
-
-    def in_flight(self) -> tuple[int, int | None]:
-        """(requests waiting for a response, the oldest one's capture time) over confirmed connections."""
-        count = 0
-        oldest = None
-        for stream in self.streams.values():
-            pending = stream.pairing.pending if stream.state == CONFIRMED else None
-            if not pending:
-                continue
-            count += len(pending)
-            first = min(request.ts_ns for request in pending.values())
-            if oldest is None or first < oldest:
-                oldest = first
-        return count, oldest

@@ -291,6 +291,17 @@ class Pairing:
             self.kept_head = _past_done(kept, self.kept_head)
         return request
 
+    def oldest_ts_ns(self) -> int | None:
+        """The capture time of the oldest request waiting for its answer, or None. The first request under
+        each correlation id is kept in its order of arrival (as _pop_oldest reads it), so the oldest is the
+        first, unless a reused id moved a later one in (then all are looked at)."""
+        pending = self.pending
+        if not pending:
+            return None
+        if self.waiting:
+            return min(request.ts_ns for request in pending.values())
+        return next(iter(pending.values())).ts_ns
+
     def _pop_oldest(self) -> tuple[int, PendingRequest]:
         corr = next(iter(self.pending))
         return corr, self._take(corr)

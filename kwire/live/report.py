@@ -36,8 +36,8 @@ def lost_connections(pipeline, limit: int = LOST_SHOWN) -> list[tuple[str, int, 
 
 def requests_in_flight(pipeline) -> tuple[int, int | None, dict[str, int]]:
     """(requests waiting for a response, the oldest one's capture time, broker "ip:port" -> requests
-    waiting) over confirmed connections: the figures of KafkaLayer.in_flight, with the broker's share,
-    in the one walk over the open connections (made at report or snapshot time, never per exchange)."""
+    waiting) over confirmed connections, in the one walk over the open connections (made at report or
+    snapshot time, never per exchange)."""
     if isinstance(pipeline, ReportedPipeline):
         return pipeline.in_flight
     count = 0
@@ -46,12 +46,12 @@ def requests_in_flight(pipeline) -> tuple[int, int | None, dict[str, int]]:
     for stream in pipeline.kafka.streams.values():
         if stream.state != CONFIRMED:
             continue
-        pending = stream.pairing.pending
-        if not pending:
+        pairing = stream.pairing
+        if not pairing.pending:
             continue
-        waiting = len(pending)
+        waiting = len(pairing.pending)
         count += waiting
-        first = min(request.ts_ns for request in pending.values())
+        first = pairing.oldest_ts_ns()
         if oldest is None or first < oldest:
             oldest = first
         conn = stream.conn
