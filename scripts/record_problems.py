@@ -269,11 +269,9 @@ def pending_cap(scene: Scene, mock: MockCluster) -> None:
     mock.set_rtt(1, 0)
 
 
-def proxy_faults(scene: Scene, mock: MockCluster) -> None:
-    # Every client goes through a proxy per broker; consumer 1's Fetch answers say "throttled
-    # 300 ms" 20 times; the ApiVersions answers a client named kwire-fragile gets are corrupted
-    # (it cannot parse them, hangs up, reconnects).
-    rules = FaultRules(scene.truth, corrupt_api_versions={"kwire-fragile"}, throttle={"kwire-consumer-1": (300, 20)})
+def _behind_proxies(scene: Scene, mock: MockCluster, rules: FaultRules) -> dict:
+    """A FaultProxy before each broker, advertised in its place and made the bootstrap: broker id -> proxy
+    (the summary notes the brokers' own ports, which the capture leaves out, and the proxies')."""
     proxies = {}
     for broker_id, port in mock.ports.items():
         proxy = FaultProxy(0, port, rules)
@@ -282,8 +280,16 @@ def proxy_faults(scene: Scene, mock: MockCluster) -> None:
         proxies[broker_id] = proxy
     scene.summary["cut_ports"] = sorted(mock.ports.values())
     scene.summary["proxy_ports"] = {str(b): p.port for b, p in proxies.items()}
-    bootstrap = ",".join(f"127.0.0.1:{p.port}" for p in proxies.values())
-    mock.bootstraps = bootstrap
+    mock.bootstraps = ",".join(f"127.0.0.1:{p.port}" for p in proxies.values())
+    return proxies
+
+
+def proxy_faults(scene: Scene, mock: MockCluster) -> None:
+    # Every client goes through a proxy per broker; consumer 1's Fetch answers say "throttled
+    # 300 ms" 20 times; the ApiVersions answers a client named kwire-fragile gets are corrupted
+    # (it cannot parse them, hangs up, reconnects).
+    rules = FaultRules(scene.truth, corrupt_api_versions={"kwire-fragile"}, throttle={"kwire-consumer-1": (300, 20)})
+    proxies = _behind_proxies(scene, mock, rules)
     producer = _group_workload(scene, mock, 2)
     scene.at(5)
     fragile = Producer(scene, f"127.0.0.1:{proxies[1].port}", client_id="kwire-fragile", rate=2,
@@ -303,15 +309,7 @@ def join_left_behind(scene: Scene, mock: MockCluster) -> None:
     # leaves twice: the group forms generations without the two, who wait on in their joins (their
     # rebalance timeout, max.poll.interval.ms, is the default 300 s).
     rules = FaultRules(scene.truth)
-    proxies = {}
-    for broker_id, port in mock.ports.items():
-        proxy = FaultProxy(0, port, rules)
-        proxy.start()
-        mock.advertise(broker_id, proxy.port)
-        proxies[broker_id] = proxy
-    scene.summary["cut_ports"] = sorted(mock.ports.values())
-    scene.summary["proxy_ports"] = {str(b): p.port for b, p in proxies.items()}
-    mock.bootstraps = ",".join(f"127.0.0.1:{p.port}" for p in proxies.values())
+    proxies = _behind_proxies(scene, mock, rules)
     producer = _group_workload(scene, mock, 2)
     scene.at(8)
     rules.hold_requests(["kwire-consumer-1", "kwire-consumer-2"], JOIN_GROUP)

@@ -12,8 +12,9 @@ from kwire.render.stats_view import stats_view
 from tests import problems as P
 
 
-def _text(doc: dict) -> str:
-    console = Console(width=220, color_system=None, force_terminal=False)
+def stats_text(doc: dict, width: int = 220) -> str:
+    """kwire stats' terminal view of `doc`, as a terminal `width` columns wide shows it."""
+    console = Console(width=width, color_system=None, force_terminal=False)
     with console.capture() as capture:
         console.print(stats_view(doc))
     return capture.get()
@@ -21,7 +22,7 @@ def _text(doc: dict) -> str:
 
 def test_stats_shows_findings_first_then_groups_and_members():
     doc = P.document("member-expired")
-    text = _text(doc)
+    text = stats_text(doc)
     expired = next(f for f in doc["findings"] if f["kind"] == "member_expired")
     assert text.index("Findings") < text.index("By api and version") < text.index("Consumer groups")
     assert "member_expired" in text and expired["member_id"] in text and "kwire-consumer-3" in text
@@ -31,7 +32,7 @@ def test_stats_shows_findings_first_then_groups_and_members():
 def test_stats_says_when_there_is_nothing_to_report():
     doc = copy.deepcopy(P.document("txn-clean"))
     assert doc["findings"] == []
-    assert "No findings" in _text(doc)
+    assert "No findings" in stats_text(doc)
 
 
 def test_html_puts_findings_on_top_and_draws_each_group():
@@ -48,7 +49,7 @@ def test_stats_shows_each_generation_of_a_group_that_rebalanced():
     """The terminal lists a storm's generations with who joined and who was gone: the flapper's member id of
     each round (its own callbacks) is on the line of a generation it joined."""
     doc = P.document("rebalance-storm")
-    text = _text(doc)
+    text = stats_text(doc)
     assert "Group generations" in text
     section = text[text.index("Group generations"):text.index("Group members")]
     for e in P.of("rebalance-storm", "assigned", "kwire-flapper"):
@@ -66,7 +67,7 @@ def test_generations_table_is_cut_and_says_so():
     group["generations"] += extra
     doc["groups"]["kwire-b"] = copy.deepcopy(group)
     total = 2 * len(group["generations"])
-    text = _text(doc)
+    text = stats_text(doc)
     section = text[text.index("Group generations"):text.index("Group members")]
     rows = [line for line in section.splitlines() if line.startswith(("kwire-app ", "kwire-b "))]
     assert len(rows) == 2 * 12  # the newest 12 of each

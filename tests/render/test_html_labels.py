@@ -13,8 +13,6 @@ Skipped without Chromium, as tests/render/test_html_layout.py is.
 from __future__ import annotations
 
 import copy
-import json
-import re
 import uuid
 from pathlib import Path
 
@@ -22,7 +20,7 @@ import pytest
 
 from kwire.render.html_report import html_report
 from tests import problems as P
-from tests.render.test_html_layout import CAPTURES, CHROMIUM, chromium, document
+from tests.render.test_html_layout import CAPTURES, CHROMIUM, document, probed
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium (apt-get install chromium)")
 
@@ -82,13 +80,7 @@ MEASURE = """<script>
 
 
 def measure(tmp_path: Path, page: str, width: int, label: str) -> dict:
-    probe = tmp_path / f"{label}-{width}.html"
-    probe.write_text(page.replace("</body>", MEASURE + "</body>"), encoding="utf-8")
-    dom = chromium(tmp_path, f"--window-size={width},1200", "--dump-dom", probe.as_uri())
-    found = re.search(r'<pre id="kwire-labels">(.*?)</pre>', dom, re.S)
-    assert found, dom[-500:]
-    return json.loads(found.group(1).replace("&quot;", '"').replace("&lt;", "<").replace("&gt;", ">")
-                      .replace("&amp;", "&"))
+    return probed(tmp_path, page, MEASURE, "kwire-labels", width, label)
 
 
 def rdkafka_ids(doc: dict) -> dict:

@@ -115,14 +115,20 @@ def png_size(path: Path) -> tuple[int, int]:
     return struct.unpack(">II", head[16:24])
 
 
-def layout(tmp_path: Path, page: str, width: int, label: str) -> dict:
+def probed(tmp_path: Path, page: str, script: str, pre_id: str, width: int, label: str):
+    """What `script` (added to `page`) writes as JSON into <pre id=pre_id>, the page laid out by Chromium
+    `width` pixels wide."""
     probe = tmp_path / f"{label}-{width}.html"
-    probe.write_text(page.replace("</body>", MEASURE + "</body>"), encoding="utf-8")
+    probe.write_text(page.replace("</body>", script + "</body>"), encoding="utf-8")
     dom = chromium(tmp_path, f"--window-size={width},1200", "--dump-dom", probe.as_uri())
-    found = re.search(r'<pre id="kwire-layout">(.*?)</pre>', dom, re.S)
+    found = re.search(rf'<pre id="{pre_id}">(.*?)</pre>', dom, re.S)
     assert found, dom[-500:]
-    report = json.loads(found.group(1).replace("&quot;", '"').replace("&lt;", "<").replace("&gt;", ">")
-                        .replace("&amp;", "&"))
+    return json.loads(found.group(1).replace("&quot;", '"').replace("&lt;", "<").replace("&gt;", ">")
+                      .replace("&amp;", "&"))
+
+
+def layout(tmp_path: Path, page: str, width: int, label: str) -> dict:
+    report = probed(tmp_path, page, MEASURE, "kwire-layout", width, label)
     plain = tmp_path / f"{label}.html"
     plain.write_text(page, encoding="utf-8")
     shot = tmp_path / f"{label}-{width}.png"

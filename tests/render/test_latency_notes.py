@@ -5,17 +5,13 @@ from __future__ import annotations
 
 import copy
 
-from rich.console import Console
-
-from kwire.render.stats_view import stats_view, waits_note
+from kwire.render.stats_view import waits_note
 from tests import problems as P
+from tests.render.test_groups_view import stats_text
 
 
 def _text(doc: dict) -> str:
-    console = Console(width=240, color_system=None, force_terminal=False)
-    with console.capture() as capture:
-        console.print(stats_view(doc))
-    return capture.get()
+    return stats_text(doc, 240)
 
 
 def test_the_tables_and_the_header_name_the_waits_they_leave_out():
