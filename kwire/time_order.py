@@ -26,6 +26,7 @@ from array import array
 from bisect import bisect_right
 from typing import Callable, Iterable, Iterator
 
+from kwire.counts import count
 from kwire.model import Exchange
 
 WINDOW_NS = 10_000_000_000  # 10 s: the longest waits of the bundled captures' answered requests are 3-5 s
@@ -188,7 +189,7 @@ class TimeOrder:
         if self.late_bound:
             why.append(f"{self.late_bound:,} within the window, which holds at most {self.max_held:,} exchanges "
                        f"or {self.max_bytes >> 20} MB of them")
-        return (f"{late:,} exchange{'s' if late != 1 else ''} out of time order, written after ones requested "
+        return (f"{count(late, 'exchange')} out of time order, written after ones requested "
                 f"later: {'; '.join(why)}")
 
 
