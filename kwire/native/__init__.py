@@ -1,10 +1,8 @@
 """kwire's native code, in one place: what runs compiled, each with its pure-Python reference beside it.
 
-Each module here is a pair: a `.pxd` of inline C (Cython), which a compiled module of kwire cimports under the
-module's name (`cimport kwire.native.c_reads as c_reads`), and a `.py` of the same names in Python, which that
-module imports as such (`from kwire.native import c_reads`). Compiled, `c_reads._i32(buf, pos)` is the inline C;
-in the pure-Python build it is a call of the Python twin. Outside this package no module needs a name that
-exists only compiled, and the tests run each twin against its C through the modules that call them:
+Two kinds of module live here. Inline C for compiled modules elsewhere: a `.pxd` of inline C (Cython), which a
+compiled module of kwire cimports under the module's name (`cimport kwire.native.c_reads as c_reads`), and a
+`.py` of the same names in Python, which that module imports as such (`from kwire.native import c_reads`):
 
 - `c_reads`: big-endian numbers, a byte, UTF-8 text, a run of bytes and a v2 record batch header read from a
   buffer, bounds-checked (the compiled decoders inline them too);
@@ -14,7 +12,17 @@ exists only compiled, and the tests run each twin against its C through the modu
 - `c_parts`: the exchange parts' wire format (kwire.parts_wire) written and read;
 - `cython_stand_in`: the `cython.compiled` the pure-Python build reads where Cython is not installed.
 
-The modules of kwire.compiled.CORE still sit in their layers, each with its .pxd; they move in here a layer at a
-time, behind one contract (capture records in, paired exchanges and their facts as columns out: issue 44), so
-that outside this package every module is plain Python.
+And modules compiled whole (setup.py, typed by the `.pxd` beside them; without a compiler their `.py` runs as it
+is), which plain-Python callers use through a few classes and functions, given what they need to know of Kafka
+(caches, functions) so that nothing here imports a layer of kwire:
+
+- `batch_json`: a records field of whole v2 batches in, its summary's JSON text out (kwire.render.records_json);
+- `json_line`: an exchange's JSON line from cached parts in one orjson call, the renderer's call, its record
+  sets' hook and the run's record budgets (kwire.render.jsonl, values, records_run);
+- `time_queue`: payloads held in time order in sorted columns, released by a bound (kwire.time_order).
+
+The modules of kwire.compiled.CORE outside this package still sit in their layers, each with its .pxd; they
+move in here a layer at a time, behind one contract (capture records in, paired exchanges and their facts as
+columns out: issue 44), so that outside this package every module is plain Python. kwire.render is plain
+Python already.
 """

@@ -42,6 +42,7 @@ from kwire.analytics.facts import error_code_names
 from kwire.codec.marks import carries_records
 from kwire.kafka.error_codes import error_name
 from kwire.model import Exchange
+from kwire.native.json_line import LineRenderer, LineWriter
 from kwire.outcomes import DECODED_BODY, error_text, kind_of, trailing_size
 from kwire.query import response_error_codes
 from kwire.render.records_run import RecordsRun
@@ -191,8 +192,10 @@ def exchange_json_line(ex: Exchange, *, records: str = "summary", show_secrets: 
 
 
 def _json_line(ex: Exchange, records: str, show_secrets: bool, run: RecordsRun | None,
-               hook: SummaryHook | None) -> bytes:
-    if _FAST and ex.api_key is not None and ex.api_key not in SECRET_APIS:
+               hook: SummaryHook | None, tried_fast: bool = False) -> bytes:
+    """The line, the fast way when it fits (unless `tried_fast`: the caller found it does not), else the
+    general way."""
+    if _FAST and not tried_fast and ex.api_key is not None and ex.api_key not in SECRET_APIS:
         if records != "summary":
             hook = None
         elif hook is None:
@@ -237,8 +240,6 @@ def _json_line(ex: Exchange, records: str, show_secrets: bool, run: RecordsRun |
 # enrichments in `extra`, an api whose bodies can hold secrets) or that orjson refuses (an integer
 # past 64 bits) go the general way, which builds the whole object (_record) and falls back as it does.
 
-_EMPTY: list = []  # never changed
-_EXACT_NS = 10**15
 MAX_CACHED = 4096  # entries of each cache of parts (a capture of many connections clears and refills it)
 _PARTS: dict[tuple, tuple[bytes, bytes]] = {}
 _OUTCOMES: dict[tuple, bytes] = {}
@@ -275,110 +276,50 @@ def _outcome_members(req, resp) -> bytes:
     return members
 
 
+def _errors_of(ex: Exchange, found) -> tuple[list, list]:
+    """The error_codes and errors members of an exchange whose response holds the codes `found`."""
+    return error_code_names(ex, found)[0], [error_name(code) for code in found]
+
+
 def _fast_line(ex: Exchange, records: str, run: RecordsRun | None, hook: SummaryHook | None) -> bytes | None:
-    """The line put together from parts; None when the exchange must go the general way. `hook`:
-    the SummaryHook with records="summary" (it makes the exchange's budget), else None. (A Python
-    function, looked up where it is called, so that tests can count or refuse the fast way.)"""
-    return _line_from_parts(ex, records, run, hook)
+    """The line put together from parts (by the native core: kwire.native.json_line); None when the
+    exchange must go the general way. `hook`: the SummaryHook with records="summary" (it makes the
+    exchange's budget), else None. (_WRITER is looked up where it is called, so that tests can count or
+    refuse the fast way.)"""
+    if hook is not None:
+        return _WRITER.line(ex, hook, hook, run, None)
+    budget = _budget(ex, run)
+    return _WRITER.line(ex, _default(records, budget), None, run, budget)
 
 
-def _line_from_parts(ex: Exchange, records: str, run: RecordsRun | None, hook: SummaryHook | None) -> bytes | None:
-    """_fast_line's work (compiled, with the Exchange's fields read in C: kwire/render/jsonl.pxd)."""
-    request_ts = ex.request_ts_ns
-    response_ts = ex.response_ts_ns
-    request_size = ex.request_size
-    response_size = ex.response_size
-    if request_ts is None or response_ts is None or request_size is None or response_size is None or ex.extra:
-        return None
-    key = (ex.client, ex.broker, ex.api_key, ex.api, ex.api_version, ex.client_id, ex.status, ex.unanswered)
-    parts = _PARTS.get(key)
-    if parts is None:
-        parts = _parts(key)
-    req, resp = ex.request_outcome, ex.response_outcome
-    outcomes = _DECODED_PAIR if req is DECODED_BODY and resp is DECODED_BODY else _outcome_members(req, resp)
-    found = response_error_codes(ex)
-    if found:
-        codes = error_code_names(ex, found)[0]
-        errors = [error_name(code) for code in found]
-    else:
-        codes = errors = _EMPTY
-    # round(latency, 6) and _seconds, without their cost where they change nothing: a difference of
-    # nanoseconds under 10**15 divided by 1e6 is already the double nearest its 6-decimal value.
-    took = response_ts - request_ts
-    latency = took / 1e6 if -_EXACT_NS < took < _EXACT_NS else round(took / 1e6, 6)
-    seconds = request_ts / 1e9
-    if seconds < 8388608.0:
-        seconds = round(seconds, 9)
-    if hook is None:
-        budget = _budget(ex, run)
-        default = _default(records, budget)
-    else:
-        default = hook
-    try:
-        line = orjson.dumps({
-            "ts_ns": request_ts,
-            "request_ts_ns": request_ts,
-            "response_ts_ns": response_ts,
-            "client": parts[0],  # client ... api_version
-            "correlation_id": ex.correlation_id,
-            "client_id": parts[1],  # client_id, status, unanswered
-            "error_codes": codes,
-            "latency_ms": latency,
-            "request_bytes": request_size,
-            "response_bytes": response_size,
-            "request": ex.request,
-            "response": ex.response,
-            "request_outcome": outcomes,  # request_outcome ... response_trailing_bytes
-            "connection_id": ex.connection_id,
-            "ts": seconds,
-            "errors": errors,
-            "request_size": request_size,
-            "response_size": response_size,
-        }, default=default, option=_FAST_OPTIONS)
-    finally:
-        if hook is not None:
-            budget = hook.take_budget()
-    if run is not None and budget is not None:
-        run.charge(budget)
-    return line
-
-
-class JsonLines:
+class JsonLines(LineRenderer):
     """`inspect --json`'s renderer as one picklable object (worker processes get a copy):
     exchange -> its JSON line as bytes, or None when `keep` (a filter such as
     kwire.query.ExchangeFilter) turns it down. `run`: the run's record budgets (kept where the
-    exchanges that carry records are rendered: see kwire.render.records_run)."""
+    exchanges that carry records are rendered: see kwire.render.records_run). The call is the native
+    core's (kwire.native.json_line.LineRenderer: the fast way, through _WRITER as it was when the
+    renderer was made); `general` is the rest."""
 
-    __slots__ = ("records", "show_secrets", "keep", "run", "hook")
+    __slots__ = ("records", "show_secrets")
 
     def __init__(self, records: str = "summary", show_secrets: bool = False, keep=None,
                  run: RecordsRun | None = None):
+        run = run if run is not None else RecordsRun()
+        keep = keep if getattr(keep, "active", True) else None  # None: a filter that turns nothing down
+        writer = _WRITER if _FAST and records == "summary" else None
+        super().__init__(writer, SummaryHook(run), run, keep, SECRET_APIS, json_safe)
         self.records = records
         self.show_secrets = show_secrets
-        self.keep = keep if getattr(keep, "active", True) else None  # None: a filter that turns nothing down
-        self.run = run if run is not None else RecordsRun()
-        self.hook = SummaryHook(self.run)
 
-    def __call__(self, ex: Exchange) -> bytes | None:
-        if self.keep is not None and not self.keep(ex):
-            return None
-        api_key = ex.api_key
-        if _FAST and self.records == "summary" and api_key is not None and api_key not in SECRET_APIS:
-            try:  # exchange_json_line's first step, one call nearer
-                line = _fast_line(ex, "summary", self.run, self.hook)
-            except (TypeError, ValueError):
-                line = None
-            if line is not None:
-                return json_safe(line)
+    def general(self, ex: Exchange, tried_fast: bool) -> bytes:
+        """The line the general way (or the fast way when the call has not tried it: records not "summary")."""
+        if tried_fast:
+            return json_safe(_json_line(ex, "summary", self.show_secrets, self.run, self.hook, tried_fast=True))
         return exchange_json_line(ex, records=self.records, show_secrets=self.show_secrets, run=self.run,
                                   hook=self.hook)
 
-    def __getstate__(self):
-        return (self.records, self.show_secrets, self.keep, self.run)
-
-    def __setstate__(self, state) -> None:
-        self.records, self.show_secrets, self.keep, self.run = state
-        self.hook = SummaryHook(self.run)
+    def __reduce__(self):
+        return (JsonLines, (self.records, self.show_secrets, self.keep, self.run))
 
 
 _ORJSON_OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE if orjson is not None else 0
@@ -389,3 +330,5 @@ _BODY_OPTIONS = orjson.OPT_NON_STR_KEYS if orjson is not None else 0
 _FAST_OPTIONS = orjson.OPT_APPEND_NEWLINE if orjson is not None else 0
 _FAST = orjson is not None and hasattr(orjson, "Fragment")  # orjson 3.10 on
 _DECODED_PAIR = _outcome_members(DECODED_BODY, DECODED_BODY) if _FAST else None
+_WRITER = LineWriter(orjson.dumps if _FAST else None, _FAST_OPTIONS, _PARTS, _parts, _outcome_members, DECODED_BODY,
+                     _DECODED_PAIR, response_error_codes, _errors_of)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 
 from kwire.codec.budget import DEFAULT_BATCHES, DEFAULT_DATA, DEFAULT_ENTRIES, RecordBudget
-from kwire.fields import reduce_by_fields, set_fields
+from kwire.native.json_line import RunBudgets
 
 
 def _setting(name: str, default: int) -> int:
@@ -36,29 +36,18 @@ MAX_RECORDS = _setting("KWIRE_MAX_RECORDS", DEFAULT_ENTRIES)
 MAX_BATCHES = _setting("KWIRE_MAX_BATCHES", DEFAULT_BATCHES)
 
 
-class RecordsRun:
-    """The run's decompression budget, and the factory of each exchange's RecordBudget."""
+class RecordsRun(RunBudgets):
+    """The run's decompression budget, and the factory of each exchange's RecordBudget (`budget()`,
+    `charge(budget)`: the native core's, kwire.native.json_line.RunBudgets)."""
 
-    __slots__ = ("limit", "used", "refused", "data", "entries", "batches")
-    __reduce__ = reduce_by_fields  # the same state compiled or not (kwire.fields)
-    __setstate__ = set_fields
+    __slots__ = ()
 
     def __init__(self, limit: int = MAX_DECOMPRESSED_BYTES, *, data: int = MAX_RECORD_BYTES,
                  entries: int = MAX_RECORDS, batches: int = MAX_BATCHES):
-        self.limit = limit
-        self.used = 0  # bytes decompressed so far, failures included
-        self.refused = 0  # exchanges that asked to open a compressed batch after the limit
-        self.data, self.entries, self.batches = data, entries, batches
+        super().__init__(RecordBudget, limit, data, entries, batches)
 
-    def budget(self) -> RecordBudget:
-        """A fresh budget for the next exchange (in capture order)."""
-        return RecordBudget(self.data, self.entries, self.batches, self.used < self.limit)
-
-    def charge(self, budget: RecordBudget) -> None:
-        """What the exchange given `budget` spent, charged to the run."""
-        self.used += budget.decompressed
-        if budget.gated and not budget.run_open:
-            self.refused += 1
+    def __reduce__(self):
+        return (_records_run, (self.limit, self.data, self.entries, self.batches, self.used, self.refused))
 
     def note(self) -> str | None:
         """The closing line when the run's budget stopped anything, else None."""
@@ -66,3 +55,10 @@ class RecordsRun:
             return None
         return (f"decompression budget of this run used up ({self.limit:,} bytes, KWIRE_MAX_DECOMPRESSED_BYTES): "
                 f"compressed batches of {self.refused:,} later exchanges were not opened")
+
+
+def _records_run(limit: int, data: int, entries: int, batches: int, used: int, refused: int) -> RecordsRun:
+    """A RecordsRun as pickled (a worker's copy): its settings and what it had spent."""
+    run = RecordsRun(limit, data=data, entries=entries, batches=batches)
+    run.used, run.refused = used, refused
+    return run

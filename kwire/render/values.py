@@ -23,15 +23,17 @@ names, so renderers walk those bodies with plain_body and hand every other body 
 
 from __future__ import annotations
 
+import orjson
+
 from kwire.codec.budget import RecordBudget
 from kwire.codec.config_secrets import sensitive_config
 from kwire.codec.overlay import field_names_with, messages_with
-from kwire.codec.records import decode_records, summarize_records
+from kwire.codec.records import crc32c, decode_records, summarize_records
 from kwire.codec.sasl import sasl_view
 from kwire.codec.schema import CONFIG_NAME, CONFIG_SENSITIVE, CONFIG_VALUE, SECRET
 from kwire.codec.values import RawRecords
-from kwire.render.records_json import summary_fragment
-from kwire.fields import reduce_by_fields, set_fields
+from kwire.native.json_line import RecordsHook
+from kwire.render.records_json import attributes_json
 from kwire.kafka.apis import API_BY_NAME
 
 
@@ -122,37 +124,18 @@ def _redact_unknown_tags(node) -> None:
             _redact_unknown_tags(item)
 
 
-class SummaryHook:
+class SummaryHook(RecordsHook):
     """The `default` hook of `json_default("summary", budget)` for one exchange after another: the
     exchange's budget is made when its first record set is met (`run.budget()`, run: a
     kwire.render.records_run.RecordsRun), and handed back by `take_budget()` for the caller to charge.
     A record set of whole v2 batches comes back as its JSON text (kwire.render.records_json), any other
-    as summarize_records' dict. One per renderer, not one per exchange."""
+    as summarize_records' dict. One per renderer, not one per exchange. (The native core's hook,
+    kwire.native.json_line.RecordsHook, given kwire's records.)"""
 
-    __slots__ = ("run", "budget")
-    __reduce__ = reduce_by_fields  # the same state compiled or not (kwire.fields)
-    __setstate__ = set_fields
+    __slots__ = ()
 
     def __init__(self, run):
-        self.run = run
-        self.budget: RecordBudget | None = None
-
-    def __call__(self, value):
-        if type(value) is RawRecords:
-            budget = self.budget
-            if budget is None:
-                budget = self.budget = self.run.budget()
-            fragment = summary_fragment(value.data, budget)  # whole v2 batches: the JSON written here
-            return fragment if fragment is not None else summarize_records(value.data, budget)
-        if isinstance(value, _BYTES):
-            return {"hex": bytes(value).hex()}
-        raise TypeError(f"{type(value).__name__} is not JSON serializable")
-
-    def take_budget(self) -> RecordBudget | None:
-        """The budget the exchange just written drew on (None if it had no record set); forgotten here."""
-        budget = self.budget
-        self.budget = None
-        return budget
+        super().__init__(run, RawRecords, summarize_records, crc32c, attributes_json, orjson.Fragment)
 
 
 def json_default(records: str = "summary", budget: RecordBudget | None = None):

@@ -1,5 +1,5 @@
-"""JSON Lines made the fast way (kwire.render.jsonl._fast_line: the line from cached parts) against the
-general way (the whole object built, then encoded), on every committed capture: the same bytes."""
+"""JSON Lines made the fast way (kwire.render.jsonl._WRITER, the native core's kwire.native.json_line: the line
+from cached parts) against the general way (the whole object built, then encoded), on every committed capture: the same bytes."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import pytest
 
 from kwire.pipeline import RunSummary, analyze_files
 from kwire.query import error_codes, response_error_codes
+from kwire.native import json_line
 from kwire.render import jsonl
 from kwire.render.jsonl import JsonLines
 from kwire.render.records_run import RecordsRun
@@ -21,10 +22,23 @@ def _exchanges(path: Path) -> list:
     return list(analyze_files([str(path)], summary=RunSummary()))
 
 
+class _Writer:
+    """A stand-in for jsonl._WRITER: each line the real one's (`calls`: whether it made one), or none."""
+
+    def __init__(self, real=None):
+        self.real = real
+        self.calls: list[bool] = []
+
+    def line(self, *args):
+        line = self.real.line(*args) if self.real is not None else None
+        self.calls.append(line is not None)
+        return line
+
+
 def _lines(exchanges, records: str, fast: bool, monkeypatch) -> list[bytes]:
     with monkeypatch.context() as m:
         if not fast:
-            m.setattr(jsonl, "_fast_line", lambda *args: None)
+            m.setattr(jsonl, "_WRITER", _Writer())
         render = JsonLines(records, False, None, RecordsRun())
         return [render(ex) for ex in exchanges]
 
@@ -36,19 +50,13 @@ def test_fast_lines_are_the_general_lines_on_every_capture(records, monkeypatch)
     taken = 0
     for path in CAPTURES:
         exchanges = _exchanges(path)
-        calls = []
-        real = jsonl._fast_line
-
-        def counting(*args):
-            line = real(*args)
-            calls.append(line is not None)
-            return line
-
-        monkeypatch.setattr(jsonl, "_fast_line", counting)
+        real = jsonl._WRITER
+        counting = _Writer(real)
+        monkeypatch.setattr(jsonl, "_WRITER", counting)
         fast = _lines(exchanges, records, True, monkeypatch)
-        monkeypatch.setattr(jsonl, "_fast_line", real)
+        monkeypatch.setattr(jsonl, "_WRITER", real)
         assert fast == _lines(exchanges, records, False, monkeypatch), path.name
-        taken += sum(calls)
+        taken += sum(counting.calls)
     assert taken > 1000  # the fast way was taken, not only the general one
 
 
@@ -78,7 +86,7 @@ def test_latency_without_round_is_the_rounded_latency():
 
     rng = random.Random(7)
     for _ in range(200_000):
-        took = rng.randrange(-jsonl._EXACT_NS + 1, jsonl._EXACT_NS)
+        took = rng.randrange(-json_line._EXACT_NS + 1, json_line._EXACT_NS)
         assert took / 1e6 == round(took / 1e6, 6), took
 
 
