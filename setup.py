@@ -41,13 +41,14 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 _COMPILED = runpy.run_path(os.path.join(_HERE, "kwire", "compiled.py"), run_name="kwire_compiled_for_setup")
 # -O1 after Python's own -O3 where the build is not profile-guided: half gcc's time at install for 1 % more
 # instructions than -O3 (callgrind, kwire stats on 20,009 small Produce exchanges: 7.58 G against 7.49 G; pure
-# Python 8.96 G).
-OPTIMIZE = ("-O1",)
+# Python 8.96 G). -g0 after Python's -g: no debug information, which took gcc a third of its time (parallel.c:
+# 4.4 s of CPU with it, 3.1 s without) and nobody at install reads.
+OPTIMIZE = ("-O1", "-g0")
 # Profile-guided, for packagers (KWIRE_PGO=1, GCC 10 or later): the core is built instrumented, runs `kwire stats`
 # and `kwire inspect --json` on the bundled captures, and is built again at -O2 from what that run counted. Hot
 # paths laid out together, cold ones apart: on 19,217 exchanges of small Produce traffic (callgrind with its
 # cache model) 9 % fewer estimated cycles than -O1, a quarter fewer instruction-cache misses (docs/speed.md).
-PGO_OPTIMIZE = ("-O2",)
+PGO_OPTIMIZE = ("-O2", "-g0")
 PGO_GENERATE = ("-fprofile-generate={}", "-fprofile-update=single")
 PGO_USE = ("-fprofile-use={}", "-fprofile-partial-training", "-Wno-missing-profile")
 PGO_COMMANDS = (("stats", "--json", "-j", "0"), ("inspect", "--json", "-j", "0"))
