@@ -193,6 +193,18 @@ def test_a_short_window_says_what_came_late():
     assert "answered more than 0.1 s after their request (--window widens" in note[0]
 
 
+@pytest.mark.parametrize("window", ["nan", "inf", "1e300", "0", "-1"])
+def test_a_window_that_is_not_a_duration_is_one_line(window):
+    result = CliRunner().invoke(cli, ["inspect", "--window", window, str(CAPTURES / "kcat-snappy.pcap")])
+    assert result.exit_code == 2  # a usage error, no traceback
+    assert "Invalid value for '--window'" in result.output, result.output
+
+
+def test_the_widest_window_is_held_in_64_bits():
+    result = run("inspect", "--window", "1e9", str(CAPTURES / "kcat-snappy.pcap"))
+    assert result.stdout.count("\n") > 10
+
+
 def test_the_line_view_and_count_follow_the_time_order():
     path = str(CAPTURES / "problems/rebalance-storm.pcap.gz")
     lines = run("inspect", "--no-summary", path).stdout.splitlines()

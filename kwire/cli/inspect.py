@@ -32,6 +32,16 @@ from kwire.safe_text import term_safe
 from kwire.time_order import MAX_HELD, WINDOW_NS, TimeOrder, in_time_order
 
 
+MAX_WINDOW_S = 1e9  # about 31 years of capture time: past it, a window holds everything (and fits 64 bits in ns)
+
+
+def _a_number(ctx, param, value: float) -> float:
+    """--window's value, refused when it is not a number (click's range lets NaN through)."""
+    if value != value:
+        raise click.BadParameter("not a number", ctx=ctx, param=param)
+    return value
+
+
 @click.command("inspect", help=f"""Decode the Kafka exchanges in capture files ({FORMATS_READ}).
 
     One line per exchange, in the order of the requests: time (UTC), client -> broker, api and version, correlation id, client id,
@@ -58,8 +68,8 @@ from kwire.time_order import MAX_HELD, WINDOW_NS, TimeOrder, in_time_order
 @click.option("--sort", "sort", type=click.Choice(["time", "completion"]), default="time", show_default=True,
               help="time: exchanges in the order of their requests, through a reordering window (--window); "
                    "completion: each as soon as it is complete (answered or given up), as the capture completes them.")
-@click.option("--window", "window", type=click.FloatRange(min=0, min_open=True), default=WINDOW_NS / 1e9,
-              show_default=True, metavar="SECONDS",
+@click.option("--window", "window", type=click.FloatRange(min=0, max=MAX_WINDOW_S, min_open=True),
+              default=WINDOW_NS / 1e9, show_default=True, metavar="SECONDS", callback=_a_number,
               help="--sort time: how long, in capture time, an exchange waits for earlier requests still unanswered "
                    f"(a note says how many came later than that; at most {MAX_HELD:,} exchanges wait).")
 @click.option("--no-summary", is_flag=True, help="Leave out the closing summary line (on stderr).")
