@@ -31,7 +31,7 @@ import sys
 # spends its time per packet and per exchange (cProfile of stats and inspect --json), not every module: each
 # one costs about 2 s of the machine's compiler at install, and a module that runs once per capture gains nothing.
 CORE = (
-    "kwire/fused.py", "kwire/pipeline.py", "kwire/exchanges.py", "kwire/enrich.py", "kwire/query.py",
+    "kwire/fused.py", "kwire/pipeline.py", "kwire/exchanges.py", "kwire/enrich.py",
     "kwire/model.py", "kwire/outcomes.py", "kwire/parallel.py", "kwire/parts_wire.py", "kwire/fields.py",
     "kwire/capture/packet.py", "kwire/capture/pcap.py", "kwire/capture/pcapng.py", "kwire/capture/ring.py",
     "kwire/net/decode.py", "kwire/net/layers.py", "kwire/net/layout.py", "kwire/net/segment.py",

@@ -109,7 +109,7 @@ def _error_paths(fields, version: int) -> tuple:
 
 
 def _tree_codes(node: dict, tree: tuple, out: list) -> int:
-    """The codes at `tree`'s paths under `node`, appended to `out` (returns 0: compiled, a C call)."""
+    """The codes at `tree`'s paths under `node`, appended to `out` (returns 0)."""
     for key, sub in tree:
         value = node.get(key)
         if sub is None:
