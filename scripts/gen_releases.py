@@ -11,7 +11,9 @@ never checked out). The releases read, oldest first:
   copy at hand was made before), read at its head and named so;
 - refs/heads/trunk, at its head.
 Of each, the file records the ref, its commit and date and, per api key, the `validVersions` of the
-request definition (the response states the same): facts only, no text of Kafka's files.
+request definition (the response states the same), followed by " unstable" where the definition marks its
+newest version so (`latestVersionUnstable`: defined, not yet served by default): facts only, no text of
+Kafka's files.
 scripts/gen_schemas.py reads it to say in docs/apis.md which release each version first appeared in.
 `--check` writes nothing and exits 1 when the committed file differs from what would be written.
 """
@@ -66,7 +68,7 @@ def api_versions(git_dir: str, commit: str) -> dict[str, str] | None:
         spec, _ = json.JSONDecoder().raw_decode(text)  # the first value: 2.8.0's DescribeProducers has a stray "]}" after it
         pos = header_end + 1 + size + 1
         if spec.get("type") == "request" and "apiKey" in spec:
-            found[spec["apiKey"]] = spec["validVersions"].strip()
+            found[spec["apiKey"]] = spec["validVersions"].strip() + (" unstable" * bool(spec.get("latestVersionUnstable")))
     return {str(key): found[key] for key in sorted(found)}
 
 
