@@ -135,13 +135,13 @@ def read_git(git_dir: str, commit: str) -> dict[str, bytes]:
 
 # -- the pin ---------------------------------------------------------------------------------------
 
-def load_pin(path: Path = PIN) -> dict:
-    return json.loads(path.read_text())
+def load_pin(path: Path | None = None) -> dict:
+    return json.loads((path or PIN).read_text())
 
 
-def pin_digest(path: Path = PIN) -> str:
+def pin_digest(path: Path | None = None) -> str:
     """The SHA-256 of the pin file's bytes (`sha256sum scripts/kafka_spec.json`)."""
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    return hashlib.sha256((path or PIN).read_bytes()).hexdigest()
 
 
 def sha256(data: bytes) -> str:
@@ -202,7 +202,7 @@ PIN_ABOUT = ("What kwire/codec/schemas, the api table of kwire/kafka/apis.py and
              " each at its commit, each file with its SHA-256. Facts only.")
 
 
-def write_pin(pin: dict, path: Path = PIN) -> None:
+def write_pin(pin: dict, path: Path | None = None) -> None:
     """One source a block, one file a line: a new pin's diff reads file by file."""
     head = [f"  {json.dumps(k)}: {json.dumps(pin[k])}," for k in ("about", "repository", "folder", "note")]
     blocks = []
@@ -218,7 +218,7 @@ def write_pin(pin: dict, path: Path = PIN) -> None:
             lines[-1] = lines[-1].rstrip(",")
             lines.append("     }}")
         blocks.append("\n".join(lines))
-    path.write_text("{\n" + "\n".join(head) + '\n  "sources": [\n' + ",\n".join(blocks) + "\n  ]\n}\n")
+    (path or PIN).write_text("{\n" + "\n".join(head) + '\n  "sources": [\n' + ",\n".join(blocks) + "\n  ]\n}\n")
 
 
 def source_label(pin: dict) -> str:
