@@ -635,9 +635,10 @@ def releases_markdown(pairs, releases: list[dict]) -> list[str]:
     newest = next((r["name"] for r in reversed(releases) if r["name"] != "trunk"), "")
     lines = ["## The release each version first appeared in", "",
              "Made from scripts/kafka_releases.json, the versions each Apache Kafka release defines, which",
-             "`python scripts/gen_releases.py --git KAFKA_GIT_DIR` reads from git: the final release tags that have",
-             f"Kafka's message definitions ({releases[0]['name']}.0 is the first, so a version it defines may be older),",
-             f"a release branch with no release tag yet, at its head, and trunk ({heads}); then",
+             "`python scripts/gen_releases.py --git KAFKA_GIT_DIR` reads from git: the final release tags from",
+             f"{releases[0]['name']} (the first whose Java client states every api of its day, so a version it has may be",
+             "older), from the Java client's own schemas before 2.2 and from Kafka's message definitions since;",
+             f"a release branch with no release tag yet, at its head; and trunk ({heads}); then",
              "`python scripts/gen_schemas.py --restamp` writes this table (`--check` fails while it is stale).",
              "A version a release defines but marks unstable (`latestVersionUnstable`: not served by default)",
              "says so. 'later' is a version no release read here defines: it came after the copy of apache/kafka",
