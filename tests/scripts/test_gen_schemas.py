@@ -220,7 +220,7 @@ def git(repo: Path, *args: str) -> str:
 def kafka(tmp_path):
     """A git repository with Kafka's definition folder: an old release branch and trunk."""
     repo = tmp_path / "kafka"
-    folder = repo / gen.FOLDER
+    folder = repo / gen.spec_pin.FOLDER
     folder.mkdir(parents=True)
     git(repo, "init", "-q", "-b", "trunk")
     commits = {}
@@ -237,55 +237,60 @@ def kafka(tmp_path):
     return repo, commits
 
 
+def pin_sources(repo: Path) -> None:
+    refs = ["3.9=refs/heads/3.9", "trunk=refs/heads/trunk"]
+    gen.spec_pin.write_pin(gen.spec_pin.make_pin(str(repo / ".git"), refs, "a test"))
+
+
 def test_the_pinned_sources_are_read_at_their_commits_and_checked(kafka, tmp_path, monkeypatch):
     repo, commits = kafka
-    monkeypatch.setattr(gen, "PIN", tmp_path / "kafka_spec.json")
-    gen.write_pin(gen.make_pin(str(repo / ".git"), ["3.9=refs/heads/3.9", "trunk=refs/heads/trunk"], "a test"))
-    pin = gen.load_pin()
+    monkeypatch.setattr(gen.spec_pin, "PIN", tmp_path / "kafka_spec.json")
+    pin_sources(repo)
+    pin = gen.spec_pin.load_pin()
     assert [(s["name"], s["commit"]) for s in pin["sources"]] == [("3.9", commits["3.9"]), ("trunk", commits["trunk"])]
-    digest = hashlib.sha256((repo / gen.FOLDER / "DemoRequest.json").read_bytes()).hexdigest()
+    digest = hashlib.sha256((repo / gen.spec_pin.FOLDER / "DemoRequest.json").read_bytes()).hexdigest()
     assert pin["sources"][1]["files"]["DemoRequest.json"] == digest
     # trunk moves on: the pin still reads the commit it names
-    (repo / gen.FOLDER / "DemoRequest.json").write_text("{}")
+    (repo / gen.spec_pin.FOLDER / "DemoRequest.json").write_text("{}")
     git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-am", "later")
-    files = gen.pinned_sources(pin, str(repo / ".git"), None)
+    files = gen.spec_pin.pinned_sources(pin, str(repo / ".git"), None)
     messages = gen.from_sources([gen.Source(s["name"], f) for s, f in zip(pin["sources"], files)])
     assert gen.show(messages[(99, "request")].valid) == "0-2"
-    made = gen.Made(gen.source_label(pin), gen.stamp(pin, gen.pin_digest()), [])
-    assert made.stamp == (f"pinned in scripts/kafka_spec.json (sha256 {gen.pin_digest()[:16]}; "
+    made = gen.Made(gen.spec_pin.source_label(pin), gen.spec_pin.stamp(pin, gen.spec_pin.pin_digest()), [])
+    assert made.stamp == (f"pinned in scripts/kafka_spec.json (sha256 {gen.spec_pin.pin_digest()[:16]}; "
                           f"trunk commit {commits['trunk'][:12]})")
     assert made.label == "apache/kafka 3.9 and trunk (" + pin["sources"][1]["date"] + ")"
 
 
 def test_a_file_that_is_not_the_pinned_one_stops_the_generator(kafka, tmp_path, monkeypatch):
     repo, commits = kafka
-    monkeypatch.setattr(gen, "PIN", tmp_path / "kafka_spec.json")
-    gen.write_pin(gen.make_pin(str(repo / ".git"), ["3.9=refs/heads/3.9", "trunk=refs/heads/trunk"], "a test"))
-    pin = gen.load_pin()
+    monkeypatch.setattr(gen.spec_pin, "PIN", tmp_path / "kafka_spec.json")
+    pin_sources(repo)
+    pin = gen.spec_pin.load_pin()
     old, new = tmp_path / "old", tmp_path / "new"
     for folder, commit in ((old, commits["3.9"]), (new, commits["trunk"])):
         folder.mkdir()
-        for name, data in gen.read_git(str(repo / ".git"), commit).items():
+        for name, data in gen.spec_pin.read_git(str(repo / ".git"), commit).items():
             (folder / name).write_bytes(data)
-    assert len(gen.pinned_sources(pin, None, [old, new])) == 2
+    assert len(gen.spec_pin.pinned_sources(pin, None, [old, new])) == 2
     (new / "DemoResponse.json").write_text((new / "DemoResponse.json").read_text() + "\n")
     with pytest.raises(SystemExit) as stop:
-        gen.pinned_sources(pin, None, [old, new])
+        gen.spec_pin.pinned_sources(pin, None, [old, new])
     message = str(stop.value)
     assert "\n" not in message and "source trunk: DemoResponse.json: sha256" in message and "pinned" in message
     (new / "Extra.json").write_text("{}")
     with pytest.raises(SystemExit, match=r"DemoResponse.json: sha256 .* \(and 1 more\)"):
-        gen.pinned_sources(pin, None, [old, new])
+        gen.spec_pin.pinned_sources(pin, None, [old, new])
     with pytest.raises(SystemExit, match="1 folders given, the pin has 2 sources"):
-        gen.pinned_sources(pin, None, [old])
+        gen.spec_pin.pinned_sources(pin, None, [old])
 
 
 def test_a_source_pinned_without_a_commit_is_refused(tmp_path):
     pin = {"sources": [{"name": "4.0", "ref": "refs/heads/4.0", "commit": None, "files": None}]}
     with pytest.raises(SystemExit, match="source 4.0 has no commit pinned"):
-        gen.pinned_sources(pin, str(tmp_path), None)
+        gen.spec_pin.pinned_sources(pin, str(tmp_path), None)
     with pytest.raises(SystemExit, match="source 4.0 has no file digests pinned"):
-        gen.pinned_sources(pin, None, [tmp_path])
+        gen.spec_pin.pinned_sources(pin, None, [tmp_path])
 
 
 def _full_check_reason() -> str | None:
