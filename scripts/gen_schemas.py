@@ -646,8 +646,8 @@ def main(argv=None) -> int:
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if a file would change")
     args = parser.parse_args(argv)
     if args.pin:
-        if not args.git:
-            parser.error("--pin needs --git")
+        if not args.git or args.check:
+            parser.error("--pin needs --git, and writes (the pin, then the files): not with --check")
         spec_pin.write_pin(spec_pin.make_pin(args.git, args.pin, "made by scripts/gen_schemas.py --pin"))
         print(f"wrote: {os.path.relpath(spec_pin.PIN, ROOT)}")
     if (args.git or args.defs) and args.restamp:
