@@ -568,6 +568,10 @@ def txn_stall(scene: Scene, mock: None) -> None:
     _txn_scenario(scene, 8.0)
 
 
+def txn_stall_short(scene: Scene, mock: None) -> None:
+    _txn_scenario(scene, 3.0)
+
+
 def txn_clean(scene: Scene, mock: None) -> None:
     _txn_scenario(scene, 0.0)
 
@@ -593,6 +597,7 @@ PROBLEMS = {
     "dup-write-idempotent": (dup_write_idempotent, 0),
     "txn-clean": (txn_clean, 0),
     "txn-stall": (txn_stall, 0),
+    "txn-stall-short": (txn_stall_short, 0),
     "member-removed": (member_removed, 0),
 }
 

@@ -185,7 +185,7 @@ def _fetch(ex: Exchange, out: list) -> None:
         lso = row.get("last_stable_offset")
         if lso is not None and lso < row["high_watermark"] and row["fetch_offset"] >= lso:
             out.append((T.STALLED_FETCH, row["topic"], row["partition"], ex.ts_ns, lso, row["high_watermark"], ex.client_id,
-                        evidence(ex)))
+                        evidence(ex), ex.response_ts_ns))
 
 
 def _add_partitions(ex: Exchange, out: list) -> None:
