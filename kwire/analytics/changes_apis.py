@@ -195,10 +195,30 @@ def _offsets(ex: Exchange, req: Body, operation: str, name: str, parts_key: str,
 
 
 def _offset_commit(ex: Exchange, req: Body) -> dict | None:
+    """A commit with no member id and generation -1 (v1+) is a tool's: a change. A member's commit is one only
+    if that member is a tool's transient one (KafkaJS admin.setOffsets joins the group, commits and leaves,
+    fetching nothing), which one exchange cannot tell: the entry says as whom it commits (`commits_as`:
+    group, member id), and kwire.analytics.changes decides on the whole capture."""
     if ex.api_version is None or ex.api_version < 1:
         return None
+    change = _offsets(ex, req, "set_group_offsets", "Name", "Partitions", "CommittedOffset", "Topics", "Name")
+    member = req.get("MemberId")
+    if req.get("GenerationIdOrMemberEpoch") != -1 or member:
+        if not member or type(member) is not str:
+            return None
+        change["commits_as"] = (req.get("GroupId"), member)
+    return change
+
+
+def _txn_offset_commit(ex: Exchange, req: Body) -> dict | None:
+    """A transactional producer's commit of a group's offsets (sendOffsetsToTransaction) is a change when it
+    carries a bare group metadata (v3+: no member id, generation -1): it sets the offsets from outside the
+    group. With a member's metadata it is that member's commit (exactly-once processing); before v3 the
+    request does not say."""
+    if ex.api_version is None or ex.api_version < 3:
+        return None
     if req.get("GenerationIdOrMemberEpoch") != -1 or req.get("MemberId"):
-        return None  # a member's own commit
+        return None
     return _offsets(ex, req, "set_group_offsets", "Name", "Partitions", "CommittedOffset", "Topics", "Name")
 
 
@@ -382,6 +402,7 @@ READERS = {
     "AlterUserScramCredentials": Reader(_scram, "alter_scram_credentials", "credentials_changed"),
     "AlterClientQuotas": Reader(_quotas, "alter_client_quotas", None),
     "OffsetCommit": Reader(_offset_commit, "set_group_offsets", "offsets_moved", True),
+    "TxnOffsetCommit": Reader(_txn_offset_commit, "set_group_offsets", "offsets_moved", True),
     "OffsetDelete": Reader(_offset_delete, "delete_group_offsets", "offsets_moved"),
     "AlterShareGroupOffsets": Reader(_share_offsets, "set_share_group_offsets", "offsets_moved"),
     "DeleteShareGroupOffsets": Reader(_share_offsets, "delete_share_group_offsets", "offsets_moved"),

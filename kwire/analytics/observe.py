@@ -16,9 +16,10 @@ them. Group apis are read by kwire.analytics.observe_groups; this module reads t
     ("pi", producer_id, transactional_id, client_id, client, ts)
                                                   who a producer id is: a transactional Produce's batches,
                                                   and the requests kwire.analytics.producer_read reads
-    ("st", topic, partition, ts, lso, hw, client_id, evidence)
+    ("st", topic, partition, ts, lso, hw, client_id, evidence, answered_ts)
                                                   a read_committed Fetch stopped at the LastStableOffset
-                                                  while the HighWatermark is above it
+                                                  while the HighWatermark is above it (answered_ts: its
+                                                  answer's time, or None)
     ("sa", group, topic, partition, first, last, delivery_count, evidence)   ShareFetch acquisitions
     ("sk", group, topic, partition, first, last, types)                      acknowledgements the
                                                                              broker took (no error)
@@ -28,6 +29,7 @@ them. Group apis are read by kwire.analytics.observe_groups; this module reads t
     ("a0",)                                       a Produce with Acks 0 (no answer expected)
     ("ch", change)                                a change to the cluster (kwire.analytics.changes_read)
     ("pr", client, broker, principal)             the principal a connection authenticated as (SASL)
+    ("fi", client_id)                             a Fetch's client id (a member that fetches is no tool's)
     ("qr", index, event)                          a KRaft quorum event (kwire.analytics.quorum_read)
     ("rs", topic, partition, producer, client_id, crc, error, base_offset, evidence, prints)
                                                   records of a batch of a producer that is not idempotent
@@ -177,6 +179,7 @@ def _produce(ex: Exchange, out: list, watch=None, read: tuple | None = None, row
 
 
 def _fetch(ex: Exchange, out: list) -> None:
+    out.append((T.FETCHER, ex.client_id))  # kwire.analytics.changes: a member that fetches is no tool's
     fetched(ex, out)
     fetch = ex.extra.get("fetch")
     if not fetch or fetch.get("isolation_level") != "read_committed":

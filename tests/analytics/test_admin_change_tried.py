@@ -21,13 +21,14 @@ class _Changes:
     def __init__(self, changes):
         self.changes = changes
 
-    def destructive(self):
+    def destructive(self, groups=None):
         return [(c, None) for c in self.changes]
 
 
 class _Analysis:
     def __init__(self, changes):
         self.changes = _Changes(changes)
+        self.groups = None
 
 
 def _one(changes) -> dict:

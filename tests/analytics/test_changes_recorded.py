@@ -43,16 +43,15 @@ SENT = re.compile(r"\[Error \d+\]|KafkaError\{code=[A-Z]|KafkaJSProtocolError|_T
                   r"KafkaConnectionError|process exited|Protocol parse failure|_TIMED_OUT|KafkaJSRequestTimeoutError")
 
 
-# KafkaJS's admin.setOffsets joins the group (JoinGroup, SyncGroup) and commits as a member with its member
-# id and generation: on the wire a member's own commit, which kwire does not list (a tool commits with no
-# member id and generation -1). docs/changes-and-quorum.md says so.
+# KafkaJS's admin.setOffsets joins the group (JoinGroup, SyncGroup), commits as a member with its member id
+# and generation, and leaves, fetching nothing: a tool's transient member, whose commits are changes (issue 46,
+# item 4). When it failed, its error may come from a step before the commit (the mock: the join's
+# metadata), so its commit is not required then.
 MEMBER_COMMITS = {("kafkajs", "set_offsets")}
 
 
 def _operation(record: dict) -> str | None:
     name = record.get("operation")
-    if (record.get("client"), name) in MEMBER_COMMITS:
-        return None
     if name == "alter_configs":
         return "incremental_alter_configs" if (record.get("arguments") or {}).get("incremental") else "alter_configs"
     return OPERATIONS.get(name)
@@ -80,6 +79,8 @@ def _truth(capture: Path) -> list[dict]:
         errors = _errors(record)
         not_sent = any(m in e for e in errors for m in NOT_SENT)
         required = not errors or (not not_sent and any(SENT.search(e) for e in errors))
+        if errors and (record.get("client"), record.get("operation")) in MEMBER_COMMITS:
+            required = False
         out.append(dict(record, expected=operation, errors=errors, required=required))
     return out
 
