@@ -152,19 +152,23 @@ def _data_path_captures() -> list[Path]:
 @pytest.mark.parametrize("capture", _data_path_captures(), ids=lambda p: p.name)
 def test_data_path_captures_change_nothing_but_their_setup(capture):
     """No admin_change, no quorum; the only changes are the CreateTopics the recording scripts send first
-    (client id kwire-admin: scripts/record_problems.py, record_tls.py), and the members a scenario's
-    operator removed (its truth's `removed_group_members`)."""
+    (client id kwire-admin: scripts/record_problems.py, record_tls.py), the members a scenario's
+    operator removed (its truth's `removed_group_members`), and the offsets a scenario set from outside the
+    group (its truth's `sent_offsets` with a bare group id: an offsets_moved admin_change of that client)."""
     agg = Aggregator()
     for ex in analyze_files([str(capture)]):
         agg.add_exchange(ex)
     doc = agg.document()
     assert doc["quorum"] is None
-    assert not [f for f in doc["findings"] if f["kind"] in ("admin_change", "quorum_leader_change", "broker_fenced",
-                                                            "metadata_behind")]
     truth = Path(str(capture).removesuffix(".gz") + ".truth.jsonl")
-    removals = [json.loads(line) for line in truth.read_text().splitlines() if '"removed_group_members"' in line] \
-        if truth.exists() else []
-    allowed = {("create_topics", "kwire-admin")} | {("remove_group_members", e["client_id"]) for e in removals}
+    events = [json.loads(line) for line in truth.read_text().splitlines() if line.strip()] if truth.exists() else []
+    removals = [e for e in events if e["event"] == "removed_group_members"]
+    setters = {e["client_id"] for e in events if e["event"] == "sent_offsets" and e["bare"]}
+    assert not [f for f in doc["findings"] if f["kind"] in ("admin_change", "quorum_leader_change", "broker_fenced",
+                                                            "metadata_behind")
+                and not (f["kind"] == "admin_change" and f["change"] == "offsets_moved" and f["client_id"] in setters)]
+    allowed = {("create_topics", "kwire-admin")} | {("remove_group_members", e["client_id"]) for e in removals} | \
+        {("set_group_offsets", c) for c in setters}
     assert all((e["operation"], e["client_id"]) in allowed for e in doc["changes"]["entries"])
 
 
