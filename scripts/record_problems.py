@@ -637,6 +637,46 @@ def _eos_app(scene: Scene, tansu, Consumer, KafkaProducer, TopicPartition) -> No
     scene.truth("closed", client_id="kwire-eos-consumer")
 
 
+def _kafka_clients_jars() -> str:
+    """The classpath of kafka-clients and what it needs: KWIRE_KAFKA_CLIENTS_LIB (a folder of jars), else pyflink/lib
+    of an installed shigawire-apache-flink-libraries (kafka-clients 3.9.1)."""
+    lib = os.environ.get("KWIRE_KAFKA_CLIENTS_LIB")
+    if not lib:
+        import importlib.util
+
+        spec = importlib.util.find_spec("pyflink")
+        if spec is None or not spec.submodule_search_locations:
+            raise RecordError("no kafka-clients: set KWIRE_KAFKA_CLIENTS_LIB or pip install "
+                              "shigawire-apache-flink-libraries")
+        lib = str(Path(list(spec.submodule_search_locations)[0]) / "lib")
+    jars = [str(p) for p in sorted(Path(lib).glob("*.jar"))
+            if p.name.startswith(("kafka-clients", "lz4", "snappy", "zstd", "slf4j"))]
+    if not any("kafka-clients" in j for j in jars):
+        raise RecordError(f"no kafka-clients jar in {lib}")
+    return ":".join(jars)
+
+
+def java_silenced(scene: Scene, mock: MockCluster) -> None:
+    # 1 mock broker. The Java client (kafka-clients 3.9.1: a producer `kwire-java-producer` sending one record, an
+    # admin `kwire-java-admin` describing the cluster, 12 s each, then open 6 s more) asks ApiVersions v4; the mock (v3 at most) refuses
+    # it with a body the Java client reads as a 1,179,648 ms throttle, and each connection goes quiet; the truth:
+    # each call's outcome and the client's own request and response counters.
+    # The workload's Producer (librdkafka, which reads the mock's refusal as the mock means it) goes on meanwhile.
+    mock.create_topic(TOPIC, PARTITIONS)
+    classpath = _kafka_clients_jars()
+    producer = Producer(scene, mock.bootstraps)
+    producer.start()
+    with tempfile.TemporaryDirectory(prefix="kwire-java-") as classes:
+        source = Path(__file__).resolve().parent / "java" / "JavaClients.java"
+        subprocess.run(["javac", "-cp", classpath, "-d", classes, str(source)], check=True, capture_output=True)
+        scene.at(2)
+        proc = subprocess.run(["java", "-cp", f"{classpath}:{classes}", "JavaClients", mock.bootstraps,
+                               scene.truth_path, "12", "6"], stdout=sys.stderr, stderr=sys.stderr, timeout=90)
+        if proc.returncode != 0:
+            raise RecordError(f"the Java clients exited {proc.returncode}")
+    _finish(scene, producer, time.monotonic() - scene.start + 2)
+
+
 def _truth_events(path: str) -> list[dict]:
     with open(path) as f:
         return [json.loads(line) for line in f if line.strip()]
@@ -678,6 +718,7 @@ PROBLEMS = {
     "txn-stall-short": (txn_stall_short, 0),
     "member-removed": (member_removed, 0),
     "txn-offsets-bare": (txn_offsets_bare, 0),
+    "java-silenced": (java_silenced, 1),
 }
 
 

@@ -15,7 +15,7 @@ cdef class TrafficState:
     cdef public object connections, activity
     cdef public dict errors, throttles, violations
     cdef public FoldedTable latency
-    cdef public Kept unanswered
+    cdef public Kept unanswered, silencing
 
     @cython.locals(conn=Connection, series=TimeHistograms, row=ExchangeRow)
     cpdef add_row(self, object given, bint acks0=*)

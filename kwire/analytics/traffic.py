@@ -18,7 +18,8 @@
   ShareFetch, JoinGroup and SyncGroup wait by design): a kwire.analytics.caps FoldedTable, the
   CAPS["broker_latency"] smallest brokers kept, the others' histograms merged into one (the baseline
   of slow_broker still counts them; a broker folded is not looked at on its own);
-- throttles and protocol violations as observed.
+- throttles and protocol violations as observed; the first MAX_SILENCING answers whose throttle would
+  silence a client that honours it (`silencing`, kwire.analytics.findings_silenced).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ MAX_IDS = 20
 MAX_EVIDENCE = 10
 MAX_UNANSWERED = 4096
 MAX_VIOLATION_CONNECTIONS = 64
+MAX_SILENCING = 64
 STEADY_APIS = frozenset({"Fetch", "ShareFetch", "Produce", "Heartbeat", "ConsumerGroupHeartbeat",
                          "ShareGroupHeartbeat"})
 LONG_POLLS = frozenset({"Fetch", "ShareFetch", "JoinGroup", "SyncGroup"})
@@ -156,7 +158,8 @@ def _merge_tables(mine: dict, theirs: dict, make) -> None:
 
 
 class TrafficState:
-    __slots__ = ("connections", "errors", "activity", "unanswered", "latency", "throttles", "violations")
+    __slots__ = ("connections", "errors", "activity", "unanswered", "latency", "throttles", "violations",
+                 "silencing")
     __reduce__ = reduce_by_fields  # the same state compiled or not (kwire.fields)
     __setstate__ = set_fields
 
@@ -168,6 +171,7 @@ class TrafficState:
         self.latency = FoldedTable("broker_latency", TimeHistograms)
         self.throttles: dict[tuple, Tally] = {}
         self.violations: dict[tuple, Tally] = {}
+        self.silencing = Kept(MAX_SILENCING)  # answers with a silencing throttle: (evidence, connection key, ...)
 
     # -- feeding
 
@@ -263,6 +267,10 @@ class TrafficState:
                 conn.software = choose(conn.software, ob[3])
         elif tag == T.THROTTLED:
             self.throttles.setdefault((ob[1], ob[2]), Tally()).add(ob[3], ob[4])
+        elif tag == T.SILENCING:
+            _, client_id, throttle, layout, ev, answered, version = ob
+            self.silencing.add(ev[:4], (ev, (ev[1], ev[2], row.get("connection_id")), client_id, throttle, layout,
+                                        answered, version))
         elif tag == T.VIOLATION:
             _, side, kind, api, version, client, broker, ev, where = ob
             self.violations.setdefault((side, kind, api, version), Tally()).add(
@@ -285,6 +293,7 @@ class TrafficState:
         self.latency.merge(other.latency)
         _merge_tables(self.throttles, other.throttles, Tally)
         _merge_tables(self.violations, other.violations, Tally)
+        self.silencing.merge(other.silencing)
 
     # -- reading
 
