@@ -339,7 +339,7 @@ class Aggregator:
             "groups": self.analysis.groups_document(self.names),
             "findings": found,
             "findings_total": found_total,
-            "changes": self.analysis.changes.document(self.analysis.groups),
+            "changes": self.analysis.changes.document(self.analysis.groups, self.analysis.traffic),
             "quorum": self.analysis.quorum.document(),
             "tls": self.tls.document(),
             "caps": {table.kind: table.note() for table in (self.by_api_version, self.by_client_id,

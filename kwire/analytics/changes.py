@@ -20,8 +20,8 @@ decided when the document is made, against the connections the members' own requ
 
 A member's own OffsetCommit (the entry's `commits_as`: group, member id) is a change only when the member
 was a tool's transient one: it left within the capture and neither its own requests' client id nor the
-commit's sent a Fetch anywhere in the capture ("fi" observations: every Fetch's client id, of exchanges
-filtered out too) (KafkaJS admin.setOffsets joins the group, commits, leaves). The first MAX_MEMBER_COMMITS
+commit's sent a Fetch anywhere in the capture (the connections kwire.analytics.traffic marks `fetched`, and
+the client ids of Fetches filtered out, learnt by `add_fetcher`) (KafkaJS admin.setOffsets joins the group, commits, leaves). The first MAX_MEMBER_COMMITS
 commits of each of MAX_COMMITTERS members are kept (the smallest (group, member id)), the rest of each counted,
 and decided when the document is made (a tool's commits past the first are counted, in `overflow`);
 `member_commits_not_checked` counts the commits of the members past the cap (all of them past MAX_FETCHERS
@@ -40,6 +40,7 @@ when the document is made; principals are kept for the MAX_PRINCIPALS smallest (
 
 from __future__ import annotations
 
+from kwire.analytics.changes_apis import member_commit_entry
 from kwire.analytics.mergeable import Capped, Kept, choose, keep_smallest, merge_counts
 from kwire.analytics import tags as T
 
@@ -70,16 +71,12 @@ class ChangesState:
         self.principals: dict[tuple, str] = Capped()
         self.removals = Kept(MAX_REMOVALS)  # LeaveGroups naming members by id: decided in document()
         self.removal_candidates = 0
-        self.member_commits: dict[tuple, Kept] = {}  # (group, member id) -> its first commits: decided in document()
+        self.member_commits: dict[tuple, list] = Capped()  # (group, member id) -> its first commits: decided in document()
         self.member_commit_candidates = 0
-        self.fetchers: dict | None = {}  # client id -> None of every Fetch; None once past MAX_FETCHERS
+        self.fetchers: dict | None = {}  # client id -> None of the Fetches not counted (filtered out); None: too many
 
     def add(self, ob: tuple) -> None:
-        tag = ob[0]
-        if tag == T.FETCHER:
-            self.add_fetcher(ob[1])
-            return
-        if tag == T.PRINCIPAL:
+        if ob[0] == T.PRINCIPAL:
             self.add_principal(ob[1], ob[2], ob[3])
             return
         change = ob[1]
@@ -150,28 +147,36 @@ class ChangesState:
         """The kept changes, in time order, as the document gives them."""
         return [_shown(change, self.principal(change)) for change in self.kept.values()]
 
-    def destructive(self, groups=None) -> list[tuple[dict, str | None]]:
+    def destructive(self, groups=None, traffic=None) -> list[tuple[dict, str | None]]:
         """(change, principal) of every kept change of a destructive kind, in time order (with `groups`, a
-        GroupsState, the commits of tools' transient members too)."""
+        GroupsState, and `traffic`, a TrafficState, the commits of tools' transient members too)."""
         kept = Kept(MAX_CHANGES)
         kept.merge(self.kept)
-        for change in self.tool_member_commits(groups):
+        for change in self.tool_member_commits(groups, traffic):
             kept.add(_key(change), change)
         return [(c, self.principal(c)) for c in kept.values() if c.get("kind")]
 
-    def tool_member_commits(self, groups) -> list[dict]:
+    def tool_member_commits(self, groups, traffic) -> list[dict]:
         """The kept commits of members that were a tool's: the member left within the capture, and neither the
         client id of its own requests nor that of the commit sent a Fetch anywhere in it (kwire's whole
-        traffic, filtered out or not). Undecided (none) past MAX_FETCHERS client ids, or without `groups`."""
-        fetchers = self.fetchers
-        if groups is None or fetchers is None:
-            return []
-        return [c for _, commits in self._tools(groups) for c in commits]
+        traffic, filtered out or not: the connections of `traffic` that carried one, and those learnt here).
+        Undecided (none) past MAX_FETCHERS client ids learnt, when `traffic` kept only some of its connections, or
+        without `groups` and `traffic`."""
+        return [c for _, commits in self._tools(groups, traffic) for c in commits]
 
-    def _tools(self, groups) -> list[tuple[int, list[dict]]]:
+    def _fetchers(self, traffic) -> set | None:
+        from kwire.analytics.traffic import MAX_CONNECTIONS
+
+        if traffic is None or self.fetchers is None or len(traffic.connections) >= MAX_CONNECTIONS:
+            return None
+        return {c.client_id for c in traffic.connections.values() if c.fetched} | set(self.fetchers)
+
+    def _tools(self, groups, traffic) -> list[tuple[int, list[dict]]]:
         """(commits, the kept ones) of each member that was a tool's (`tool_member_commits`)."""
-        fetchers = self.fetchers
-        if groups is None or fetchers is None:
+        if groups is None or not self.member_commits:
+            return []
+        fetchers = self._fetchers(traffic)
+        if fetchers is None:
             return []
         out = []
         for (group_id, member_id), (n, commits) in self.member_commits.items():
@@ -179,7 +184,8 @@ class ChangesState:
             member = group.members.get(member_id) if group is not None else None
             if member is None or member.left_ns is None or member.client_id is None or member.client_id in fetchers:
                 continue
-            mine = [c for c in commits.values() if c["client_id"] is not None and c["client_id"] not in fetchers]
+            mine = [member_commit_entry(c) for c in commits.values()
+                    if c["client_id"] is not None and c["client_id"] not in fetchers]
             if mine:
                 out.append((n if len(mine) == len(commits.items) else len(mine), mine))
         return out
@@ -198,15 +204,16 @@ class ChangesState:
             out.append(_naming_members(change, members))
         return out
 
-    def _member_commits_not_checked(self) -> int:
+    def _member_commits_not_checked(self, traffic) -> int:
         """Commits of the members past MAX_COMMITTERS (not decided, not listed), or every one when the clients
         that fetched were too many to tell."""
-        if self.fetchers is None:
+        if self.member_commit_candidates and self._fetchers(traffic) is None:
             return self.member_commit_candidates
         return self.member_commit_candidates - sum(n for n, _ in self.member_commits.values())
 
-    def document(self, groups=None) -> dict:
-        """The `changes` key; `groups` (a GroupsState) decides the LeaveGroups that name members by id."""
+    def document(self, groups=None, traffic=None) -> dict:
+        """The `changes` key; `groups` (a GroupsState) decides the LeaveGroups that name members by id, and with
+        `traffic` (a TrafficState: which connections fetched) the commits of members."""
         kept, count, failed = Kept(MAX_CHANGES), self.count, self.failed
         kept.merge(self.kept)
         by_operation, by_result = dict(self.by_operation), dict(self.by_result)
@@ -214,7 +221,7 @@ class ChangesState:
             count += 1
             failed += 1 if _tally(change, by_operation, by_result) else 0
             kept.add(_key(change), change)
-        for n, commits in self._tools(groups):
+        for n, commits in self._tools(groups, traffic):
             count += n  # those past MAX_MEMBER_COMMITS counted, not listed (`overflow`)
             for change in commits:
                 failed += 1 if _tally(change, by_operation, by_result) else 0
@@ -222,7 +229,7 @@ class ChangesState:
         entries = [_shown(change, self.principal(change)) for change in kept.values()]
         return {"count": count, "failed": failed, "shown": len(entries), "overflow": count - len(entries),
                 "removals_not_checked": self.removal_candidates - len(self.removals.items),
-                "member_commits_not_checked": self._member_commits_not_checked(),
+                "member_commits_not_checked": self._member_commits_not_checked(traffic),
                 "by_operation": dict(sorted(by_operation.items())), "by_result": dict(sorted(by_result.items())),
                 "entries": entries}
 

@@ -14,8 +14,10 @@ from __future__ import annotations
 from typing import Callable, NamedTuple
 
 from kwire.analytics.changes_body import Body
-from kwire.analytics.changes_read import MARKER_SENDER, ADMIN_REASON, MAX_RESOURCES, Answer, Resources, entry, first_error
-from kwire.model import Exchange
+from kwire.analytics.changes_read import (MARKER_SENDER, ADMIN_REASON, MAX_RESOURCES, NOT_IN_ANSWER, Answer, Resources,
+                                         code_result, entry, first_error)
+from kwire.model import PAIRED, Exchange
+from kwire.outcomes import DECODED
 
 
 def _items(body: dict, key: str) -> list[dict]:
@@ -201,13 +203,46 @@ def _offset_commit(ex: Exchange, req: Body) -> dict | None:
     group, member id), and kwire.analytics.changes decides on the whole capture."""
     if ex.api_version is None or ex.api_version < 1:
         return None
-    change = _offsets(ex, req, "set_group_offsets", "Name", "Partitions", "CommittedOffset", "Topics", "Name")
     member = req.get("MemberId")
-    if req.get("GenerationIdOrMemberEpoch") != -1 or member:
-        if not member or type(member) is not str:
-            return None
-        change["commits_as"] = (req.get("GroupId"), member)
+    if req.get("GenerationIdOrMemberEpoch") == -1 and not member:
+        return _offsets(ex, req, "set_group_offsets", "Name", "Partitions", "CommittedOffset", "Topics", "Name")
+    if not member or type(member) is not str:
+        return None
+    if ex.status == PAIRED and _whole(ex.request_outcome) and _whole(ex.response_outcome) and \
+            type(ex.request) is dict and type(ex.response) is dict:
+        # consumers commit often: what every one of their commits costs is this, the entry made only of the
+        # commits kwire.analytics.changes finds were a tool's (member_commit_entry)
+        return {"commits_as": (req.get("GroupId"), member), "ts_ns": ex.ts_ns, "client": ex.client,
+                "broker": ex.broker, "correlation_id": ex.correlation_id, "client_id": ex.client_id,
+                "member_commit": (ex.api, ex.request.get("GroupId"), ex.request.get("Topics"),
+                                  ex.response.get("Topics"))}
+    change = _offsets(ex, req, "set_group_offsets", "Name", "Partitions", "CommittedOffset", "Topics", "Name")
+    change["commits_as"] = (req.get("GroupId"), member)
     return change
+
+
+def _whole(outcome) -> bool:
+    return outcome is not None and outcome.kind == DECODED
+
+
+def member_commit_entry(change: dict) -> dict:
+    """The change entry of a member's commit `_offset_commit` kept short (its "member_commit": api, group, the
+    request's and the answer's Topics, both decoded whole): what `_offsets` makes of the exchange."""
+    if "member_commit" not in change:
+        return change
+    api, group, topics, answered = change["member_commit"]
+    errors = {t.get("Name"): first_error(t.get("Partitions")) for t in _items({"Topics": answered}, "Topics")}
+    out = Resources()
+    for t in _items({"Topics": topics}, "Topics"):
+        name = t.get("Name")
+        offsets = {str(p.get("PartitionIndex")): p.get("CommittedOffset") for p in _items(t, "Partitions")}
+        out.add({"type": "group_offsets", "group": group, "topic": name, "offsets": offsets},
+                code_result(errors[name]) if name in errors else NOT_IN_ANSWER)
+    return {"ts_ns": change["ts_ns"], "client": change["client"], "broker": change["broker"],
+            "client_id": change["client_id"], "correlation_id": change["correlation_id"], "api": api,
+            "operation": "set_group_offsets", "resources": out.kept, "result": out.results, "kind": "offsets_moved",
+            "makes_kind": out.alarms, "resource_count": out.count, "unlisted_results": dict(sorted(out.unlisted.items())),
+            "request_outcome": None, "entries_not_read": 0, "commits_as": change["commits_as"]}
 
 
 def _txn_offset_commit(ex: Exchange, req: Body) -> dict | None:

@@ -181,7 +181,7 @@ def _severity(kind: str, changes: list[dict]) -> str:
 
 def find(analysis, names: dict, first_ns, last_ns) -> list[dict]:
     groups: dict[tuple, list] = {}
-    for change, principal in analysis.changes.destructive(analysis.groups):
+    for change, principal in analysis.changes.destructive(analysis.groups, analysis.traffic):
         key = (change["kind"], change["client_id"] or "", principal or "", change["broker"])
         groups.setdefault(key, []).append(change)
     out = []

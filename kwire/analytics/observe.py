@@ -33,7 +33,6 @@ them. Group apis are read by kwire.analytics.observe_groups; this module reads t
                                                   an answer whose ThrottleTimeMs is SILENCING_MS or more; layout:
                                                   None, or the refusal layout of kwire.codec.version_refusal that a
                                                   client reading the version it asked reads that throttle from
-    ("fi", client_id)                             a Fetch's client id (a member that fetches is no tool's)
     ("qr", index, event)                          a KRaft quorum event (kwire.analytics.quorum_read)
     ("rs", topic, partition, producer, client_id, crc, error, base_offset, evidence, prints)
                                                   records of a batch of a producer that is not idempotent
@@ -200,7 +199,6 @@ def _produce(ex: Exchange, out: list, watch=None, read: tuple | None = None, row
 
 
 def _fetch(ex: Exchange, out: list) -> None:
-    out.append((T.FETCHER, ex.client_id))  # kwire.analytics.changes: a member that fetches is no tool's
     fetched(ex, out)
     fetch = ex.extra.get("fetch")
     if not fetch or fetch.get("isolation_level") != "read_committed":

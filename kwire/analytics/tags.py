@@ -45,7 +45,6 @@ FETCHED_BATCH = "fb"    # such a producer's batch seen in a Fetch answer
 # ---- changes and quorum (kwire.analytics.changes, quorum)
 CHANGE = "ch"           # a change to the cluster
 PRINCIPAL = "pr"        # the principal a connection authenticated as (SASL)
-FETCHER = "fi"          # a client id that sent a Fetch (a member that fetches is no tool's)
 QUORUM_EVENT = "qr"     # a KRaft quorum event
 # ---- a flag of the exchange's row
 NO_ANSWER_EXPECTED = "a0"  # a Produce with Acks 0
@@ -56,7 +55,7 @@ FEEDS: dict[str, str] = {
     **dict.fromkeys((SOFTWARE, THROTTLED, SILENCING, VIOLATION, REJOIN), TRAFFIC),
     **dict.fromkeys((PRODUCE_BATCH, TXN_BATCH, TXN_ADD, END_TXN, PRODUCER, STALLED_FETCH, SHARE_ACQUIRED, SHARE_ACKED,
                      RESENT_RECORDS, FETCHED_BATCH), DELIVERY),
-    **dict.fromkeys((CHANGE, PRINCIPAL, FETCHER), CHANGES),
+    **dict.fromkeys((CHANGE, PRINCIPAL), CHANGES),
     QUORUM_EVENT: QUORUM,
     NO_ANSWER_EXPECTED: ACKS0,
 }

@@ -9,7 +9,7 @@ from kwire.analytics.mergeable cimport Kept, TimeHistograms, capped_get
 from kwire.analytics.row cimport ExchangeRow, row_of
 
 cdef class Connection:
-    cdef public object first_ns, last_ns, exchanges, last, answered_ns, client_id, software
+    cdef public object first_ns, last_ns, exchanges, last, answered_ns, client_id, software, fetched
 
 cdef class TrafficState:
     cdef public object connections, activity

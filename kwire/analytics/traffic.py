@@ -6,7 +6,8 @@
 - connections: per TCP connection (client and broker endpoints, and kwire's connection id: a busy
   client reuses its local ports, and two connections on one pair of endpoints are two), its first
   and last times, exchanges, the last exchange, the latest request that was answered, the client
-  id and the client software its ApiVersions request named (MAX_CONNECTIONS, the smallest kept);
+  id and the client software its ApiVersions request named, whether it carried a Fetch
+  (MAX_CONNECTIONS, the smallest kept);
 - errors: per (api, error name) a count, the client ids (MAX_IDS), the first MAX_EVIDENCE
   exchanges, and per client (host, client id) the moments they came (Instants);
 - activity: per client (host, client id) and api, the moments it sent a request of that api, for
@@ -70,7 +71,7 @@ def _last_of(row: dict, end: int) -> tuple:
 
 
 class Connection:
-    __slots__ = ("first_ns", "last_ns", "exchanges", "last", "answered_ns", "client_id", "software")
+    __slots__ = ("first_ns", "last_ns", "exchanges", "last", "answered_ns", "client_id", "software", "fetched")
     __reduce__ = reduce_by_fields  # the same state compiled or not (kwire.fields)
     __setstate__ = set_fields
 
@@ -79,6 +80,7 @@ class Connection:
         self.exchanges = 0
         self.last = None  # (end ns, ts ns, correlation id, api, status) of the latest exchange
         self.client_id = self.software = None
+        self.fetched = False  # it carried a Fetch (kwire.analytics.changes: a member that fetches is no tool's)
 
     def merge(self, other: Connection) -> None:
         self.first_ns = first_ns(self.first_ns, other.first_ns)
@@ -89,6 +91,7 @@ class Connection:
             self.last = other.last
         self.client_id = choose(self.client_id, other.client_id)
         self.software = choose(self.software, other.software)
+        self.fetched = self.fetched or other.fetched
 
 
 class ErrorLog:
@@ -203,6 +206,8 @@ class TrafficState:
                     conn.answered_ns = ts
             if conn.client_id != client_id:
                 conn.client_id = choose(conn.client_id, client_id)
+            if api == "Fetch":
+                conn.fetched = True
         if api is None:
             return
         if api not in STEADY_APIS or row.error_codes:

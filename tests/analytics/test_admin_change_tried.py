@@ -21,14 +21,14 @@ class _Changes:
     def __init__(self, changes):
         self.changes = changes
 
-    def destructive(self, groups=None):
+    def destructive(self, groups=None, traffic=None):
         return [(c, None) for c in self.changes]
 
 
 class _Analysis:
     def __init__(self, changes):
         self.changes = _Changes(changes)
-        self.groups = None
+        self.groups = self.traffic = None
 
 
 def _one(changes) -> dict:

@@ -80,3 +80,24 @@ def test_kafkajs_set_offsets_is_a_change():
         assert got == want
     kinds = {f["change"] for f in doc["findings"] if f["kind"] == "admin_change"}
     assert "offsets_moved" in kinds
+
+
+def test_a_member_commit_kept_short_is_the_entry_its_exchange_makes():
+    """Members' commits are kept short (their bodies' Topics) and made into entries only when they were a tool's:
+    the entry is the one the change log's reader makes of the exchange (kwire.analytics.changes_apis._offsets)."""
+    from kwire.analytics import changes_apis as A
+    from kwire.analytics.changes_body import Body
+    from kwire.analytics.changes_read import change_of
+
+    seen = 0
+    for ex in analyze_files([str(P.capture("clean-classic")), str(ROOT / "captures" / "changes" / "kafkajs-tansu.pcap")]):
+        if ex.api != "OffsetCommit":
+            continue
+        change = change_of(ex)
+        if change is None or "member_commit" not in change:
+            continue
+        whole = A._offsets(ex, Body.of(ex, "request"), "set_group_offsets", "Name", "Partitions", "CommittedOffset",
+                           "Topics", "Name")
+        assert A.member_commit_entry(change) == dict(whole, commits_as=change["commits_as"])
+        seen += 1
+    assert seen > 10
