@@ -91,13 +91,16 @@ def _state(change: dict) -> str:
     return "done" if OK in results else "unconfirmed"
 
 
-def _named(kind: str, changes: list[dict]) -> list[str]:
-    """The resources a finding names: the first MAX_NAMED (of allow-all ACLs, the bindings that allow all)."""
+def _named(kind: str, changes: list[dict], refused: bool | None = None) -> list[str]:
+    """The resources a finding names: the first MAX_NAMED (of allow-all ACLs, the bindings that allow all);
+    `refused` True: only those the broker answered with an error, False: only the others."""
     named: list[str] = []
     for change in changes:
         marked = set(change["makes_kind"])
         for i, res in enumerate(change["resources"]):
             if marked and i not in marked:
+                continue
+            if refused is not None and _is_error(change["result"][i]) is not refused:
                 continue
             name = resource_name(res)
             if name not in named and len(named) < MAX_NAMED:
@@ -105,13 +108,29 @@ def _named(kind: str, changes: list[dict]) -> list[str]:
     return named
 
 
-def _listed(kind: str, changes: list[dict]) -> str:
-    """The resources of `changes` in words: "a, b and 3 more" (allow-all ACLs: "(n bindings in all)")."""
-    shown = [n for n in _named(kind, changes) if not n.startswith("(request not read")]
-    total = sum(c["resource_count"] or 0 for c in changes)
+def _covered(changes: list[dict], shown: set, refused: bool | None) -> int:
+    return sum(1 for c in changes for i, res in enumerate(c["resources"])
+               if (refused is None or _is_error(c["result"][i]) is refused) and resource_name(res) in shown
+               and (not c["makes_kind"] or i in c["makes_kind"]))
+
+
+def _is_error(result: str) -> bool:
+    return result != OK and result not in _UNKNOWN
+
+
+def _listed(kind: str, changes: list[dict], refused: bool | None = None) -> str:
+    """The resources of `changes` in words: "a, b and 3 more" (allow-all ACLs: "(n bindings in all)");
+    `refused` as for `_named` (counted among the results, listed or not)."""
+    shown = [n for n in _named(kind, changes, refused) if not n.startswith("(request not read")]
+    if refused is None:
+        total = sum(c["resource_count"] or 0 for c in changes)
+    else:
+        total = sum(1 for c in changes for r in c["result"] if _is_error(r) is refused) + \
+            sum(n for c in changes for r, n in c["unlisted_results"].items() if _is_error(r) is refused)
     out = ", ".join(shown) or "(none named)"
-    if kind != "acl_allow_all" and total > len(shown):
-        out += f" and {total - len(shown):,} more"
+    covered = _covered(changes, set(shown), refused)  # the resources the names say (one name, several partitions)
+    if kind != "acl_allow_all" and total > covered:
+        out += f" and {total - covered:,} more"
     if kind == "acl_allow_all" and total > len(shown):
         out += f" ({total:,} bindings in all)"
     return out
@@ -155,7 +174,10 @@ def _summary(kind: str, who: str, broker: str, changes: list[dict]) -> str:
     done = [c for c in read if _state(c) == "done"]
     tried = [c for c in read if _state(c) != "done"]
     if done:
-        out = f"{who} {_WHAT[kind]} {_listed(kind, done)} on broker {broker}"
+        out = f"{who} {_WHAT[kind]} {_listed(kind, done, False)} on broker {broker}"
+        errors = [c for c in done if any(_is_error(r) for r in _results(c))]
+        if errors:
+            out += f" (refused for {_listed(kind, errors, True)}: {_errors(errors)})"
         if tried:
             out += f"; tried {count(len(tried), 'more request')}: {_tried(tried)}"
     else:

@@ -38,7 +38,7 @@ def _one(changes) -> dict:
 
 def test_unanswered_changes_read_as_tried():
     f = _one([_change(i, t, NO_RESPONSE) for i, t in enumerate(["j1-lz4", "j1-zstd", "j1-lz4"])])
-    assert f["summary"] == ("j1-admin tried to delete records from j1-lz4, j1-zstd and 1 more on broker "
+    assert f["summary"] == ("j1-admin tried to delete records from j1-lz4, j1-zstd on broker "
                             "127.0.0.1:9092; no answer to 3 requests")
     assert f["severity"] == "warning"  # records_deleted is critical when done
     assert f["unanswered"] == 3 and f["refused"] == 0 and f["count"] == 3
@@ -75,3 +75,12 @@ def test_unread_unanswered_request_is_tried():
                    resources=[{"type": "request", "not_read": "malformed"}], resource_count=None)])
     assert "could not read (malformed): no answer to 1 request" in f["summary"]
     assert "may have" not in f["summary"] and f["severity"] == "warning" and f["unanswered"] == 1
+
+
+def test_a_resource_refused_inside_a_done_change_is_not_said_done():
+    change = dict(_change(1, "a", OK), resources=[{"type": "records", "topic": "a"}, {"type": "records", "topic": "b"}],
+                  result=[OK, "TOPIC_AUTHORIZATION_FAILED"], resource_count=2)
+    f = _one([change])
+    assert f["summary"] == ("j1-admin deleted records from a on broker 127.0.0.1:9092 (refused for b: "
+                            "TOPIC_AUTHORIZATION_FAILED)")
+    assert f["severity"] == "critical" and f["resources"] == ["a", "b"]
