@@ -94,7 +94,7 @@ def _stalls(delivery, names: dict) -> list[dict]:
     out = []
     stalls = by_name(delivery.stalls, names, 0, Stall)
     for (name, partition, lso), stall in sorted(stalls.items(), key=lambda kv: (str(kv[0][0]), kv[0][1:])):
-        end = stall.answered_ns if stall.answered_ns is not None else stall.last_ns  # the last "wait" told
+        end = stall.last_ns if stall.answered_ns is None else max(stall.answered_ns, stall.last_ns)  # last "wait"
         held = (end - stall.first_ns) / NS
         if held < STALL_MIN_S:
             continue
