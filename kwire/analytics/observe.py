@@ -38,6 +38,9 @@ them. Group apis are read by kwire.analytics.observe_groups; this module reads t
                                                   CreateTime, fingerprint), ...)
     ("fb", topic, partition, crc, base_offset, evidence)   a batch of a producer that is not idempotent
                                                   in a Fetch answer (where a record sent twice was read)
+    ("ew", ts, topic, partition, base_offset, records, create_ms, producer)
+    ("er", ts, kind, consumer, topic, partition, fetch_offset, first, last, batches, redelivered)
+                                                  offsets written and delivered (kwire.analytics.end_to_end_read)
 
 An evidence is (ts_ns, client, broker, correlation_id, api): it names an exchange for `kwire inspect`.
 """
@@ -47,6 +50,7 @@ from __future__ import annotations
 from kwire.enrich import topic_label
 from kwire.analytics.changes_read import change_of
 from kwire.analytics.changes_apis import READERS as CHANGE_APIS
+from kwire.analytics.end_to_end_read import fetch_reads, share_reads, written
 from kwire.analytics.observe_groups import GROUP_APIS, group_observations
 from kwire.analytics.produce_read import read_answer, request_partitions
 from kwire.analytics.producer_read import producer_apis, producer_observations
@@ -67,7 +71,7 @@ def observations(ex: Exchange, watch=None, row: dict | None = None, produce: tup
     """The observations of one exchange; `watch`: the state of the Aggregator they go to, which says
     which Produce batches after a failed send to read for resends (kwire.analytics.resends); `row`:
     the exchange's kwire.analytics.facts row, when the caller has it (its evidence); `produce`: a Produce's
-    (partitions, codes, failed) as kwire.analytics.produce_read reads them, when the caller has them."""
+    (partitions, codes, failed, bases) as kwire.analytics.produce_read reads them, when the caller has them."""
     api = ex.api
     out: list[tuple] = []
     if api in GROUP_APIS:
@@ -138,14 +142,14 @@ def _software(ex: Exchange, out: list) -> None:
 
 
 def _produce(ex: Exchange, out: list, watch=None, read: tuple | None = None, row: dict | None = None) -> None:
-    """`read`: (partitions, codes, failed) of kwire.analytics.produce_read, when the caller has them;
+    """`read`: (partitions, codes, failed, bases) of kwire.analytics.produce_read, when the caller has them;
     `row`: the exchange's row (its evidence)."""
     request = ex.request
     if not request:
         return
     if read is None:
         read = (request_partitions(request),) + read_answer(ex)
-    partitions, _, failed = read
+    partitions, _, failed, bases = read
     acks = request.get("Acks")
     if acks == 0:
         out.append((T.NO_ANSWER_EXPECTED,))
@@ -154,12 +158,14 @@ def _produce(ex: Exchange, out: list, watch=None, read: tuple | None = None, row
     reads = watch is not None or bool(failed)  # batches of producers that are not idempotent: resends
     reader = None  # the ResendReader, made at the first such batch
     ev = None  # one tuple for every batch of the exchange
-    for label, index, data, _, _, batches in partitions:
+    for label, index, data, _, count, batches in partitions:
         if not batches:
             continue
         if ev is None:
             ev = row["evidence"] if row is not None else evidence(ex)
         bad = failed is True or (bool(failed) and (label, index) in failed)
+        if bases and not bad:
+            written(ex, label, index, count, batches, bases, out)
         transactions = None  # a producer's batches of one exchange are one moment: one "tx"
         for key, pid, transactional, pos, head in batches:
             out.append((PRODUCE_BATCH, label, index, key, ev, bad))
@@ -177,7 +183,7 @@ def _produce(ex: Exchange, out: list, watch=None, read: tuple | None = None, row
 
 
 def _fetch(ex: Exchange, out: list) -> None:
-    fetched(ex, out)
+    fetch_reads(ex, fetched(ex, out), out)
     fetch = ex.extra.get("fetch")
     if not fetch or fetch.get("isolation_level") != "read_committed":
         return
@@ -240,6 +246,7 @@ def _share(ex: Exchange, out: list) -> None:
                             batch.get("LastOffset"), tuple(batch.get("AcknowledgeTypes") or ())))
     if ex.api != "ShareFetch" or not ex.response:
         return
+    share_reads(ex, group, out)
     for topic in ex.response.get("Responses") or ():
         label = topic_label(topic)
         for part in topic.get("Partitions") or ():
