@@ -578,7 +578,8 @@ def end_to_end(scene: Scene, mock: None) -> None:
     # truth: "sent" at each produce() call and "delivered" from each delivery callback (with the offset).
     # Readers of partition 0 from offset 0, each logging every record as its poll returns it ("consumed",
     # offset): kwire-e2e-committed (confluent-kafka, read_committed: round 3 reaches it ~7 s late),
-    # kwire-e2e-uncommitted (confluent-kafka, read_uncommitted) and kwire-e2e-py (kafka-python, read_uncommitted).
+    # kwire-e2e-default (confluent-kafka, no isolation.level set: librdkafka's default is read_committed too)
+    # and kwire-e2e-py (kafka-python, whose default is read_uncommitted: round 3 reaches it at once).
     from confluent_kafka import Producer as KafkaProducer
     from confluent_kafka.admin import AdminClient, NewTopic
 
@@ -594,7 +595,7 @@ def end_to_end(scene: Scene, mock: None) -> None:
         producer.init_transactions(15)
         common = dict(bootstrap=tansu.bootstrap, topic="kwire-e2e", partition=0, run_s=40)
         scene.spawn("txn-reader", "kwire-e2e-committed", group="kwire-e2e-audit", **common)
-        scene.spawn("reader", "kwire-e2e-uncommitted", group="kwire-e2e-live", **common)
+        scene.spawn("reader", "kwire-e2e-default", group="kwire-e2e-live", **common)
         scene.spawn("py-reader", "kwire-e2e-py", **common)
         scene.at(6)
 

@@ -1,10 +1,11 @@
 """End-to-end latency and lag in time: the bounded, mergeable state (issue 47).
 
-The observations of kwire.analytics.end_to_end_read are kept as they come, three kinds:
+The observations of kwire.analytics.end_to_end_read are kept, three kinds:
 
-- writes: (ts, topic, partition, base offset, records, create_ms, producer), a Produce partition
-  answered without error;
-- reads: (ts, kind, consumer, topic, partition, fetch offset, first, last, batches, redelivered), an
+- writes: a Produce partition answered without error, (ts, base offset, records, create_ms) four
+  integers in an array per (topic, partition, producer): 32 bytes a write, nothing for the cycle
+  collector to walk (most Produce traffic is never fetched in the capture: cheap to keep);
+- reads: the observation as it came (its tag first): (ts, kind, consumer, topic, partition, fetch offset, first, last, batches, redelivered), an
   answer that delivered records to a consumer (kind "fetch": a Fetch, consumer its client id;
   "share": a ShareFetch's acquired records, consumer the share group);
 - idle: an answer that delivered nothing, kept as one entry per (kind, consumer, topic, partition,
@@ -18,16 +19,19 @@ merged in any order, gives what one state fed everything gives.
 Bounded: each kind keeps its CAP smallest entries (writes and reads by time first, so the earliest;
 idle by key) and counts the rest as folded; the document says how many. Which entries are kept is a
 total order on the entries, never the order they came in, so folding too is the same on any split.
-Adding an entry once a kind is full costs one comparison (with the largest kept) or, for an entry
-kept, an amortised sort of the list every CAP entries.
+Adding an entry once a kind is full costs one comparison (with the latest kept) or, for an entry
+kept, an amortised trim every CAP entries.
 """
 
 from __future__ import annotations
 
+from array import array
+from bisect import bisect_left
+
 from kwire.analytics import tags as T
 from kwire.fields import reduce_by_fields, set_fields
 
-WRITES_CAP = 1 << 18   # Produce partitions remembered (about 60 MB at most)
+WRITES_CAP = 1 << 20   # Produce partitions remembered (32 bytes each: 32 MB at most)
 READS_CAP = 1 << 18    # answers that delivered records
 IDLE_CAP = 1 << 16     # (consumer, partition, fetch offset) answered with nothing
 
@@ -40,19 +44,20 @@ def _trim(kept: list, cap: int):
 
 
 class EndToEndState:
-    __slots__ = ("writes", "reads", "idle", "writes_seen", "reads_seen", "write_limit", "read_limit",
-                 "idle_limit", "idle_folded")
+    __slots__ = ("writes", "write_count", "reads", "idle", "writes_seen", "reads_seen", "write_limit",
+                 "read_limit", "idle_limit", "idle_folded")
     __reduce__ = reduce_by_fields  # the same state compiled or not (kwire.fields)
     __setstate__ = set_fields
 
     def __init__(self) -> None:
-        self.writes: list[tuple] = []
+        self.writes: dict[tuple, array] = {}  # (topic, partition, producer) -> (ts, base, records, create_ms)...
+        self.write_count = 0  # writes kept (4 values each in the arrays)
         self.reads: list[tuple] = []
         self.idle: dict[tuple, list] = {}
         self.writes_seen = 0
         self.reads_seen = 0
-        self.write_limit = None  # the largest write kept, once WRITES_CAP are: nothing above it is kept
-        self.read_limit = None
+        self.write_limit = None  # once WRITES_CAP writes are kept: the latest time kept, nothing later is
+        self.read_limit = None  # the largest read kept, once READS_CAP are
         self.idle_limit = None  # the largest idle key kept, once IDLE_CAP are
         self.idle_folded = False  # whether a key was refused (more than IDLE_CAP keys in the traffic)
 
@@ -63,14 +68,49 @@ class EndToEndState:
             self.add_read(ob)
 
     def add_write(self, ob: tuple) -> None:
+        """ob: (tag, (topic, partition, producer), (ts, base offset, records, create_ms))."""
         self.writes_seen += 1
-        item = ob[1:]
-        if self.write_limit is not None and item >= self.write_limit:
+        values = ob[2]
+        if self.write_limit is not None and values[0] > self.write_limit:
             return
-        writes = self.writes
-        writes.append(item)
-        if len(writes) >= 2 * WRITES_CAP:
-            self.write_limit = _trim(writes, WRITES_CAP)
+        kept = self.writes.get(ob[1])
+        if kept is None:
+            kept = self.writes[ob[1]] = array("q")
+        kept.extend(values)
+        self.write_count += 1
+        if self.write_count >= 2 * WRITES_CAP:
+            self._trim_writes()
+
+    def _trim_writes(self) -> None:
+        """Keeps the WRITES_CAP smallest writes by (ts, topic, partition, producer, base, records,
+        create_ms): a total order, so the same on any split of the traffic."""
+        if self.write_count <= WRITES_CAP:
+            return
+        times = sorted(t for kept in self.writes.values() for t in kept[0::4])
+        limit = times[WRITES_CAP - 1]
+        room = WRITES_CAP - bisect_left(times, limit)  # writes at exactly `limit` that stay
+        ties = sorted((key, kept[i + 1], kept[i + 2], kept[i + 3]) for key, kept in self.writes.items()
+                      for i in range(0, len(kept), 4) if kept[i] == limit)[:room]
+        stay: dict = {}
+        for tie in ties:
+            stay[tie] = stay.get(tie, 0) + 1
+        for key in list(self.writes):
+            kept, out = self.writes[key], array("q")
+            for i in range(0, len(kept), 4):
+                t = kept[i]
+                if t < limit:
+                    out.extend(kept[i:i + 4])
+                elif t == limit:
+                    tie = (key, kept[i + 1], kept[i + 2], kept[i + 3])
+                    if stay.get(tie):
+                        stay[tie] -= 1
+                        out.extend(kept[i:i + 4])
+            if out:
+                self.writes[key] = out
+            else:
+                del self.writes[key]
+        self.write_count = WRITES_CAP
+        self.write_limit = limit
 
     def add_read(self, ob: tuple) -> None:
         if ob[9] == 0:  # delivered nothing: where the consumer stands
@@ -89,11 +129,10 @@ class EndToEndState:
                 have[1] = ob[1]
             return
         self.reads_seen += 1
-        item = ob[1:]
-        if self.read_limit is not None and item >= self.read_limit:
+        if self.read_limit is not None and ob >= self.read_limit:
             return
         reads = self.reads
-        reads.append(item)
+        reads.append(ob)
         if len(reads) >= 2 * READS_CAP:
             self.read_limit = _trim(reads, READS_CAP)
 
@@ -109,9 +148,19 @@ class EndToEndState:
     def merge(self, other: EndToEndState) -> None:
         self.writes_seen += other.writes_seen
         self.reads_seen += other.reads_seen
-        self.writes.extend(other.writes)
+        for key, theirs in other.writes.items():
+            mine = self.writes.get(key)
+            if mine is None:
+                self.writes[key] = array("q", theirs)
+            else:
+                mine.extend(theirs)
+        self.write_count += other.write_count
+        limits = [x for x in (self.write_limit, other.write_limit) if x is not None]
+        self.write_limit = min(limits) if limits else None  # nothing later than a part's limit can be kept
+        if self.write_limit is not None:
+            self._drop_after(self.write_limit)
+        self._trim_writes()
         self.reads.extend(other.reads)
-        self.write_limit = _trim(self.writes, WRITES_CAP)
         self.read_limit = _trim(self.reads, READS_CAP)
         self.idle_folded = self.idle_folded or other.idle_folded
         for key, (first, last) in other.idle.items():
@@ -122,9 +171,22 @@ class EndToEndState:
                 have[0], have[1] = min(have[0], first), max(have[1], last)
         self._trim_idle()
 
-    def settled(self) -> tuple[list, list, dict]:
-        """(writes, reads, idle) as kept, sorted: what the document is made of."""
-        self.write_limit = _trim(self.writes, WRITES_CAP)
+    def _drop_after(self, limit: int) -> None:
+        for key in list(self.writes):
+            kept = self.writes[key]
+            out = array("q")
+            for i in range(0, len(kept), 4):
+                if kept[i] <= limit:
+                    out.extend(kept[i:i + 4])
+            self.write_count -= (len(kept) - len(out)) // 4
+            if out:
+                self.writes[key] = out
+            else:
+                del self.writes[key]
+
+    def settled(self) -> tuple[dict, list, dict]:
+        """(writes, reads, idle) as kept, the reads sorted: what the document is made of."""
+        self._trim_writes()
         self.read_limit = _trim(self.reads, READS_CAP)
         self._trim_idle()
         return self.writes, self.reads, self.idle

@@ -19,7 +19,8 @@ From the writes and deliveries kwire.analytics.end_to_end kept (all of them, sor
   first write at or past that position, 0 when none was written before the answer (caught up), not sampled when
   the offset is before every write kept. `last` is the latest sample, `max` the largest.
 - the producer's clock offset: the Produce request's capture time minus its first batch's
-  CreateTime (the producer's clock), per producer: beside the latency, never in it.
+  CreateTime (the producer's clock), per producer, over its writes to the partitions some consumer
+  read: beside the latency, never in it.
 
 Percentiles: nearest rank (kwire.analytics.distribution). Times in ms, rounded to the µs.
 """
@@ -46,14 +47,21 @@ def _spread(values: list) -> dict:
     return {f"p{p}": _ms(values[nearest_rank(p, n) - 1]) for p in (50, 90, 99)} | {"max": _ms(values[-1])}
 
 
-def _written(writes: list, names: dict) -> tuple[dict, dict]:
-    """({(topic, partition): (bases, lasts, times)}, {producer: [clock offsets ns]}) of the kept writes."""
+def _written(writes: dict, names: dict, wanted: set) -> tuple[dict, dict]:
+    """({(topic, partition): (bases, lasts, times)}, {producer: [clock offsets ns]}) of the partitions
+    in `wanted`, those some consumer read (the rest is never looked at)."""
     by_partition: dict[tuple, list] = {}
     clocks: dict[str, list] = {}
-    for ts, topic, partition, base, records, create, producer in writes:
-        by_partition.setdefault((names.get(topic, topic), partition), []).append((base, ts, records))
-        if create >= 0:
-            clocks.setdefault(producer, []).append(ts - create * 1_000_000)
+    for (topic, partition, producer), kept in writes.items():
+        key = (names.get(topic, topic), partition)
+        if key not in wanted:
+            continue
+        items = by_partition.setdefault(key, [])
+        sample = clocks.setdefault(producer, [])
+        for k in range(0, len(kept), 4):
+            items.append((kept[k + 1], kept[k], kept[k + 2]))
+            if kept[k + 3] >= 0:
+                sample.append(kept[k] - kept[k + 3] * 1_000_000)
     out = {}
     for key, items in by_partition.items():
         items.sort()
@@ -88,10 +96,12 @@ def _deliver(partition: tuple, events: list, kind: str, found: dict) -> None:
                     else:
                         share_seen.add(i)
                         found["latencies"].append(ts - times[i])
+                        found["bases"].append(bases[i])
                 elif lasts[i] <= high:
                     found["redeliveries"] += 1
                 elif bases[i] > high:  # a write delivered on in a later answer counts at its first
                     found["latencies"].append(ts - times[i])
+                    found["bases"].append(bases[i])
                 i += 1
             if not matched and last > high:
                 found["unmatched"] += 1
@@ -106,11 +116,13 @@ def _deliver(partition: tuple, events: list, kind: str, found: dict) -> None:
             found["lag"].append((ts, lag))
 
 
-def document(state, names: dict) -> dict:
-    writes, reads, idle = state.settled()
-    partitions, clocks = _written(writes, names)
+def deliveries(state, names: dict):
+    """Per (kind, consumer, topic, partition), in order, what its answers did: {"latencies": ns of each
+    first delivery, "bases": the base offset of each such write, "redeliveries", "unmatched", "lag":
+    [(ts, lag ns)]}; and the producers' clock offsets, last, as (None, {producer: [ns]})."""
+    _, reads, idle = state.settled()
     streams: dict[tuple, list] = {}
-    for ts, kind, consumer, topic, partition, offset, first, last, batches, redelivered in reads:
+    for _, ts, kind, consumer, topic, partition, offset, first, last, batches, redelivered in reads:
         streams.setdefault((kind, consumer, names.get(topic, topic), partition), []).append(
             (ts, offset, first, last, batches, redelivered))
     for (kind, consumer, topic, partition, offset), (first_ts, last_ts) in idle.items():
@@ -118,18 +130,29 @@ def document(state, names: dict) -> dict:
         events.append((first_ts, offset, -1, -1, 0, False))
         if last_ts != first_ts:
             events.append((last_ts, offset, -1, -1, 0, False))
-    consumers: dict[tuple, dict] = {}
-    rows = []
+    partitions, clocks = _written(state.writes, names, {(topic, partition) for _, _, topic, partition in streams})
     for key in sorted(streams):
-        kind, consumer, topic, partition = key
         events = streams[key]
         events.sort()
-        found = {"latencies": [], "redeliveries": 0, "unmatched": 0, "lag": []}
-        written = partitions.get((topic, partition))
+        found = {"latencies": [], "bases": [], "redeliveries": 0, "unmatched": 0, "lag": []}
+        written = partitions.get((key[2], key[3]))
         if written is not None:
-            _deliver(written, events, kind, found)
+            _deliver(written, events, key[0], found)
         else:
             found["unmatched"] = sum(1 for e in events if e[4])
+        yield key, found
+    yield None, clocks
+
+
+def document(state, names: dict) -> dict:
+    clocks: dict = {}
+    consumers: dict[tuple, dict] = {}
+    rows = []
+    for key, found in deliveries(state, names):
+        if key is None:
+            clocks = found
+            continue
+        kind, consumer, topic, partition = key
         group = consumers.setdefault((topic, kind, consumer), {"latencies": [], "redeliveries": 0, "unmatched": 0,
                                                                "partitions": 0, "lag_max": None, "deliveries": 0})
         group["latencies"] += found["latencies"]
@@ -151,15 +174,15 @@ def document(state, names: dict) -> dict:
                       "deliveries": len(group["latencies"]), "redeliveries": group["redeliveries"],
                       "unmatched": group["unmatched"], "latency_ms": _spread(group["latencies"]),
                       "time_lag_max_ms": _ms(group["lag_max"])})
-    producers = {producer: {"batches": len(values)} | {"clock_offset_ms": _spread(values)}
-                 for producer, values in sorted(clocks.items())}
+    producers = {producer: {"writes": len(values)} | {"clock_offset_ms": _spread(values)}
+                 for producer, values in sorted(clocks.items()) if values}
     return {
         "consumers": table[:ROWS_CAP],
         "partitions": rows[:ROWS_CAP],
         "producers": dict(list(producers.items())[:ROWS_CAP]),
-        "bounds": {"writes": {"seen": state.writes_seen, "kept": len(writes), "cap": WRITES_CAP},
-                   "reads": {"seen": state.reads_seen, "kept": len(reads), "cap": READS_CAP},
-                   "idle": {"kept": len(idle), "cap": IDLE_CAP, "folded": state.idle_folded},
+        "bounds": {"writes": {"seen": state.writes_seen, "kept": state.write_count, "cap": WRITES_CAP},
+                   "reads": {"seen": state.reads_seen, "kept": len(state.reads), "cap": READS_CAP},
+                   "idle": {"kept": len(state.idle), "cap": IDLE_CAP, "folded": state.idle_folded},
                    "rows": {"cap": ROWS_CAP, "consumers": len(table), "partitions": len(rows),
                             "producers": len(producers)}},
     }

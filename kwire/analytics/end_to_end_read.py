@@ -3,12 +3,12 @@
 Called by kwire.analytics.observe with what the compiled readers already read, so no body is walked
 a second time:
 
-- `written(ex, topic, partition, records, batches, bases, out)`: a Produce partition answered without
-  error: (T.E2E_WRITE, ts, topic, partition, base offset, records, create_ms, producer); ts the
-  request's capture time (ns), base offset the answer's BaseOffset (kwire.analytics.produce_read
-  read_answer's bases), records the request's record count (produce_read.request_partitions),
-  create_ms the first batch's BaseTimestamp (the producer's clock; -1 when not a v2 batch),
-  producer its client id, else its address.
+- a Produce partition answered without error is (T.E2E_WRITE, (topic, partition, producer), (ts,
+  base offset, records, create_ms)), made in kwire.analytics.observe's _produce (compiled, where the
+  batches are walked): ts the request's capture time (ns), base offset the answer's BaseOffset
+  (kwire.analytics.produce_read read_answer's bases), records the request's record count
+  (produce_read.request_partitions), create_ms the first batch's BaseTimestamp (the producer's
+  clock; -1 when not a v2 batch), producer its client id, else its address.
 - `fetch_reads(ex, spans, out)`: a consumer's Fetch answer (a follower's, ReplicaId >= 0, is not a
   consumer): per partition answered, (T.E2E_READ, ts, "fetch", consumer, topic, partition,
   fetch offset, first, last, batches, False); ts the answer's capture time, fetch offset the one the
@@ -32,16 +32,6 @@ from kwire.model import Exchange
 def _consumer(ex: Exchange) -> str:
     client_id = ex.client_id
     return client_id if type(client_id) is str and client_id else str(ex.client)
-
-
-def written(ex: Exchange, label, index, records, batches, bases, out: list) -> None:
-    for b_label, b_index, base in bases:
-        if b_index == index and b_label == label:
-            if type(index) is int and type(records) is int and records > 0 and type(label) is str:
-                head = batches[0][4]
-                create = head[7] if head is not None else -1
-                out.append((T.E2E_WRITE, ex.ts_ns, label, index, base, records, create, _consumer(ex)))
-            return
 
 
 def _follower(request: dict) -> bool:

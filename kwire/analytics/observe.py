@@ -38,7 +38,7 @@ them. Group apis are read by kwire.analytics.observe_groups; this module reads t
                                                   CreateTime, fingerprint), ...)
     ("fb", topic, partition, crc, base_offset, evidence)   a batch of a producer that is not idempotent
                                                   in a Fetch answer (where a record sent twice was read)
-    ("ew", ts, topic, partition, base_offset, records, create_ms, producer)
+    ("ew", (topic, partition, producer), (ts, base_offset, records, create_ms))
     ("er", ts, kind, consumer, topic, partition, fetch_offset, first, last, batches, redelivered)
                                                   offsets written and delivered (kwire.analytics.end_to_end_read)
 
@@ -50,7 +50,7 @@ from __future__ import annotations
 from kwire.enrich import topic_label
 from kwire.analytics.changes_read import change_of
 from kwire.analytics.changes_apis import READERS as CHANGE_APIS
-from kwire.analytics.end_to_end_read import fetch_reads, share_reads, written
+from kwire.analytics.end_to_end_read import fetch_reads, share_reads
 from kwire.analytics.observe_groups import GROUP_APIS, group_observations
 from kwire.analytics.produce_read import read_answer, request_partitions
 from kwire.analytics.producer_read import producer_apis, producer_observations
@@ -158,14 +158,22 @@ def _produce(ex: Exchange, out: list, watch=None, read: tuple | None = None, row
     reads = watch is not None or bool(failed)  # batches of producers that are not idempotent: resends
     reader = None  # the ResendReader, made at the first such batch
     ev = None  # one tuple for every batch of the exchange
+    producer = None
     for label, index, data, _, count, batches in partitions:
         if not batches:
             continue
         if ev is None:
             ev = row["evidence"] if row is not None else evidence(ex)
         bad = failed is True or (bool(failed) and (label, index) in failed)
-        if bases and not bad:
-            written(ex, label, index, count, batches, bases, out)
+        if bases and not bad and count:  # offsets written (kwire.analytics.end_to_end_read), read in C here
+            for written in bases:
+                if written[1] == index and written[0] == label and type(index) is int:
+                    head = batches[0][4]
+                    if producer is None:
+                        producer = ex.client_id or ex.client
+                    out.append((T.E2E_WRITE, (label, index, producer),
+                                (ex.ts_ns, written[2], count, head[7] if head is not None else -1)))
+                    break
         transactions = None  # a producer's batches of one exchange are one moment: one "tx"
         for key, pid, transactional, pos, head in batches:
             out.append((PRODUCE_BATCH, label, index, key, ev, bad))

@@ -103,7 +103,7 @@ def fetched(ex: Exchange, out: list) -> dict | None:
     """(T.FETCHED_BATCH, topic, partition, crc, base offset, evidence) of a Fetch answer's batches of producers
     that are not idempotent. Returns, read in the same walk of the batch headers, what each partition
     delivered: {(topic, partition): (first offset, last offset, whole batches)} of its whole batches
-    (control batches in: they hold offsets), or None when none had any (kwire.analytics.end_to_end_read)."""
+    (control batches left out: no Produce wrote them), or None when none had any (kwire.analytics.end_to_end_read)."""
     response = ex.response
     if not response:
         return None
@@ -118,12 +118,14 @@ def fetched(ex: Exchange, out: list) -> dict | None:
             first = last = -1
             whole = 0
             for pos, size, head in batch_heads(data):
+                if head[5] & CONTROL:
+                    continue
                 if size == 12 + head[1]:  # a whole batch (a broker may end an answer with a cut one)
                     if whole == 0:
                         first = head[0]
                     last = head[0] + head[6]
                     whole += 1
-                if (head[9] >= 0 and head[11] >= 0) or head[5] & CONTROL:
+                if head[9] >= 0 and head[11] >= 0:
                     continue
                 if ev is None:
                     ev = _evidence(ex)
