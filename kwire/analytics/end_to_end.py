@@ -2,9 +2,9 @@
 
 The observations of kwire.analytics.end_to_end_read are kept, three kinds:
 
-- writes: a Produce partition answered without error, (ts, base offset, records, create_ms) four
-  integers in an array per (topic, partition, producer): 32 bytes a write, nothing for the cycle
-  collector to walk (most Produce traffic is never fetched in the capture: cheap to keep);
+- writes: a Produce partition answered without error, the tuple (ts, base offset, records,
+  create_ms, partition, producer) of its observation, in a list per topic: an append (most Produce
+  traffic is never fetched in the capture: it must cost next to nothing), about 130 bytes a write;
 - reads: the observation as it came (its tag first): (ts, kind, consumer, topic, partition, fetch offset, first, last, batches, redelivered), an
   answer that delivered records to a consumer (kind "fetch": a Fetch, consumer its client id;
   "share": a ShareFetch's acquired records, consumer the share group);
@@ -25,13 +25,12 @@ kept, an amortised trim every CAP entries.
 
 from __future__ import annotations
 
-from array import array
 from bisect import bisect_left
 
 from kwire.analytics import tags as T
 from kwire.fields import reduce_by_fields, set_fields
 
-WRITES_CAP = 1 << 20   # Produce partitions remembered (32 bytes each: 32 MB at most)
+WRITES_CAP = 1 << 18   # Produce partitions remembered (about 180 bytes each: 50 MB at most, 100 MB between trims)
 READS_CAP = 1 << 18    # answers that delivered records
 IDLE_CAP = 1 << 16     # (consumer, partition, fetch offset) answered with nothing
 
@@ -50,8 +49,8 @@ class EndToEndState:
     __setstate__ = set_fields
 
     def __init__(self) -> None:
-        self.writes: dict[tuple, array] = {}  # (topic, partition, producer) -> (ts, base, records, create_ms)...
-        self.write_count = 0  # writes kept (4 values each in the arrays)
+        self.writes: dict[str, list] = {}  # topic -> [(ts, base, records, create_ms, partition, producer)]
+        self.write_count = 0  # writes kept
         self.reads: list[tuple] = []
         self.idle: dict[tuple, list] = {}
         self.writes_seen = 0
@@ -68,43 +67,40 @@ class EndToEndState:
             self.add_read(ob)
 
     def add_write(self, ob: tuple) -> None:
-        """ob: (tag, (topic, partition, producer), (ts, base offset, records, create_ms))."""
+        """ob: (tag, topic, (ts, base offset, records, create_ms, partition, producer)); its tuple kept
+        as it is (an append, no copy)."""
         self.writes_seen += 1
         values = ob[2]
         if self.write_limit is not None and values[0] > self.write_limit:
             return
         kept = self.writes.get(ob[1])
         if kept is None:
-            kept = self.writes[ob[1]] = array("q")
-        kept.extend(values)
+            kept = self.writes[ob[1]] = []
+        kept.append(values)
         self.write_count += 1
         if self.write_count >= 2 * WRITES_CAP:
             self._trim_writes()
 
     def _trim_writes(self) -> None:
-        """Keeps the WRITES_CAP smallest writes by (ts, topic, partition, producer, base, records,
-        create_ms): a total order, so the same on any split of the traffic."""
+        """Keeps the WRITES_CAP smallest writes by (ts, topic, base, records, create_ms, partition,
+        producer): a total order, so the same on any split of the traffic."""
         if self.write_count <= WRITES_CAP:
             return
-        times = sorted(t for kept in self.writes.values() for t in kept[0::4])
+        times = sorted(v[0] for kept in self.writes.values() for v in kept)
         limit = times[WRITES_CAP - 1]
         room = WRITES_CAP - bisect_left(times, limit)  # writes at exactly `limit` that stay
-        ties = sorted((key, kept[i + 1], kept[i + 2], kept[i + 3]) for key, kept in self.writes.items()
-                      for i in range(0, len(kept), 4) if kept[i] == limit)[:room]
+        ties = sorted((key, v) for key, kept in self.writes.items() for v in kept if v[0] == limit)[:room]
         stay: dict = {}
         for tie in ties:
             stay[tie] = stay.get(tie, 0) + 1
         for key in list(self.writes):
-            kept, out = self.writes[key], array("q")
-            for i in range(0, len(kept), 4):
-                t = kept[i]
-                if t < limit:
-                    out.extend(kept[i:i + 4])
-                elif t == limit:
-                    tie = (key, kept[i + 1], kept[i + 2], kept[i + 3])
-                    if stay.get(tie):
-                        stay[tie] -= 1
-                        out.extend(kept[i:i + 4])
+            out = []
+            for v in self.writes[key]:
+                if v[0] < limit:
+                    out.append(v)
+                elif v[0] == limit and stay.get((key, v)):
+                    stay[(key, v)] -= 1
+                    out.append(v)
             if out:
                 self.writes[key] = out
             else:
@@ -151,7 +147,7 @@ class EndToEndState:
         for key, theirs in other.writes.items():
             mine = self.writes.get(key)
             if mine is None:
-                self.writes[key] = array("q", theirs)
+                self.writes[key] = list(theirs)
             else:
                 mine.extend(theirs)
         self.write_count += other.write_count
@@ -174,11 +170,8 @@ class EndToEndState:
     def _drop_after(self, limit: int) -> None:
         for key in list(self.writes):
             kept = self.writes[key]
-            out = array("q")
-            for i in range(0, len(kept), 4):
-                if kept[i] <= limit:
-                    out.extend(kept[i:i + 4])
-            self.write_count -= (len(kept) - len(out)) // 4
+            out = [v for v in kept if v[0] <= limit]
+            self.write_count -= len(kept) - len(out)
             if out:
                 self.writes[key] = out
             else:

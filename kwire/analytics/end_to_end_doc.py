@@ -30,7 +30,7 @@ from __future__ import annotations
 from bisect import bisect_right
 
 from kwire.analytics.distribution import nearest_rank
-from kwire.analytics.end_to_end import IDLE_CAP, READS_CAP, WRITES_CAP
+from kwire.analytics import end_to_end as caps
 
 ROWS_CAP = 4096  # consumer rows and partition rows in the document (the smallest keys; the rest counted)
 
@@ -52,16 +52,24 @@ def _written(writes: dict, names: dict, wanted: set) -> tuple[dict, dict]:
     in `wanted`, those some consumer read (the rest is never looked at)."""
     by_partition: dict[tuple, list] = {}
     clocks: dict[str, list] = {}
-    for (topic, partition, producer), kept in writes.items():
-        key = (names.get(topic, topic), partition)
-        if key not in wanted:
+    topics = {topic for topic, _ in wanted}
+    for topic, kept in writes.items():
+        name = names.get(topic, topic)
+        if name not in topics:
             continue
-        items = by_partition.setdefault(key, [])
-        sample = clocks.setdefault(producer, [])
-        for k in range(0, len(kept), 4):
-            items.append((kept[k + 1], kept[k], kept[k + 2]))
-            if kept[k + 3] >= 0:
-                sample.append(kept[k] - kept[k + 3] * 1_000_000)
+        for ts, base, records, create, partition, producer in kept:
+            key = (name, partition)
+            if key not in wanted:
+                continue
+            items = by_partition.get(key)
+            if items is None:
+                items = by_partition[key] = []
+            items.append((base, ts, records))
+            if create >= 0:
+                sample = clocks.get(producer)
+                if sample is None:
+                    sample = clocks[producer] = []
+                sample.append(ts - create * 1_000_000)
     out = {}
     for key, items in by_partition.items():
         items.sort()
@@ -180,9 +188,9 @@ def document(state, names: dict) -> dict:
         "consumers": table[:ROWS_CAP],
         "partitions": rows[:ROWS_CAP],
         "producers": dict(list(producers.items())[:ROWS_CAP]),
-        "bounds": {"writes": {"seen": state.writes_seen, "kept": state.write_count, "cap": WRITES_CAP},
-                   "reads": {"seen": state.reads_seen, "kept": len(state.reads), "cap": READS_CAP},
-                   "idle": {"kept": len(state.idle), "cap": IDLE_CAP, "folded": state.idle_folded},
+        "bounds": {"writes": {"seen": state.writes_seen, "kept": state.write_count, "cap": caps.WRITES_CAP},
+                   "reads": {"seen": state.reads_seen, "kept": len(state.reads), "cap": caps.READS_CAP},
+                   "idle": {"kept": len(state.idle), "cap": caps.IDLE_CAP, "folded": state.idle_folded},
                    "rows": {"cap": ROWS_CAP, "consumers": len(table), "partitions": len(rows),
                             "producers": len(producers)}},
     }

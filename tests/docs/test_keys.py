@@ -106,6 +106,11 @@ def _document_keys(seen, doc: dict) -> None:
         seen["stats.quorum"].update(doc["quorum"])
         for broker in doc["quorum"]["brokers"].values():
             seen["stats.quorum.broker"].update(broker)
+    seen["stats.end_to_end"].update(doc["end_to_end"])
+    for row in doc["end_to_end"]["consumers"]:
+        seen["stats.end_to_end.consumer"].update(row)
+    for row in doc["end_to_end"]["partitions"]:
+        seen["stats.end_to_end.partition"].update(row)
     seen["stats.tls"].update(doc["tls"])
     for row in doc["tls"]["list"]:
         seen["stats.tls.connection"].update(row)
