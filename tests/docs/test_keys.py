@@ -145,7 +145,7 @@ STATS_TABLES = ("stats", "stats.span", "stats.figures", "stats.latency_ms", "sta
                 "stats.partition", "stats.share_group", "stats.unanswered", "stats.exchange", "stats.timeline",
                 "stats.tls", "stats.tls.connection", "stats.group", "stats.generation", "stats.generation.member",
                 "stats.member", "stats.changes", "stats.change", "stats.quorum", "stats.quorum.broker",
-                COMMON_FINDING_KEYS)
+                "stats.end_to_end", "stats.end_to_end.consumer", "stats.end_to_end.partition", COMMON_FINDING_KEYS)
 
 
 def test_stats_document_keys(documented, stats_keys):
