@@ -1,7 +1,7 @@
 """The end-to-end families of the metrics (issue 47): latency as a histogram, lag in time as a gauge.
 
-From the EndToEndState of every Aggregator of the view (kwire.analytics.end_to_end; merged into a fresh
-one, the parts untouched), matched as the stats document matches them (kwire.analytics.end_to_end_doc),
+From the EndToEndState of every Aggregator of the view, or the view's own (kwire live's Analysis since the
+start; kwire.analytics.end_to_end), merged into a fresh one (what it is read from stays untouched), matched as the stats document matches them (kwire.analytics.end_to_end_doc),
 so a quantile of `kwire_end_to_end_latency_seconds` falls in the bucket that holds the exact figure of
 `kwire stats`:
 
@@ -25,8 +25,11 @@ NS = 1_000_000_000
 
 
 def _state(view) -> EndToEndState | None:
-    states = [agg.analysis.end_to_end for agg in view.parts
-              if getattr(getattr(agg, "analysis", None), "end_to_end", None) is not None]
+    if view.end_to_end is not None:  # kwire live: one Analysis since the start, beside the parts
+        states = [view.end_to_end]
+    else:
+        states = [agg.analysis.end_to_end for agg in view.parts
+                  if getattr(getattr(agg, "analysis", None), "end_to_end", None) is not None]
     if not states:
         return None
     merged = EndToEndState()

@@ -54,6 +54,7 @@ class MetricsView:
     timestamp: float | None = None                   # seconds: put on every sample (a capture's end)
     start_s: float | None = None                     # the traffic's first and last moments
     end_s: float | None = None
+    end_to_end: object = None                        # the EndToEndState of every exchange, when not the parts'
 
 
 class _Make:
