@@ -194,3 +194,16 @@ def test_two_million_writes_stay_within_the_cap(monkeypatch):
     assert sum(len(kept) for kept in state.writes.values()) == state.write_count
     doc = document(state, {})
     assert doc["bounds"]["writes"] == {"seen": 200_000, "kept": 1 << 14, "cap": 1 << 14}
+
+
+def test_the_terminal_table_shows_each_consumer():
+    from rich.console import Console
+
+    from kwire.render.stats_view import stats_view
+
+    console = Console(width=160, record=True, file=open("/dev/null", "w"))
+    console.print(stats_view(P.document(NAME)))
+    text = console.export_text()
+    assert "End to end" in text
+    for reader in _client_latencies(NAME):
+        assert reader in text
