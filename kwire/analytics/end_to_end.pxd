@@ -3,7 +3,9 @@
 # Produce partition written (add_write) in C.
 
 cdef class EndToEndState:
-    cdef public dict writes, idle
+    cdef public dict packed, idle
+    cdef public tuple last_key
+    cdef public object last_kept
     cdef public list reads
     cdef public long long write_count, writes_seen, reads_seen
     cdef public object write_limit, read_limit, idle_limit, idle_folded

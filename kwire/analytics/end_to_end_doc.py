@@ -128,7 +128,7 @@ def deliveries(state, names: dict):
     """Per (kind, consumer, topic, partition), in order, what its answers did: {"latencies": ns of each
     first delivery, "bases": the base offset of each such write, "redeliveries", "unmatched", "lag":
     [(ts, lag ns)]}; and the producers' clock offsets, last, as (None, {producer: [ns]})."""
-    _, reads, idle = state.settled()
+    reads, idle = state.settled()
     streams: dict[tuple, list] = {}
     for _, ts, kind, consumer, topic, partition, offset, first, last, batches, redelivered in reads:
         streams.setdefault((kind, consumer, names.get(topic, topic), partition), []).append(
@@ -138,7 +138,9 @@ def deliveries(state, names: dict):
         events.append((first_ts, offset, -1, -1, 0, False))
         if last_ts != first_ts:
             events.append((last_ts, offset, -1, -1, 0, False))
-    partitions, clocks = _written(state.writes, names, {(topic, partition) for _, _, topic, partition in streams})
+    wanted = {(topic, partition) for _, _, topic, partition in streams}
+    writes = state.write_rows({topic for topic, _ in wanted}, names)
+    partitions, clocks = _written(writes, names, wanted)
     for key in sorted(streams):
         events = streams[key]
         events.sort()

@@ -3,8 +3,8 @@
 Called by kwire.analytics.observe with what the compiled readers already read, so no body is walked
 a second time:
 
-- a Produce partition answered without error is (T.E2E_WRITE, topic, (ts, base offset, records,
-  create_ms, partition, producer)), made in kwire.analytics.observe's _produce (compiled, where the
+- a Produce partition answered without error is (T.E2E_WRITE, topic, producer, ts, base offset, records,
+  create_ms, partition), one flat tuple, made in kwire.analytics.observe's _produce (compiled, where the
   batches are walked): ts the request's capture time (ns), base offset the answer's BaseOffset
   (kwire.analytics.produce_read read_answer's bases), records the request's record count
   (produce_read.request_partitions), create_ms the first batch's BaseTimestamp (the producer's

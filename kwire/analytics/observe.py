@@ -38,7 +38,7 @@ them. Group apis are read by kwire.analytics.observe_groups; this module reads t
                                                   CreateTime, fingerprint), ...)
     ("fb", topic, partition, crc, base_offset, evidence)   a batch of a producer that is not idempotent
                                                   in a Fetch answer (where a record sent twice was read)
-    ("ew", topic, (ts, base_offset, records, create_ms, partition, producer))
+    ("ew", topic, producer, ts, base_offset, records, create_ms, partition)
     ("er", ts, kind, consumer, topic, partition, fetch_offset, first, last, batches, redelivered)
                                                   offsets written and delivered (kwire.analytics.end_to_end_read)
 
@@ -171,8 +171,8 @@ def _produce(ex: Exchange, out: list, watch=None, read: tuple | None = None, row
                     head = batches[0][4]
                     if producer is None:
                         producer = ex.client_id or ex.client
-                    out.append((E2E_WRITE, label,
-                                (ev[0], written[2], count, head[7] if head is not None else -1, index, producer)))
+                    out.append((E2E_WRITE, label, producer, ev[0], written[2], count,
+                                head[7] if head is not None else -1, index))
                     break
         transactions = None  # a producer's batches of one exchange are one moment: one "tx"
         for key, pid, transactional, pos, head in batches:

@@ -122,7 +122,7 @@ def test_share_group_redeliveries_are_not_latencies():
 
 
 def _write(ts, base, count, topic="t", partition=0, producer="p", create=-1):
-    return (E2E_WRITE, topic, (ts, base, count, create, partition, producer))
+    return (E2E_WRITE, topic, producer, ts, base, count, create, partition)
 
 
 def _read(ts, first, last, batches, consumer="c", offset=-1, topic="t", partition=0):
@@ -191,7 +191,7 @@ def test_two_million_writes_stay_within_the_cap(monkeypatch):
     for i in range(200_000):  # ten times fewer than the 2 million, at a cap 64 times smaller
         state.add_write(_write(i, i, 1, partition=i % 7))
     assert state.write_count <= 2 * E.WRITES_CAP
-    assert sum(len(kept) for kept in state.writes.values()) == state.write_count
+    assert sum(len(kept) for kept in state.write_rows().values()) == state.write_count
     doc = document(state, {})
     assert doc["bounds"]["writes"] == {"seen": 200_000, "kept": 1 << 14, "cap": 1 << 14}
 
