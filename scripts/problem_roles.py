@@ -15,6 +15,8 @@ their callbacks appended to the recording's truth file (problem_kit.Truth):
 - txn-reader: a read_committed consumer of one assigned partition (no group), logging each record.
 - reader: a consumer of one assigned partition (no group) logging each record's offset, key, value
   and timestamp (the records written twice show at two offsets).
+- py-reader: kafka-python's KafkaConsumer of one assigned partition from offset 0 (no group), logging
+  each record's offset as its poll returns it.
 - py-consumer: kafka-python's KafkaConsumer in the group (its log, logger kafka at DEBUG, to stderr);
   "assigned" with its member id, "closed" (its LeaveGroup, v3+ on a broker that offers it, names itself).
 """
@@ -206,8 +208,26 @@ def py_consumer_role(spec: dict, truth: Truth) -> None:
     truth("closed", consumed=count, member_id=member)
 
 
+def py_reader_role(spec: dict, truth: Truth) -> None:
+    from kafka import KafkaConsumer, TopicPartition
+
+    consumer = KafkaConsumer(bootstrap_servers=spec["bootstrap"], client_id=spec["client_id"], group_id=None,
+                             enable_auto_commit=False, fetch_max_wait_ms=500)
+    part = TopicPartition(spec["topic"], spec["partition"])
+    consumer.assign([part])
+    consumer.seek(part, 0)
+    truth("started", topic=spec["topic"], partition=spec["partition"])
+    end = time.monotonic() + spec["run_s"]
+    while not _stop and time.monotonic() < end:
+        for records in consumer.poll(200).values():
+            for record in records:
+                truth("consumed", topic=record.topic, partition=record.partition, offset=record.offset)
+    consumer.close()
+    truth("closed")
+
+
 ROLES = {"consumer": consumer_role, "reader": reader_role, "flapping": flapping_role, "share": share_role,
-         "txn-reader": txn_reader_role, "py-consumer": py_consumer_role}
+         "txn-reader": txn_reader_role, "py-consumer": py_consumer_role, "py-reader": py_reader_role}
 
 
 def main() -> None:

@@ -694,6 +694,56 @@ def txn_clean(scene: Scene, mock: None) -> None:
     _txn_scenario(scene, 0.0)
 
 
+def end_to_end(scene: Scene, mock: None) -> None:
+    # Tansu; topic kwire-e2e (1 partition); a transactional confluent-kafka producer writes 8 rounds of
+    # 3 records, each committed 0.5 s after its flush but round 3, held open 7 s before its commit. Its
+    # truth: "sent" at each produce() call and "delivered" from each delivery callback (with the offset).
+    # Readers of partition 0 from offset 0, each logging every record as its poll returns it ("consumed",
+    # offset): kwire-e2e-committed (confluent-kafka, read_committed: round 3 reaches it ~7 s late),
+    # kwire-e2e-default (confluent-kafka, no isolation.level set: librdkafka's default is read_committed too)
+    # and kwire-e2e-py (kafka-python, whose default is read_uncommitted: round 3 reaches it at once).
+    from confluent_kafka import Producer as KafkaProducer
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    tansu = Tansu(TANSU_PORT, open(os.devnull, "w"))
+    scene.summary["tansu"] = tansu.version()
+    try:
+        admin = AdminClient({"bootstrap.servers": tansu.bootstrap, "client.id": "kwire-admin"})
+        for future in admin.create_topics([NewTopic("kwire-e2e", 1, 1)]).values():
+            future.result(15)
+        truth = Truth(scene.truth_path, "kwire-e2e-producer")
+        producer = KafkaProducer({"bootstrap.servers": tansu.bootstrap, "client.id": "kwire-e2e-producer",
+                                  "transactional.id": "kwire-e2e-writer", "linger.ms": 5, "debug": "protocol,eos"})
+        producer.init_transactions(15)
+        common = dict(bootstrap=tansu.bootstrap, topic="kwire-e2e", partition=0, run_s=40)
+        scene.spawn("txn-reader", "kwire-e2e-committed", group="kwire-e2e-audit", **common)
+        scene.spawn("reader", "kwire-e2e-default", group="kwire-e2e-live", **common)
+        scene.spawn("py-reader", "kwire-e2e-py", **common)
+        scene.at(6)
+
+        def delivered(err, msg) -> None:
+            truth("delivered", topic=msg.topic(), partition=msg.partition(), offset=msg.offset(),
+                  error=None if err is None else str(err))
+
+        n = 0
+        for round_ in range(8):
+            producer.begin_transaction()
+            truth("begin_transaction", round=round_)
+            for _ in range(3):
+                truth("sent", round=round_, n=n)
+                producer.produce("kwire-e2e", value=f"entry {n}".encode(), partition=0, on_delivery=delivered)
+                n += 1
+            producer.flush(10)
+            time.sleep(7.0 if round_ == 3 else 0.5)
+            producer.commit_transaction(15)
+            truth("committed", round=round_)
+            time.sleep(1)
+        scene.at(time.monotonic() - scene.start + 3)
+        scene.stop_all()
+    finally:
+        tansu.close()
+
+
 # name -> (runner, mock brokers or 0 for Tansu)
 PROBLEMS = {
     "clean-classic": (clean_classic, 3),
@@ -719,6 +769,7 @@ PROBLEMS = {
     "member-removed": (member_removed, 0),
     "txn-offsets-bare": (txn_offsets_bare, 0),
     "java-silenced": (java_silenced, 1),
+    "end-to-end": (end_to_end, 0),
 }
 
 

@@ -341,6 +341,7 @@ class Aggregator:
             "findings_total": found_total,
             "changes": self.analysis.changes.document(self.analysis.groups, self.analysis.traffic),
             "quorum": self.analysis.quorum.document(),
+            "end_to_end": self.analysis.end_to_end.document(self.names),
             "tls": self.tls.document(),
             "caps": {table.kind: table.note() for table in (self.by_api_version, self.by_client_id,
                                                               self.by_broker, self.partitions, self.share_groups,

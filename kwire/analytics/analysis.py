@@ -1,11 +1,11 @@
 """The group and finding analysis the Aggregator carries: one mergeable state, two documents.
 
 `Analysis.add(row, observations)` takes an exchange's row (kwire.analytics.facts) and its
-observations (kwire.analytics.observe) and routes them, by kwire.analytics.tags.FEEDS, to the five states:
+observations (kwire.analytics.observe) and routes them, by kwire.analytics.tags.FEEDS, to the six states:
 kwire.analytics.groups (groups), kwire.analytics.traffic (connections, errors, latency over time),
 kwire.analytics.delivery (batches, transactions, share deliveries), kwire.analytics.changes (who
-changed what) and kwire.analytics.quorum (the KRaft controllers). `merge` merges all five
-exactly; `groups_document(names)` and `findings(names, first_ns, last_ns)` are computed from the
+changed what), kwire.analytics.quorum (the KRaft controllers) and kwire.analytics.end_to_end (offsets
+written and their deliveries). `merge` merges all six exactly; `groups_document(names)` and `findings(names, first_ns, last_ns)` are computed from the
 merged state when the stats document is made, so `kwire stats`, `kwire stats --jobs` and
 `kwire spark` give the same groups and findings.
 """
@@ -14,16 +14,18 @@ from __future__ import annotations
 
 from kwire.analytics.changes import ChangesState
 from kwire.analytics.delivery import DeliveryState
+from kwire.analytics.end_to_end import EndToEndState
 from kwire.analytics.groups import GroupsState
 from kwire.analytics.quorum import QuorumState
-from kwire.analytics.tags import ACKS0, CHANGES, DELIVERY, FEEDS as _FEEDS, GROUPS, PRODUCE_BATCH, TRAFFIC, feed_of
+from kwire.analytics.tags import (ACKS0, CHANGES, DELIVERY, E2E_WRITE, END_TO_END, FEEDS as _FEEDS, GROUPS, PRODUCE_BATCH,
+                                  TRAFFIC, feed_of)
 from kwire.analytics.traffic import TrafficState
 from kwire.fields import reduce_by_fields, set_fields
 
 
 
 class Analysis:
-    __slots__ = ("groups", "traffic", "delivery", "changes", "quorum")
+    __slots__ = ("groups", "traffic", "delivery", "changes", "quorum", "end_to_end")
     __reduce__ = reduce_by_fields  # the same state compiled or not (kwire.fields)
     __setstate__ = set_fields
 
@@ -33,6 +35,7 @@ class Analysis:
         self.delivery = DeliveryState()
         self.changes = ChangesState()
         self.quorum = QuorumState()
+        self.end_to_end = EndToEndState()  # end-to-end latency and lag in time (issue 47)
 
     def add(self, row, observations=()) -> None:
         """An exchange's row (kwire.analytics.row, or a dict of its names) and its observations."""
@@ -41,6 +44,9 @@ class Analysis:
             tag = ob[0]
             if tag == PRODUCE_BATCH:  # the most frequent (every batch of every Produce): to its state at once
                 self.delivery.produce_batch(ob)
+                continue
+            if tag == E2E_WRITE:  # one per Produce partition written
+                self.end_to_end.add_write(ob)
                 continue
             feed = _FEEDS.get(tag) or feed_of(tag)  # feed_of raises on a tag no table names
             if feed == DELIVERY:
@@ -53,6 +59,8 @@ class Analysis:
                 acks0 = True
             elif feed == CHANGES:
                 self.changes.add(ob)
+            elif feed == END_TO_END:
+                self.end_to_end.add_read(ob)
             else:
                 self.quorum.add(ob)
         self.traffic.add_row(row, acks0)
@@ -68,6 +76,7 @@ class Analysis:
         self.delivery.merge(other.delivery)
         self.changes.merge(other.changes)
         self.quorum.merge(other.quorum)
+        self.end_to_end.merge(other.end_to_end)
 
     def groups_document(self, names: dict[str, str]) -> dict:
         return self.groups.document(names)

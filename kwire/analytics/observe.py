@@ -43,6 +43,9 @@ them. Group apis are read by kwire.analytics.observe_groups; this module reads t
                                                   CreateTime, fingerprint), ...)
     ("fb", topic, partition, crc, base_offset, evidence)   a batch of a producer that is not idempotent
                                                   in a Fetch answer (where a record sent twice was read)
+    ("ew", topic, producer, ts, base_offset, records, create_ms, partition)
+    ("er", ts, kind, consumer, topic, partition, fetch_offset, first, last, batches, redelivered)
+                                                  offsets written and delivered (kwire.analytics.end_to_end_read)
 
 An evidence is (ts_ns, client, broker, correlation_id, api): it names an exchange for `kwire inspect`.
 """
@@ -53,6 +56,7 @@ from kwire.enrich import topic_label
 from kwire.analytics.changes_read import change_of
 from kwire.codec.version_refusal import throttle_read_as_asked
 from kwire.analytics.changes_apis import READERS as CHANGE_APIS
+from kwire.analytics.end_to_end_read import fetch_reads, share_reads
 from kwire.analytics.observe_groups import GROUP_APIS, group_observations
 from kwire.analytics.produce_read import read_answer, request_partitions
 from kwire.analytics.producer_read import producer_apis, producer_observations
@@ -62,7 +66,7 @@ from kwire.analytics.resends import ResendReader, fetched
 from kwire.model import PAIRED, Exchange
 from kwire.outcomes import DECODED, MALFORMED, SENDER, blames
 from kwire.analytics import tags as T
-from kwire.analytics.tags import PRODUCE_BATCH
+from kwire.analytics.tags import E2E_WRITE, PRODUCE_BATCH
 
 
 SILENCING_MS = 60_000  # a throttle this long silences a client that honours it (Kafka's own stay within seconds)
@@ -76,7 +80,7 @@ def observations(ex: Exchange, watch=None, row: dict | None = None, produce: tup
     """The observations of one exchange; `watch`: the state of the Aggregator they go to, which says
     which Produce batches after a failed send to read for resends (kwire.analytics.resends); `row`:
     the exchange's kwire.analytics.facts row, when the caller has it (its evidence); `produce`: a Produce's
-    (partitions, codes, failed) as kwire.analytics.produce_read reads them, when the caller has them."""
+    (partitions, codes, failed, bases) as kwire.analytics.produce_read reads them, when the caller has them."""
     api = ex.api
     out: list[tuple] = []
     if api in GROUP_APIS:
@@ -160,14 +164,14 @@ def _software(ex: Exchange, out: list) -> None:
 
 
 def _produce(ex: Exchange, out: list, watch=None, read: tuple | None = None, row: dict | None = None) -> None:
-    """`read`: (partitions, codes, failed) of kwire.analytics.produce_read, when the caller has them;
+    """`read`: (partitions, codes, failed, bases) of kwire.analytics.produce_read, when the caller has them;
     `row`: the exchange's row (its evidence)."""
     request = ex.request
     if not request:
         return
     if read is None:
         read = (request_partitions(request),) + read_answer(ex)
-    partitions, _, failed = read
+    partitions, _, failed, bases = read
     acks = request.get("Acks")
     if acks == 0:
         out.append((T.NO_ANSWER_EXPECTED,))
@@ -176,12 +180,22 @@ def _produce(ex: Exchange, out: list, watch=None, read: tuple | None = None, row
     reads = watch is not None or bool(failed)  # batches of producers that are not idempotent: resends
     reader = None  # the ResendReader, made at the first such batch
     ev = None  # one tuple for every batch of the exchange
-    for label, index, data, _, _, batches in partitions:
+    producer = None
+    for label, index, data, _, count, batches in partitions:
         if not batches:
             continue
         if ev is None:
             ev = row["evidence"] if row is not None else evidence(ex)
         bad = failed is True or (bool(failed) and (label, index) in failed)
+        if bases and not bad and count:  # offsets written (kwire.analytics.end_to_end_read), read in C here
+            for written in bases:
+                if written[1] == index and written[0] == label and type(index) is int:
+                    head = batches[0][4]
+                    if producer is None:
+                        producer = ex.client_id or ex.client
+                    out.append((E2E_WRITE, label, producer, ev[0], written[2], count,
+                                head[7] if head is not None else -1, index))
+                    break
         transactions = None  # a producer's batches of one exchange are one moment: one "tx"
         for key, pid, transactional, pos, head in batches:
             out.append((PRODUCE_BATCH, label, index, key, ev, bad))
@@ -199,7 +213,7 @@ def _produce(ex: Exchange, out: list, watch=None, read: tuple | None = None, row
 
 
 def _fetch(ex: Exchange, out: list) -> None:
-    fetched(ex, out)
+    fetch_reads(ex, fetched(ex, out), out)
     fetch = ex.extra.get("fetch")
     if not fetch or fetch.get("isolation_level") != "read_committed":
         return
@@ -262,6 +276,7 @@ def _share(ex: Exchange, out: list) -> None:
                             batch.get("LastOffset"), tuple(batch.get("AcknowledgeTypes") or ())))
     if ex.api != "ShareFetch" or not ex.response:
         return
+    share_reads(ex, group, out)
     for topic in ex.response.get("Responses") or ():
         label = topic_label(topic)
         for part in topic.get("Partitions") or ():

@@ -13,9 +13,12 @@ error). They read them here, once per exchange (kwire.analytics.read):
   header fields or None), key ("pid", producer id, epoch, base sequence) or ("crc", crc, -1, -1)
   when the producer is not idempotent; records: the RecordCount of the non-control batches when the
   field is nothing but whole v2 batches (kwire.codec.records.count_v2_records), else None.
-- `read_answer(ex)`: (codes, failed): codes is kwire.query.response_error_codes(ex), the same list;
-  failed the (topic, partition) answered with a non-zero ErrorCode, an empty set when no code was
-  found (the partitions' codes are looked at in the walk that finds the codes, not in another).
+- `read_answer(ex)`: (codes, failed, bases): codes is kwire.query.response_error_codes(ex), the same
+  list; failed the (topic, partition) answered with a non-zero ErrorCode, an empty set when no code
+  was found (the partitions' codes are looked at in the walk that finds the codes, not in another);
+  bases: (topic label, partition index, BaseOffset) of each partition answered without error and
+  with a BaseOffset >= 0, in the answer's order, read in that same walk (kwire.analytics.end_to_end:
+  which offsets a Produce wrote).
 """
 
 from __future__ import annotations
@@ -113,14 +116,15 @@ def _shaped(version) -> bool:
     return shaped
 
 
-def read_answer(ex: Exchange) -> tuple[list[int], set]:
+def read_answer(ex: Exchange) -> tuple[list[int], set, list]:
     response = ex.response
     if not response:
-        return [], set()
+        return [], set(), []
     if "_layout" in response or not _shaped(ex.api_version):
         codes = response_error_codes(ex)
-        return codes, (failures(response) if codes else set())
+        return codes, (failures(response) if codes else set()), answer_bases(response)
     found: list[int] = []
+    bases: list = []
     failed = None
     topics = response.get("Responses")
     if type(topics) is list:
@@ -131,6 +135,7 @@ def read_answer(ex: Exchange) -> tuple[list[int], set]:
             parts = topic.get("PartitionResponses")
             if type(parts) is not list:
                 continue
+            label = None
             for entry in parts:
                 if type(entry) is dict:
                     part = entry
@@ -141,11 +146,31 @@ def read_answer(ex: Exchange) -> tuple[list[int], set]:
                         if failed is None:
                             failed = set()
                         failed.add((topic_label(topic), part.get("Index")))
+                    else:
+                        base = part.get("BaseOffset")
+                        if type(base) is int and base >= 0:
+                            if label is None:
+                                label = topic_label(topic)
+                            bases.append((label, part.get("Index"), base))
     if not found:
-        return found, set()
+        return found, set(), bases
     if len(found) > 1:  # kwire.query.response_error_codes: the body's order, from the walk of every value
         found = error_codes(response)
-    return found, failed
+    return found, failed, bases
+
+
+def answer_bases(response) -> list:
+    """(topic label, partition, BaseOffset) of a Produce response's partitions answered without error."""
+    out = []
+    for topic in (response or {}).get("Responses") or ():
+        if type(topic) is not dict:
+            continue
+        for part in topic.get("PartitionResponses") or ():
+            if type(part) is dict and not part.get("ErrorCode"):
+                base = part.get("BaseOffset")
+                if type(base) is int and base >= 0:
+                    out.append((topic_label(topic), part.get("Index"), base))
+    return out
 
 
 def failures(response) -> set:

@@ -28,8 +28,8 @@ def read_exchange(ex: Exchange, watch=None) -> tuple[dict, list[dict], list[tupl
 
 
 def _produce(ex: Exchange, watch) -> tuple[dict, list[dict], list[tuple], list[tuple]]:
-    codes, failed = read_answer(ex)
+    codes, failed, bases = read_answer(ex)
     row = exchange_row(ex, codes)
     partitions = request_partitions(ex.request)
     return (row, produce_rows(row["ts_ns"], partitions), topic_pairs(ex.api_key, ex.api_version, ex.response),
-            observations(ex, watch, row, (partitions, codes, failed)))
+            observations(ex, watch, row, (partitions, codes, failed, bases)))

@@ -99,24 +99,41 @@ class ResendReader:
                     tuple(prints)))
 
 
-def fetched(ex: Exchange, out: list) -> None:
+def fetched(ex: Exchange, out: list) -> dict | None:
     """(T.FETCHED_BATCH, topic, partition, crc, base offset, evidence) of a Fetch answer's batches of producers
-    that are not idempotent."""
+    that are not idempotent. Returns, read in the same walk of the batch headers, what each partition
+    delivered: {(topic, partition): (first offset, last offset, whole batches)} of its whole batches
+    (control batches left out: no Produce wrote them), or None when none had any (kwire.analytics.end_to_end_read)."""
     response = ex.response
     if not response:
-        return
+        return None
     ev = None
+    spans = None
     for topic in response.get("Responses") or ():
         label = None
         for part in topic.get("Partitions") or ():
             data = _data(part.get("Records"))
             if not data:
                 continue
-            for _, _, head in batch_heads(data):
-                if (head[9] >= 0 and head[11] >= 0) or head[5] & CONTROL:
+            first = last = -1
+            whole = 0
+            for pos, size, head in batch_heads(data):
+                if head[5] & CONTROL:
+                    continue
+                if size == 12 + head[1]:  # a whole batch (a broker may end an answer with a cut one)
+                    if whole == 0:
+                        first = head[0]
+                    last = head[0] + head[6]
+                    whole += 1
+                if head[9] >= 0 and head[11] >= 0:
                     continue
                 if ev is None:
                     ev = _evidence(ex)
                 if label is None:
                     label = topic_label(topic)
                 out.append((T.FETCHED_BATCH, label, part.get("PartitionIndex"), head[4], head[0], ev))
+            if whole:
+                if spans is None:
+                    spans = {}
+                spans[(label or topic_label(topic), part.get("PartitionIndex"))] = (first, last, whole)
+    return spans

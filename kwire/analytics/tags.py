@@ -11,6 +11,7 @@ from __future__ import annotations
 
 # The states observations feed (attributes of kwire.analytics.analysis.Analysis), and one flag.
 GROUPS, TRAFFIC, DELIVERY, CHANGES, QUORUM, ACKS0 = "groups", "traffic", "delivery", "changes", "quorum", "acks0"
+END_TO_END = "end_to_end"
 
 # ---- groups (kwire.analytics.groups; produced by kwire.analytics.observe_groups)
 COORDINATOR = "gc"      # the group's coordinator answered this
@@ -42,6 +43,9 @@ SHARE_ACQUIRED = "sa"   # ShareFetch acquisitions
 SHARE_ACKED = "sk"      # acknowledgements the broker took
 RESENT_RECORDS = "rs"   # record fingerprints of a batch of a producer that is not idempotent
 FETCHED_BATCH = "fb"    # such a producer's batch seen in a Fetch answer
+# ---- end to end (kwire.analytics.end_to_end)
+E2E_WRITE = "ew"        # offsets a Produce wrote (its answer's BaseOffset, its request's record count)
+E2E_READ = "er"         # offsets a Fetch or ShareFetch answer delivered to a consumer, and its fetch position
 # ---- changes and quorum (kwire.analytics.changes, quorum)
 CHANGE = "ch"           # a change to the cluster
 PRINCIPAL = "pr"        # the principal a connection authenticated as (SASL)
@@ -56,6 +60,7 @@ FEEDS: dict[str, str] = {
     **dict.fromkeys((PRODUCE_BATCH, TXN_BATCH, TXN_ADD, END_TXN, PRODUCER, STALLED_FETCH, SHARE_ACQUIRED, SHARE_ACKED,
                      RESENT_RECORDS, FETCHED_BATCH), DELIVERY),
     **dict.fromkeys((CHANGE, PRINCIPAL), CHANGES),
+    **dict.fromkeys((E2E_WRITE, E2E_READ), END_TO_END),
     QUORUM_EVENT: QUORUM,
     NO_ANSWER_EXPECTED: ACKS0,
 }

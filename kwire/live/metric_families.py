@@ -29,6 +29,7 @@ from prometheus_client.utils import floatToGoString
 
 from kwire.analytics.distribution import bucket_bounds
 from kwire.analytics.figures import PartitionFigures
+from kwire.live.end_to_end_families import end_to_end_families
 from kwire.live.labels import OTHER, LabelCaps
 from kwire.live.metrics_state import MetricsState
 from kwire.live.window import merged_names
@@ -53,6 +54,7 @@ class MetricsView:
     timestamp: float | None = None                   # seconds: put on every sample (a capture's end)
     start_s: float | None = None                     # the traffic's first and last moments
     end_s: float | None = None
+    end_to_end: object = None                        # the EndToEndState of every exchange, when not the parts'
 
 
 class _Make:
@@ -79,6 +81,12 @@ class _Make:
         family = self._family(name, "gauge", GaugeMetricFamily)
         return lambda values, value: family.add_metric([label_safe(v) for v in values], value,
                                                          timestamp=self.timestamp)
+
+    def histogram_family(self, name: str):
+        """A histogram family's adder: (label values, kwire bucket counts, sum in seconds)."""
+        family = self._family(name, "histogram", HistogramMetricFamily)
+        return lambda values, counts, total: family.add_metric([label_safe(v) for v in values], _buckets(counts),
+                                                               total, timestamp=self.timestamp)
 
     def histogram(self, name: str, cells: dict, at: int) -> None:
         family = self._family(name, "histogram", HistogramMetricFamily)
@@ -116,6 +124,7 @@ def families(view: MetricsView) -> list:
     folded = {}
     folded.update(_partitions(make, view, names))
     folded.update(_groups(make, view))
+    end_to_end_families(make, view, names)
     _findings(make, view.findings)
     _health(make, view)
     _labels(make, view.caps, folded)

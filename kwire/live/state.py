@@ -163,7 +163,8 @@ class DashboardState:
         first = min((a.first_ns for a in parts if a.first_ns is not None), default=None)
         last = max((a.last_ns for a in parts if a.last_ns is not None), default=None)
         return MetricsView(self.metrics, self.metrics.caps, parts, findings, groups, health, report,
-                           start_s=epoch_seconds(first), end_s=epoch_seconds(last))
+                           start_s=epoch_seconds(first), end_s=epoch_seconds(last),
+                           end_to_end=self.window.analysis.end_to_end)
 
     def _analysis(self, now_s: int) -> tuple[list, list]:
         """Findings and groups rows, made again at most once per second of capture time."""

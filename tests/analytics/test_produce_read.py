@@ -142,8 +142,14 @@ def test_read_answer_is_the_error_codes_and_the_failed_partitions():
 
 
 def _check_answer(ex: Exchange) -> None:
-    codes, failed = read_answer(ex)
+    codes, failed, bases = read_answer(ex)
     assert codes == response_error_codes(ex)
+    written = []  # the partitions answered without error, with their BaseOffset: read here independently
+    for topic in (ex.response or {}).get("Responses") or ():
+        for part in topic.get("PartitionResponses") or ():
+            if not part.get("ErrorCode") and isinstance(part.get("BaseOffset"), int) and part["BaseOffset"] >= 0:
+                written.append((topic_label(topic), part.get("Index"), part["BaseOffset"]))
+    assert bases == written
     expected = set()
     if codes:
         for topic in ex.response.get("Responses") or ():

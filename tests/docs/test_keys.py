@@ -106,6 +106,11 @@ def _document_keys(seen, doc: dict) -> None:
         seen["stats.quorum"].update(doc["quorum"])
         for broker in doc["quorum"]["brokers"].values():
             seen["stats.quorum.broker"].update(broker)
+    seen["stats.end_to_end"].update(doc["end_to_end"])
+    for row in doc["end_to_end"]["consumers"]:
+        seen["stats.end_to_end.consumer"].update(row)
+    for row in doc["end_to_end"]["partitions"]:
+        seen["stats.end_to_end.partition"].update(row)
     seen["stats.tls"].update(doc["tls"])
     for row in doc["tls"]["list"]:
         seen["stats.tls.connection"].update(row)
@@ -140,7 +145,7 @@ STATS_TABLES = ("stats", "stats.span", "stats.figures", "stats.latency_ms", "sta
                 "stats.partition", "stats.share_group", "stats.unanswered", "stats.exchange", "stats.timeline",
                 "stats.tls", "stats.tls.connection", "stats.group", "stats.generation", "stats.generation.member",
                 "stats.member", "stats.changes", "stats.change", "stats.quorum", "stats.quorum.broker",
-                COMMON_FINDING_KEYS)
+                "stats.end_to_end", "stats.end_to_end.consumer", "stats.end_to_end.partition", COMMON_FINDING_KEYS)
 
 
 def test_stats_document_keys(documented, stats_keys):

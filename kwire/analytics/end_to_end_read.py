@@ -1,0 +1,84 @@
+"""What end-to-end latency reads from one exchange: offsets written, offsets delivered (observations).
+
+Called by kwire.analytics.observe with what the compiled readers already read, so no body is walked
+a second time:
+
+- a Produce partition answered without error is (T.E2E_WRITE, topic, producer, ts, base offset, records,
+  create_ms, partition), one flat tuple, made in kwire.analytics.observe's _produce (compiled, where the
+  batches are walked): ts the request's capture time (ns), base offset the answer's BaseOffset
+  (kwire.analytics.produce_read read_answer's bases), records the request's record count
+  (produce_read.request_partitions), create_ms the first batch's BaseTimestamp (the producer's
+  clock; -1 when not a v2 batch), producer its client id, else its address.
+- `fetch_reads(ex, spans, out)`: a consumer's Fetch answer (a follower's, ReplicaId >= 0, is not a
+  consumer): per partition answered, (T.E2E_READ, ts, "fetch", consumer, topic, partition,
+  fetch offset, first, last, batches, False); ts the answer's capture time, fetch offset the one the
+  request asked (kwire.enrich's lag rows; -1 when unknown), first/last/batches the whole batches the
+  answer carried (kwire.analytics.resends.fetched reads them in its walk of the batch headers;
+  -1, -1, 0 for an answer without records: it still says where the consumer stands).
+- `share_reads(ex, group, out)`: a ShareFetch answer's acquired records: (T.E2E_READ, ts, "share",
+  group, topic, partition, -1, first, last, 1, redelivered), redelivered when DeliveryCount > 1.
+
+Values from the wire that are not integers where integers belong are left out, so the state
+(kwire.analytics.end_to_end) can sort what it keeps.
+"""
+
+from __future__ import annotations
+
+from kwire.analytics import tags as T
+from kwire.enrich import topic_label
+from kwire.model import Exchange
+
+
+def _consumer(ex: Exchange) -> str:
+    client_id = ex.client_id
+    return client_id if type(client_id) is str and client_id else str(ex.client)
+
+
+def _follower(request: dict) -> bool:
+    replica = request.get("ReplicaId")
+    if type(replica) is int and replica >= 0:
+        return True
+    state = request.get("ReplicaState")
+    return type(state) is dict and type(state.get("ReplicaId")) is int and state["ReplicaId"] >= 0
+
+
+def fetch_reads(ex: Exchange, spans: dict | None, out: list) -> None:
+    request = ex.request
+    rows = ex.extra.get("lag")
+    if not request or not (rows or spans) or _follower(request):
+        return
+    ts = ex.response_ts_ns or ex.ts_ns
+    consumer = _consumer(ex)
+    seen = None
+    for row in rows or ():
+        key = (row["topic"], row["partition"])
+        span = spans.get(key) if spans else None
+        if type(key[1]) is not int or type(key[0]) is not str:
+            continue
+        if span is None:
+            out.append((T.E2E_READ, ts, "fetch", consumer, key[0], key[1], row["fetch_offset"], -1, -1, 0, False))
+            continue
+        if seen is None:
+            seen = set()
+        seen.add(key)
+        out.append((T.E2E_READ, ts, "fetch", consumer, key[0], key[1], row["fetch_offset"]) + span + (False,))
+    if spans:
+        for key, span in spans.items():
+            if (seen is None or key not in seen) and type(key[1]) is int and type(key[0]) is str:
+                out.append((T.E2E_READ, ts, "fetch", consumer, key[0], key[1], -1) + span + (False,))
+
+
+def share_reads(ex: Exchange, group, out: list) -> None:
+    ts = ex.response_ts_ns or ex.ts_ns
+    name = group if type(group) is str else "?"
+    for topic in ex.response.get("Responses") or ():
+        label = topic_label(topic)
+        for part in topic.get("Partitions") or ():
+            index = part.get("PartitionIndex")
+            if type(index) is not int:
+                continue
+            for batch in part.get("AcquiredRecords") or ():
+                first, last, count = batch.get("FirstOffset"), batch.get("LastOffset"), batch.get("DeliveryCount")
+                if type(first) is int and type(last) is int and 0 <= first <= last:
+                    out.append((T.E2E_READ, ts, "share", name, label, index, -1, first, last, 1,
+                                type(count) is int and count > 1))
