@@ -40,7 +40,7 @@ CORE = (
     "kwire/codec/budget.py", "kwire/codec/compiler.py", "kwire/codec/records.py", "kwire/codec/records_v2.py",
     "kwire/codec/records_legacy.py", "kwire/codec/values.py",
     "kwire/analytics/aggregate.py", "kwire/analytics/analysis.py", "kwire/analytics/caps.py", "kwire/analytics/delivery.py",
-    "kwire/analytics/distribution.py", "kwire/analytics/end_to_end.py", "kwire/analytics/facts.py",
+    "kwire/analytics/distribution.py", "kwire/analytics/facts.py",
     "kwire/analytics/figures.py",
     "kwire/analytics/findings_delivery.py", "kwire/analytics/mergeable.py", "kwire/analytics/observe.py",
     "kwire/analytics/produce_read.py", "kwire/analytics/read.py", "kwire/analytics/row.py",

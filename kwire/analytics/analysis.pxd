@@ -3,12 +3,10 @@
 # so add (once per exchange) hands them the row and the observations in C.
 
 from kwire.analytics.delivery cimport DeliveryState
-from kwire.analytics.end_to_end cimport EndToEndState
 from kwire.analytics.traffic cimport TrafficState
 
 cdef class Analysis:
-    cdef public object groups, changes, quorum
-    cdef public EndToEndState end_to_end
+    cdef public object groups, changes, quorum, end_to_end
     cdef public TrafficState traffic
     cdef public DeliveryState delivery
 

@@ -31,7 +31,6 @@ import struct
 from bisect import bisect_left
 
 from kwire.analytics import tags as T
-from kwire.fields import reduce_by_fields, set_fields
 
 WRITES_CAP = 1 << 18   # Produce partitions remembered (40 bytes each packed: 10 MB, 20 MB between trims; a trim unpacks them)
 READS_CAP = 1 << 18    # answers that delivered records
@@ -52,8 +51,6 @@ def _trim(kept: list, cap: int):
 class EndToEndState:
     __slots__ = ("packed", "last_key", "last_kept", "write_count", "reads", "idle", "writes_seen", "reads_seen", "write_limit",
                  "read_limit", "idle_limit", "idle_folded")
-    __reduce__ = reduce_by_fields  # the same state compiled or not (kwire.fields)
-    __setstate__ = set_fields
 
     def __init__(self) -> None:
         self.packed: dict[tuple, bytearray] = {}  # (topic, producer) -> its writes, _WRITE each
