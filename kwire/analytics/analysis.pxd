@@ -6,7 +6,7 @@ from kwire.analytics.delivery cimport DeliveryState
 from kwire.analytics.traffic cimport TrafficState
 
 cdef class Analysis:
-    cdef public object groups, changes, quorum
+    cdef public object groups, changes, quorum, rules
     cdef public TrafficState traffic
     cdef public DeliveryState delivery
 

@@ -1,10 +1,11 @@
 """The group and finding analysis the Aggregator carries: one mergeable state, two documents.
 
 `Analysis.add(row, observations)` takes an exchange's row (kwire.analytics.facts) and its
-observations (kwire.analytics.observe) and routes them, by kwire.analytics.tags.FEEDS, to the five states:
+observations (kwire.analytics.observe) and routes them, by kwire.analytics.tags.FEEDS, to the six states:
 kwire.analytics.groups (groups), kwire.analytics.traffic (connections, errors, latency over time),
 kwire.analytics.delivery (batches, transactions, share deliveries), kwire.analytics.changes (who
-changed what) and kwire.analytics.quorum (the KRaft controllers). `merge` merges all five
+changed what), kwire.analytics.quorum (the KRaft controllers) and kwire.analytics.rules_state (the
+protocol's rules, kwire.analytics.rules). `merge` merges all six
 exactly; `groups_document(names)` and `findings(names, first_ns, last_ns)` are computed from the
 merged state when the stats document is made, so `kwire stats`, `kwire stats --jobs` and
 `kwire spark` give the same groups and findings.
@@ -16,14 +17,16 @@ from kwire.analytics.changes import ChangesState
 from kwire.analytics.delivery import DeliveryState
 from kwire.analytics.groups import GroupsState
 from kwire.analytics.quorum import QuorumState
-from kwire.analytics.tags import ACKS0, CHANGES, DELIVERY, FEEDS as _FEEDS, GROUPS, PRODUCE_BATCH, TRAFFIC, feed_of
+from kwire.analytics.rules_state import RulesState
+from kwire.analytics.tags import (ACKS0, CHANGES, DELIVERY, FEEDS as _FEEDS, GROUPS, PRODUCE_BATCH, QUORUM, TRAFFIC,
+                                  feed_of)
 from kwire.analytics.traffic import TrafficState
 from kwire.fields import reduce_by_fields, set_fields
 
 
 
 class Analysis:
-    __slots__ = ("groups", "traffic", "delivery", "changes", "quorum")
+    __slots__ = ("groups", "traffic", "delivery", "changes", "quorum", "rules")
     __reduce__ = reduce_by_fields  # the same state compiled or not (kwire.fields)
     __setstate__ = set_fields
 
@@ -33,6 +36,7 @@ class Analysis:
         self.delivery = DeliveryState()
         self.changes = ChangesState()
         self.quorum = QuorumState()
+        self.rules = RulesState()
 
     def add(self, row, observations=()) -> None:
         """An exchange's row (kwire.analytics.row, or a dict of its names) and its observations."""
@@ -53,9 +57,12 @@ class Analysis:
                 acks0 = True
             elif feed == CHANGES:
                 self.changes.add(ob)
-            else:
+            elif feed == QUORUM:
                 self.quorum.add(ob)
+            else:
+                self.rules.add(ob, row)
         self.traffic.add_row(row, acks0)
+        self.rules.add_row(row)
 
     @property
     def watch(self):
@@ -68,6 +75,7 @@ class Analysis:
         self.delivery.merge(other.delivery)
         self.changes.merge(other.changes)
         self.quorum.merge(other.quorum)
+        self.rules.merge(other.rules)
 
     def groups_document(self, names: dict[str, str]) -> dict:
         return self.groups.document(names)
