@@ -6,7 +6,7 @@
 
 cimport cython
 cimport kwire.native.c_reads as c_reads
-from kwire.capture.packet cimport RecordSink
+from kwire.native.record_walk cimport RecordSink
 from kwire.tcp.flows cimport FlowTable
 from kwire.tcp.reassembly cimport HalfStream
 

@@ -39,7 +39,8 @@ except ImportError:  # the pure-Python build where Cython is not installed
     from kwire.native.cython_stand_in import cython
 
 from kwire.native import c_reads
-from kwire.capture.packet import FrameLayout, Packet, RecordLayout, RecordSink
+from kwire.native.record_walk import RecordSink
+from kwire.capture.packet import FrameLayout, Packet, RecordLayout
 from kwire.net.layout import (ACK_AT, DOFF_AT, ETH_IPV4_TCP_KEYED, ETHERNET_HEADER, FLAGS_AT, FRAG_AT, FRAGMENTED,
                               HEAD_AT, IPPROTO_TCP, KEY_AT, KEY_SIZE, MIN_FRAME, MIN_RAW, PLAIN_HEAD_HI,
                               PLAIN_HEAD_LO, PROTO_AT, RAW_HEAD_HI, RAW_HEAD_LO, RAW_IPV4_TCP_KEYED, SEQ_AT,

@@ -566,6 +566,124 @@ def member_removed(scene: Scene, mock: None) -> None:
         tansu.close()
 
 
+def txn_offsets_bare(scene: Scene, mock: None) -> None:
+    # Tansu on 127.0.0.1:19092. An exactly-once app (a Consumer `kwire-eos-consumer` in group kwire-eos-app and a
+    # transactional Producer `kwire-eos-producer`) reads 3 records of kwire-ledger and commits its position in its
+    # transaction with the consumer's own group metadata (a member's commit: no change); then a kafka-python
+    # transactional KafkaProducer `kwire-offsets-writer` sets group kwire-ledger-audit's offset of kwire-ledger[0]
+    # with a bare group id (sendOffsetsToTransaction(offsets, "kwire-ledger-audit"): TxnOffsetCommit with no member
+    # id, generation -1: a change from outside the group); an admin reads the group's offsets back.
+    import logging
+
+    from confluent_kafka import Consumer, Producer as KafkaProducer, TopicPartition
+    from confluent_kafka.admin import AdminClient, NewTopic
+    from kafka import KafkaAdminClient, KafkaProducer as PyProducer
+    from kafka.structs import OffsetAndMetadata, TopicPartition as PyPartition
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+    logging.getLogger("kafka").addHandler(handler)
+    logging.getLogger("kafka").setLevel(logging.DEBUG)
+    tansu = Tansu(TANSU_PORT, open(os.devnull, "w"))
+    scene.summary["tansu"] = tansu.version()
+    try:
+        admin = AdminClient({"bootstrap.servers": tansu.bootstrap, "client.id": "kwire-admin"})
+        for future in admin.create_topics([NewTopic("kwire-ledger", 1, 1), NewTopic("kwire-ledger-out", 1, 1)]).values():
+            future.result(15)
+        plain = KafkaProducer({"bootstrap.servers": tansu.bootstrap, "client.id": "kwire-producer"})
+        for n in range(6):
+            plain.produce("kwire-ledger", value=f"entry {n}".encode(), partition=0)
+        plain.flush(10)
+        scene.truth("produced", topic="kwire-ledger", partition=0, count=6)
+        _eos_app(scene, tansu, Consumer, KafkaProducer, TopicPartition)
+        scene.at(time.monotonic() - scene.start + 1)
+        writer = PyProducer(bootstrap_servers=tansu.bootstrap, client_id="kwire-offsets-writer",
+                            transactional_id="kwire-offsets-tool")
+        writer.init_transactions()
+        writer.begin_transaction()
+        writer.send("kwire-ledger-out", value=b"marker", partition=0)
+        offsets = {PyPartition("kwire-ledger", 0): OffsetAndMetadata(5, "", -1)}
+        writer.send_offsets_to_transaction(offsets, "kwire-ledger-audit")
+        writer.commit_transaction()
+        scene.truth("sent_offsets", client_id="kwire-offsets-writer", group="kwire-ledger-audit", bare=True,
+                    offsets={"kwire-ledger/0": 5})
+        writer.close()
+        reader = KafkaAdminClient(bootstrap_servers=tansu.bootstrap, client_id="kwire-offsets-reader")
+        got = reader.list_group_offsets({"kwire-ledger-audit": None})
+        scene.truth("group_offsets", group="kwire-ledger-audit",
+                    offsets={f"{tp.topic}/{tp.partition}": om.offset for tp, om in got["kwire-ledger-audit"].items()})
+        reader.close()
+        scene.at(time.monotonic() - scene.start + 2)
+    finally:
+        tansu.close()
+
+
+def _eos_app(scene: Scene, tansu, Consumer, KafkaProducer, TopicPartition) -> None:
+    """A consume-transform-produce app: its offsets go in its transaction with the consumer's own group metadata."""
+    consumer = Consumer({"bootstrap.servers": tansu.bootstrap, "client.id": "kwire-eos-consumer",
+                         "group.id": "kwire-eos-app", "enable.auto.commit": False, "auto.offset.reset": "earliest",
+                         "isolation.level": "read_committed", "debug": "protocol,cgrp", **_consumer_conf()})
+    producer = KafkaProducer({"bootstrap.servers": tansu.bootstrap, "client.id": "kwire-eos-producer",
+                              "transactional.id": "kwire-eos", "debug": "protocol,eos"})
+    producer.init_transactions(15)
+    consumer.subscribe(["kwire-ledger"])
+    got, deadline = [], time.monotonic() + 20
+    while len(got) < 3 and time.monotonic() < deadline:
+        msg = consumer.poll(0.5)
+        if msg is not None and not msg.error():
+            got.append(msg)
+    producer.begin_transaction()
+    for msg in got[:3]:
+        producer.produce("kwire-ledger-out", value=msg.value().upper(), partition=0)
+    position = [TopicPartition("kwire-ledger", 0, got[2].offset() + 1)]
+    producer.send_offsets_to_transaction(position, consumer.consumer_group_metadata(), 15)
+    producer.commit_transaction(15)
+    scene.truth("sent_offsets", client_id="kwire-eos-producer", group="kwire-eos-app", bare=False,
+                offsets={"kwire-ledger/0": got[2].offset() + 1})
+    consumer.close()
+    scene.truth("closed", client_id="kwire-eos-consumer")
+
+
+def _kafka_clients_jars() -> str:
+    """The classpath of kafka-clients and what it needs: KWIRE_KAFKA_CLIENTS_LIB (a folder of jars), else pyflink/lib
+    of an installed shigawire-apache-flink-libraries (kafka-clients 3.9.1)."""
+    lib = os.environ.get("KWIRE_KAFKA_CLIENTS_LIB")
+    if not lib:
+        import importlib.util
+
+        spec = importlib.util.find_spec("pyflink")
+        if spec is None or not spec.submodule_search_locations:
+            raise RecordError("no kafka-clients: set KWIRE_KAFKA_CLIENTS_LIB or pip install "
+                              "shigawire-apache-flink-libraries")
+        lib = str(Path(list(spec.submodule_search_locations)[0]) / "lib")
+    jars = [str(p) for p in sorted(Path(lib).glob("*.jar"))
+            if p.name.startswith(("kafka-clients", "lz4", "snappy", "zstd", "slf4j"))]
+    if not any("kafka-clients" in j for j in jars):
+        raise RecordError(f"no kafka-clients jar in {lib}")
+    return ":".join(jars)
+
+
+def java_silenced(scene: Scene, mock: MockCluster) -> None:
+    # 1 mock broker. The Java client (kafka-clients 3.9.1: a producer `kwire-java-producer` sending one record, an
+    # admin `kwire-java-admin` describing the cluster, 12 s each, then open 6 s more) asks ApiVersions v4; the mock (v3 at most) refuses
+    # it with a body the Java client reads as a 1,179,648 ms throttle, and each connection goes quiet; the truth:
+    # each call's outcome and the client's own request and response counters.
+    # The workload's Producer (librdkafka, which reads the mock's refusal as the mock means it) goes on meanwhile.
+    mock.create_topic(TOPIC, PARTITIONS)
+    classpath = _kafka_clients_jars()
+    producer = Producer(scene, mock.bootstraps)
+    producer.start()
+    with tempfile.TemporaryDirectory(prefix="kwire-java-") as classes:
+        source = Path(__file__).resolve().parent / "java" / "JavaClients.java"
+        subprocess.run(["javac", "-cp", classpath, "-d", classes, str(source)], check=True, capture_output=True)
+        scene.at(2)
+        proc = subprocess.run(["java", "-cp", f"{classpath}:{classes}", "JavaClients", mock.bootstraps,
+                               scene.truth_path, "12", "6"], stdout=sys.stderr, stderr=sys.stderr, timeout=90)
+        if proc.returncode != 0:
+            raise RecordError(f"the Java clients exited {proc.returncode}")
+    _finish(scene, producer, time.monotonic() - scene.start + 2)
+
+
 def _truth_events(path: str) -> list[dict]:
     with open(path) as f:
         return [json.loads(line) for line in f if line.strip()]
@@ -573,6 +691,10 @@ def _truth_events(path: str) -> list[dict]:
 
 def txn_stall(scene: Scene, mock: None) -> None:
     _txn_scenario(scene, 8.0)
+
+
+def txn_stall_short(scene: Scene, mock: None) -> None:
+    _txn_scenario(scene, 3.0)
 
 
 def txn_clean(scene: Scene, mock: None) -> None:
@@ -605,7 +727,10 @@ PROBLEMS = {
     "txn-clean": (txn_clean, 0),
     "txn-stall": (txn_stall, 0),
     "txn-abort": (txn_abort, 0),
+    "txn-stall-short": (txn_stall_short, 0),
     "member-removed": (member_removed, 0),
+    "txn-offsets-bare": (txn_offsets_bare, 0),
+    "java-silenced": (java_silenced, 1),
 }
 
 

@@ -242,10 +242,12 @@ class Aggregator:
 
     def learn_names(self, ex: Exchange) -> None:
         """Topic names and SASL principals from an exchange that is not counted (filtered out): ids are
-        named from every Metadata response in the traffic, changes by the principal of their connection,
-        whatever the filters."""
+        named from every Metadata response in the traffic, changes by the principal of their connection, and
+        the clients that fetch are known (no tool's transient member), whatever the filters."""
         for tid, name in topic_names(ex):
             self.add_name(tid, name)
+        if ex.api == "Fetch":  # a member that fetches is no tool's, whatever the filters (kwire.analytics.changes)
+            self.analysis.changes.add_fetcher(ex.client_id)
         found = sasl_principal(ex)  # a connection's principal names the changes it made, whatever the filters
         if found is not None:
             self.analysis.changes.add(found)
@@ -337,7 +339,7 @@ class Aggregator:
             "groups": self.analysis.groups_document(self.names),
             "findings": found,
             "findings_total": found_total,
-            "changes": self.analysis.changes.document(self.analysis.groups),
+            "changes": self.analysis.changes.document(self.analysis.groups, self.analysis.traffic),
             "quorum": self.analysis.quorum.document(),
             "tls": self.tls.document(),
             "caps": {table.kind: table.note() for table in (self.by_api_version, self.by_client_id,

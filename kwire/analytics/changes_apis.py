@@ -14,8 +14,10 @@ from __future__ import annotations
 from typing import Callable, NamedTuple
 
 from kwire.analytics.changes_body import Body
-from kwire.analytics.changes_read import MARKER_SENDER, ADMIN_REASON, MAX_RESOURCES, Answer, Resources, entry, first_error
-from kwire.model import Exchange
+from kwire.analytics.changes_read import (MARKER_SENDER, ADMIN_REASON, MAX_RESOURCES, NOT_IN_ANSWER, Answer, Resources,
+                                         code_result, entry, first_error)
+from kwire.model import PAIRED, Exchange
+from kwire.outcomes import DECODED
 
 
 def _items(body: dict, key: str) -> list[dict]:
@@ -195,10 +197,63 @@ def _offsets(ex: Exchange, req: Body, operation: str, name: str, parts_key: str,
 
 
 def _offset_commit(ex: Exchange, req: Body) -> dict | None:
+    """A commit with no member id and generation -1 (v1+) is a tool's: a change. A member's commit is one only
+    if that member is a tool's transient one (KafkaJS admin.setOffsets joins the group, commits and leaves,
+    fetching nothing), which one exchange cannot tell: the entry says as whom it commits (`commits_as`:
+    group, member id), and kwire.analytics.changes decides on the whole capture."""
     if ex.api_version is None or ex.api_version < 1:
         return None
+    member = req.get("MemberId")
+    if req.get("GenerationIdOrMemberEpoch") == -1 and not member:
+        return _offsets(ex, req, "set_group_offsets", "Name", "Partitions", "CommittedOffset", "Topics", "Name")
+    if not member or type(member) is not str:
+        return None
+    if ex.status == PAIRED and _whole(ex.request_outcome) and _whole(ex.response_outcome) and \
+            type(ex.request) is dict and type(ex.response) is dict:
+        # consumers commit often: what every one of their commits costs is this, the entry made only of the
+        # commits kwire.analytics.changes finds were a tool's (member_commit_entry)
+        return {"commits_as": (req.get("GroupId"), member), "ts_ns": ex.ts_ns, "client": ex.client,
+                "broker": ex.broker, "correlation_id": ex.correlation_id, "client_id": ex.client_id,
+                "member_commit": (ex.api, ex.request.get("GroupId"), ex.request.get("Topics"),
+                                  ex.response.get("Topics"))}
+    change = _offsets(ex, req, "set_group_offsets", "Name", "Partitions", "CommittedOffset", "Topics", "Name")
+    change["commits_as"] = (req.get("GroupId"), member)
+    return change
+
+
+def _whole(outcome) -> bool:
+    return outcome is not None and outcome.kind == DECODED
+
+
+def member_commit_entry(change: dict) -> dict:
+    """The change entry of a member's commit `_offset_commit` kept short (its "member_commit": api, group, the
+    request's and the answer's Topics, both decoded whole): what `_offsets` makes of the exchange."""
+    if "member_commit" not in change:
+        return change
+    api, group, topics, answered = change["member_commit"]
+    errors = {t.get("Name"): first_error(t.get("Partitions")) for t in _items({"Topics": answered}, "Topics")}
+    out = Resources()
+    for t in _items({"Topics": topics}, "Topics"):
+        name = t.get("Name")
+        offsets = {str(p.get("PartitionIndex")): p.get("CommittedOffset") for p in _items(t, "Partitions")}
+        out.add({"type": "group_offsets", "group": group, "topic": name, "offsets": offsets},
+                code_result(errors[name]) if name in errors else NOT_IN_ANSWER)
+    return {"ts_ns": change["ts_ns"], "client": change["client"], "broker": change["broker"],
+            "client_id": change["client_id"], "correlation_id": change["correlation_id"], "api": api,
+            "operation": "set_group_offsets", "resources": out.kept, "result": out.results, "kind": "offsets_moved",
+            "makes_kind": out.alarms, "resource_count": out.count, "unlisted_results": dict(sorted(out.unlisted.items())),
+            "request_outcome": None, "entries_not_read": 0, "commits_as": change["commits_as"]}
+
+
+def _txn_offset_commit(ex: Exchange, req: Body) -> dict | None:
+    """A transactional producer's commit of a group's offsets (sendOffsetsToTransaction) is a change when it
+    carries a bare group metadata (v3+: no member id, generation -1): it sets the offsets from outside the
+    group. With a member's metadata it is that member's commit (exactly-once processing); before v3 the
+    request does not say."""
+    if ex.api_version is None or ex.api_version < 3:
+        return None
     if req.get("GenerationIdOrMemberEpoch") != -1 or req.get("MemberId"):
-        return None  # a member's own commit
+        return None
     return _offsets(ex, req, "set_group_offsets", "Name", "Partitions", "CommittedOffset", "Topics", "Name")
 
 
@@ -382,6 +437,7 @@ READERS = {
     "AlterUserScramCredentials": Reader(_scram, "alter_scram_credentials", "credentials_changed"),
     "AlterClientQuotas": Reader(_quotas, "alter_client_quotas", None),
     "OffsetCommit": Reader(_offset_commit, "set_group_offsets", "offsets_moved", True),
+    "TxnOffsetCommit": Reader(_txn_offset_commit, "set_group_offsets", "offsets_moved", True),
     "OffsetDelete": Reader(_offset_delete, "delete_group_offsets", "offsets_moved"),
     "AlterShareGroupOffsets": Reader(_share_offsets, "set_share_group_offsets", "offsets_moved"),
     "DeleteShareGroupOffsets": Reader(_share_offsets, "delete_share_group_offsets", "offsets_moved"),

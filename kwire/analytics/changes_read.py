@@ -38,7 +38,10 @@ names (`enum=`), secret fields (`role=SECRET`: salts, salted passwords, token HM
 a configuration value (`role=CONFIG_VALUE`) is {"redacted": n_chars} when its name is one Kafka treats
 as sensitive (kwire.codec.config_secrets.sensitive_config) or the broker flagged it (`role=CONFIG_SENSITIVE`).
 Requests that only validate (ValidateOnly) change nothing and are not changes. A consumer's own offset
-commit is not a change: a tool commits with no member id and generation -1 (OffsetCommit v1+); members
+commit is not a change: a tool commits with no member id and generation -1 (OffsetCommit v1+, and a
+transactional producer's TxnOffsetCommit v3+ with a bare group metadata), or as a transient member that joins,
+commits and leaves and fetches nothing (KafkaJS admin.setOffsets: the entry's `commits_as`, decided for the
+whole capture by kwire.analytics.changes); members
 removed by a tool are LeaveGroup members named by instance id alone or removed "by an admin" (the Java
 admin client's reason), or, decided for the whole capture (kwire.analytics.changes: the entry's
 `removes`), named by a client that is not one of them (kafka-python's remove_group_members).
@@ -207,4 +210,5 @@ def is_change(ex: Exchange) -> bool:
     if ex.api not in READERS:
         return False
     change = change_of(ex)
-    return change is not None and "removes" not in change  # a LeaveGroup only the whole capture can tell
+    # a LeaveGroup, or a member's commit, only the whole capture can tell
+    return change is not None and "removes" not in change and "commits_as" not in change

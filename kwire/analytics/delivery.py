@@ -10,7 +10,8 @@
   AddPartitionsToTxn; per producer id the moments of its EndTxn, and who it is: its transactional id and
   client (client id, address) as first seen (`producers`; MAX_PRODUCERS producer ids each, the smallest);
 - stalls: per (topic, partition, LastStableOffset held) the read_committed fetches that stopped at
-  that offset while the HighWatermark was above it: first and last time, count, client ids, the
+  that offset while the HighWatermark was above it: first and last time (of the requests; and the last
+  answer to one: `answered_ns`), count, client ids, the
   first and last MAX_EVIDENCE fetches (MAX_STALLS held offsets per partition, the smallest);
 - share deliveries: per (group, topic, partition) acknowledgement totals and, for the
   MAX_OFFSETS smallest offsets, each offset's deliveries, highest DeliveryCount and
@@ -71,19 +72,21 @@ def _batch_of(sends, failed, limit, items: list) -> Batch:
 
 
 class Stall:
-    __slots__ = ("count", "first_ns", "last_ns", "high_watermark", "client_ids", "head", "tail")
+    __slots__ = ("count", "first_ns", "last_ns", "answered_ns", "high_watermark", "client_ids", "head", "tail")
 
     def __init__(self) -> None:
         self.count = 0
         self.first_ns = self.last_ns = None
+        self.answered_ns = None  # the last answer to such a fetch: when the consumers were last told to wait
         self.high_watermark = 0
         self.client_ids: set = set()
         self.head = Kept(MAX_EVIDENCE)  # the first fetches
         self.tail = Kept(MAX_EVIDENCE)  # the last ones (keys negated)
 
-    def add(self, ts: int, hw: int, client_id, ev: tuple) -> None:
+    def add(self, ts: int, hw: int, client_id, ev: tuple, answered=None) -> None:
         self.count += 1
         self.first_ns, self.last_ns = first_ns(self.first_ns, ts), last_ns(self.last_ns, ts)
+        self.answered_ns = last_ns(self.answered_ns, answered)
         self.high_watermark = max(self.high_watermark, hw)
         self._ids({client_id})
         self.head.add(ev[:4], ev)
@@ -97,6 +100,7 @@ class Stall:
     def merge(self, other: Stall) -> None:
         self.count += other.count
         self.first_ns, self.last_ns = first_ns(self.first_ns, other.first_ns), last_ns(self.last_ns, other.last_ns)
+        self.answered_ns = last_ns(self.answered_ns, other.answered_ns)
         self.high_watermark = max(self.high_watermark, other.high_watermark)
         self._ids(other.client_ids)
         self.head.merge(other.head)
@@ -225,8 +229,8 @@ class DeliveryState:
         elif tag == T.PRODUCER:
             self._producer(ob)
         elif tag == T.STALLED_FETCH:
-            _, topic, partition, ts, lso, hw, client_id, ev = ob
-            self.stalls.setdefault((topic, partition, lso), Stall()).add(ts, hw, client_id, ev)
+            _, topic, partition, ts, lso, hw, client_id, ev, answered = ob
+            self.stalls.setdefault((topic, partition, lso), Stall()).add(ts, hw, client_id, ev, answered)
         elif tag == T.SHARE_ACQUIRED:
             self._acquired(ob)
         elif tag == T.SHARE_ACKED:

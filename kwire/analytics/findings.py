@@ -76,11 +76,11 @@ def findings_and_total(analysis, names: dict[str, str], first_ns: int | None,
     """(the first MAX_FINDINGS findings, how many there are in all): the stats document's `findings`
     and `findings_total`, so that a cut list says how much it left out."""
     from kwire.analytics import (findings_changes, findings_delivery, findings_groups, findings_quorum,
-                                 findings_resends, findings_rules, findings_traffic)
+                                 findings_resends, findings_rules, findings_silenced, findings_traffic)
 
     out: list[dict] = []
     for module in (findings_delivery, findings_groups, findings_traffic, findings_resends, findings_changes,
-                   findings_quorum, findings_rules):
+                   findings_quorum, findings_silenced, findings_rules):
         out += module.find(analysis, names, first_ns, last_ns)
     out.sort(key=lambda f: (SEVERITIES.index(f["severity"]), f["start"] if f["start"] is not None else 0,
                             f["kind"], f["summary"]))

@@ -3,7 +3,9 @@
 - transaction_stall {topic, partition, producer_id, transactional_id, producer_client_id,
   producer_client, stalled_s, client_ids, last_stable_offset, high_watermark}: read_committed
   consumers fetched at the LastStableOffset while it stayed at one value below the HighWatermark for
-  at least STALL_MIN_S: an open transaction held them. start and end: the first and last such fetch.
+  at least STALL_MIN_S: an open transaction held them. start: the first such fetch; end: the answer to
+  the last one (the last time the consumers were told to wait; an unanswered one's request), so
+  stalled_s is what they waited.
   producer_id: the producer whose transactional batches (or AddPartitionsToTxn) for that partition
   came last before the stall began, when the capture has them, else null; transactional_id and
   producer_client_id / producer_client: who that producer id is, as the capture's requests say
@@ -92,7 +94,8 @@ def _stalls(delivery, names: dict) -> list[dict]:
     out = []
     stalls = by_name(delivery.stalls, names, 0, Stall)
     for (name, partition, lso), stall in sorted(stalls.items(), key=lambda kv: (str(kv[0][0]), kv[0][1:])):
-        held = (stall.last_ns - stall.first_ns) / NS
+        end = stall.last_ns if stall.answered_ns is None else max(stall.answered_ns, stall.last_ns)  # last "wait"
+        held = (end - stall.first_ns) / NS
         if held < STALL_MIN_S:
             continue
         pid = _stall_producer(delivery, name, partition, stall.first_ns, names)
@@ -102,7 +105,7 @@ def _stalls(delivery, names: dict) -> list[dict]:
                    f"offset {lso} for {held:.1f} s behind an open transaction"
                    + (f" of producer id {pid}{_who_text(who)}" if pid is not None else "")
                    + f"; high watermark {stall.high_watermark}")
-        out.append(finding("transaction_stall", "warning", summary, stall.first_ns, stall.last_ns,
+        out.append(finding("transaction_stall", "warning", summary, stall.first_ns, end,
                            stall.head.values()[:5] + stall.tail.values()[:5], topic=name, partition=partition,
                            producer_id=pid, **_who_keys(who), stalled_s=round(held, 3), client_ids=ids,
                            last_stable_offset=lso, high_watermark=stall.high_watermark))

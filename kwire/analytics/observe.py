@@ -16,9 +16,10 @@ them. Group apis are read by kwire.analytics.observe_groups; this module reads t
     ("pi", producer_id, transactional_id, client_id, client, ts)
                                                   who a producer id is: a transactional Produce's batches,
                                                   and the requests kwire.analytics.producer_read reads
-    ("st", topic, partition, ts, lso, hw, client_id, evidence)
+    ("st", topic, partition, ts, lso, hw, client_id, evidence, answered_ts)
                                                   a read_committed Fetch stopped at the LastStableOffset
-                                                  while the HighWatermark is above it
+                                                  while the HighWatermark is above it (answered_ts: its
+                                                  answer's time, or None)
     ("sa", group, topic, partition, first, last, delivery_count, evidence)   ShareFetch acquisitions
     ("sk", group, topic, partition, first, last, types)                      acknowledgements the
                                                                              broker took (no error)
@@ -28,6 +29,10 @@ them. Group apis are read by kwire.analytics.observe_groups; this module reads t
     ("a0",)                                       a Produce with Acks 0 (no answer expected)
     ("ch", change)                                a change to the cluster (kwire.analytics.changes_read)
     ("pr", client, broker, principal)             the principal a connection authenticated as (SASL)
+    ("sl", client_id, throttle_ms, layout, evidence, answered_ts, api_version)
+                                                  an answer whose ThrottleTimeMs is SILENCING_MS or more; layout:
+                                                  None, or the refusal layout of kwire.codec.version_refusal that a
+                                                  client reading the version it asked reads that throttle from
     ("qr", index, event)                          a KRaft quorum event (kwire.analytics.quorum_read)
     ("rs", topic, partition, producer, client_id, crc, error, base_offset, evidence, prints)
                                                   records of a batch of a producer that is not idempotent
@@ -48,6 +53,7 @@ from __future__ import annotations
 
 from kwire.enrich import topic_label
 from kwire.analytics.changes_read import change_of
+from kwire.codec.version_refusal import throttle_read_as_asked
 from kwire.analytics.changes_apis import READERS as CHANGE_APIS
 from kwire.analytics.observe_groups import GROUP_APIS, group_observations
 from kwire.analytics.produce_read import read_answer, request_partitions
@@ -60,6 +66,9 @@ from kwire.model import PAIRED, Exchange
 from kwire.outcomes import DECODED, MALFORMED, SENDER, blames
 from kwire.analytics import tags as T
 from kwire.analytics.tags import PRODUCE_BATCH
+
+
+SILENCING_MS = 60_000  # a throttle this long silences a client that honours it (Kafka's own stay within seconds)
 
 
 def evidence(ex: Exchange) -> tuple:
@@ -96,10 +105,23 @@ def observations(ex: Exchange, watch=None, row: dict | None = None, produce: tup
         throttle = response.get("ThrottleTimeMs")
         if type(throttle) is int and throttle > 0:
             out.append((T.THROTTLED, ex.client_id, ex.broker, throttle, evidence(ex)))
+            if throttle >= SILENCING_MS:
+                out.append((T.SILENCING, ex.client_id, throttle, None, evidence(ex), ex.response_ts_ns, ex.api_version))
+        elif api == "ApiVersions" and "_layout" in response:
+            _silencing_refusal(ex, response, out)
     req, resp = ex.request_outcome, ex.response_outcome
     if (req is not None and req.kind != DECODED) or (resp is not None and resp.kind != DECODED):
         _violations(ex, out)
     return out
+
+
+def _silencing_refusal(ex: Exchange, response: dict, out: list) -> None:
+    """A refusal in the mock's layout, read as the version the client asked (the Java client's reading), may carry
+    a throttle the answer never meant (kwire.codec.version_refusal)."""
+    read = throttle_read_as_asked(response)
+    if read is not None and read >= SILENCING_MS and (ex.api_version or 0) >= 3:
+        out.append((T.SILENCING, ex.client_id, read, response["_layout"], evidence(ex), ex.response_ts_ns,
+                    ex.api_version))
 
 
 def _violations(ex: Exchange, out: list) -> None:
@@ -190,7 +212,7 @@ def _fetch(ex: Exchange, out: list) -> None:
         lso = row.get("last_stable_offset")
         if lso is not None and lso < row["high_watermark"] and row["fetch_offset"] >= lso:
             out.append((T.STALLED_FETCH, row["topic"], row["partition"], ex.ts_ns, lso, row["high_watermark"], ex.client_id,
-                        evidence(ex)))
+                        evidence(ex), ex.response_ts_ns))
 
 
 def _add_partitions(ex: Exchange, out: list) -> None:

@@ -29,6 +29,7 @@ JOIN_WAIT = "jw"        # a JoinGroup not answered, or answered JOIN_WAIT_MIN_NS
 # ---- traffic (kwire.analytics.traffic)
 SOFTWARE = "sw"         # ApiVersions: the client's software name and version
 THROTTLED = "th"        # ThrottleTimeMs > 0
+SILENCING = "sl"        # an answer whose throttle (as the client may read it) would silence the client for long
 VIOLATION = "pv"        # a body against Kafka's schema (trailing bytes, malformed)
 REJOIN = "rj"           # a KIP-848 or share member (re)joins (epoch 0)
 # ---- delivery (kwire.analytics.delivery)
@@ -57,7 +58,7 @@ NO_ANSWER_EXPECTED = "a0"  # a Produce with Acks 0
 FEEDS: dict[str, str] = {
     **dict.fromkeys((COORDINATOR, MEMBER, IN_GENERATION, GENERATION, ASSIGNMENT, JOIN, SYNC, LEFT, REBALANCING,
                      OFFSET_COMMIT, JOIN_STUCK, JOIN_WAIT), GROUPS),
-    **dict.fromkeys((SOFTWARE, THROTTLED, VIOLATION, REJOIN), TRAFFIC),
+    **dict.fromkeys((SOFTWARE, THROTTLED, SILENCING, VIOLATION, REJOIN), TRAFFIC),
     **dict.fromkeys((PRODUCE_BATCH, TXN_BATCH, TXN_ADD, END_TXN, PRODUCER, STALLED_FETCH, SHARE_ACQUIRED, SHARE_ACKED,
                      RESENT_RECORDS, FETCHED_BATCH), DELIVERY),
     **dict.fromkeys((CHANGE, PRINCIPAL), CHANGES),

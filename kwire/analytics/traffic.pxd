@@ -9,13 +9,13 @@ from kwire.analytics.mergeable cimport Kept, TimeHistograms, capped_get
 from kwire.analytics.row cimport ExchangeRow, row_of
 
 cdef class Connection:
-    cdef public object first_ns, last_ns, exchanges, last, answered_ns, client_id, software
+    cdef public object first_ns, last_ns, exchanges, last, answered_ns, client_id, software, fetched
 
 cdef class TrafficState:
     cdef public object connections, activity
     cdef public dict errors, throttles, violations
     cdef public FoldedTable latency
-    cdef public Kept unanswered
+    cdef public Kept unanswered, silencing
 
     @cython.locals(conn=Connection, series=TimeHistograms, row=ExchangeRow)
     cpdef add_row(self, object given, bint acks0=*)

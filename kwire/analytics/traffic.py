@@ -6,7 +6,8 @@
 - connections: per TCP connection (client and broker endpoints, and kwire's connection id: a busy
   client reuses its local ports, and two connections on one pair of endpoints are two), its first
   and last times, exchanges, the last exchange, the latest request that was answered, the client
-  id and the client software its ApiVersions request named (MAX_CONNECTIONS, the smallest kept);
+  id and the client software its ApiVersions request named, whether it carried a Fetch
+  (MAX_CONNECTIONS, the smallest kept);
 - errors: per (api, error name) a count, the client ids (MAX_IDS), the first MAX_EVIDENCE
   exchanges, and per client (host, client id) the moments they came (Instants);
 - activity: per client (host, client id) and api, the moments it sent a request of that api, for
@@ -18,7 +19,8 @@
   ShareFetch, JoinGroup and SyncGroup wait by design): a kwire.analytics.caps FoldedTable, the
   CAPS["broker_latency"] smallest brokers kept, the others' histograms merged into one (the baseline
   of slow_broker still counts them; a broker folded is not looked at on its own);
-- throttles and protocol violations as observed.
+- throttles and protocol violations as observed; the first MAX_SILENCING answers whose throttle would
+  silence a client that honours it (`silencing`, kwire.analytics.findings_silenced).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ MAX_IDS = 20
 MAX_EVIDENCE = 10
 MAX_UNANSWERED = 4096
 MAX_VIOLATION_CONNECTIONS = 64
+MAX_SILENCING = 64
 STEADY_APIS = frozenset({"Fetch", "ShareFetch", "Produce", "Heartbeat", "ConsumerGroupHeartbeat",
                          "ShareGroupHeartbeat"})
 LONG_POLLS = frozenset({"Fetch", "ShareFetch", "JoinGroup", "SyncGroup"})
@@ -68,7 +71,7 @@ def _last_of(row: dict, end: int) -> tuple:
 
 
 class Connection:
-    __slots__ = ("first_ns", "last_ns", "exchanges", "last", "answered_ns", "client_id", "software")
+    __slots__ = ("first_ns", "last_ns", "exchanges", "last", "answered_ns", "client_id", "software", "fetched")
     __reduce__ = reduce_by_fields  # the same state compiled or not (kwire.fields)
     __setstate__ = set_fields
 
@@ -77,6 +80,7 @@ class Connection:
         self.exchanges = 0
         self.last = None  # (end ns, ts ns, correlation id, api, status) of the latest exchange
         self.client_id = self.software = None
+        self.fetched = False  # it carried a Fetch (kwire.analytics.changes: a member that fetches is no tool's)
 
     def merge(self, other: Connection) -> None:
         self.first_ns = first_ns(self.first_ns, other.first_ns)
@@ -87,6 +91,7 @@ class Connection:
             self.last = other.last
         self.client_id = choose(self.client_id, other.client_id)
         self.software = choose(self.software, other.software)
+        self.fetched = self.fetched or other.fetched
 
 
 class ErrorLog:
@@ -156,7 +161,8 @@ def _merge_tables(mine: dict, theirs: dict, make) -> None:
 
 
 class TrafficState:
-    __slots__ = ("connections", "errors", "activity", "unanswered", "latency", "throttles", "violations")
+    __slots__ = ("connections", "errors", "activity", "unanswered", "latency", "throttles", "violations",
+                 "silencing")
     __reduce__ = reduce_by_fields  # the same state compiled or not (kwire.fields)
     __setstate__ = set_fields
 
@@ -168,6 +174,7 @@ class TrafficState:
         self.latency = FoldedTable("broker_latency", TimeHistograms)
         self.throttles: dict[tuple, Tally] = {}
         self.violations: dict[tuple, Tally] = {}
+        self.silencing = Kept(MAX_SILENCING)  # answers with a silencing throttle: (evidence, connection key, ...)
 
     # -- feeding
 
@@ -199,6 +206,8 @@ class TrafficState:
                     conn.answered_ns = ts
             if conn.client_id != client_id:
                 conn.client_id = choose(conn.client_id, client_id)
+            if api == "Fetch":
+                conn.fetched = True
         if api is None:
             return
         if api not in STEADY_APIS or row.error_codes:
@@ -263,6 +272,10 @@ class TrafficState:
                 conn.software = choose(conn.software, ob[3])
         elif tag == T.THROTTLED:
             self.throttles.setdefault((ob[1], ob[2]), Tally()).add(ob[3], ob[4])
+        elif tag == T.SILENCING:
+            _, client_id, throttle, layout, ev, answered, version = ob
+            self.silencing.add(ev[:4], (ev, (ev[1], ev[2], row.get("connection_id")), client_id, throttle, layout,
+                                        answered, version))
         elif tag == T.VIOLATION:
             _, side, kind, api, version, client, broker, ev, where = ob
             self.violations.setdefault((side, kind, api, version), Tally()).add(
@@ -285,6 +298,7 @@ class TrafficState:
         self.latency.merge(other.latency)
         _merge_tables(self.throttles, other.throttles, Tally)
         _merge_tables(self.violations, other.violations, Tally)
+        self.silencing.merge(other.silencing)
 
     # -- reading
 

@@ -8,13 +8,18 @@ for each record straight from the reader's buffer (a file's chunk, or a live cap
 before any object is made (the fast path: most records never become a Packet); `PacketCollector`
 is the sink that makes Packets of them. Runs of records that follow are offered in the buffer's own
 layout: back-to-back classic pcap records (`RecordLayout`, `run`) or ring frames, each with a header
-of its own and the offset of the next (`FrameLayout`, `frame_run`).
+of its own and the offset of the next (`FrameLayout`, `frame_run`). Plain Python: the loop over classic pcap records and RecordSink
+itself are kwire.native.record_walk's.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Callable, Iterator, NamedTuple
+
+# What a capture reader hands its records to (its contract is its docstring): a class of kwire.native, where
+# classic pcap's record loop calls it in C (record_walk).
+from kwire.native.record_walk import RecordSink
 
 
 # Capture bytes a reader hands to a RecordSink between two yields (where its caller takes the exchanges those
@@ -71,47 +76,6 @@ class FrameLayout:
         """The capture time, in ns, of the frame starting at buf[pos]."""
         sec, nsec = self.unpack_ts(buf, pos)
         return sec * 1_000_000_000 + nsec
-
-
-class RecordSink:
-    """What a capture reader hands its records to, in capture order, before any Packet exists.
-
-    A reader's `feed(sink)` calls `sink.record(ts_ns, linktype, buf, start, stop, wire_len)` for every
-    packet it reads (its captured bytes are buf[start:stop], valid during the call only; wire_len
-    is the length on the wire, larger when the snap length cut the packet), and yields after each
-    chunk of the file, so the caller can collect what the records made. When record() returns True,
-    a classic pcap reader offers the records that follow at once: `sink.run(buf, pos, end, layout)`
-    takes whole records (captured length == wire length) from buf[pos:end] one after another, as it
-    would take them one by one, and stops at the first it would not take or that is not whole in
-    the buffer; it returns (position after the last record taken, number of records taken). The
-    reader still owns the records: it checks every record it walks itself, and counts all of them.
-    A live capture's ring offers `sink.frame_run(buf, pos, end, layout)` instead: the same over the
-    ring frames from buf[pos] on (the last one ends at `end`); it returns (where the first frame not
-    taken starts, or `end`; frames taken; their captured bytes).
-
-    Records alike that captured no bytes (the same header or block, byte for byte, back to back: what a
-    compressed bomb of empty records is made of) are handed over as one `sink.empty_run(ts_ns, linktype,
-    wire_len, count)`, which must do what `count` calls of record() with no bytes would; by default it makes
-    them.
-
-    A sink subclasses this class (its run and frame_run take nothing): compiled, it is an extension
-    type (kwire/capture/packet.pxd), and the classic pcap reader's loop calls record() in C.
-    """
-
-    __slots__ = ()
-
-    def record(self, ts_ns: int, linktype: int, buf, start: int, stop: int, wire_len: int) -> bool:
-        raise NotImplementedError
-
-    def run(self, buf, pos: int, end: int, layout: RecordLayout) -> tuple[int, int]:
-        return pos, 0
-
-    def frame_run(self, buf, pos: int, end: int, layout: FrameLayout) -> tuple[int, int, int]:
-        return pos, 0, 0
-
-    def empty_run(self, ts_ns: int, linktype: int, wire_len: int, count: int) -> None:
-        for _ in range(count):
-            self.record(ts_ns, linktype, b"", 0, 0, wire_len)
 
 
 def packets_of(feed: Callable[[RecordSink], Iterator[None]]) -> Iterator[Packet]:

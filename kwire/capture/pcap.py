@@ -15,14 +15,9 @@ from __future__ import annotations
 import struct
 from typing import Iterator
 
-try:
-    import cython
-except ImportError:  # the pure-Python build where Cython is not installed
-    from kwire.native.cython_stand_in import cython
-
-from kwire.native import c_reads  # compiled: kwire/native/c_reads.pxd's C reads (kwire/capture/pcap.pxd)
+from kwire.native.record_walk import pcap_chunk
 from kwire.capture.packet import HANDOFF, Packet, RecordLayout, RecordSink, packets_of
-from kwire.capture.source import MAX_RECORD, Source, copies, fill
+from kwire.capture.source import MAX_RECORD, Source, fill
 from kwire.capture.stats import CaptureStats
 from kwire.errors import CaptureError
 
@@ -103,7 +98,8 @@ class PcapReader:
         pos = FILE_HEADER
         try:
             while True:
-                pos, need = _chunk(self, buf, pos, base, sink, layout, counts, pos + HANDOFF)
+                pos, need = pcap_chunk(self, buf, pos, base, sink, layout, self.little, self.linktype, counts,
+                                        pos + HANDOFF)
                 if stats is not None:
                     stats.add(*counts)
                 counts[:] = (0, 0, 0, 0)
@@ -124,6 +120,10 @@ class PcapReader:
                 stats.add(*counts)
             source.close()
 
+    def absurd_record(self, offset: int, caplen: int) -> Exception:
+        """The error of a record header at `offset` claiming `caplen` captured bytes, too many to be real."""
+        return self._source.error(offset, f"absurd record length {caplen} (snap length {self.snaplen})")
+
     def _truncated(self, buf, base: int, need: int) -> None:
         hsize = self._rec_size
         if len(buf) < hsize:
@@ -132,61 +132,3 @@ class PcapReader:
             problem = f"truncated record (needs {need - hsize} bytes, {len(buf) - hsize} left)"
         raise self._source.error(base, problem)
 
-
-def _chunk(reader: PcapReader, buf, pos: int, base: int, sink: RecordSink, layout: RecordLayout,
-           counts: list, until: int) -> tuple[int, int]:
-    """Hand the whole records of buf that start from pos on, before `until`, to `sink`; (where the
-    next record starts, the bytes needed from there to read it, or 0 when `until` ended the walk
-    first). (A function, not a method: the compiled core types its locals, kwire/capture/pcap.pxd.)"""
-    unpack, hsize, mult, limit, lt = layout.unpack, layout.header_size, layout.ts_mult, layout.max_caplen, \
-        reader.linktype
-    run = sink.run
-    end = len(buf)
-    n = cap = wire = cut = 0
-    caplen = 0
-    fast = cython.compiled and type(buf) is bytes  # compiled: the header read in C (kwire/native/c_reads.pxd)
-    little = reader.little
-    while pos + hsize <= end:
-        if pos >= until:
-            counts[:] = (n, cap, wire, cut)
-            return pos, 0
-        if not fast:
-            sec, frac, caplen, wirelen = unpack(buf, pos)
-        elif little:
-            sec, frac = c_reads._u32le(buf, pos), c_reads._u32le(buf, pos + 4)
-            caplen, wirelen = c_reads._u32le(buf, pos + 8), c_reads._u32le(buf, pos + 12)
-        else:
-            sec, frac, caplen, wirelen = c_reads._u32(buf, pos), c_reads._u32(buf, pos + 4), \
-                c_reads._u32(buf, pos + 8), c_reads._u32(buf, pos + 12)
-        if caplen > limit:
-            counts[:] = (n, cap, wire, cut)
-            raise reader._source.error(base + pos, f"absurd record length {caplen} (snap length {reader.snaplen})")
-        start = pos + hsize
-        stop = start + caplen
-        if stop > end:
-            break
-        if caplen == 0 and stop + hsize <= end and buf[pos:stop] == buf[stop:stop + hsize]:
-            k = copies(buf, pos, hsize, end)  # empty records alike, back to back: one call for all
-            pos += k * hsize
-            n += k
-            wire += k * wirelen
-            if wirelen:
-                cut += k
-            sink.empty_run(sec * 1_000_000_000 + frac * mult, lt, wirelen, k)
-            continue
-        pos = stop
-        n += 1
-        cap += caplen
-        wire += wirelen
-        if caplen < wirelen:
-            cut += 1
-        if sink.record(sec * 1_000_000_000 + frac * mult, lt, buf, start, stop, wirelen):
-            after, k = run(buf, pos, end, layout)
-            if k:
-                n += k
-                k = after - pos - k * hsize  # their captured (= wire) bytes
-                cap += k
-                wire += k
-                pos = after
-    counts[:] = (n, cap, wire, cut)
-    return pos, (hsize + caplen if pos + hsize <= end else hsize)

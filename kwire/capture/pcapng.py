@@ -25,7 +25,8 @@ import struct
 from typing import Callable, Iterator
 
 from kwire.capture.packet import HANDOFF, Packet, RecordSink, packets_of
-from kwire.capture.source import MAX_RECORD, Source, copies, fill
+from kwire.capture.source import MAX_RECORD, Source, fill
+from kwire.native.record_walk import copies
 from kwire.capture.stats import CaptureStats
 from kwire.errors import CaptureError
 

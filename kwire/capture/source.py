@@ -161,19 +161,3 @@ def fill(source: Source, buf: bytes, pos: int, need: int) -> bytes:
     if len(parts) == 1:
         return parts[0]
     return b"".join(parts)
-
-
-def copies(buf: bytes, pos: int, size: int, end: int) -> int:
-    """How many `size`-byte pieces of buf, back to back from pos on (and before end), are byte for byte the
-    one at pos (1 at least): compared a doubling block at a time, so a run costs a few memcmp's of its bytes."""
-    block = buf[pos:pos + size]
-    p = pos + size
-    while p + len(block) <= end and buf[p:p + len(block)] == block:
-        p += len(block)
-        if len(block) < CHUNK:
-            block += block
-    while len(block) > size:  # what is left is shorter than block: its halves, greedily
-        block = block[:len(block) // 2]
-        if p + len(block) <= end and buf[p:p + len(block)] == block:
-            p += len(block)
-    return (p - pos) // size

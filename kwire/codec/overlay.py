@@ -110,7 +110,8 @@ ROLES: dict[str, dict[str, str]] = {
 # reader that needs every entry.
 READ_IN_PART = frozenset({
     "CreateTopics", "DeleteTopics", "CreatePartitions", "AlterConfigs", "IncrementalAlterConfigs", "CreateAcls",
-    "DeleteAcls", "AlterUserScramCredentials", "AlterClientQuotas", "OffsetCommit", "OffsetDelete",
+    "DeleteAcls", "AlterUserScramCredentials", "AlterClientQuotas", "OffsetCommit", "TxnOffsetCommit",
+    "OffsetDelete",
     "AlterShareGroupOffsets", "DeleteShareGroupOffsets", "DeleteGroups", "LeaveGroup", "DeleteRecords",
     "ElectLeaders", "AlterPartitionReassignments", "UpdateFeatures", "CreateDelegationToken",
     "RenewDelegationToken", "ExpireDelegationToken", "WriteTxnMarkers", "UnregisterBroker"})

@@ -51,5 +51,42 @@ def decode_mock_refusal(body, pos: int) -> dict:
     return {"ErrorCode": code, "ApiKeys": keys, "ThrottleTimeMs": throttle, "_layout": MOCK_LAYOUT}
 
 
+def throttle_read_as_asked(refusal: dict) -> int | None:
+    """The ThrottleTimeMs a client reads from a mock-layout refusal (`decode_mock_refusal`'s dict) when it reads
+    the body in the layout of the v3+ version it asked for (ErrorCode, a compact ApiKeys array whose entries end
+    in tagged fields, ThrottleTimeMs), as the Java client does; None when that reading runs out of bytes. One api
+    key written as count 1 reads as an empty array, and the key's ApiKey and MinVersion as the throttle: (18, 0)
+    is 1,179,648 ms."""
+    keys = refusal.get("ApiKeys") or []
+    body = _HEAD.pack(refusal.get("ErrorCode") or 0, len(keys)) + b"".join(
+        _ENTRY.pack(k["ApiKey"], k["MinVersion"], k["MaxVersion"]) for k in keys) + \
+        _THROTTLE.pack(refusal.get("ThrottleTimeMs") or 0)
+    pos = 3  # past ErrorCode and the count, a one-byte varint (count < 128)
+    for _ in range(len(keys) - 1):  # compact: the count is entries + 1
+        pos += _ENTRY.size
+        tags, pos = _varint(body, pos)
+        for _ in range(tags or 0):
+            _, pos = _varint(body, pos)
+            size, pos = _varint(body, pos)
+            pos += size or 0
+        if pos > len(body):
+            return None
+    if pos + _THROTTLE.size > len(body):
+        return None
+    return _THROTTLE.unpack_from(body, pos)[0]
+
+
+def _varint(body: bytes, pos: int) -> tuple[int | None, int]:
+    value = shift = 0
+    while pos < len(body) and shift < 35:
+        byte = body[pos]
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return value, pos
+        shift += 7
+    return None, len(body) + 1
+
+
 def is_version_refusal(api_key: int | None, codes: list[int]) -> bool:
     return api_key == API_VERSIONS and len(codes) == 1 and codes[0] == UNSUPPORTED_VERSION

@@ -19,10 +19,12 @@ is), which plain-Python callers use through a few classes and functions, given w
 - `batch_json`: a records field of whole v2 batches in, its summary's JSON text out (kwire.render.records_json);
 - `json_line`: an exchange's JSON line from cached parts in one orjson call, the renderer's call, its record
   sets' hook and the run's record budgets (kwire.render.jsonl, values, records_run);
+- `record_walk`: classic pcap's record loop over a reader's buffer, and `RecordSink`, what capture readers hand
+  their records to (kwire.capture.packet names it; kwire.fused's sinks derive from it);
 - `time_queue`: payloads held in time order in sorted columns, released by a bound (kwire.time_order).
 
 The modules of kwire.compiled.CORE outside this package still sit in their layers, each with its .pxd; they
 move in here a layer at a time, behind one contract (capture records in, paired exchanges and their facts as
-columns out: issue 44), so that outside this package every module is plain Python. kwire.render is plain
-Python already.
+columns out: issue 44), so that outside this package every module is plain Python. kwire.render and
+kwire.capture are plain Python already.
 """

@@ -96,7 +96,15 @@ def test_admin_change_findings(admin_capture):
     assert by_change["offsets_moved"]["severity"] == "warning"
     assert by_change["credentials_changed"]["severity"] == "info"  # refused: nothing changed
     assert by_change["credentials_changed"]["refused"] == 1
-    assert by_change["group_deleted"]["severity"] == "warning"  # unanswered: may have happened
+    assert "refused (CLUSTER_AUTHORIZATION_FAILED)" in by_change["credentials_changed"]["summary"]
+    assert " tried to change SCRAM credentials of " in by_change["credentials_changed"]["summary"]
+    # unanswered: tried, said as tried, a step down from the kind's warning (issue 46, item 4)
+    assert by_change["group_deleted"]["severity"] == "info"
+    assert by_change["group_deleted"]["unanswered"] == 1 and by_change["group_deleted"]["refused"] == 0
+    assert " tried to delete groups billing " in by_change["group_deleted"]["summary"]
+    assert by_change["group_deleted"]["summary"].endswith("; no answer to 1 request")
+    assert " deleted records from audit " in by_change["records_deleted"]["summary"]
+    assert by_change["records_deleted"]["unanswered"] == 0
     for f in findings:
         assert f["principal"] == "User:alice" and f["evidence"], f
 

@@ -4,16 +4,24 @@ Small folders of definitions in Kafka's own format (JSON with // comments) check
 version trunk dropped is kept from an older release, a field an older release alone had is kept for
 its versions and in its place, a version whose fields changed before release reads as the newest
 folder says, comments are stripped but never inside strings. The committed api table, docs page and
-schema modules are checked against each other; with KWIRE_KAFKA_DEFS (folders, oldest first, joined
-by ':') the committed files are checked against a fresh generation.
+schema modules are checked against each other and against the pin (scripts/kafka_spec.json): every
+generated file names the pin's SHA-256 and trunk commit, and is what the generator writes from the facts
+the committed modules state (a hand edit fails). A small git repository in Kafka's layout checks pinning:
+the sources read at their pinned commits, a file whose digest differs stopped with one line. With
+KWIRE_KAFKA_GIT (an apache/kafka git directory holding the pinned commits) or KWIRE_KAFKA_DEFS (folders,
+one a pinned source, oldest first, joined by ':') the committed files are checked against a fresh
+generation from Kafka's definitions.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import os
 import re
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -116,9 +124,187 @@ def test_docs_apis_page_equals_the_api_table():
                      for key, spec in APIS.items()}
 
 
-@pytest.mark.skipif(not os.environ.get("KWIRE_KAFKA_DEFS"), reason="needs Kafka's definitions: KWIRE_KAFKA_DEFS")
-def test_committed_files_are_what_the_generator_writes():
-    folders = [Path(p) for p in os.environ["KWIRE_KAFKA_DEFS"].split(":")]
-    label = re.search(r"of\n(.*)\.\n", (ROOT / "kwire/codec/schemas/fetch.py").read_text()).group(1)
-    for path, text in gen.outputs(folders, label).items():
-        assert path.read_text() == text, path
+PIN = json.loads((ROOT / "scripts" / "kafka_spec.json").read_text())
+PIN_SHA = hashlib.sha256((ROOT / "scripts" / "kafka_spec.json").read_bytes()).hexdigest()
+
+
+def test_every_generated_file_names_the_pin():
+    trunk = next(s for s in PIN["sources"] if s["name"] == "trunk")
+    commit = trunk["commit"][:12] if trunk["commit"] else "not recorded"
+    stamp = f"pinned in scripts/kafka_spec.json (sha256 {PIN_SHA[:16]}; trunk commit {commit})"
+    names = [s["name"] for s in PIN["sources"]]
+    generated = [ROOT / "kwire/kafka/apis.py", ROOT / "docs/apis.md"] + [
+        p for p in (ROOT / "kwire/codec/schemas").glob("*.py") if p.name != "__init__.py"]
+    assert len(generated) == len(APIS) + 2
+    for path in generated:
+        text = " ".join(path.read_text().replace("# ", "").split())  # the stamp may wrap, or be a comment
+        assert stamp in text, path
+        assert re.search(r"apache/kafka " + ", ".join(map(re.escape, names[:-1])) + " and " + names[-1], text), path
+
+
+def test_the_pin_says_what_each_source_is():
+    assert [s["name"] for s in PIN["sources"]][-1] == "trunk"
+    for source in PIN["sources"]:
+        assert source["ref"].startswith(("refs/heads/", "refs/tags/"))
+        if source["commit"] is None:  # never recorded: the pin's note says why, and no digest is claimed
+            assert source["files"] is None and "not recorded" in PIN["note"]
+        else:
+            assert re.fullmatch(r"[0-9a-f]{40}", source["commit"])
+            assert all(re.fullmatch(r"[0-9a-f]{64}", d) for d in source["files"].values())
+
+
+def test_committed_files_are_what_the_generator_writes_from_their_own_facts(capsys):
+    assert gen.main(["--check"]) == 0, capsys.readouterr().out
+
+
+def test_a_hand_edit_of_a_module_fails_the_check(tmp_path, monkeypatch):
+    schemas = tmp_path / "schemas"
+    shutil.copytree(ROOT / "kwire/codec/schemas", schemas)
+    produce = schemas / "produce.py"
+    edited = produce.read_text().replace('F("TransactionalId", "string", "3+"', 'F("TransactionalId", "string", "4+"')
+    produce.write_text(edited)
+    monkeypatch.setattr(gen, "SCHEMAS", schemas)
+    made = gen.Made("x", "y", json.loads((ROOT / "scripts" / "kafka_releases.json").read_text())["releases"])
+    text = gen.outputs(gen.committed_messages(), made)[produce]
+    assert "- v4: +TransactionalId" in text and text != edited  # its summary no longer says what it states
+
+
+def test_first_releases_of_each_version():
+    releases = [{"name": "2.2", "kind": "tag", "date": "", "apis": {"0": "0-1"}},
+                {"name": "2.3", "kind": "tag", "date": "", "apis": {"0": "0-2 unstable", "1": "0 unstable"}},
+                {"name": "2.4", "kind": "tag", "date": "", "apis": {"0": "0-2"}},
+                {"name": "trunk", "kind": "branch head", "date": "2024-10-25", "apis": {"0": "1-3"}}]
+    first = gen.first_releases(releases)
+    assert first[0] == {0: ("2.2 or before", "2.2 or before"), 1: ("2.2 or before", "2.2 or before"),
+                        2: ("2.3", "2.4"), 3: ("trunk 2024-10-25", "trunk 2024-10-25")}
+    assert first[1] == {0: ("2.3", None)}
+
+
+def test_docs_say_the_first_release_of_every_version():
+    """Each cell read back against the releases' own ranges: the release it names defines the version
+    (serves it, unless the cell says unstable), and no release before it serves it."""
+    rows = re.findall(r"^\| (\d+) \| (\w+) \| (v\d.*) \|$", (ROOT / "docs" / "apis.md").read_text(), re.M)
+    assert [int(key) for key, _, _ in rows] == sorted(APIS)
+    releases = json.loads((ROOT / "scripts" / "kafka_releases.json").read_text())["releases"]
+    names = [r["name"] if r["name"] != "trunk" else f"trunk {r['date']}" for r in releases]
+
+    def serves(release, key, version, stable=True):
+        versions, _, unstable = release["apis"].get(key, "none").partition(" ")
+        r = gen.parse_range(versions)
+        return r is not None and r[0] <= version <= r[1] and not (stable and unstable and version == r[1])
+
+    checked = 0
+    for key, _, cells in rows:
+        for cell in cells.split("; "):
+            versions, _, said = cell.partition(": ")
+            lo, hi = gen.parse_range(versions[1:])
+            name = re.sub(r" or before$|, unstable$| \(unstable in .*\)$", "", said)
+            for v in range(lo, hi + 1):
+                if name == "later":
+                    assert not any(serves(r, key, v, stable=False) for r in releases), (key, v)
+                    continue
+                at = names.index(name)
+                assert serves(releases[at], key, v, stable=not said.endswith(", unstable")), (key, v, said)
+                assert not any(serves(r, key, v) for r in releases[:at]), (key, v, said)
+                checked += 1
+    assert checked > 300  # every version of every api but the "later" ones
+
+
+# -- pinning, on a small git repository in Kafka's layout --------------------------------------------
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout
+
+
+@pytest.fixture
+def kafka(tmp_path):
+    """A git repository with Kafka's definition folder: an old release branch and trunk."""
+    repo = tmp_path / "kafka"
+    folder = repo / gen.spec_pin.FOLDER
+    folder.mkdir(parents=True)
+    git(repo, "init", "-q", "-b", "trunk")
+    commits = {}
+    for name, valid in (("3.9", "0-1"), ("trunk", "1-2")):
+        if name == "trunk":
+            git(repo, "checkout", "-q", "-b", "trunk-work")
+        for kind in ("request", "response"):
+            (folder / f"Demo{kind.capitalize()}.json").write_text(definition(kind, valid, [field("X", "int32", "0+")]))
+        git(repo, "add", "-A")
+        git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", name)
+        commits[name] = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "branch", "-q", "-f", "3.9", commits["3.9"])
+    git(repo, "branch", "-q", "-f", "trunk", commits["trunk"])
+    return repo, commits
+
+
+def pin_sources(repo: Path) -> None:
+    refs = ["3.9=refs/heads/3.9", "trunk=refs/heads/trunk"]
+    gen.spec_pin.write_pin(gen.spec_pin.make_pin(str(repo / ".git"), refs, "a test"))
+
+
+def test_the_pinned_sources_are_read_at_their_commits_and_checked(kafka, tmp_path, monkeypatch):
+    repo, commits = kafka
+    monkeypatch.setattr(gen.spec_pin, "PIN", tmp_path / "kafka_spec.json")
+    pin_sources(repo)
+    pin = gen.spec_pin.load_pin()
+    assert [(s["name"], s["commit"]) for s in pin["sources"]] == [("3.9", commits["3.9"]), ("trunk", commits["trunk"])]
+    digest = hashlib.sha256((repo / gen.spec_pin.FOLDER / "DemoRequest.json").read_bytes()).hexdigest()
+    assert pin["sources"][1]["files"]["DemoRequest.json"] == digest
+    # trunk moves on: the pin still reads the commit it names
+    (repo / gen.spec_pin.FOLDER / "DemoRequest.json").write_text("{}")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-am", "later")
+    files = gen.spec_pin.pinned_sources(pin, str(repo / ".git"), None)
+    messages = gen.from_sources([gen.Source(s["name"], f) for s, f in zip(pin["sources"], files)])
+    assert gen.show(messages[(99, "request")].valid) == "0-2"
+    made = gen.Made(gen.spec_pin.source_label(pin), gen.spec_pin.stamp(pin, gen.spec_pin.pin_digest()), [])
+    assert made.stamp == (f"pinned in scripts/kafka_spec.json (sha256 {gen.spec_pin.pin_digest()[:16]}; "
+                          f"trunk commit {commits['trunk'][:12]})")
+    assert made.label == "apache/kafka 3.9 and trunk (" + pin["sources"][1]["date"] + ")"
+
+
+def test_a_file_that_is_not_the_pinned_one_stops_the_generator(kafka, tmp_path, monkeypatch):
+    repo, commits = kafka
+    monkeypatch.setattr(gen.spec_pin, "PIN", tmp_path / "kafka_spec.json")
+    pin_sources(repo)
+    pin = gen.spec_pin.load_pin()
+    old, new = tmp_path / "old", tmp_path / "new"
+    for folder, commit in ((old, commits["3.9"]), (new, commits["trunk"])):
+        folder.mkdir()
+        for name, data in gen.spec_pin.read_git(str(repo / ".git"), commit).items():
+            (folder / name).write_bytes(data)
+    assert len(gen.spec_pin.pinned_sources(pin, None, [old, new])) == 2
+    (new / "DemoResponse.json").write_text((new / "DemoResponse.json").read_text() + "\n")
+    with pytest.raises(SystemExit) as stop:
+        gen.spec_pin.pinned_sources(pin, None, [old, new])
+    message = str(stop.value)
+    assert "\n" not in message and "source trunk: DemoResponse.json: sha256" in message and "pinned" in message
+    (new / "Extra.json").write_text("{}")
+    with pytest.raises(SystemExit, match=r"DemoResponse.json: sha256 .* \(and 1 more\)"):
+        gen.spec_pin.pinned_sources(pin, None, [old, new])
+    with pytest.raises(SystemExit, match="1 folders given, the pin has 2 sources"):
+        gen.spec_pin.pinned_sources(pin, None, [old])
+
+
+def test_a_source_pinned_without_a_commit_is_refused(tmp_path):
+    pin = {"sources": [{"name": "4.0", "ref": "refs/heads/4.0", "commit": None, "files": None}]}
+    with pytest.raises(SystemExit, match="source 4.0 has no commit pinned"):
+        gen.spec_pin.pinned_sources(pin, str(tmp_path), None)
+    with pytest.raises(SystemExit, match="source 4.0 has no file digests pinned"):
+        gen.spec_pin.pinned_sources(pin, None, [tmp_path])
+
+
+def _full_check_reason() -> str | None:
+    if not (os.environ.get("KWIRE_KAFKA_GIT") or os.environ.get("KWIRE_KAFKA_DEFS")):
+        return "needs Kafka's definitions: KWIRE_KAFKA_GIT (a git directory) or KWIRE_KAFKA_DEFS (folders)"
+    if os.environ.get("KWIRE_KAFKA_GIT") and not all(s["commit"] for s in PIN["sources"]):
+        return "the pin names no commit for some sources (scripts/kafka_spec.json's note says why)"
+    return None
+
+
+@pytest.mark.skipif(_full_check_reason() is not None, reason=_full_check_reason() or "")
+def test_committed_files_are_what_the_generator_writes(capsys):
+    if os.environ.get("KWIRE_KAFKA_GIT"):
+        args = ["--git", os.environ["KWIRE_KAFKA_GIT"]]
+    else:
+        args = ["--defs", *os.environ["KWIRE_KAFKA_DEFS"].split(":")]
+    assert gen.main(args + ["--check"]) == 0, capsys.readouterr().out
