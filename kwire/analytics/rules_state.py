@@ -114,8 +114,18 @@ class RulesState:
                 return
         ts = row.ts_ns
         ev = row.evidence or evidence_of(row)
-        if row.api_key is not None and row.api_version is not None:
-            conn.use((row.api_key, row.api_version), ts, ev)
+        version = row.api_version
+        if version is not None and row.api_key is not None:
+            pair = (row.api_key, version)
+            have = conn.used.get(pair)
+            if have is None:
+                conn.use(pair, ts, ev)
+            else:  # RuleConnection.use, inline: once per exchange
+                have[4] += 1
+                if ts > have[2]:
+                    have[2], have[3] = ts, ev
+                elif ts < have[0]:
+                    have[0], have[1] = ts, ev
         answered = row.response_ts_ns
         if row.status == PAIRED and answered is not None:
             conn.answered += 1
@@ -144,10 +154,20 @@ class RulesState:
                 conn.advertised = (ob[3], ob[4], ob[5])
         elif tag == T.HIGH_WATERMARK:
             _, broker, ts, marks, ev = ob
-            for topic, partition, hw in marks:
-                part = self._marks((broker, topic, partition))
-                if part is not None:
-                    part.mark(ts, hw, ev)
+            table = self.partitions
+            for topic, partition, hw in marks:  # Marks.mark, inline: once per partition of every Fetch
+                key = (broker, topic, partition)
+                part = table.get(key)
+                if part is None:
+                    part = self._marks(key)
+                    if part is None:
+                        continue
+                first = part.first
+                if first is None or ts < first[0]:
+                    part.first = (ts, hw, ev)
+                highest = part.highest
+                if highest is None or hw > highest[0] or (hw == highest[0] and -ts > highest[1]):
+                    part.highest = (hw, -ts, ev)
         elif tag == T.LATEST_OFFSET:
             _, broker, ts, offsets, ev = ob
             for topic, partition, offset in offsets:
