@@ -98,9 +98,29 @@ def render(text: str, name: str) -> str:
     return text[:match.start(1)] + block(name) + "\n" + text[match.end(1):]
 
 
+KINDS_BEGIN, KINDS_END = "<!-- BEGIN GENERATED finding kinds -->\n", "<!-- END GENERATED finding kinds -->"
+
+
+def render_kinds(text: str) -> str:
+    """docs/findings.md with its list of finding kinds made from kwire.analytics.finding_kinds."""
+    from kwire.analytics.finding_kinds import kinds_list
+
+    start, end = text.find(KINDS_BEGIN), text.find(KINDS_END)
+    if start < 0 or end < start:
+        raise SystemExit("gen_docs: docs/findings.md has no BEGIN/END GENERATED finding kinds markers")
+    return text[:start + len(KINDS_BEGIN)] + kinds_list() + "\n" + text[end:]
+
+
 def main(argv: list[str]) -> int:
     check = "--check" in argv
     stale = []
+    findings = DOCS / "findings.md"
+    text = findings.read_text(encoding="utf-8")
+    new = render_kinds(text)
+    if new != text:
+        stale.append(str(findings.relative_to(ROOT)))
+        if not check:
+            findings.write_text(new, encoding="utf-8")
     for name in COMMANDS:
         path = DOCS / f"{name}.md"
         text = path.read_text(encoding="utf-8")

@@ -159,7 +159,8 @@ def txn_reader_role(spec: dict, truth: Truth) -> None:
     while not _stop and time.monotonic() < end:
         msg = consumer.poll(0.2)
         if msg is not None and not msg.error():
-            truth("consumed", topic=msg.topic(), partition=msg.partition(), offset=msg.offset())
+            truth("consumed", topic=msg.topic(), partition=msg.partition(), offset=msg.offset(),
+                  value=(msg.value() or b"").decode("utf-8", "replace"))
     consumer.close()
     truth("closed")
 

@@ -480,7 +480,10 @@ def dup_write_kafka_python(scene: Scene, mock: MockCluster | None) -> None:
 # ---- scenarios on Tansu -----------------------------------------------------------------------
 
 
-def _txn_scenario(scene: Scene, stall_s: float) -> None:
+def _txn_scenario(scene: Scene, stall_s: float, abort_round: int | None = None) -> None:
+    """A transactional producer writes 3 records to kwire-ledger[0] per transaction (3 rounds when
+    `stall_s`, round 1 held open that long; else 8); round `abort_round` is aborted, not committed. A
+    read_committed reader logs every record it is handed (truth `consumed`, with the value)."""
     from confluent_kafka import Producer as KafkaProducer
     from confluent_kafka.admin import AdminClient, NewTopic
 
@@ -508,8 +511,12 @@ def _txn_scenario(scene: Scene, stall_s: float) -> None:
             producer.flush(10)
             truth("produced", round=round_, count=3, topic="kwire-ledger", partition=0)
             time.sleep(stall_s if round_ == 1 else 0.5)
-            producer.commit_transaction(15)
-            truth("committed", round=round_)
+            if round_ == abort_round:
+                producer.abort_transaction(15)
+                truth("aborted", round=round_, values=[f"entry {k}" for k in range(n - 3, n)])
+            else:
+                producer.commit_transaction(15)
+                truth("committed", round=round_)
             time.sleep(1)
         scene.at(time.monotonic() - scene.start + 3)
         scene.stop_all()
@@ -744,6 +751,10 @@ def end_to_end(scene: Scene, mock: None) -> None:
         tansu.close()
 
 
+def txn_abort(scene: Scene, mock: None) -> None:
+    _txn_scenario(scene, 0.0, abort_round=2)
+
+
 # name -> (runner, mock brokers or 0 for Tansu)
 PROBLEMS = {
     "clean-classic": (clean_classic, 3),
@@ -765,6 +776,7 @@ PROBLEMS = {
     "dup-write-idempotent": (dup_write_idempotent, 0),
     "txn-clean": (txn_clean, 0),
     "txn-stall": (txn_stall, 0),
+    "txn-abort": (txn_abort, 0),
     "txn-stall-short": (txn_stall_short, 0),
     "member-removed": (member_removed, 0),
     "txn-offsets-bare": (txn_offsets_bare, 0),

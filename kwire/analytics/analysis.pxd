@@ -6,7 +6,7 @@ from kwire.analytics.delivery cimport DeliveryState
 from kwire.analytics.traffic cimport TrafficState
 
 cdef class Analysis:
-    cdef public object groups, changes, quorum, end_to_end
+    cdef public object groups, changes, quorum, end_to_end, rules
     cdef public TrafficState traffic
     cdef public DeliveryState delivery
 

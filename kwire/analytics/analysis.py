@@ -4,8 +4,9 @@
 observations (kwire.analytics.observe) and routes them, by kwire.analytics.tags.FEEDS, to the six states:
 kwire.analytics.groups (groups), kwire.analytics.traffic (connections, errors, latency over time),
 kwire.analytics.delivery (batches, transactions, share deliveries), kwire.analytics.changes (who
-changed what), kwire.analytics.quorum (the KRaft controllers) and kwire.analytics.end_to_end (offsets
-written and their deliveries). `merge` merges all six exactly; `groups_document(names)` and `findings(names, first_ns, last_ns)` are computed from the
+changed what), kwire.analytics.quorum (the KRaft controllers), kwire.analytics.end_to_end (offsets
+written and their deliveries) and kwire.analytics.rules_state (the protocol's rules, kwire.analytics.rules).
+`merge` merges all seven exactly; `groups_document(names)` and `findings(names, first_ns, last_ns)` are computed from the
 merged state when the stats document is made, so `kwire stats`, `kwire stats --jobs` and
 `kwire spark` give the same groups and findings.
 """
@@ -17,15 +18,16 @@ from kwire.analytics.delivery import DeliveryState
 from kwire.analytics.end_to_end import EndToEndState
 from kwire.analytics.groups import GroupsState
 from kwire.analytics.quorum import QuorumState
+from kwire.analytics.rules_state import RulesState
 from kwire.analytics.tags import (ACKS0, CHANGES, DELIVERY, E2E_WRITE, END_TO_END, FEEDS as _FEEDS, GROUPS, PRODUCE_BATCH,
-                                  TRAFFIC, feed_of)
+                                  QUORUM, TRAFFIC, feed_of)
 from kwire.analytics.traffic import TrafficState
 from kwire.fields import reduce_by_fields, set_fields
 
 
 
 class Analysis:
-    __slots__ = ("groups", "traffic", "delivery", "changes", "quorum", "end_to_end")
+    __slots__ = ("groups", "traffic", "delivery", "changes", "quorum", "end_to_end", "rules")
     __reduce__ = reduce_by_fields  # the same state compiled or not (kwire.fields)
     __setstate__ = set_fields
 
@@ -36,6 +38,7 @@ class Analysis:
         self.changes = ChangesState()
         self.quorum = QuorumState()
         self.end_to_end = EndToEndState()  # end-to-end latency and lag in time (issue 47)
+        self.rules = RulesState()
 
     def add(self, row, observations=()) -> None:
         """An exchange's row (kwire.analytics.row, or a dict of its names) and its observations."""
@@ -61,9 +64,12 @@ class Analysis:
                 self.changes.add(ob)
             elif feed == END_TO_END:
                 self.end_to_end.add_read(ob)
-            else:
+            elif feed == QUORUM:
                 self.quorum.add(ob)
+            else:
+                self.rules.add(ob, row)
         self.traffic.add_row(row, acks0)
+        self.rules.add_row(row)
 
     @property
     def watch(self):
@@ -77,6 +83,7 @@ class Analysis:
         self.changes.merge(other.changes)
         self.quorum.merge(other.quorum)
         self.end_to_end.merge(other.end_to_end)
+        self.rules.merge(other.rules)
 
     def groups_document(self, names: dict[str, str]) -> dict:
         return self.groups.document(names)

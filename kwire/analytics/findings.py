@@ -12,10 +12,10 @@ with the keys of its kind (docs/findings.md lists them). `severity` is "critical
 numbers are per run and differ between `kwire stats` and `kwire spark`). The finders live in
 kwire.analytics.findings_groups (member_expired, join_stuck, join_left_behind,
 rebalance_storm),
-kwire.analytics.findings_traffic (slow_broker, error_burst, throttled, unanswered, client_hangup,
-protocol_violation), kwire.analytics.findings_delivery (transaction_stall, produce_retry,
+kwire.analytics.findings_traffic (slow_broker, error_burst, throttled, unanswered, client_hangup), kwire.analytics.findings_delivery (transaction_stall, produce_retry,
 share_redelivery), kwire.analytics.findings_resends (duplicate_write), kwire.analytics.findings_changes
-(admin_change) and kwire.analytics.findings_quorum (quorum_leader_change, broker_fenced, metadata_behind).
+(admin_change), kwire.analytics.findings_quorum (quorum_leader_change, broker_fenced, metadata_behind) and
+kwire.analytics.findings_rules (protocol_violation: Kafka's protocol rules broken, kwire.analytics.rules).
 Every finder is a pure function of the merged state.
 """
 
@@ -76,11 +76,11 @@ def findings_and_total(analysis, names: dict[str, str], first_ns: int | None,
     """(the first MAX_FINDINGS findings, how many there are in all): the stats document's `findings`
     and `findings_total`, so that a cut list says how much it left out."""
     from kwire.analytics import (findings_changes, findings_delivery, findings_groups, findings_quorum,
-                                 findings_resends, findings_silenced, findings_traffic)
+                                 findings_resends, findings_rules, findings_silenced, findings_traffic)
 
     out: list[dict] = []
     for module in (findings_delivery, findings_groups, findings_traffic, findings_resends, findings_changes,
-                   findings_quorum, findings_silenced):
+                   findings_quorum, findings_silenced, findings_rules):
         out += module.find(analysis, names, first_ns, last_ns)
     out.sort(key=lambda f: (SEVERITIES.index(f["severity"]), f["start"] if f["start"] is not None else 0,
                             f["kind"], f["summary"]))

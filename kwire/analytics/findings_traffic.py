@@ -1,5 +1,5 @@
 """Findings about brokers and clients: slow_broker, error_burst, throttled, unanswered,
-client_hangup, protocol_violation.
+client_hangup.
 
 - slow_broker {broker, apis, p50_ms, baseline_p50_ms, requests}: over windows of at least
   SLOW_WINDOW_S seconds, the median latency of a broker's requests that are not long polls (Fetch,
@@ -26,10 +26,8 @@ client_hangup, protocol_violation.
   HANGUP_MIN short connections (at most HANGUP_EXCHANGES exchanges) from one client (host and
   client id) to one broker whose last exchange was answered, each followed within RECONNECT_S by a
   new connection: the client hung up right after that answer (it probably could not parse it).
-- protocol_violation {side, api, api_version, violation, count, software, brokers, stopped_at}: bodies with
-  bytes left over (violation "trailing_bytes", severity info: peers ignore them) or that do not decode
-  ("malformed"), attributed to the client software its ApiVersions request named (side "client") or to the
-  broker; stopped_at: where decoding stopped in the first of them (the decode error: the field and byte).
+(protocol_violation, the old reading of bodies against the schema, is a protocol rule now:
+kwire.analytics.findings_rules.)
 """
 
 from __future__ import annotations
@@ -38,7 +36,6 @@ from kwire.analytics.findings import client_named, clients_named, finding
 from kwire.counts import count, noun
 from kwire.analytics.mergeable import bucket_upper_ms, histogram_percentile, merge_counts
 from kwire.analytics.traffic import STEADY_APIS, host_of
-from kwire.outcomes import TRAILING_BYTES
 
 NS = 1_000_000_000
 SLOW_WINDOW_S = 4
@@ -252,27 +249,7 @@ def _hangups(traffic) -> list[dict]:
     return out
 
 
-def _violations(traffic) -> list[dict]:
-    out = []
-    for (side, kind, api, version), tally in sorted(traffic.violations.items(), key=lambda kv: str(kv[0])):
-        conns = sorted(tally.connections)
-        software = sorted({traffic.connections[c].software for c in conns
-                           if c in traffic.connections and traffic.connections[c].software})
-        brokers = sorted({key[1] for key in conns})
-        who = (", ".join(software) or "client software unknown") if side == "client" else f"broker {', '.join(brokers)}"
-        what = "bytes left after the body" if kind == TRAILING_BYTES else "a body that does not decode"
-        summary = f"{tally.count} {api} v{version} {'requests' if side == 'client' else 'answers'} with {what} ({who})"
-        if kind != TRAILING_BYTES and tally.note:
-            summary += f"; decoding stopped at {tally.note[1]}"
-        out.append(finding("protocol_violation", "info" if kind == TRAILING_BYTES else "warning", summary,
-                           tally.first_ns, tally.last_ns, tally.evidence.values(), side=side, api=api,
-                           api_version=version, violation=kind, count=tally.count,
-                           software=", ".join(software) if side == "client" and software else None, brokers=brokers,
-                           stopped_at=tally.note[1] if tally.note else None))
-    return out
-
-
 def find(analysis, names: dict, first_ns, last_ns) -> list[dict]:
     traffic = analysis.traffic
     return (_slow_broker(traffic) + _error_bursts(analysis) + _throttled(traffic) + _unanswered(traffic)
-            + _hangups(traffic) + _violations(traffic))
+            + _hangups(traffic))

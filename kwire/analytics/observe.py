@@ -46,6 +46,8 @@ them. Group apis are read by kwire.analytics.observe_groups; this module reads t
     ("ew", topic, producer, ts, base_offset, records, create_ms, partition)
     ("er", ts, kind, consumer, topic, partition, fetch_offset, first, last, batches, redelivered)
                                                   offsets written and delivered (kwire.analytics.end_to_end_read)
+    ("rb", ...), ("ra", ...), ("rh", ...), ("rl", ...)     what the protocol rules read
+                                                  (kwire.analytics.rules_read)
 
 An evidence is (ts_ns, client, broker, correlation_id, api): it names an exchange for `kwire inspect`.
 """
@@ -61,6 +63,7 @@ from kwire.analytics.observe_groups import GROUP_APIS, group_observations
 from kwire.analytics.produce_read import read_answer, request_partitions
 from kwire.analytics.producer_read import producer_apis, producer_observations
 from kwire.analytics.quorum_read import QUORUM_APIS, quorum_events
+from kwire.analytics.rules_read import RULE_APIS, rule_observations
 from kwire.codec.sasl import principal
 from kwire.analytics.resends import ResendReader, fetched
 from kwire.model import PAIRED, Exchange
@@ -99,6 +102,8 @@ def observations(ex: Exchange, watch=None, row: dict | None = None, produce: tup
             out.append((T.CHANGE, change))
     if api in QUORUM_APIS:
         out += [(T.QUORUM_EVENT, i, event) for i, event in enumerate(quorum_events(ex))]
+    if api in RULE_APIS:
+        rule_observations(ex, out)
     response = ex.response
     if response:
         throttle = response.get("ThrottleTimeMs")

@@ -12,6 +12,7 @@ from __future__ import annotations
 # The states observations feed (attributes of kwire.analytics.analysis.Analysis), and one flag.
 GROUPS, TRAFFIC, DELIVERY, CHANGES, QUORUM, ACKS0 = "groups", "traffic", "delivery", "changes", "quorum", "acks0"
 END_TO_END = "end_to_end"
+RULES = "rules"
 
 # ---- groups (kwire.analytics.groups; produced by kwire.analytics.observe_groups)
 COORDINATOR = "gc"      # the group's coordinator answered this
@@ -50,6 +51,11 @@ E2E_READ = "er"         # offsets a Fetch or ShareFetch answer delivered to a co
 CHANGE = "ch"           # a change to the cluster
 PRINCIPAL = "pr"        # the principal a connection authenticated as (SASL)
 QUORUM_EVENT = "qr"     # a KRaft quorum event
+# ---- protocol rules (kwire.analytics.rules_state; produced by kwire.analytics.rules_read)
+RULE_BROKEN = "rb"      # a rule one exchange proves broken
+ADVERTISED = "ra"       # ApiVersions: the version ranges a broker advertised on a connection
+HIGH_WATERMARK = "rh"   # a Fetch answer's high watermarks
+LATEST_OFFSET = "rl"    # a ListOffsets answer for the latest offset (read_uncommitted)
 # ---- a flag of the exchange's row
 NO_ANSWER_EXPECTED = "a0"  # a Produce with Acks 0
 
@@ -62,6 +68,7 @@ FEEDS: dict[str, str] = {
     **dict.fromkeys((CHANGE, PRINCIPAL), CHANGES),
     **dict.fromkeys((E2E_WRITE, E2E_READ), END_TO_END),
     QUORUM_EVENT: QUORUM,
+    **dict.fromkeys((RULE_BROKEN, ADVERTISED, HIGH_WATERMARK, LATEST_OFFSET), RULES),
     NO_ANSWER_EXPECTED: ACKS0,
 }
 

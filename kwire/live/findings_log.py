@@ -30,13 +30,14 @@ from __future__ import annotations
 import hashlib
 import json
 
+from kwire.analytics.finding_kinds import EPISODES
 from kwire.safe_text import json_safe
 
 QUIET_S = 60.0
 MAX_KNOWN = 10_000
 IDENTITY = ("group_id", "member_id", "topic", "partition", "producer_id", "broker", "api", "error", "client",
-            "client_id", "side", "api_version", "violation")
-EPISODES = frozenset({"slow_broker", "transaction_stall"})
+            "client_id", "side", "api_version", "violation", "rule")
+# kinds whose start is part of what they are (kwire.analytics.finding_kinds declares them)
 
 # What ended the capture: a "capture ended" end event's `ended_by` (docs/metrics.md).
 REPLAY_FINISHED = "replay finished"  # the files replayed, or standard input, reached their end

@@ -25,7 +25,7 @@ def test_the_table_names_every_tag_once():
     assert set(tags.FEEDS) == CODES and len(CODES) == len([k for k, v in vars(tags).items()
                                                            if k.isupper() and isinstance(v, str) and len(v) == 2])
     assert set(tags.FEEDS.values()) == {tags.GROUPS, tags.TRAFFIC, tags.DELIVERY, tags.CHANGES, tags.QUORUM, tags.ACKS0,
-                                        tags.END_TO_END}
+                                        tags.END_TO_END, tags.RULES}
 
 
 def test_an_unknown_tag_raises_instead_of_feeding_the_groups():

@@ -1,0 +1,173 @@
+"""Findings of broken protocol rules: protocol_violation, one per rule, side, api and version (or broker).
+
+Each carries the rule's declaration (kwire.analytics.rules) and what was seen:
+
+- protocol_violation {rule, side, says, cites, api, api_version, count, software, client_software, brokers,
+  detail, violation, stopped_at}: `rule` the stable id; `side` who broke it; `software` the breaking side's
+  software where the exchanges say it (a client's from its ApiVersions request; None for a broker: Kafka's
+  protocol does not name a broker's software); `client_software` the clients on the connections involved;
+  `count` the bodies, exchanges or answers that break it (the summary says which); `detail` the first
+  instance in words; `violation` and `stopped_at` as before for the two body rules (trailing_bytes,
+  malformed_body: the outcome kind, where decoding stopped), else None.
+
+Severity is the rule's. The body rules come from kwire.analytics.traffic's violations; the others from
+kwire.analytics.rules_state, computed here once at the document's end.
+"""
+
+from __future__ import annotations
+
+from kwire.analytics.findings import finding
+from kwire.analytics.rules import MAX_ORDERED, RULES
+from kwire.counts import count as counted
+from kwire.kafka.apis import API_VERSIONS_KEY, api_name
+from kwire.outcomes import MALFORMED, TRAILING_BYTES
+
+BODY_RULES = {TRAILING_BYTES: "trailing_bytes", MALFORMED: "malformed_body"}
+
+
+def rule_finding(rule_id: str, side: str, summary: str, start, end, evidence, *, api=None, api_version=None,
+                 count: int, software=None, client_software=(), brokers=(), detail=None, violation=None,
+                 stopped_at=None) -> dict:
+    rule = RULES[rule_id]
+    return finding("protocol_violation", rule.severity, summary, start, end, evidence, rule=rule_id, side=side,
+                   says=rule.says, cites=rule.cites, api=api, api_version=api_version, count=count,
+                   software=software, client_software=sorted(set(client_software)), brokers=sorted(set(brokers)),
+                   detail=detail, violation=violation, stopped_at=stopped_at)
+
+
+def _software(traffic, conns) -> list[str]:
+    return sorted({traffic.connections[c].software for c in conns
+                   if c in traffic.connections and traffic.connections[c].software})
+
+
+def _bodies(traffic) -> list[dict]:
+    """trailing_bytes and malformed_body, from the traffic's violations (kwire.analytics.observe)."""
+    out = []
+    for (side, kind, api, version), tally in sorted(traffic.violations.items(), key=lambda kv: str(kv[0])):
+        conns = sorted(tally.connections)
+        software = _software(traffic, conns)
+        brokers = sorted({key[1] for key in conns})
+        who = (", ".join(software) or "client software unknown") if side == "client" else f"broker {', '.join(brokers)}"
+        what = "bytes left after the body" if kind == TRAILING_BYTES else "a body that does not decode"
+        summary = f"{tally.count} {api} v{version} {'requests' if side == 'client' else 'answers'} with {what} ({who})"
+        note = tally.note[1] if tally.note else None
+        if kind != TRAILING_BYTES and note:
+            summary += f"; decoding stopped at {note}"
+        out.append(rule_finding(BODY_RULES.get(kind, "malformed_body"), side, summary, tally.first_ns, tally.last_ns,
+                                tally.evidence.values(), api=api, api_version=version, count=tally.count,
+                                software=", ".join(software) if side == "client" and software else None,
+                                client_software=software, brokers=brokers, detail=note, violation=kind,
+                                stopped_at=note))
+    return out
+
+
+def _broken(analysis) -> list[dict]:
+    """Rules one exchange proves broken (kwire.analytics.rules_read)."""
+    traffic, out = analysis.traffic, []
+    for (rule, side, api, version), tally in sorted(analysis.rules.broken.items(), key=lambda kv: str(kv[0])):
+        conns = sorted(tally.connections)
+        software = _software(traffic, conns)
+        brokers = sorted({key[1] for key in conns})
+        detail = tally.note[1] if tally.note else None
+        who = f"broker {', '.join(brokers)}" if side == "broker" else ", ".join(software) or "client software unknown"
+        summary = f"{rule}: {counted(tally.count, f'{api} v{version} exchange')} ({who}); first: {detail}"
+        out.append(rule_finding(rule, side, summary, tally.first_ns, tally.last_ns, tally.evidence.values(), api=api,
+                                api_version=version, count=tally.count,
+                                software=", ".join(software) if side == "client" and software else None,
+                                client_software=software, brokers=brokers, detail=detail))
+    return out
+
+
+def _versions(analysis) -> list[dict]:
+    """version_not_advertised: requests after the connection's ApiVersions answer outside its ranges."""
+    traffic = analysis.traffic
+    found: dict[tuple, list] = {}  # (api key, version) -> [(connection, first evidence, detail)]
+    for key, conn in sorted(analysis.rules.connections.items()):
+        if conn.advertised is None:
+            continue
+        answered, ranges, av_ev = conn.advertised
+        allowed = {api: (low, high) for api, low, high in ranges}
+        for (api, version), (first_ts, first_ev, last_ts, last_ev, _) in sorted(conn.used.items()):
+            if api == API_VERSIONS_KEY or last_ts <= answered:
+                continue
+            have = allowed.get(api)
+            if have is not None and have[0] <= version <= have[1]:
+                continue
+            ev = first_ev if first_ts > answered else last_ev
+            said = f"v{have[0]}-v{have[1]}" if have is not None else "no version of it"
+            found.setdefault((api, version), []).append((key, ev, av_ev, said))
+    out = []
+    for (api, version), items in sorted(found.items()):
+        name = api_name(api)
+        conns = [key for key, _, _, _ in items]
+        software = _software(traffic, conns)
+        detail = f"{name} v{version} sent after ApiVersions advertised {items[0][3]}"
+        summary = (f"{name} v{version} sent on {counted(len(items), 'connection')} whose broker advertised "
+                   f"{items[0][3]} in ApiVersions ({', '.join(software) or 'client software unknown'})")
+        times = [ev[0] for _, ev, _, _ in items]
+        evidence = [e for _, ev, av, _ in items for e in (ev, av)]
+        out.append(rule_finding("version_not_advertised", "client", summary, min(times), max(times), evidence,
+                                api=name, api_version=version, count=len(items),
+                                software=", ".join(software) or None, client_software=software,
+                                brokers=[key[1] for key in conns], detail=detail))
+    return out
+
+
+def _order(analysis) -> list[dict]:
+    """responses_out_of_order: per broker, the connections with an answer before an earlier request's."""
+    traffic = analysis.traffic
+    by_broker: dict[str, list] = {}
+    partly = 0
+    for key, conn in sorted(analysis.rules.connections.items()):
+        partly += conn.answered > MAX_ORDERED
+        latest = None  # (answer ts, evidence, request ts) of the latest answer so far, in request order
+        for (ts, _), (answered, ev) in conn.order.items:
+            if latest is not None and answered < latest[0] and ts > latest[2]:
+                by_broker.setdefault(key[1], []).append((key, ev, latest[1]))
+                break
+            if latest is None or answered > latest[0]:
+                latest = (answered, ev, ts)
+    out = []
+    for broker, items in sorted(by_broker.items()):
+        conns = [key for key, _, _ in items]
+        first = items[0]
+        detail = (f"{first[1][4]} (correlation id {first[1][3]}) answered before {first[2][4]} (correlation id "
+                  f"{first[2][3]}), which was sent before it")
+        summary = (f"broker {broker} answered requests out of order on {counted(len(items), 'connection')}; "
+                   f"first: {detail}")
+        if partly:
+            summary += f" (the first {MAX_ORDERED} answers of each connection checked; {partly} had more)"
+        evidence = [e for _, ev, before in items for e in (ev, before)]
+        out.append(rule_finding("responses_out_of_order", "broker", summary, min(e[0] for e in evidence),
+                                max(e[0] for e in evidence), evidence, api=first[1][4], count=len(items),
+                                client_software=_software(traffic, conns), brokers=[broker], detail=detail))
+    return out
+
+
+def _latest(analysis) -> list[dict]:
+    """latest_below_high_watermark: per broker, ListOffsets latest answers below an earlier Fetch high watermark."""
+    by_broker: dict[str, list] = {}
+    for (broker, topic, partition), marks in sorted(analysis.rules.partitions.items(), key=lambda kv: str(kv[0])):
+        for (ts, _), (offset, ev) in marks.latest.items:
+            seen = [(hw, mark_ev) for hw, at, mark_ev in
+                    ((marks.first[1], marks.first[0], marks.first[2]) if marks.first else (None, None, None),
+                     (marks.highest[0], -marks.highest[1], marks.highest[2]) if marks.highest else (None, None, None))
+                    if hw is not None and at < ts and hw > offset]
+            if seen:
+                hw, mark_ev = max(seen, key=lambda s: s[0])
+                by_broker.setdefault(broker, []).append((f"{topic}[{partition}]", offset, hw, ev, mark_ev))
+    out = []
+    for broker, items in sorted(by_broker.items()):
+        where, offset, hw, _, _ = items[0]
+        detail = f"{where}: ListOffsets latest answered {offset}, after a Fetch answered HighWatermark {hw}"
+        summary = (f"broker {broker} answered ListOffsets (latest) below the high watermark it gave in Fetch, "
+                   f"{counted(len(items), 'time')}; first: {detail}")
+        evidence = [e for *_, ev, mark_ev in items for e in (ev, mark_ev)]
+        out.append(rule_finding("latest_below_high_watermark", "broker", summary, min(e[0] for e in evidence),
+                                max(e[0] for e in evidence), evidence, api="ListOffsets", count=len(items),
+                                brokers=[broker], detail=detail))
+    return out
+
+
+def find(analysis, names: dict, first_ns, last_ns) -> list[dict]:
+    return _bodies(analysis.traffic) + _broken(analysis) + _versions(analysis) + _order(analysis) + _latest(analysis)

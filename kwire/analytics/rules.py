@@ -1,0 +1,91 @@
+"""The rules of Kafka's protocol kwire checks on the wire: one declaration each (issue 46).
+
+A broken rule is a `protocol_violation` finding (kwire.analytics.findings_rules) carrying the rule's
+`rule` id (stable: programs match on it), the `side` that broke it (broker or client), `says` (what
+the rule says, one line) and `cites` (Kafka's message definition or the KIP that says it). RULES is
+the one table: docs/rules.md documents each (what it checks, why an operator cares, a command), and
+tests/analytics/test_rules.py holds the doc and the table together.
+
+Where each rule is read: kwire.analytics.rules_read (what one exchange shows), kwire.analytics.rules_state
+(what a connection or a partition shows over time, bounded), kwire.analytics.findings_rules (the findings).
+A rule that cannot be sure stays silent: each says when in `doc`.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+BROKER, CLIENT = "broker", "client"
+
+
+class Rule(NamedTuple):
+    id: str
+    side: str  # who breaks it: "broker", "client" or "either" (the side is the finding's)
+    severity: str
+    says: str
+    cites: str
+    doc: str  # when it fires and when it stays silent (docs/rules.md)
+
+
+_DEFS = "clients/src/main/resources/common/message/"
+
+RULES_LIST = (
+    Rule("trailing_bytes", "either", "info",
+         "A body ends with its message's last field: no bytes are left after it.",
+         f"{_DEFS}*Request.json, *Response.json (the api's schema at the header's version)",
+         "A request or response body that decodes, with bytes left after its last field. Peers ignore "
+         "them; the sender writes a layout Kafka's schema does not have."),
+    Rule("malformed_body", "either", "warning",
+         "A body decodes by its api's schema at the version its request header names.",
+         f"{_DEFS}*Request.json, *Response.json",
+         "A body that does not decode (a length past the frame, a count the bytes cannot hold): the "
+         "peer cannot read it either. Bodies cut by the snap length or not kept blame nobody and are "
+         "not counted."),
+    Rule("version_not_advertised", CLIENT, "warning",
+         "A client sends each api at a version within the range the broker advertised in ApiVersions on "
+         "that connection.",
+         f"KIP-35, KIP-511; {_DEFS}ApiVersionsResponse.json (ApiKeys: MinVersion, MaxVersion)",
+         "A request sent after the connection's ApiVersions answer (ErrorCode 0) at a version outside "
+         "the range that answer gave for its api, or of an api it did not list. Silent on a connection "
+         "whose ApiVersions exchange the capture did not see, and for ApiVersions itself (KIP-511: a "
+         "client opens with the newest it speaks)."),
+    Rule("api_versions_refusal_layout", BROKER, "info",
+         "A broker refusing an ApiVersions version answers UNSUPPORTED_VERSION in the v0 body layout.",
+         f"KIP-511; {_DEFS}ApiVersionsResponse.json",
+         "An ApiVersions answer that refuses the version asked in a layout of its own (librdkafka's "
+         "mock cluster: a one-byte ApiKeys count, no tagged fields), neither v0's (what KIP-511 says a "
+         "refusal is written as) nor the version asked. Kafka's Java client reads it as the asked "
+         "version and misreads the fields after ErrorCode (a throttle of 1,179,648 ms)."),
+    Rule("responses_out_of_order", BROKER, "warning",
+         "A broker answers a connection's requests in the order it received them.",
+         "the Kafka protocol guide (kafka.apache.org/protocol, 'the server guarantees that on a single TCP "
+         "connection, requests will be processed in the order they are sent and responses will return in "
+         "that order')",
+         "Two answered requests of one connection whose answers came in the other order than the requests. "
+         "Checked on the first MAX_ORDERED answered requests of each connection (the document says how many "
+         "connections were checked in part)."),
+    Rule("latest_below_high_watermark", BROKER, "warning",
+         "ListOffsets for the latest offset (Timestamp -1) under read_uncommitted answers the high watermark.",
+         f"KIP-98 (IsolationLevel); {_DEFS}ListOffsetsRequest.json (Timestamp -1: latest)",
+         "A ListOffsets answer (IsolationLevel 0, Timestamp -1) for a partition whose offset is below the "
+         "HighWatermark the same broker gave in a Fetch answer for that partition before it: a high "
+         "watermark does not go back. Checked against the broker's first and its highest Fetch high "
+         "watermark of the partition; silent when the Fetch came after the ListOffsets."),
+    Rule("aborted_transactions_missing", BROKER, "critical",
+         "A read_committed Fetch answer lists in AbortedTransactions each aborted transaction whose records "
+         "it returns.",
+         f"KIP-98; {_DEFS}FetchResponse.json (AbortedTransactions: ProducerId, FirstOffset)",
+         "A Fetch answer to a read_committed request (IsolationLevel 1) that holds a producer's transactional "
+         "batch and, after it, that producer's ABORT marker, while AbortedTransactions does not name the "
+         "producer from an offset at or before the batch: the consumer hands the aborted records to the "
+         "application. Proven by the one answer (the marker is in it)."),
+    Rule("records_past_last_stable_offset", BROKER, "critical",
+         "A read_committed Fetch answer returns no batch at or past the partition's LastStableOffset.",
+         f"KIP-98; {_DEFS}FetchResponse.json (LastStableOffset)",
+         "A Fetch answer (v4 and up) to a read_committed request with a batch whose base offset is at or "
+         "past the LastStableOffset the same answer gives for the partition: records of transactions not "
+         "yet decided reach the consumer. Silent when the LastStableOffset is unknown (-1)."),
+)
+
+RULES: dict[str, Rule] = {r.id: r for r in RULES_LIST}
+MAX_ORDERED = 256  # answered requests per connection kept for responses_out_of_order
