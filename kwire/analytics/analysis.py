@@ -69,7 +69,6 @@ class Analysis:
             else:
                 self.rules.add(ob, row)
         self.traffic.add_row(row, acks0)
-        self.rules.add_row(row)
 
     @property
     def watch(self):

@@ -83,11 +83,12 @@ def _versions(analysis) -> list[dict]:
     traffic = analysis.traffic
     found: dict[tuple, list] = {}  # (api key, version) -> [(connection, first evidence, detail)]
     for key, conn in sorted(analysis.rules.connections.items()):
-        if conn.advertised is None:
+        used = traffic.connections.get(key)
+        if conn.advertised is None or used is None:
             continue
         answered, ranges, av_ev = conn.advertised
         allowed = {api: (low, high) for api, low, high in ranges}
-        for (api, version), (first_ts, first_ev, last_ts, last_ev, _) in sorted(conn.used.items()):
+        for (api, version), (first_ts, first_ev, last_ts, last_ev, _) in sorted(used.used.items()):
             if api == API_VERSIONS_KEY or last_ts <= answered:
                 continue
             have = allowed.get(api)
@@ -118,8 +119,8 @@ def _order(analysis) -> list[dict]:
     traffic = analysis.traffic
     by_broker: dict[str, list] = {}
     partly = 0
-    for key, conn in sorted(analysis.rules.connections.items()):
-        partly += conn.answered > MAX_ORDERED
+    for key, conn in sorted(traffic.connections.items()):
+        partly += conn.answers > MAX_ORDERED
         latest = None  # (answer ts, evidence, request ts) of the latest answer so far, in request order
         for (ts, _), (answered, ev) in conn.order.items:
             if latest is not None and answered < latest[0] and ts > latest[2]:

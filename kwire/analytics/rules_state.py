@@ -1,13 +1,12 @@
 """What the protocol rules (kwire.analytics.rules) remember across exchanges: bounded, merged exactly.
 
-`RulesState` is fed every exchange's row (`add_row`: the versions a connection used, the order of its
-answers) and the observations of kwire.analytics.rules_read (`add`). It keeps:
+`RulesState` is fed the observations of kwire.analytics.rules_read (`add`). It keeps:
 
 - broken: per (rule, side, api, version) a Tally of the exchanges one exchange proves it of;
 - connections (the first MAX_CONNECTIONS by key, (client, broker, connection id)): the ranges its
-  ApiVersions answer advertised and when; per (api key, version) used, the first and last request
-  (ts and evidence) and a count (MAX_USED pairs); the first MAX_ORDERED answered requests by request
-  time (request ts, answer ts, evidence) for responses_out_of_order;
+  ApiVersions answer advertised and when. What every exchange's row shows (per (api key, version) used,
+  the first and last request and a count; the first MAX_ORDERED answered requests by request time) is
+  kept with the connection's traffic, where the row is read in C already (kwire.analytics.traffic);
 - partitions (the first MAX_PARTITIONS by (broker, topic, partition)): the first Fetch high watermark
   and the highest (each with the first time it was answered), and the first MAX_LATEST ListOffsets
   latest answers (ts, offset, evidence).
@@ -20,54 +19,25 @@ from __future__ import annotations
 
 from kwire.analytics import tags as T
 from kwire.analytics.mergeable import Capped, Kept, choose, keep_smallest
-from kwire.analytics.row import row_of
-from kwire.analytics.rules import MAX_ORDERED
-from kwire.analytics.traffic import Tally, evidence_of
-from kwire.model import PAIRED
+from kwire.analytics.traffic import Tally
 
 MAX_CONNECTIONS = 4096
-MAX_USED = 256
 MAX_PARTITIONS = 4096
 MAX_LATEST = 16
 
 
 class RuleConnection:
-    __slots__ = ("advertised", "used", "order", "answered")
+    """What a connection's ApiVersions answer advertised (the versions it used and the order of its answers are
+    kept with the connection's traffic: kwire.analytics.traffic.Connection, `used`, `order`, `answers`)."""
+
+    __slots__ = ("advertised",)
 
     def __init__(self) -> None:
         self.advertised = None  # (answered ns, ranges, evidence) of the first ApiVersions answered ErrorCode 0
-        self.used: dict[tuple, list] = {}  # (api key, version) -> [first ts, first ev, last ts, last ev, count]
-        self.order = Kept(MAX_ORDERED)  # (request ts, correlation id) -> (answer ts, evidence)
-        self.answered = 0
-
-    def use(self, pair: tuple, ts: int, ev: tuple) -> None:
-        have = self.used.get(pair)
-        if have is None:
-            if len(self.used) < MAX_USED:
-                self.used[pair] = [ts, ev, ts, ev, 1]
-            return
-        have[4] += 1
-        if ts < have[0]:
-            have[0], have[1] = ts, ev
-        elif ts > have[2]:
-            have[2], have[3] = ts, ev
 
     def merge(self, other: RuleConnection) -> None:
         if other.advertised is not None and (self.advertised is None or other.advertised < self.advertised):
             self.advertised = other.advertised
-        for pair, theirs in other.used.items():
-            have = self.used.get(pair)
-            if have is None:
-                if len(self.used) < MAX_USED:
-                    self.used[pair] = list(theirs)
-                continue
-            have[4] += theirs[4]
-            if theirs[0] < have[0]:
-                have[0], have[1] = theirs[0], theirs[1]
-            if theirs[2] > have[2]:
-                have[2], have[3] = theirs[2], theirs[3]
-        self.order.merge(other.order)
-        self.answered += other.answered
 
 
 class Marks:
@@ -102,36 +72,6 @@ class RulesState:
         self.broken: dict[tuple, Tally] = {}
         self.connections: dict[tuple, RuleConnection] = Capped()
         self.partitions: dict[tuple, Marks] = Capped()
-
-    def add_row(self, given) -> None:
-        """An exchange's row (kwire.analytics.row, or a dict of its names, made into one)."""
-        row = row_of(given)
-        key = (row.client, row.broker, row.connection_id)
-        conn = self.connections.get(key)
-        if conn is None:
-            conn = self._table(self.connections, key, RuleConnection, MAX_CONNECTIONS)
-            if conn is None:
-                return
-        ts = row.ts_ns
-        ev = row.evidence or evidence_of(row)
-        version = row.api_version
-        if version is not None and row.api_key is not None:
-            pair = (row.api_key, version)
-            have = conn.used.get(pair)
-            if have is None:
-                conn.use(pair, ts, ev)
-            else:  # RuleConnection.use, inline: once per exchange
-                have[4] += 1
-                if ts > have[2]:
-                    have[2], have[3] = ts, ev
-                elif ts < have[0]:
-                    have[0], have[1] = ts, ev
-        answered = row.response_ts_ns
-        if row.status == PAIRED and answered is not None:
-            conn.answered += 1
-            order = conn.order
-            if len(order.items) < MAX_ORDERED or (ts, row.correlation_id) < order.items[-1][0]:
-                order.add((ts, row.correlation_id), (answered, ev))
 
     @staticmethod
     def _table(table: dict, key: tuple, make, limit: int):

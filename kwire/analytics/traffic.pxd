@@ -9,7 +9,13 @@ from kwire.analytics.mergeable cimport Kept, TimeHistograms, capped_get
 from kwire.analytics.row cimport ExchangeRow, row_of
 
 cdef class Connection:
-    cdef public object first_ns, last_ns, exchanges, last, answered_ns, client_id, software, fetched
+    cdef public object first_ns, last_ns, exchanges, last, answered_ns, client_id, software, fetched, answers
+    cdef public dict used
+    cdef public Kept order
+
+cdef int _version_used(Connection conn, ExchangeRow row, object ts) except -1
+@cython.locals(items=list)
+cdef int _answer_order(Connection conn, ExchangeRow row, object ts) except -1
 
 cdef class TrafficState:
     cdef public object connections, activity

@@ -30,10 +30,15 @@ from kwire.analytics.mergeable import (Capped, Instants, Kept, TimeHistograms, c
                                        keep_smallest, last_ns)
 from kwire.fields import reduce_by_fields, set_fields
 from kwire.analytics.row import row_of
+from kwire.analytics.rules import MAX_ORDERED  # answered requests per connection kept for responses_out_of_order
 from kwire.model import NO_RESPONSE, PAIRED
 from kwire.analytics import tags as T
 
 MAX_CONNECTIONS = 65536
+# What a connection's exchanges show the protocol rules (kwire.analytics.rules, read by kwire.analytics.findings_rules):
+# kept here, where every exchange's row is read in C already (a second state read per exchange, in Python, cost
+# `kwire stats -j 0` 7 % of its CPU on many small exchanges).
+MAX_USED = 256     # (api key, version) pairs a connection used, kept with their first and last request
 MAX_CLIENTS = 1024
 MAX_IDS = 20
 MAX_EVIDENCE = 10
@@ -71,7 +76,8 @@ def _last_of(row: dict, end: int) -> tuple:
 
 
 class Connection:
-    __slots__ = ("first_ns", "last_ns", "exchanges", "last", "answered_ns", "client_id", "software", "fetched")
+    __slots__ = ("first_ns", "last_ns", "exchanges", "last", "answered_ns", "client_id", "software", "fetched",
+                 "used", "order", "answers")
     __reduce__ = reduce_by_fields  # the same state compiled or not (kwire.fields)
     __setstate__ = set_fields
 
@@ -81,6 +87,9 @@ class Connection:
         self.last = None  # (end ns, ts ns, correlation id, api, status) of the latest exchange
         self.client_id = self.software = None
         self.fetched = False  # it carried a Fetch (kwire.analytics.changes: a member that fetches is no tool's)
+        self.used: dict[tuple, list] = {}  # (api key, version) -> [first ts, first ev, last ts, last ev, count]
+        self.order = Kept(MAX_ORDERED)  # (request ts, correlation id) -> (answer ts, evidence): the first answered
+        self.answers = 0  # exchanges answered (those past the order's sample say it was checked in part)
 
     def merge(self, other: Connection) -> None:
         self.first_ns = first_ns(self.first_ns, other.first_ns)
@@ -92,6 +101,19 @@ class Connection:
         self.client_id = choose(self.client_id, other.client_id)
         self.software = choose(self.software, other.software)
         self.fetched = self.fetched or other.fetched
+        for pair, theirs in other.used.items():
+            have = self.used.get(pair)
+            if have is None:
+                if len(self.used) < MAX_USED:
+                    self.used[pair] = list(theirs)
+                continue
+            have[4] += theirs[4]
+            if theirs[0] < have[0]:
+                have[0], have[1] = theirs[0], theirs[1]
+            if theirs[2] > have[2]:
+                have[2], have[3] = theirs[2], theirs[3]
+        self.order.merge(other.order)
+        self.answers += other.answers
 
 
 class ErrorLog:
@@ -160,6 +182,38 @@ def _merge_tables(mine: dict, theirs: dict, make) -> None:
         have.merge(value)
 
 
+def _version_used(conn: Connection, row, ts: int) -> int:
+    """The (api key, version) of the exchange's request: its first and last time on the connection, counted."""
+    version = row.api_version
+    if version is None or row.api_key is None:
+        return 0
+    pair = (row.api_key, version)
+    have = conn.used.get(pair)
+    if have is None:
+        if len(conn.used) < MAX_USED:
+            ev = row.evidence or evidence_of(row)
+            conn.used[pair] = [ts, ev, ts, ev, 1]
+        return 0
+    have[4] += 1
+    if ts > have[2]:
+        have[2], have[3] = ts, row.evidence or evidence_of(row)
+    elif ts < have[0]:
+        have[0], have[1] = ts, row.evidence or evidence_of(row)
+    return 0
+
+
+def _answer_order(conn: Connection, row, ts: int) -> int:
+    """An answered request's place among the connection's first MAX_ORDERED answered, by request time."""
+    answered = row.response_ts_ns
+    if answered is None:
+        return 0
+    conn.answers += 1
+    items = conn.order.items
+    if len(items) < MAX_ORDERED or ts <= items[-1][0][0]:  # later than every one kept: nothing to do
+        conn.order.add((ts, row.correlation_id), (answered, row.evidence or evidence_of(row)))
+    return 0
+
+
 class TrafficState:
     __slots__ = ("connections", "errors", "activity", "unanswered", "latency", "throttles", "violations",
                  "silencing")
@@ -204,6 +258,8 @@ class TrafficState:
                 answered = conn.answered_ns
                 if answered is None or ts > answered:
                     conn.answered_ns = ts
+                _answer_order(conn, row, ts)
+            _version_used(conn, row, ts)
             if conn.client_id != client_id:
                 conn.client_id = choose(conn.client_id, client_id)
             if api == "Fetch":

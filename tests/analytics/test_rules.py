@@ -156,7 +156,7 @@ def test_order_is_checked_on_the_first_answers_and_says_so():
     analysis.add(_row(10_000, 5, 2_000_000))  # answered last, sent first
     found = _found(analysis, "responses_out_of_order")
     assert len(found) == 1 and "had more" in found[0]["summary"]
-    assert len(analysis.rules.connections[("10.0.0.1:5000", "10.0.0.2:9092", 1)].order.items) == MAX_ORDERED
+    assert len(analysis.traffic.connections[("10.0.0.1:5000", "10.0.0.2:9092", 1)].order.items) == MAX_ORDERED
 
 
 def test_versions_are_checked_only_after_the_connections_api_versions_answer():
