@@ -53,12 +53,12 @@ PGO_GENERATE = ("-fprofile-generate={}", "-fprofile-update=single")
 PGO_USE = ("-fprofile-use={}", "-fprofile-partial-training", "-Wno-missing-profile")
 PGO_COMMANDS = (("stats", "--json", "-j", "0"), ("inspect", "--json", "-j", "0"))
 DIRECTIVES = {"language_level": 3, "annotation_typing": False, "binding": True, "embedsignature": False}
-# What the two steps usually take, for the notes: `pip wheel --no-build-isolation -v .` of a clean checkout on a
-# 2-core VM (2026-12-02, GCC 12, -O1): Cython translated the 56 core modules and 14 decoders in 10 s, gcc compiled
-# them in 120 s (2 min 16 s in all, 3 min 53 s of CPU); pip's isolated build environment adds its downloads, and
+# What the two steps usually take, for the notes: `pip wheel --no-deps -v .` of a clean checkout on a 2-core VM,
+# otherwise idle (2026-12-03, GCC 12, -O1, -g0): Cython translated the 49 core modules and 14 decoders in 11 s, gcc
+# compiled them in 66 s (87 s in all, 157 s of CPU); pip's isolated build environment adds its downloads, and
 # the profile-guided build (KWIRE_PGO=1) compiles twice and trains in between.
 TRANSLATE_S = 10
-COMPILE_S = 120
+COMPILE_S = 70
 
 
 def note(text: str) -> None:

@@ -6,7 +6,7 @@ The observations of kwire.analytics.end_to_end_read are kept, three kinds:
   packed as five little-endian int64 (40 bytes) onto a bytearray per (topic, producer): most Produce traffic
   is never fetched in the capture, so a write must cost next to nothing. Kept as tuples (about 190 bytes
   each), 200,000 one-record writes cost `kwire stats -j 0` 8 % more CPU than not keeping them; packed, about 1 %
-  (small10, farm-bench, 2026-12-03). `write_rows()` unpacks them when the document is made;
+  (small10, alternating runs, 2026-12-03). `write_rows()` unpacks them when the document is made;
 - reads: the observation as it came (its tag first): (ts, kind, consumer, topic, partition, fetch offset, first, last, batches, redelivered), an
   answer that delivered records to a consumer (kind "fetch": a Fetch, consumer its client id;
   "share": a ShareFetch's acquired records, consumer the share group);
