@@ -359,6 +359,32 @@ PAYMENTS = "kwire-payments"
 TANSU_PORT = 19092
 
 
+def _kafka_python_debug_log() -> None:
+    """kafka-python's own log (logger kafka, DEBUG) on stderr: what the truth log keeps of its clients."""
+    import logging
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+    logging.getLogger("kafka").addHandler(handler)
+    logging.getLogger("kafka").setLevel(logging.DEBUG)
+
+
+def _tansu(scene: Scene) -> Tansu:
+    """A Tansu broker on TANSU_PORT (its own log thrown away), its version in the recording's summary."""
+    tansu = Tansu(TANSU_PORT, open(os.devnull, "w"))
+    scene.summary["tansu"] = tansu.version()
+    return tansu
+
+
+def _create_topics(bootstrap: str, partitions: dict[str, int]) -> None:
+    """The topics (name -> partitions, replication 1), made by an AdminClient `kwire-admin`, waited for."""
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": bootstrap, "client.id": "kwire-admin"})
+    for future in admin.create_topics([NewTopic(name, n, 1) for name, n in partitions.items()]).values():
+        future.result(15)
+
+
 class PythonProducer(threading.Thread):
     """kafka-python's KafkaProducer (not idempotent, acks all) sending `rate` messages/s to
     kwire-payments[0] until stopped; each acknowledgement ("acked", with its offset) and failure goes to
@@ -366,14 +392,9 @@ class PythonProducer(threading.Thread):
 
     def __init__(self, scene: Scene, bootstrap: str, client_id: str, rate: float = 10):
         super().__init__(daemon=True)
-        import logging
-
         from kafka import KafkaProducer
 
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
-        logging.getLogger("kafka").addHandler(handler)
-        logging.getLogger("kafka").setLevel(logging.DEBUG)
+        _kafka_python_debug_log()
         self.truth = Truth(scene.truth_path, client_id)
         self.producer = KafkaProducer(bootstrap_servers=bootstrap, client_id=client_id, enable_idempotence=False,
                                       acks="all", retries=5, linger_ms=5, max_in_flight_requests_per_connection=1)
@@ -485,15 +506,10 @@ def _txn_scenario(scene: Scene, stall_s: float, abort_round: int | None = None) 
     `stall_s`, round 1 held open that long; else 8); round `abort_round` is aborted, not committed. A
     read_committed reader logs every record it is handed (truth `consumed`, with the value)."""
     from confluent_kafka import Producer as KafkaProducer
-    from confluent_kafka.admin import AdminClient, NewTopic
 
-    log = open(os.devnull, "w")
-    tansu = Tansu(19092, log)
-    scene.summary["tansu"] = tansu.version()
+    tansu = _tansu(scene)
     try:
-        admin = AdminClient({"bootstrap.servers": tansu.bootstrap, "client.id": "kwire-admin"})
-        for future in admin.create_topics([NewTopic("kwire-ledger", 1, 1)]).values():
-            future.result(15)
+        _create_topics(tansu.bootstrap, {"kwire-ledger": 1})
         truth = Truth(scene.truth_path, "kwire-txn-producer")
         producer = KafkaProducer({"bootstrap.servers": tansu.bootstrap, "client.id": "kwire-txn-producer",
                                   "transactional.id": "kwire-ledger-writer", "debug": "protocol,eos"})
@@ -530,23 +546,13 @@ def member_removed(scene: Scene, mock: None) -> None:
     # KafkaAdminClient (`kwire-operator`) removes kwire-consumer-2's member from the group
     # (remove_group_members: one LeaveGroup v3+ naming it), which rejoins; the consumers then close
     # (their own LeaveGroups).
-    import logging
-
     from kafka import KafkaAdminClient
     from kafka.admin import MemberToRemove
 
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
-    logging.getLogger("kafka").addHandler(handler)
-    logging.getLogger("kafka").setLevel(logging.DEBUG)
-    tansu = Tansu(TANSU_PORT, open(os.devnull, "w"))
-    scene.summary["tansu"] = tansu.version()
+    _kafka_python_debug_log()
+    tansu = _tansu(scene)
     try:
-        from confluent_kafka.admin import AdminClient, NewTopic
-
-        admin = AdminClient({"bootstrap.servers": tansu.bootstrap, "client.id": "kwire-admin"})
-        for future in admin.create_topics([NewTopic(TOPIC, PARTITIONS, 1)]).values():
-            future.result(15)
+        _create_topics(tansu.bootstrap, {TOPIC: PARTITIONS})
         producer = Producer(scene, tansu.bootstrap)
         producer.start()
         for n in (1, 2):
@@ -573,23 +579,14 @@ def txn_offsets_bare(scene: Scene, mock: None) -> None:
     # transactional KafkaProducer `kwire-offsets-writer` sets group kwire-ledger-audit's offset of kwire-ledger[0]
     # with a bare group id (sendOffsetsToTransaction(offsets, "kwire-ledger-audit"): TxnOffsetCommit with no member
     # id, generation -1: a change from outside the group); an admin reads the group's offsets back.
-    import logging
-
     from confluent_kafka import Consumer, Producer as KafkaProducer, TopicPartition
-    from confluent_kafka.admin import AdminClient, NewTopic
     from kafka import KafkaAdminClient, KafkaProducer as PyProducer
     from kafka.structs import OffsetAndMetadata, TopicPartition as PyPartition
 
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
-    logging.getLogger("kafka").addHandler(handler)
-    logging.getLogger("kafka").setLevel(logging.DEBUG)
-    tansu = Tansu(TANSU_PORT, open(os.devnull, "w"))
-    scene.summary["tansu"] = tansu.version()
+    _kafka_python_debug_log()
+    tansu = _tansu(scene)
     try:
-        admin = AdminClient({"bootstrap.servers": tansu.bootstrap, "client.id": "kwire-admin"})
-        for future in admin.create_topics([NewTopic("kwire-ledger", 1, 1), NewTopic("kwire-ledger-out", 1, 1)]).values():
-            future.result(15)
+        _create_topics(tansu.bootstrap, {"kwire-ledger": 1, "kwire-ledger-out": 1})
         plain = KafkaProducer({"bootstrap.servers": tansu.bootstrap, "client.id": "kwire-producer"})
         for n in range(6):
             plain.produce("kwire-ledger", value=f"entry {n}".encode(), partition=0)
@@ -710,14 +707,10 @@ def end_to_end(scene: Scene, mock: None) -> None:
     # kwire-e2e-default (confluent-kafka, no isolation.level set: librdkafka's default is read_committed too)
     # and kwire-e2e-py (kafka-python, whose default is read_uncommitted: round 3 reaches it at once).
     from confluent_kafka import Producer as KafkaProducer
-    from confluent_kafka.admin import AdminClient, NewTopic
 
-    tansu = Tansu(TANSU_PORT, open(os.devnull, "w"))
-    scene.summary["tansu"] = tansu.version()
+    tansu = _tansu(scene)
     try:
-        admin = AdminClient({"bootstrap.servers": tansu.bootstrap, "client.id": "kwire-admin"})
-        for future in admin.create_topics([NewTopic("kwire-e2e", 1, 1)]).values():
-            future.result(15)
+        _create_topics(tansu.bootstrap, {"kwire-e2e": 1})
         truth = Truth(scene.truth_path, "kwire-e2e-producer")
         producer = KafkaProducer({"bootstrap.servers": tansu.bootstrap, "client.id": "kwire-e2e-producer",
                                   "transactional.id": "kwire-e2e-writer", "linger.ms": 5, "debug": "protocol,eos"})
