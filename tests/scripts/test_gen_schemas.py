@@ -21,11 +21,12 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.scripts.git_repo import git
 
 from kwire.codec.schemas import all_schemas, module_name
 from kwire.kafka.apis import APIS
@@ -211,10 +212,6 @@ def test_docs_say_the_first_release_of_every_version():
 
 
 # -- pinning, on a small git repository in Kafka's layout --------------------------------------------
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout
-
 
 @pytest.fixture
 def kafka(tmp_path):
