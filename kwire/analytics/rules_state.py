@@ -94,20 +94,11 @@ class RulesState:
                 conn.advertised = (ob[3], ob[4], ob[5])
         elif tag == T.HIGH_WATERMARK:
             _, broker, ts, marks, ev = ob
-            table = self.partitions
-            for topic, partition, hw in marks:  # Marks.mark, inline: once per partition of every Fetch
+            for topic, partition, hw in marks:
                 key = (broker, topic, partition)
-                part = table.get(key)
-                if part is None:
-                    part = self._marks(key)
-                    if part is None:
-                        continue
-                first = part.first
-                if first is None or ts < first[0]:
-                    part.first = (ts, hw, ev)
-                highest = part.highest
-                if highest is None or hw > highest[0] or (hw == highest[0] and -ts > highest[1]):
-                    part.highest = (hw, -ts, ev)
+                part = self._marks(key)
+                if part is not None:
+                    part.mark(ts, hw, ev)
         elif tag == T.LATEST_OFFSET:
             _, broker, ts, offsets, ev = ob
             for topic, partition, offset in offsets:
