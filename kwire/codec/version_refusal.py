@@ -23,6 +23,7 @@ import struct
 
 from kwire.counts import count as counted
 from kwire.errors import DecodeError
+from kwire.kafka.primitives import read_uvarint
 
 MOCK_LAYOUT = "librdkafka-mock"
 API_VERSIONS = 18
@@ -77,15 +78,11 @@ def throttle_read_as_asked(refusal: dict) -> int | None:
 
 
 def _varint(body: bytes, pos: int) -> tuple[int | None, int]:
-    value = shift = 0
-    while pos < len(body) and shift < 35:
-        byte = body[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return value, pos
-        shift += 7
-    return None, len(body) + 1
+    """An unsigned varint (kwire.kafka.primitives.read_uvarint), or (None, past the end) where none can be read."""
+    try:
+        return read_uvarint(body, pos)
+    except DecodeError:
+        return None, len(body) + 1
 
 
 def is_version_refusal(api_key: int | None, codes: list[int]) -> bool:
