@@ -4,26 +4,16 @@ committed recordings is registered, with the keys it declares."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-
 from kwire.analytics.finding_kinds import EPISODES, KINDS
 from kwire.live import findings_log
 from tests import problems as P
-from tests.docs.pages import DOCS, ROOT, all_documented_keys
-
-
-def _gen_docs():
-    spec = importlib.util.spec_from_file_location("gen_docs", ROOT / "scripts" / "gen_docs.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("gen_docs", module)
-    spec.loader.exec_module(module)
-    return module
+from tests.docs.pages import DOCS, all_documented_keys
+from tests.script_module import script_module
 
 
 def test_the_list_of_kinds_is_generated():
     text = (DOCS / "findings.md").read_text(encoding="utf-8")
-    assert _gen_docs().render_kinds(text) == text, "docs/findings.md's kinds: run python scripts/gen_docs.py"
+    assert script_module("gen_docs").render_kinds(text) == text, "docs/findings.md's kinds: run python scripts/gen_docs.py"
 
 
 def test_each_kind_declares_the_keys_its_section_documents():

@@ -3,23 +3,13 @@ an option added, renamed or re-described in kwire/cli fails here until the scrip
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-
 import pytest
 
-from tests.docs.pages import DOCS, ROOT
+from tests.docs.pages import DOCS
+from tests.script_module import script_module
 
 
-def _gen_docs():
-    spec = importlib.util.spec_from_file_location("gen_docs", ROOT / "scripts" / "gen_docs.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("gen_docs", module)
-    spec.loader.exec_module(module)
-    return module
-
-
-gen_docs = _gen_docs()
+gen_docs = script_module("gen_docs")
 
 
 def test_every_command_has_a_page():

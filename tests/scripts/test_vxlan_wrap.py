@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
@@ -11,11 +9,10 @@ import pytest
 from kwire.capture.files import open_capture
 from kwire.pipeline import Pipeline
 
+from tests.script_module import script_module
+
 ROOT = Path(__file__).resolve().parents[2]
-spec = importlib.util.spec_from_file_location("vxlan_wrap", ROOT / "scripts" / "vxlan_wrap.py")
-vxlan_wrap = importlib.util.module_from_spec(spec)
-sys.modules["vxlan_wrap"] = vxlan_wrap
-spec.loader.exec_module(vxlan_wrap)
+vxlan_wrap = script_module("vxlan_wrap")
 
 CAPTURE = ROOT / "captures" / "produce-consume-none.pcap"
 
