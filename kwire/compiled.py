@@ -35,7 +35,6 @@ CORE = (
     "kwire/model.py", "kwire/outcomes.py", "kwire/parallel.py", "kwire/parts_wire.py", "kwire/fields.py",
     "kwire/net/decode.py", "kwire/net/layers.py", "kwire/net/layout.py", "kwire/net/segment.py",
     "kwire/tcp/flows.py", "kwire/tcp/outoforder.py", "kwire/tcp/reassembly.py",
-    "kwire/tls/records.py", "kwire/tls/stream.py",
     "kwire/kafka/connection.py", "kwire/kafka/framing.py", "kwire/kafka/headers.py", "kwire/kafka/pairing.py",
     "kwire/codec/budget.py", "kwire/codec/compiler.py", "kwire/codec/records.py", "kwire/codec/records_v2.py",
     "kwire/codec/records_legacy.py", "kwire/codec/values.py",
