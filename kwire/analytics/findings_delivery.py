@@ -13,7 +13,8 @@
 - produce_retry {topic, partition, producer_id, transactional_id, producer_client_id, producer_client,
   attempts, batches, records, idempotent}: Produce batches sent more than once (same producer id, epoch
   and base sequence, or the same CRC; who the producer id is as for transaction_stall);
-  attempts: the most sends of one batch; records: records a producer that is not idempotent sent
+  attempts: the most sends of one batch (a send relayed, seen on both legs of a TLS terminator or a proxy, is one
+  send: relayed_copies); records: records a producer that is not idempotent sent
   again in another batch after an error answer or none (kwire.analytics.findings_resends tells
   them by their contents; past kwire.analytics.resend_state.MAX_RECORDS records of failed sends,
   among a sample of them, which the summary says); idempotent: the batches carry a producer id and
@@ -34,6 +35,7 @@ from kwire.analytics.findings_resends import resent
 from kwire.counts import count
 
 NS = 1_000_000_000
+RELAY_WINDOW_NS = NS  # a relayed copy of a request follows it within this (relayed_copies)
 STALL_MIN_S = 2.0
 MAX_REDELIVERED = 100
 
@@ -124,10 +126,31 @@ def _record_resends(delivery, names: dict) -> dict[tuple, list]:
     return out
 
 
+def relayed_copies(evidence: list[tuple]) -> int:
+    """How many of a batch's sends (its kept evidence: (ts, client, broker, correlation id, api), by time) are
+    another send relayed, not sent again: a request with the correlation id and api of an earlier send, to another
+    broker address, within RELAY_WINDOW_NS of it. That is one request seen on both legs of something that relays
+    Kafka's bytes as they are (a TLS terminator such as stunnel, a TCP proxy, a port forward) when the capture holds
+    both; a producer's own retry is a new request, with a correlation id of its own."""
+    copies = 0
+    for i, later in enumerate(evidence):
+        for earlier in evidence[:i]:
+            if (later[3] == earlier[3] and later[4] == earlier[4] and later[2] != earlier[2]
+                    and 0 <= later[0] - earlier[0] <= RELAY_WINDOW_NS):
+                copies += 1
+                break
+    return copies
+
+
+def _own_sends(batch: Batch) -> int:
+    """The batch's sends, relayed copies left out (read in its first MAX_SENDS sends, the ones kept)."""
+    return batch.sends - relayed_copies(batch.evidence.values())
+
+
 def _retries(delivery, names: dict) -> list[dict]:
     groups: dict[tuple, list] = {}
     for (topic, partition, key), batch in by_name(delivery.batches, names, 1, Batch, drop=0).items():
-        if batch.sends >= 2:
+        if _own_sends(batch) >= 2:
             pid = key[1] if key[0] == "pid" else None
             groups.setdefault((topic, partition, pid), []).append(batch)
     records = _record_resends(delivery, names)
@@ -139,7 +162,7 @@ def _retries(delivery, names: dict) -> list[dict]:
     for (topic, partition, pid), batches in sorted(groups.items(), key=lambda kv: str(kv[0])):
         resent_records, record_evidence, record_sends = records.get((topic, partition), (0, [], 0)) \
             if pid is None else (0, [], 0)
-        attempts = max([b.sends for b in batches] + [record_sends])
+        attempts = max([_own_sends(b) for b in batches] + [record_sends])
         evidence = [ev for b in batches for ev in b.evidence.values()] + record_evidence
         times = [ev[0] for ev in evidence]
         sent = [count(len(batches), "batch")] if batches else []
