@@ -13,10 +13,12 @@
 - either way kwire is shipped to the executors and the `kwire` data source (kwire.spark.source) is
   registered in the session.
 
-`ship_kwire(spark)` adds a zip of the kwire package to the session (SparkContext.addPyFile) when the
-master is not local, so executors import the driver's own kwire, whether or not one is installed
-there; the zip is removed when the process exits. Its dependencies (zstandard, lz4, cramjam, crc32c,
-pyarrow, pandas, ...) must be installed on the executors.
+A session kwire creates for a cluster master ships the driver's kwire, compiled core included, and its
+dependencies to the executors as one archive (kwire.spark.ship: `spark.archives`, on the executors' Python
+path), and says so on stderr; the executors need only the driver's Python. Under spark-submit the archive is
+the submitter's to give (`python -m kwire.spark.ship` prints the options); without it `ship_kwire(spark)` adds a
+zip of kwire's .py files (SparkContext.addPyFile, removed when the process exits), and the executors run kwire as
+pure Python where its dependencies are installed.
 
 `job_error(exc)` is the one line a failed job is reported with; `ExecutorWatch` cancels the job when
 no executor is left for a while (every worker lost), which Spark itself would wait out forever.
@@ -119,9 +121,10 @@ def get_session(master: str | None = None, app_name: str = "kwire spark", *, ver
         spark = SparkSession.builder.appName(app_name).getOrCreate()
     else:
         log = None if verbose else jvm_log_path()
+        conf = shipped_conf() if master and not master.startswith("local") else {}
         try:
             with _stderr_into(log):
-                spark = _new_session(SparkSession, master, app_name)
+                spark = _new_session(SparkSession, master, app_name, conf)
         except Exception as exc:  # noqa: BLE001 - no JVM: PySparkRuntimeError, Py4JError, OSError...
             first = (str(exc).splitlines() or [""])[0]
             last = _tail(log) if log else ""
@@ -135,7 +138,7 @@ def get_session(master: str | None = None, app_name: str = "kwire spark", *, ver
     return spark
 
 
-def _new_session(SparkSession, master: str | None, app_name: str):
+def _new_session(SparkSession, master: str | None, app_name: str, conf: dict[str, str]):
     master = master or "local[*]"
     if master.startswith("local"):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -143,17 +146,39 @@ def _new_session(SparkSession, master: str | None, app_name: str):
         # not whatever `python3` the PATH finds first.
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     java_opts = f"-Dlog4j2.configurationFile=file:{_log4j_file()}"
-    return (SparkSession.builder.master(master).appName(app_name)
-            .config("spark.ui.enabled", "false")
-            .config("spark.ui.showConsoleProgress", "false")
-            .config("spark.driver.extraJavaOptions", java_opts)
-            .config("spark.executor.extraJavaOptions", java_opts)
-            .getOrCreate())
+    builder = (SparkSession.builder.master(master).appName(app_name)
+               .config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false")
+               .config("spark.driver.extraJavaOptions", java_opts)
+               .config("spark.executor.extraJavaOptions", java_opts))
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    return builder.getOrCreate()
+
+
+def shipped_conf() -> dict[str, str]:
+    """The settings that ship kwire and its dependencies to a cluster's executors (kwire.spark.ship), said on
+    stderr in one line."""
+    from kwire.spark import ship
+
+    try:
+        shipped = ship.environment()
+    except OSError as exc:
+        raise KwireError(f"cannot pack kwire for the executors: {exc}") from None
+    print(f"kwire: {shipped.line()}", file=sys.stderr)
+    return ship.session_conf(shipped)
 
 
 def ship_kwire(spark) -> None:
+    """Under spark-submit without kwire's archive (`python -m kwire.spark.ship` says how to give it): a zip of
+    kwire's .py files, so executors run it as pure Python where its dependencies are installed."""
+    from kwire.spark.ship import ENV_NAME
+
     sc = spark.sparkContext
     if sc.master.startswith("local") or getattr(sc, "_kwire_shipped", False):
+        return
+    if f"#{ENV_NAME}" in (sc.getConf().get("spark.archives") or ""):
+        sc._kwire_shipped = True
         return
     import kwire
 

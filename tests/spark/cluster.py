@@ -3,8 +3,8 @@
 Started from the pyspark installation (its bin/spark-class: a pip-installed pyspark has no
 sbin/start-master.sh), each daemon a child process of the test run, stopped by its PID (and the
 executor processes a worker started, found by their parent PID). Executors run Python from a venv
-that has kwire's dependencies but not kwire (`executor_python`): kwire reaches them only as
-`kwire spark` ships it. Every wait is bounded.
+with nothing installed (`executor_python`): kwire and its dependencies reach them only as `kwire spark`
+ships them (kwire.spark.ship). Every wait is bounded.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ import signal
 import socket
 import subprocess
 import sys
-import sysconfig
 import time
 import urllib.request
 from pathlib import Path
@@ -33,25 +32,12 @@ def free_port() -> int:
 
 
 def executor_python(root: Path) -> str:
-    """A venv whose site-packages sees this interpreter's packages except kwire (symlinks), so it
-    has kwire's dependencies (pyarrow, pandas, zstandard, ...) and cannot import kwire."""
+    """A venv of this interpreter's Python with nothing installed: no kwire and none of its dependencies
+    (pyarrow, pandas, zstandard, ...), so the executors run only what `kwire spark` ships them."""
     venv = root / "executor-venv"
     python = venv / "bin" / "python"
     if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
-    site = Path(sysconfig.get_paths()["purelib"])
-    overlay = root / "executor-site"
-    overlay.mkdir(exist_ok=True)
-    for entry in site.iterdir():
-        name = entry.name.lower()
-        if name.startswith(("kwire", "__editable__", "_kwire")) or name.endswith(".pth"):
-            continue
-        link = overlay / entry.name
-        if not link.exists():
-            link.symlink_to(entry)
-    target = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                                 capture_output=True, text=True, check=True).stdout.strip())
-    (target / "kwire-test-deps.pth").write_text(str(overlay) + "\n")
     return str(python)
 
 

@@ -1,14 +1,15 @@
 """`kwire spark` on a real standalone cluster (tests/spark/cluster.py): a master and two single-core
-workers started here from the pyspark installation, executors on a Python that has kwire's
-dependencies but not kwire, so kwire reaches them only as `kwire spark` ships it.
+workers started here from the pyspark installation, executors on a Python with nothing installed, so kwire
+and its dependencies reach them only as `kwire spark` ships them (kwire.spark.ship: one archive, the
+compiled core included).
 
-The document equals `kwire stats` on the whole capture; the zip kwire ships is gone afterwards; a
+The executors run kwire as the driver does (the same modules compiled); the document equals `kwire stats` on
+the whole capture, and the command says what it shipped; no zip is left behind; a
 worker killed mid-job changes nothing; with every worker gone the command ends within a bounded
 time with one line `kwire: error: ...`, never a traceback."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
@@ -47,11 +48,27 @@ def kwire(*args, cluster=None, tmp: Path, wait: bool = True, **kw):
     return subprocess.run(argv, capture_output=True, env=env, cwd=tmp, text=True, timeout=RUN_TIMEOUT, **kw)
 
 
-def test_executors_cannot_import_kwire(cluster):
-    no = subprocess.run([cluster.python, "-c", "import kwire"], capture_output=True, text=True, cwd="/")
-    assert no.returncode != 0 and "No module named 'kwire'" in no.stderr
-    subprocess.run([cluster.python, "-c", "import pyarrow, pandas, zstandard, lz4, cramjam, crc32c"], check=True,
-                   cwd="/")
+@pytest.mark.parametrize("module", ["kwire", "pyarrow", "pandas", "zstandard", "lz4", "cramjam", "crc32c",
+                                    "cryptography", "rich"])
+def test_executors_have_nothing_installed(cluster, module):
+    no = subprocess.run([cluster.python, "-c", f"import {module}"], capture_output=True, text=True, cwd="/")
+    assert no.returncode != 0 and f"No module named '{module}'" in no.stderr
+
+
+def test_executors_run_what_the_driver_runs(cluster, tmp_path):
+    """A task on an executor reports its Python and kwire's compiled modules: the driver's own."""
+    from kwire.spark.ship import executor_report
+
+    code = ("from kwire.spark.session import get_session; from kwire.spark.ship import executor_report; "
+            f"s = get_session({cluster.url!r}); print(s.sparkContext.parallelize([0], 1).map(executor_report).first())")
+    tmp_path.mkdir(exist_ok=True)
+    env = clean_env(TMPDIR=str(tmp_path), PYSPARK_PYTHON=cluster.python)
+    env.pop("SPARK_NO_DAEMONIZE")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path,
+                         timeout=RUN_TIMEOUT)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.strip().splitlines()[-1] == executor_report()
+    assert "kwire: shipping kwire and " in run.stderr
 
 
 def test_cluster_document_equals_stats(cluster, tmp_path):
@@ -63,6 +80,7 @@ def test_cluster_document_equals_stats(cluster, tmp_path):
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stdout == expected.stdout
     assert [line for line in run.stderr.splitlines() if not line.startswith("kwire: ")] == []
+    assert run.stderr.startswith("kwire: shipping kwire and ") and " MiB, for cp3" in run.stderr
     assert not list((tmp_path / "t2").glob("kwire-*/kwire.zip")), "the zip kwire ships must not stay behind"
 
 
@@ -121,5 +139,6 @@ def test_every_worker_lost_is_one_line_in_bounded_time(cluster, tmp_path):
     cluster.start_workers()
     assert proc.returncode == 1
     assert out == ""
-    lines = err.strip().splitlines()
+    shipping, *lines = err.strip().splitlines()  # what was shipped, then the error alone
+    assert shipping.startswith("kwire: shipping kwire and "), err[-3000:]
     assert len(lines) == 1 and lines[0].startswith("kwire: error: no Spark executor left for 10 s"), err[-3000:]
