@@ -807,6 +807,24 @@ def _broker_rules(scene: Scene, bootstrap: str) -> None:
     scene.at(time.monotonic() - scene.start + 1)
 
 
+def broker_rules_java(scene: Scene, mock: None) -> None:
+    # Tansu on 127.0.0.1:19092; the Apache Kafka Java client (kafka-clients 3.9.1: scripts/java/JavaBrokerRules.java)
+    # makes the calls of broker-rules, each outcome as the client took it in the truth.
+    classpath = _kafka_clients_jars()
+    tansu = _tansu(scene)
+    try:
+        with tempfile.TemporaryDirectory(prefix="kwire-java-") as classes:
+            source = Path(__file__).resolve().parent / "java" / "JavaBrokerRules.java"
+            subprocess.run(["javac", "-cp", classpath, "-d", classes, str(source)], check=True, capture_output=True)
+            proc = subprocess.run(["java", "-cp", f"{classpath}:{classes}", "JavaBrokerRules", tansu.bootstrap,
+                                   scene.truth_path], stdout=sys.stderr, stderr=sys.stderr, timeout=120)
+            if proc.returncode != 0:
+                raise RecordError(f"the Java clients exited {proc.returncode}")
+        scene.at(time.monotonic() - scene.start + 1)
+    finally:
+        tansu.close()
+
+
 def _described(group) -> dict:
     return {"group_id": group.group_id, "type": str(group.type), "state": str(group.state),
             "members": len(group.members)}
@@ -851,6 +869,7 @@ PROBLEMS = {
     "end-to-end": (end_to_end, 0),
     "broker-rules": (broker_rules, 0),
     "broker-rules-mock": (broker_rules_mock, 1),
+    "broker-rules-java": (broker_rules_java, 0),
 }
 
 
