@@ -790,10 +790,10 @@ def _broker_rules(scene: Scene, bootstrap: str) -> None:
     consumer = Consumer({"bootstrap.servers": bootstrap, "client.id": BROKER_RULES_GROUP,
                          "group.id": BROKER_RULES_GROUP, "enable.auto.commit": False})
     consumer.commit(offsets=[TopicPartition(offsets, 0, 3, metadata=CHECKPOINT)], asynchronous=False)
-    scene.truth("committed", client_id=BROKER_RULES_GROUP, group=BROKER_RULES_GROUP, topic=offsets, partition=0,
-                offset=3, metadata=CHECKPOINT)
+    scene.truth("offset_committed", client_id=BROKER_RULES_GROUP, group=BROKER_RULES_GROUP, topic=offsets,
+                partition=0, offset=3, metadata=CHECKPOINT, member=False)  # not a member: a change of the group
     got = consumer.committed([TopicPartition(offsets, 0)], timeout=15)[0]
-    scene.truth("committed_read", client_id=BROKER_RULES_GROUP, group=BROKER_RULES_GROUP, topic=offsets,
+    scene.truth("offset_read", client_id=BROKER_RULES_GROUP, group=BROKER_RULES_GROUP, topic=offsets,
                 partition=0, offset=got.offset, metadata=got.metadata)
     consumer.close()
     listing = admin.list_consumer_groups().result(15)
@@ -809,10 +809,12 @@ def _broker_rules(scene: Scene, bootstrap: str) -> None:
 
 def broker_rules_java(scene: Scene, mock: None) -> None:
     # Tansu on 127.0.0.1:19092; the Apache Kafka Java client (kafka-clients 3.9.1: scripts/java/JavaBrokerRules.java)
-    # makes the calls of broker-rules, each outcome as the client took it in the truth.
+    # makes the calls of broker-rules (kwire-java-checkpoints made first by `kwire-admin`), each outcome as the client
+    # took it in the truth.
     classpath = _kafka_clients_jars()
     tansu = _tansu(scene)
     try:
+        _create_topics(tansu.bootstrap, {"kwire-java-checkpoints": 1})
         with tempfile.TemporaryDirectory(prefix="kwire-java-") as classes:
             source = Path(__file__).resolve().parent / "java" / "JavaBrokerRules.java"
             subprocess.run(["javac", "-cp", classpath, "-d", classes, str(source)], check=True, capture_output=True)

@@ -3,7 +3,7 @@
 // Truth):
 //     java -cp KAFKA_CLIENTS_JARS:CLASSES JavaBrokerRules BOOTSTRAP TRUTH_FILE
 // Run by scripts/record_problems.py (broker-rules-java) inside its namespace. An Admin `kwire-java-admin` asks a
-// validate-only create of kwire-java-validated, lists the topics, asks it again, and makes kwire-java-checkpoints;
+// validate-only create of kwire-java-validated, lists the topics and asks it again;
 // a KafkaConsumer `kwire-java-checkpointer` (group kwire-java-checkpointer) commits kwire-java-checkpoints[0] at 3
 // with the metadata "kwire checkpoint 3" and reads its committed offset back; the Admin lists and describes the
 // consumer groups and deletes the partition's records below 1.
@@ -42,7 +42,8 @@ public class JavaBrokerRules {
     static synchronized void truth(String who, String event, String fields) throws Exception {
         double ts = System.currentTimeMillis() / 1000.0;
         try (FileWriter w = new FileWriter(truthPath, true)) {
-            w.write("{\"ts\": " + String.format("%.3f", ts) + ", \"who\": " + quote(who) + ", \"event\": "
+            w.write("{\"ts\": " + String.format("%.3f", ts) + ", \"who\": " + quote(who) + ", \"client_id\": "
+                    + quote(who) + ", \"event\": "
                     + quote(event) + (fields.isEmpty() ? "" : ", " + fields) + "}\n");
         }
     }
@@ -77,7 +78,6 @@ public class JavaBrokerRules {
                 Set<String> names = admin.listTopics().names().get(15, TimeUnit.SECONDS);
                 truth(ADMIN, "listed_topics", "\"has_validated\": " + names.contains(VALIDATED));
             }
-            admin.createTopics(List.of(new NewTopic(OFFSETS, 1, (short) 1))).all().get(15, TimeUnit.SECONDS);
             TopicPartition tp = new TopicPartition(OFFSETS, 0);
             Properties c = new Properties();
             c.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
@@ -88,10 +88,10 @@ public class JavaBrokerRules {
             c.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
             try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(c)) {
                 consumer.commitSync(Map.of(tp, new OffsetAndMetadata(3, CHECKPOINT)));
-                truth(GROUP, "committed", "\"group\": " + quote(GROUP) + ", \"topic\": " + quote(OFFSETS)
-                      + ", \"partition\": 0, \"offset\": 3, \"metadata\": " + quote(CHECKPOINT));
+                truth(GROUP, "offset_committed", "\"group\": " + quote(GROUP) + ", \"topic\": " + quote(OFFSETS)
+                      + ", \"partition\": 0, \"offset\": 3, \"metadata\": " + quote(CHECKPOINT) + ", \"member\": false");
                 OffsetAndMetadata got = consumer.committed(Set.of(tp)).get(tp);
-                truth(GROUP, "committed_read", "\"group\": " + quote(GROUP) + ", \"topic\": " + quote(OFFSETS)
+                truth(GROUP, "offset_read", "\"group\": " + quote(GROUP) + ", \"topic\": " + quote(OFFSETS)
                       + ", \"partition\": 0, \"offset\": " + (got == null ? "null" : got.offset())
                       + ", \"metadata\": " + (got == null ? "null" : quote(got.metadata())));
             }

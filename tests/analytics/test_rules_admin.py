@@ -45,7 +45,7 @@ def test_a_validate_only_create_that_made_the_topic(name):
 
 @pytest.mark.parametrize("name", FAULTY)
 def test_metadata_committed_and_lost(name):
-    committed, read = P.first(name, "committed"), P.first(name, "committed_read")
+    committed, read = P.first(name, "offset_committed"), P.first(name, "offset_read")
     # the fault, as the consumer saw it (the Java client reads a null metadata as the empty string)
     assert read["offset"] == committed["offset"] and read["metadata"] in (None, "")
     found = _rule(P.document(name), "offset_metadata_not_kept")
@@ -89,7 +89,7 @@ def test_the_committed_tansu_captures_show_the_classic_group_described(name):
 
 def test_the_mock_breaks_none_of_them():
     """The same calls on the mock: the metadata comes back as committed, the topic is never listed."""
-    assert P.first("broker-rules-mock", "committed_read")["metadata"] == P.first("broker-rules-mock", "committed")[
+    assert P.first("broker-rules-mock", "offset_read")["metadata"] == P.first("broker-rules-mock", "offset_committed")[
         "metadata"]
     assert not any(e["has_validated"] for e in P.of("broker-rules-mock", "listed_topics"))
     assert [f for f in _rules(P.document("broker-rules-mock")) if f["rule"] in ADMIN_RULES] == []
