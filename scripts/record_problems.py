@@ -748,6 +748,100 @@ def txn_abort(scene: Scene, mock: None) -> None:
     _txn_scenario(scene, 0.0, abort_round=2)
 
 
+BROKER_RULES_TOPICS = {"validated": "kwire-validated", "offsets": "kwire-checkpoints"}
+BROKER_RULES_GROUP = "kwire-checkpointer"
+CHECKPOINT = "kwire checkpoint 3"
+
+
+def broker_rules(scene: Scene, mock: None) -> None:
+    tansu = _tansu(scene)
+    try:
+        _create_topics(tansu.bootstrap, {BROKER_RULES_TOPICS["offsets"]: 1})
+        _broker_rules(scene, tansu.bootstrap)
+    finally:
+        tansu.close()
+
+
+def broker_rules_mock(scene: Scene, mock: MockCluster) -> None:
+    mock.create_topic(BROKER_RULES_TOPICS["offsets"], 1)
+    _broker_rules(scene, mock.bootstraps)
+
+
+def _broker_rules(scene: Scene, bootstrap: str) -> None:
+    # Tansu on 127.0.0.1:19092 (broker-rules) or 1 mock broker (broker-rules-mock), confluent-kafka clients, each
+    # answer as the client took it in the truth:
+    # an AdminClient `kwire-rules-admin` asks CreateTopics kwire-validated with validate_only (nothing to be
+    # made), then lists the topics and asks the same validate-only create again; a Consumer `kwire-checkpointer`
+    # (classic group kwire-checkpointer) commits kwire-checkpoints[0] at 3 with the metadata CHECKPOINT and reads
+    # its committed offset back; the admin lists and describes the consumer groups (a classic group: Kafka
+    # answers ConsumerGroupDescribe GROUP_ID_NOT_FOUND for it) and deletes kwire-checkpoints[0]'s records
+    # below 1.
+    from confluent_kafka import Consumer, TopicPartition
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    validated, offsets = BROKER_RULES_TOPICS["validated"], BROKER_RULES_TOPICS["offsets"]
+    admin = AdminClient({"bootstrap.servers": bootstrap, "client.id": "kwire-rules-admin"})
+    for _ in range(2):  # the second: the topic the first made exists, or it does not
+        _admin_call(scene, "create_topics_validate_only", validated, lambda: admin.create_topics(
+            [NewTopic(validated, 1, 1)], validate_only=True)[validated].result(15))
+        listed = sorted(admin.list_topics(timeout=15).topics)
+        scene.truth("listed_topics", client_id="kwire-rules-admin", topics=listed,
+                    has_validated=validated in listed)
+    consumer = Consumer({"bootstrap.servers": bootstrap, "client.id": BROKER_RULES_GROUP,
+                         "group.id": BROKER_RULES_GROUP, "enable.auto.commit": False})
+    consumer.commit(offsets=[TopicPartition(offsets, 0, 3, metadata=CHECKPOINT)], asynchronous=False)
+    scene.truth("offset_committed", client_id=BROKER_RULES_GROUP, group=BROKER_RULES_GROUP, topic=offsets,
+                partition=0, offset=3, metadata=CHECKPOINT, member=False)  # not a member: a change of the group
+    got = consumer.committed([TopicPartition(offsets, 0)], timeout=15)[0]
+    scene.truth("offset_read", client_id=BROKER_RULES_GROUP, group=BROKER_RULES_GROUP, topic=offsets,
+                partition=0, offset=got.offset, metadata=got.metadata)
+    consumer.close()
+    listing = admin.list_consumer_groups().result(15)
+    scene.truth("listed_groups", client_id="kwire-rules-admin",
+                groups={g.group_id: str(g.type) for g in listing.valid})
+    _admin_call(scene, "describe_consumer_groups", BROKER_RULES_GROUP, lambda: _described(
+        admin.describe_consumer_groups([BROKER_RULES_GROUP])[BROKER_RULES_GROUP].result(15)))
+    part = TopicPartition(offsets, 0, 1)
+    _admin_call(scene, "delete_records", offsets,
+                lambda: str(admin.delete_records([part], request_timeout=10)[part].result(20)))
+    scene.at(time.monotonic() - scene.start + 1)
+
+
+def broker_rules_java(scene: Scene, mock: None) -> None:
+    # Tansu on 127.0.0.1:19092; the Apache Kafka Java client (kafka-clients 3.9.1: scripts/java/JavaBrokerRules.java)
+    # makes the calls of broker-rules (kwire-java-checkpoints made first by `kwire-admin`), each outcome as the client
+    # took it in the truth.
+    classpath = _kafka_clients_jars()
+    tansu = _tansu(scene)
+    try:
+        _create_topics(tansu.bootstrap, {"kwire-java-checkpoints": 1})
+        with tempfile.TemporaryDirectory(prefix="kwire-java-") as classes:
+            source = Path(__file__).resolve().parent / "java" / "JavaBrokerRules.java"
+            subprocess.run(["javac", "-cp", classpath, "-d", classes, str(source)], check=True, capture_output=True)
+            proc = subprocess.run(["java", "-cp", f"{classpath}:{classes}", "JavaBrokerRules", tansu.bootstrap,
+                                   scene.truth_path], stdout=sys.stderr, stderr=sys.stderr, timeout=120)
+            if proc.returncode != 0:
+                raise RecordError(f"the Java clients exited {proc.returncode}")
+        scene.at(time.monotonic() - scene.start + 1)
+    finally:
+        tansu.close()
+
+
+def _described(group) -> dict:
+    return {"group_id": group.group_id, "type": str(group.type), "state": str(group.state),
+            "members": len(group.members)}
+
+
+def _admin_call(scene: Scene, operation: str, subject: str, call) -> None:
+    """One admin call's outcome, as the client took it, in the truth (a failure is data, not a stop)."""
+    try:
+        result = call()
+        scene.truth(operation, client_id="kwire-rules-admin", subject=subject, ok=True,
+                    result=result if isinstance(result, (dict, str)) else None)
+    except Exception as exc:  # the client's own error: the truth
+        scene.truth(operation, client_id="kwire-rules-admin", subject=subject, ok=False, error=str(exc))
+
+
 # name -> (runner, mock brokers or 0 for Tansu)
 PROBLEMS = {
     "clean-classic": (clean_classic, 3),
@@ -775,6 +869,9 @@ PROBLEMS = {
     "txn-offsets-bare": (txn_offsets_bare, 0),
     "java-silenced": (java_silenced, 1),
     "end-to-end": (end_to_end, 0),
+    "broker-rules": (broker_rules, 0),
+    "broker-rules-mock": (broker_rules_mock, 1),
+    "broker-rules-java": (broker_rules_java, 0),
 }
 
 

@@ -11,7 +11,8 @@ Each carries the rule's declaration (kwire.analytics.rules) and what was seen:
   malformed_body: the outcome kind, where decoding stopped), else None.
 
 Severity is the rule's. The body rules come from kwire.analytics.traffic's violations; the others from
-kwire.analytics.rules_state, computed here once at the document's end.
+kwire.analytics.rules_state, computed here once at the document's end (the rules over topics, committed offsets
+and groups in kwire.analytics.findings_rules_admin).
 """
 
 from __future__ import annotations
@@ -171,4 +172,7 @@ def _latest(analysis) -> list[dict]:
 
 
 def find(analysis, names: dict, first_ns, last_ns) -> list[dict]:
-    return _bodies(analysis.traffic) + _broken(analysis) + _versions(analysis) + _order(analysis) + _latest(analysis)
+    from kwire.analytics.findings_rules_admin import find as admin  # it builds on rule_finding, above
+
+    return (_bodies(analysis.traffic) + _broken(analysis) + _versions(analysis) + _order(analysis) + _latest(analysis)
+            + admin(analysis))

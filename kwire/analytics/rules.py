@@ -85,6 +85,34 @@ RULES_LIST = (
          "A Fetch answer (v4 and up) to a read_committed request with a batch whose base offset is at or "
          "past the LastStableOffset the same answer gives for the partition: records of transactions not "
          "yet decided reach the consumer. Silent when the LastStableOffset is unknown (-1)."),
+    Rule("validate_only_created", BROKER, "warning",
+         "CreateTopics with validateOnly checks that the topics can be created but creates nothing.",
+         f"{_DEFS}CreateTopicsRequest.json (validateOnly: 'If true, check that the topics can be created as "
+         "specified, but don't create anything.')",
+         "A CreateTopics with validateOnly true answered ErrorCode 0 for a topic (so the topic did not exist: "
+         "Kafka answers TOPIC_ALREADY_EXISTS when it does), and a later answer that says the topic exists (a "
+         "Metadata answer listing it, a CreateTopics answered TOPIC_ALREADY_EXISTS, a Fetch answer for it) with "
+         "no CreateTopics without validateOnly of it and no Metadata request that may create it "
+         "(AllowAutoTopicCreation, or a version before 4 naming it) seen before. A create from outside the "
+         "capture cannot be told apart: the detail gives the time between the two."),
+    Rule("offset_metadata_not_kept", BROKER, "warning",
+         "OffsetFetch answers the metadata committed with the offset.",
+         f"{_DEFS}OffsetCommitRequest.json, TxnOffsetCommitRequest.json (CommittedMetadata: 'Any associated "
+         "metadata the client wants to keep.'); OffsetFetchResponse.json (Metadata: 'The partition metadata.')",
+         "An OffsetCommit (or TxnOffsetCommit) with a CommittedMetadata that is not null, answered ErrorCode 0 "
+         "for a partition, and a later OffsetFetch answer for the same group and partition giving the same "
+         "CommittedOffset with Metadata null or another string, no other commit of it seen between (nor one "
+         "answered while the OffsetFetch was asked, nor one unanswered). A commit committed with null metadata "
+         "is not compared (Kafka keeps it as the empty string); after a TxnOffsetCommit, silent when an earlier "
+         "commit gave the same offset (the transaction may have aborted)."),
+    Rule("consumer_group_describe_classic", BROKER, "warning",
+         "ConsumerGroupDescribe answers GROUP_ID_NOT_FOUND for a group that is not a consumer-protocol group.",
+         f"KIP-848; {_DEFS}ConsumerGroupDescribeResponse.json (Supported errors: GROUP_ID_NOT_FOUND); Kafka's "
+         "GroupMetadataManager: 'Group %s is not a consumer group'",
+         "A ConsumerGroupDescribe answered ErrorCode 0 for a group whose latest ListGroups answer before it "
+         "(v5 and up: GroupType) said classic, with no ConsumerGroupHeartbeat joining the group (MemberEpoch 0, "
+         "which may convert it) from that ListGroups on. Classic members alone do not prove a classic group "
+         "(KIP-848 lets them join a consumer group), so only the broker's own GroupType is taken."),
 )
 
 RULES: dict[str, Rule] = {r.id: r for r in RULES_LIST}

@@ -11,6 +11,8 @@ costs nothing here):
     ("rl", broker, answered_ns, offsets, evidence)  a ListOffsets answer for the latest offset under
                                                     read_uncommitted: ((topic, partition, Offset), ...)
 
+and, for the rules over topics, committed offsets and groups, what kwire.analytics.rules_read_admin says.
+
 Read only from the decoded bodies and the v2 batch headers of a read_committed Fetch answer (and the
 first record of an ABORT/COMMIT control batch: 2 bytes of its key). Nothing here raises on bad input:
 a field of the wrong type is not read.
@@ -19,6 +21,7 @@ a field of the wrong type is not read.
 from __future__ import annotations
 
 from kwire.analytics import tags as T
+from kwire.analytics.rules_read_admin import READERS as ADMIN_READERS
 from kwire.codec.record_prints import CONTROL, V2_HEADER_SIZE, batch_heads
 from kwire.codec.values import RawRecords
 from kwire.codec.version_refusal import MOCK_LAYOUT
@@ -154,7 +157,7 @@ def _marker_type(data, pos: int, size: int) -> int | None:
         return None
 
 
-READERS = {"ApiVersions": _api_versions, "ListOffsets": _list_offsets, "Fetch": _fetch}
+READERS = {"ApiVersions": _api_versions, "ListOffsets": _list_offsets, "Fetch": _fetch, **ADMIN_READERS}
 RULE_APIS = frozenset(READERS)
 
 

@@ -9,7 +9,8 @@
   kept with the connection's traffic, where the row is read in C already (kwire.analytics.traffic);
 - partitions (the first MAX_PARTITIONS by (broker, topic, partition)): the first Fetch high watermark
   and the highest (each with the first time it was answered), and the first MAX_LATEST ListOffsets
-  latest answers (ts, offset, evidence).
+  latest answers (ts, offset, evidence);
+- history: what the rules over topics, committed offsets and groups remember (kwire.analytics.rules_history).
 
 Every table keeps the smallest keys (kwire.analytics.mergeable), so `kwire stats`, `--jobs` and
 `kwire spark` remember the same; responses_out_of_order says how many connections it checked in part.
@@ -18,6 +19,7 @@ Every table keeps the smallest keys (kwire.analytics.mergeable), so `kwire stats
 from __future__ import annotations
 
 from kwire.analytics import tags as T
+from kwire.analytics.rules_history import History
 from kwire.analytics.mergeable import Capped, Kept, choose, keep_smallest
 from kwire.analytics.traffic import Tally
 
@@ -66,12 +68,13 @@ class Marks:
 
 
 class RulesState:
-    __slots__ = ("broken", "connections", "partitions")
+    __slots__ = ("broken", "connections", "partitions", "history")
 
     def __init__(self) -> None:
         self.broken: dict[tuple, Tally] = {}
         self.connections: dict[tuple, RuleConnection] = Capped()
         self.partitions: dict[tuple, Marks] = Capped()
+        self.history = History()
 
     @staticmethod
     def _table(table: dict, key: tuple, make, limit: int):
@@ -99,6 +102,12 @@ class RulesState:
                 part = self._marks(key)
                 if part is not None:
                     part.mark(ts, hw, ev)
+        elif tag == T.RULE_OFFSET:
+            self.history.add_offsets(ob)
+        elif tag == T.RULE_TOPIC:
+            self.history.add_topics(ob)
+        elif tag == T.RULE_GROUP:
+            self.history.add_groups(ob)
         elif tag == T.LATEST_OFFSET:
             _, broker, ts, offsets, ev = ob
             for topic, partition, offset in offsets:
@@ -111,6 +120,7 @@ class RulesState:
         return part if part is not None else self._table(self.partitions, key, Marks, MAX_PARTITIONS)
 
     def merge(self, other: RulesState) -> None:
+        self.history.merge(other.history)
         for key, tally in other.broken.items():
             self.broken.setdefault(key, Tally()).merge(tally)
         for table, theirs, make, limit in ((self.connections, other.connections, RuleConnection, MAX_CONNECTIONS),

@@ -56,6 +56,9 @@ RULE_BROKEN = "rb"      # a rule one exchange proves broken
 ADVERTISED = "ra"       # ApiVersions: the version ranges a broker advertised on a connection
 HIGH_WATERMARK = "rh"   # a Fetch answer's high watermarks
 LATEST_OFFSET = "rl"    # a ListOffsets answer for the latest offset (read_uncommitted)
+RULE_TOPIC = "rt"       # CreateTopics / Metadata: what an exchange says of topics (validated, created, exists)
+RULE_OFFSET = "ro"      # OffsetCommit / TxnOffsetCommit / OffsetFetch: offsets committed or read, with metadata
+RULE_GROUP = "rg"       # ListGroups' GroupType, a ConsumerGroupHeartbeat join, a ConsumerGroupDescribe answer
 # ---- a flag of the exchange's row
 NO_ANSWER_EXPECTED = "a0"  # a Produce with Acks 0
 
@@ -68,7 +71,8 @@ FEEDS: dict[str, str] = {
     **dict.fromkeys((CHANGE, PRINCIPAL), CHANGES),
     **dict.fromkeys((E2E_WRITE, E2E_READ), END_TO_END),
     QUORUM_EVENT: QUORUM,
-    **dict.fromkeys((RULE_BROKEN, ADVERTISED, HIGH_WATERMARK, LATEST_OFFSET), RULES),
+    **dict.fromkeys((RULE_BROKEN, ADVERTISED, HIGH_WATERMARK, LATEST_OFFSET, RULE_TOPIC, RULE_OFFSET,
+                     RULE_GROUP), RULES),
     NO_ANSWER_EXPECTED: ACKS0,
 }
 

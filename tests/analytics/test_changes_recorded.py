@@ -153,8 +153,10 @@ def _data_path_captures() -> list[Path]:
 def test_data_path_captures_change_nothing_but_their_setup(capture):
     """No admin_change, no quorum; the only changes are the CreateTopics the recording scripts send first
     (client id kwire-admin: scripts/record_problems.py, record_tls.py), the members a scenario's
-    operator removed (its truth's `removed_group_members`), and the offsets a scenario set from outside the
-    group (its truth's `sent_offsets` with a bare group id: an offsets_moved admin_change of that client)."""
+    operator removed (its truth's `removed_group_members`), the offsets a scenario set from outside the
+    group (its truth's `sent_offsets` with a bare group id, or `offset_committed` by a consumer not a member: an
+    offsets_moved admin_change of that client) and the records it tried to delete (its truth's `delete_records`:
+    a records_deleted admin_change of that client, which says no answer came when none did)."""
     agg = Aggregator()
     for ex in analyze_files([str(capture)]):
         agg.add_exchange(ex)
@@ -163,12 +165,15 @@ def test_data_path_captures_change_nothing_but_their_setup(capture):
     truth = Path(str(capture).removesuffix(".gz") + ".truth.jsonl")
     events = [json.loads(line) for line in truth.read_text().splitlines() if line.strip()] if truth.exists() else []
     removals = [e for e in events if e["event"] == "removed_group_members"]
-    setters = {e["client_id"] for e in events if e["event"] == "sent_offsets" and e["bare"]}
+    setters = {e["client_id"] for e in events if (e["event"] == "sent_offsets" and e["bare"])
+               or (e["event"] == "offset_committed" and e["member"] is False)}
+    deleters = {e["client_id"] for e in events if e["event"] == "delete_records"}
     assert not [f for f in doc["findings"] if f["kind"] in ("admin_change", "quorum_leader_change", "broker_fenced",
                                                             "metadata_behind")
-                and not (f["kind"] == "admin_change" and f["change"] == "offsets_moved" and f["client_id"] in setters)]
+                and not (f["kind"] == "admin_change" and f["change"] == "offsets_moved" and f["client_id"] in setters)
+                and not (f["kind"] == "admin_change" and f["change"] == "records_deleted" and f["client_id"] in deleters)]
     allowed = {("create_topics", "kwire-admin")} | {("remove_group_members", e["client_id"]) for e in removals} | \
-        {("set_group_offsets", c) for c in setters}
+        {("set_group_offsets", c) for c in setters} | {("delete_records", c) for c in deleters}
     assert all((e["operation"], e["client_id"]) in allowed for e in doc["changes"]["entries"])
 
 
