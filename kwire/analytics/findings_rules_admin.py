@@ -37,7 +37,7 @@ def _validated(history) -> list[tuple]:
                 continue
             found.append((ev[2], f"{name}: validate-only CreateTopics answered ErrorCode 0, then {seen_ev[4]} "
                           f"(correlation id {seen_ev[3]}) said it exists {_ms(asked - answered)} later, no create "
-                          f"of it seen", ev, seen_ev))
+                          f"of it seen", ev, seen_ev, False))
             break
     return found
 
@@ -73,7 +73,8 @@ def _metadata(history) -> list[tuple]:
             if last[1] == "txn_commit" and any(c[1][2] == offset for c in commits if c[0][0] < last[4][0]):
                 continue
             found.append((ev[2], f"{group} {topic}[{partition}]: committed offset {offset} with metadata "
-                          f"{_shown(last[3])}, OffsetFetch answered it with {_shown(metadata)}", last[4], ev))
+                          f"{_shown(last[3])}, OffsetFetch answered it with {_shown(metadata)}", last[4], ev,
+                          last[3] == "" and metadata is None))
             break
     return found
 
@@ -94,7 +95,7 @@ def _described(history) -> list[tuple]:
                 continue
             found.append((ev[2], f"{group}: ListGroups said GroupType classic, then ConsumerGroupDescribe "
                           f"answered ErrorCode 0 (GroupState {state!r}) where Kafka answers GROUP_ID_NOT_FOUND",
-                          told[-1][3], ev))
+                          told[-1][3], ev, False))
             break
     return found
 
@@ -112,14 +113,18 @@ def find(analysis) -> list[dict]:
     for rule, items in (("validate_only_created", _validated(history)), ("offset_metadata_not_kept",
                         _metadata(history)), ("consumer_group_describe_classic", _described(history))):
         by_broker: dict[str, list] = {}
-        for broker, detail, ev, broke_ev in items:
-            by_broker.setdefault(broker, []).append((detail, ev, broke_ev))
+        for broker, detail, ev, broke_ev, harmless in items:
+            by_broker.setdefault(broker, []).append((detail, ev, broke_ev, harmless))
         api, said = _SAID[rule]
         for broker, found in sorted(by_broker.items()):
             detail = found[0][0]
             summary = f"broker {broker} {said.format(n=counted(len(found), _WHAT[rule]))}; first: {detail}"
-            evidence = [e for _, ev, broke in found for e in (ev, broke)]
+            evidence = [e for _, ev, broke, _ in found for e in (ev, broke)]
             times = [e[0] for e in evidence]
-            out.append(rule_finding(rule, "broker", summary, min(times), max(times), evidence, api=api,
-                                    count=len(found), brokers=[broker], detail=detail))
+            made = rule_finding(rule, "broker", summary, min(times), max(times), evidence, api=api,
+                                count=len(found), brokers=[broker], detail=detail)
+            if all(f[3] for f in found):  # only "" read back as null: Kafka's clients read both as no metadata
+                made["severity"] = "info"
+                made["summary"] += " (empty metadata read back as null: harmless to Kafka's own clients)"
+            out.append(made)
     return out

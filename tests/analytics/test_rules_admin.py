@@ -55,6 +55,18 @@ def test_metadata_committed_and_lost(name):
                              f"{committed['offset']} with metadata '{committed['metadata']}")
     assert detail.endswith("answered it with null")
     assert [e["api"] for e in found[0]["evidence"]] == ["OffsetCommit", "OffsetFetch"]
+    assert found[0]["severity"] == "warning"  # the application's metadata is gone
+
+
+EMPTY_AS_NULL = ["admin/kafka-python-tansu.pcap", "changes/confluent-tansu.pcap", "problems/member-removed.pcap.gz"]
+
+
+@pytest.mark.parametrize("capture", EMPTY_AS_NULL)
+def test_empty_metadata_read_back_as_null_is_info(capture):
+    """Tansu answers null for the empty string clients commit by default: a fault, harmless to Kafka's clients."""
+    found = _rule(_document(ROOT / "captures" / capture), "offset_metadata_not_kept")
+    assert found and all(f["severity"] == "info" and "harmless" in f["summary"] for f in found)
+    assert all("with metadata '', OffsetFetch answered it with null" in f["detail"] for f in found)
 
 
 def _classic_described(name: str) -> str:
