@@ -102,3 +102,26 @@ def test_bad_options_are_one_line(tmp_path):
     assert bad.returncode != 0 and "Traceback" not in bad.stderr
     bad = _kwire("stats", "--metrics", str(tmp_path / "no" / "such" / "dir.prom"), str(CAPTURE), check=False)
     assert bad.returncode == 1 and bad.stderr.strip().splitlines()[-1].startswith("kwire: error: cannot write")
+
+
+@pytest.mark.parametrize("name", ["end-to-end", "end-to-end-commits"])
+def test_end_to_end_families_say_what_the_document_says(tmp_path, name):
+    """Issue 47: the histogram's count per (topic, client id) is the consumer row's deliveries, each lag gauge the
+    latest sample of its row (a partition's fetches; a group's commits of a partition)."""
+    out = tmp_path / "kwire.prom"
+    capture = ROOT / "captures" / "problems" / f"{name}.pcap.gz"
+    section = json.loads(_kwire("stats", "--json", "--no-summary", "--metrics", str(out), str(capture)).stdout)["end_to_end"]
+    samples = _samples(out.read_text())
+    assert section["consumers"]
+    for row in section["consumers"]:
+        labels = (("client_id", row["consumer"]), ("topic", row["topic"]))
+        assert samples[("kwire_end_to_end_latency_seconds_count", labels)] == row["deliveries"]
+    for row in section["partitions"]:
+        labels = (("client_id", row["consumer"]), ("partition", str(row["partition"])), ("topic", row["topic"]))
+        assert samples[("kwire_consumer_time_lag_seconds", labels)] == pytest.approx(row["time_lag_ms"]["last"] / 1e3)
+    committed = {k: v for k, v in samples.items() if k[0] == "kwire_group_committed_time_lag_seconds"}
+    assert len(committed) == len(section["commits"]) == (2 if name == "end-to-end-commits" else 0)
+    for row in section["commits"]:
+        labels = (("group", row["group"]), ("partition", str(row["partition"])), ("topic", row["topic"]))
+        assert committed[("kwire_group_committed_time_lag_seconds", labels)] == pytest.approx(
+            row["time_lag_ms"]["last"] / 1e3)
