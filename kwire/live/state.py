@@ -9,7 +9,9 @@ seconds plus the retired Aggregator give the totals since the start.
 
 With a MetricsState (`kwire live --metrics`: kwire.live.metrics_state) each counted exchange's row
 also goes to it; `metrics_view` gives the exporter what it shows (kwire.live.metric_families) and
-`documents` the findings and groups documents (also the findings log's), both on the feeder thread.
+`documents` the findings and groups documents (also the findings log's), both on the feeder thread; the
+end-to-end panels read the `end_to_end` section of the same analysis, made at most once per second of
+capture time as the findings and groups rows are.
 
 Definitions the dashboard adds:
 - rate: exchanges of the window divided by the window's length, which is `window` seconds, or the
@@ -30,7 +32,8 @@ from kwire.analytics.read import read_exchange
 from kwire.analytics.aggregate import Aggregator
 from kwire.analytics.figures import Figures
 from kwire.counts import count
-from kwire.live.analysis_rows import analysis_rows
+from kwire.analytics.end_to_end import EndToEndState
+from kwire.live.analysis_rows import analysis_rows, end_to_end_rows
 from kwire.live.metric_families import MetricsView, epoch_seconds
 from kwire.live.metrics_state import MetricsState
 from kwire.live.report import requests_in_flight
@@ -58,7 +61,7 @@ class DashboardState:
         self.last_packet_ns: int | None = None
         self._packet_seconds: deque[list[int]] = deque()  # [second, packets] for the last window
         self._analysis_key = None  # (second, exchanges) the findings and groups rows were made at
-        self._analysis_rows: tuple[list, list] = ([], [])
+        self._analysis_rows: tuple[list, list, list, list] = ([], [], [], [])
         self.metrics = metrics  # the exporter's counts (kwire.live.metrics_state), when one is wanted
         self._documents_key = None  # exchanges counted when the findings and groups documents were made
         self._brokers_key = None  # (second, exchanges) the brokers' window figures were made at
@@ -126,7 +129,7 @@ class DashboardState:
         slowest = sorted((item for part in recent for item in part.slowest), key=lambda item: item[0])
         snap.slowest = [_slow(brief) for _, brief in slowest[:SLOWEST]]
         snap.health = self._health(now_ns, pipeline, health or {}, parts)
-        snap.findings, snap.groups = self._analysis(now_s)
+        snap.findings, snap.groups, snap.end_to_end, snap.time_lag = self._analysis(now_s)
         waiting: dict[str, int] = {}
         if pipeline is not None:
             snap.in_flight, oldest, waiting = requests_in_flight(pipeline)
@@ -166,12 +169,19 @@ class DashboardState:
                            start_s=epoch_seconds(first), end_s=epoch_seconds(last),
                            end_to_end=self.window.analysis.end_to_end)
 
-    def _analysis(self, now_s: int) -> tuple[list, list]:
-        """Findings and groups rows, made again at most once per second of capture time."""
+    def _end_to_end(self) -> dict:
+        """The stats document's `end_to_end` section of every exchange since the start, made from a copy of the
+        analysis' state (matching sorts what it reads, and the exporter may be reading the state meanwhile)."""
+        state = EndToEndState()
+        state.merge(self.window.analysis.end_to_end)
+        return state.document(merged_names([self.window.retired, *self.window.live_parts()]))
+
+    def _analysis(self, now_s: int) -> tuple[list, list, list, list]:
+        """Findings, groups and end-to-end rows, made again at most once per second of capture time."""
         key = (now_s, self.exchanges)
         if key != self._analysis_key and (self._analysis_key is None or now_s != self._analysis_key[0]
                                           or self.finished):
-            self._analysis_rows = analysis_rows(*self.documents())
+            self._analysis_rows = analysis_rows(*self.documents()) + end_to_end_rows(self._end_to_end())
             self._analysis_key = key
         return self._analysis_rows
 
