@@ -26,7 +26,8 @@ From the writes and deliveries kwire.analytics.end_to_end kept (all of them, sor
   CreateTime (the producer's clock), per producer, over its writes to the partitions some consumer
   read: beside the latency, never in it.
 
-Percentiles: nearest rank (kwire.analytics.distribution). Times in ms, rounded to the µs.
+Percentiles: nearest rank (kwire.analytics.distribution). Times in ms, rounded to the µs. The same figures
+over the capture's time: kwire.analytics.end_to_end_timeline.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from bisect import bisect_right
 
 from kwire.analytics.distribution import nearest_rank
 from kwire.analytics import end_to_end as caps
+from kwire.analytics.end_to_end_timeline import timeline
 
 ROWS_CAP = 4096  # consumer rows and partition rows in the document (the smallest keys; the rest counted)
 
@@ -109,11 +111,13 @@ def _deliver(partition: tuple, events: list, kind: str, found: dict) -> None:
                         share_seen.add(i)
                         found["latencies"].append(ts - times[i])
                         found["bases"].append(bases[i])
+                        found["delivered_at"].append(ts)
                 elif lasts[i] <= high:
                     found["redeliveries"] += 1
                 elif bases[i] > high:  # a write delivered on in a later answer counts at its first
                     found["latencies"].append(ts - times[i])
                     found["bases"].append(bases[i])
+                    found["delivered_at"].append(ts)
                 i += 1
             if not matched and last > high:
                 found["unmatched"] += 1
@@ -150,7 +154,8 @@ def _commit_lags(commits: list, partitions: dict, names: dict) -> dict:
 
 def deliveries(state, names: dict):
     """Per (kind, consumer, topic, partition), in order, what its answers did: {"latencies": ns of each
-    first delivery, "bases": the base offset of each such write, "redeliveries", "unmatched", "lag":
+    first delivery, "bases": the base offset of each such write, "delivered_at": the time of the answer that
+    delivered it, "redeliveries", "unmatched", "lag":
     [(ts, lag ns)]}; last, (None, {"clocks": the producers' clock offsets {producer: [ns]}, "commits":
     the groups' commits (_commit_lags)})."""
     reads, idle, commits = state.settled()
@@ -170,7 +175,7 @@ def deliveries(state, names: dict):
     for key in sorted(streams):
         events = streams[key]
         events.sort()
-        found = {"latencies": [], "bases": [], "redeliveries": 0, "unmatched": 0, "lag": []}
+        found = {"latencies": [], "bases": [], "delivered_at": [], "redeliveries": 0, "unmatched": 0, "lag": []}
         written = partitions.get((key[2], key[3]))
         if written is not None:
             _deliver(written, events, key[0], found)
@@ -185,10 +190,12 @@ def document(state, names: dict) -> dict:
     consumers: dict[tuple, dict] = {}
     rows = []
     commits: dict = {}
+    matched = []
     for key, found in deliveries(state, names):
         if key is None:
             clocks, commits = found["clocks"], found["commits"]
             continue
+        matched.append((key, found))
         kind, consumer, topic, partition = key
         group = consumers.setdefault((topic, kind, consumer), {"latencies": [], "redeliveries": 0, "unmatched": 0,
                                                                "partitions": 0, "lag_max": None, "deliveries": 0})
@@ -218,6 +225,7 @@ def document(state, names: dict) -> dict:
         "consumers": table[:ROWS_CAP],
         "partitions": rows[:ROWS_CAP],
         "commits": committed[:ROWS_CAP],
+        "timeline": timeline(matched, commits),
         "producers": dict(list(producers.items())[:ROWS_CAP]),
         "bounds": {"writes": {"seen": state.writes_seen, "kept": state.write_count, "cap": caps.WRITES_CAP},
                    "reads": {"seen": state.reads_seen, "kept": len(state.reads), "cap": caps.READS_CAP},

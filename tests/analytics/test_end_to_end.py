@@ -268,3 +268,29 @@ def test_the_terminal_table_shows_each_consumer():
     assert "End to end" in text
     for reader in _client_latencies(NAME):
         assert reader in text
+
+
+@pytest.mark.parametrize("name", [NAME, COMMITS])
+def test_the_timeline_holds_the_rows_figures_over_time(name):
+    section = P.document(name)["end_to_end"]
+    timeline = section["timeline"]
+    assert timeline["bucket_s"] == 1 and timeline["series"]["latency"] == len(section["consumers"])
+    consumers = {row["consumer"]: row for row in section["consumers"]}
+    for series in timeline["latency"]:
+        values = [v for v in series["values_ms"] if v is not None]
+        assert max(values) == consumers[series["name"]]["latency_ms"]["max"]
+        assert len(values) <= consumers[series["name"]]["deliveries"]
+    groups = {row["group"]: row for row in section["commits"]}
+    for series in timeline["time_lag"]:
+        values = [v for v in series["values_ms"] if v is not None]
+        if series["kind"] == "commits":
+            assert max(values) == groups[series["name"]]["time_lag_ms"]["max"]
+        else:
+            assert max(values) == consumers[series["name"]]["time_lag_max_ms"]
+    if name == COMMITS:  # the slow committer's lag rises to what the client saw, and falls once it works fast
+        slow = next(s for s in timeline["time_lag"] if s["name"] == "kwire-e2e-slow-group")["values_ms"]
+        values = [v for v in slow if v is not None]
+        peak = values.index(max(values))
+        worst = max(lag for _, lag in _client_commit_lags(COMMITS)["kwire-e2e-slow-group"])
+        assert abs(values[peak] / 1e3 - worst) <= SLACK_S and values[0] < values[peak] / 3
+        assert all(v <= 500 for v in values[peak + 2:])

@@ -113,6 +113,8 @@ def _document_keys(seen, doc: dict) -> None:
         seen["stats.end_to_end.partition"].update(row)
     for row in doc["end_to_end"]["commits"]:
         seen["stats.end_to_end.commit"].update(row)
+    for series in doc["end_to_end"]["timeline"]["latency"] + doc["end_to_end"]["timeline"]["time_lag"]:
+        seen["stats.end_to_end.series"].update(series)
     seen["stats.tls"].update(doc["tls"])
     for row in doc["tls"]["list"]:
         seen["stats.tls.connection"].update(row)
@@ -148,7 +150,7 @@ STATS_TABLES = ("stats", "stats.span", "stats.figures", "stats.latency_ms", "sta
                 "stats.tls", "stats.tls.connection", "stats.group", "stats.generation", "stats.generation.member",
                 "stats.member", "stats.changes", "stats.change", "stats.quorum", "stats.quorum.broker",
                 "stats.end_to_end", "stats.end_to_end.consumer", "stats.end_to_end.partition", "stats.end_to_end.commit",
-                COMMON_FINDING_KEYS)
+                "stats.end_to_end.series", COMMON_FINDING_KEYS)
 
 
 def test_stats_document_keys(documented, stats_keys):
