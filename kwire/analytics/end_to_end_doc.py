@@ -125,9 +125,10 @@ def _deliver(partition: tuple, events: list, kind: str, found: dict) -> None:
                 high = last
         if kind == "share":
             continue
-        lag = _lag(partition, max(offset, high + 1), ts)
-        if lag is not None:
-            found["lag"].append((ts, lag))
+        position = max(offset, high + 1)  # _lag, inline: once per answer
+        if bases and position >= bases[0]:
+            j = bisect_right(lasts, position - 1)
+            found["lag"].append((ts, ts - times[j] if j < len(bases) and times[j] < ts else 0))
 
 
 def _lag(partition: tuple, position: int, ts: int) -> int | None:

@@ -41,9 +41,9 @@ def _binned(samples: list[tuple[int, int]], width: int, first: int, count: int) 
 
 
 def _ranked(series: dict[tuple, list], width: int, first: int, count: int) -> list[dict]:
-    ordered = sorted(series.items(), key=lambda kv: (-max(v for _, v in kv[1]), kv[0]))
-    return [{"kind": kind, "name": name, "values_ms": _binned(samples, width, first, count)}
-            for (kind, name), samples in ordered[:SERIES]]
+    ordered = sorted((-max(samples, key=lambda s: s[1])[1], key) for key, samples in series.items())
+    return [{"kind": kind, "name": name, "values_ms": _binned(series[(kind, name)], width, first, count)}
+            for _, (kind, name) in ordered[:SERIES]]
 
 
 def timeline(found: list[tuple[tuple, dict]], commits: dict) -> dict:
