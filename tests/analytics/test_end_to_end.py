@@ -294,3 +294,18 @@ def test_the_timeline_holds_the_rows_figures_over_time(name):
         worst = max(lag for _, lag in _client_commit_lags(COMMITS)["kwire-e2e-slow-group"])
         assert abs(values[peak] / 1e3 - worst) <= SLACK_S and values[0] < values[peak] / 3
         assert all(v <= 500 for v in values[peak + 2:])
+
+
+def test_transactional_commits_are_commits_too():
+    """captures/problems/txn-offsets-bare: two TxnOffsetCommits (an exactly-once app's, and a bare one setting
+    another group's offset) of kwire-ledger[0], whose 6 records were produced at once (the truth's "produced"):
+    each commit's lag is its "sent_offsets" time less the production's."""
+    name = "txn-offsets-bare"
+    events = P.events(name)
+    produced = next(e["ts"] for e in events if e["event"] == "produced")
+    truth = {e["group"]: e["ts"] - produced for e in events if e["event"] == "sent_offsets"}
+    rows = {row["group"]: row for row in P.document(name)["end_to_end"]["commits"]}
+    assert set(rows) == set(truth) and len(truth) == 2
+    for group, lag_s in truth.items():
+        assert rows[group]["commits"] == 1 and rows[group]["topic"] == "kwire-ledger"
+        assert abs(rows[group]["time_lag_ms"]["last"] / 1e3 - lag_s) <= SLACK_S, group
