@@ -24,7 +24,7 @@ from kwire.render.dashboard_panels import PANELS
 GRID: dict[int, tuple[tuple[str, ...], ...]] = {
     1: (("brokers", "errors by code", "consumer groups", "consumer lag, Fetch", "end to end, ms", "time lag, ms",
          "slowest", "share groups", "top clients by bytes", "top topics by bytes"),),
-    2: (("brokers", "errors by code", "slowest", "time lag, ms", "share groups"),
+    2: (("brokers", "errors by code", "slowest", "share groups", "time lag, ms"),
         ("consumer groups", "consumer lag, Fetch", "end to end, ms", "top clients by bytes", "top topics by bytes")),
     3: (("brokers", "errors by code", "slowest"),
         ("consumer groups", "consumer lag, Fetch", "share groups"),
