@@ -195,6 +195,8 @@ METRIC_LIST = (
            "From the Produce request on the wire to the answer that first delivered its offsets to the consumer"),
     Metric("kwire_consumer_time_lag_seconds", "gauge", "seconds", ("topic", "partition", "client_id"),
            "How old the oldest record not yet delivered to the consumer is, latest sample"),
+    Metric("kwire_group_committed_time_lag_seconds", "gauge", "seconds", ("group", "topic", "partition"),
+           "How old the record at the group's committed offset was when its latest commit was accepted"),
     Metric("kwire_share_acquired_records", "counter", "", ("group",),
            "Records acquired by share consumers (ShareFetch)"),
     Metric("kwire_share_redelivered_records", "counter", "", ("group",), "Acquired records with DeliveryCount > 1"),

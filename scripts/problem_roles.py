@@ -17,6 +17,13 @@ their callbacks appended to the recording's truth file (problem_kit.Truth):
   and timestamp (the records written twice show at two offsets).
 - py-reader: kafka-python's KafkaConsumer of one assigned partition from offset 0 (no group), logging
   each record's offset as its poll returns it.
+- committer: a confluent-kafka consumer of one assigned partition from offset 0 that commits by hand
+  (synchronously, every `every` records), working `work_s` on each record for its first `slow_s`
+  seconds; logs "consumed" (offset) and "committed" (the offsets its commit returned, after it returned)
+  and what its on_commit callback reported ("commit_result").
+- py-committer: kafka-python's KafkaConsumer of one assigned partition from offset 0 committing its
+  position by hand every `every_s` seconds; logs "consumed" and "committed" (the position committed,
+  after commit() returned).
 - py-consumer: kafka-python's KafkaConsumer in the group (its log, logger kafka at DEBUG, to stderr);
   "assigned" with its member id, "closed" (its LeaveGroup, v3+ on a broker that offers it, names itself).
 """
@@ -185,6 +192,61 @@ def reader_role(spec: dict, truth: Truth) -> None:
     truth("closed")
 
 
+def committer_role(spec: dict, truth: Truth) -> None:
+    from confluent_kafka import Consumer, TopicPartition
+
+    def on_commit(err, parts) -> None:
+        for p in parts:
+            truth("commit_result", topic=p.topic, partition=p.partition, offset=p.offset,
+                  error=str(err) if err is not None else (str(p.error) if p.error else None))
+
+    consumer = Consumer({"bootstrap.servers": spec["bootstrap"], "group.id": spec["group"],
+                         "client.id": spec["client_id"], "enable.auto.commit": False, "fetch.wait.max.ms": 500,
+                         "on_commit": on_commit, "debug": spec.get("debug", "protocol")})
+    consumer.assign([TopicPartition(spec["topic"], spec["partition"], 0)])
+    truth("started", topic=spec["topic"], partition=spec["partition"], group=spec["group"])
+    start = time.monotonic()
+    end, count = start + spec["run_s"], 0
+    while not _stop and time.monotonic() < end:
+        msg = consumer.poll(0.2)
+        if msg is None or msg.error():
+            continue
+        truth("consumed", topic=msg.topic(), partition=msg.partition(), offset=msg.offset())
+        if time.monotonic() - start < spec["slow_s"]:
+            time.sleep(spec["work_s"])
+        count += 1
+        if count % spec["every"] == 0:
+            for p in consumer.commit(asynchronous=False) or ():
+                truth("committed", topic=p.topic, partition=p.partition, offset=p.offset,
+                      error=str(p.error) if p.error else None)
+    consumer.close()
+    truth("closed")
+
+
+def py_committer_role(spec: dict, truth: Truth) -> None:
+    from kafka import KafkaConsumer, TopicPartition
+
+    consumer = KafkaConsumer(bootstrap_servers=spec["bootstrap"], client_id=spec["client_id"], group_id=spec["group"],
+                             enable_auto_commit=False, fetch_max_wait_ms=500)
+    part = TopicPartition(spec["topic"], spec["partition"])
+    consumer.assign([part])
+    consumer.seek(part, 0)
+    truth("started", topic=spec["topic"], partition=spec["partition"], group=spec["group"])
+    end = time.monotonic() + spec["run_s"]
+    due = time.monotonic() + spec["every_s"]
+    while not _stop and time.monotonic() < end:
+        for records in consumer.poll(200).values():
+            for record in records:
+                truth("consumed", topic=record.topic, partition=record.partition, offset=record.offset)
+        if time.monotonic() >= due:
+            due += spec["every_s"]
+            position = consumer.position(part)
+            consumer.commit()
+            truth("committed", topic=part.topic, partition=part.partition, offset=position, error=None)
+    consumer.close()
+    truth("closed")
+
+
 def py_consumer_role(spec: dict, truth: Truth) -> None:
     import logging
 
@@ -228,7 +290,8 @@ def py_reader_role(spec: dict, truth: Truth) -> None:
 
 
 ROLES = {"consumer": consumer_role, "reader": reader_role, "flapping": flapping_role, "share": share_role,
-         "txn-reader": txn_reader_role, "py-consumer": py_consumer_role, "py-reader": py_reader_role}
+         "txn-reader": txn_reader_role, "py-consumer": py_consumer_role, "py-reader": py_reader_role,
+         "committer": committer_role, "py-committer": py_committer_role}
 
 
 def main() -> None:

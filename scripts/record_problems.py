@@ -744,6 +744,44 @@ def end_to_end(scene: Scene, mock: None) -> None:
         tansu.close()
 
 
+def end_to_end_commits(scene: Scene, mock: None) -> None:
+    # Tansu; topic kwire-e2e-commits (1 partition); a confluent-kafka producer writes a record every 0.25 s
+    # for 20 s ("sent" at each produce() call, "delivered" from each delivery callback, with the offset).
+    # Two groups commit partition 0 by hand (assigned, no membership): kwire-e2e-slow (confluent-kafka,
+    # group kwire-e2e-slow-group) works 0.5 s on each record for its first 14 s, committing every 3 records,
+    # so its committed offset falls behind in time and catches up once it works fast; kwire-e2e-pycommit
+    # (kafka-python, group kwire-e2e-py-group) commits its position every 2 s. Their truth: "committed" with
+    # the offset, when the client's commit returned.
+    from confluent_kafka import Producer as KafkaProducer
+
+    tansu = _tansu(scene)
+    try:
+        _create_topics(tansu.bootstrap, {"kwire-e2e-commits": 1})
+        truth = Truth(scene.truth_path, "kwire-e2e-writer")
+        producer = KafkaProducer({"bootstrap.servers": tansu.bootstrap, "client.id": "kwire-e2e-writer",
+                                  "linger.ms": 5, "debug": "protocol"})
+        common = dict(bootstrap=tansu.bootstrap, topic="kwire-e2e-commits", partition=0, run_s=36)
+        scene.spawn("committer", "kwire-e2e-slow", group="kwire-e2e-slow-group", every=3, work_s=0.5, slow_s=14,
+                    **common)
+        scene.spawn("py-committer", "kwire-e2e-pycommit", group="kwire-e2e-py-group", every_s=2.0, **common)
+        scene.at(5)
+
+        def delivered(err, msg) -> None:
+            truth("delivered", topic=msg.topic(), partition=msg.partition(), offset=msg.offset(),
+                  error=None if err is None else str(err))
+
+        for n in range(80):
+            scene.at(5 + n * 0.25)
+            truth("sent", n=n)
+            producer.produce("kwire-e2e-commits", value=f"entry {n}".encode(), partition=0, on_delivery=delivered)
+            producer.poll(0)
+        producer.flush(10)
+        scene.at(42)
+        scene.stop_all()
+    finally:
+        tansu.close()
+
+
 def txn_abort(scene: Scene, mock: None) -> None:
     _txn_scenario(scene, 0.0, abort_round=2)
 
@@ -872,6 +910,7 @@ PROBLEMS = {
     "broker-rules": (broker_rules, 0),
     "broker-rules-mock": (broker_rules_mock, 1),
     "broker-rules-java": (broker_rules_java, 0),
+    "end-to-end-commits": (end_to_end_commits, 0),
 }
 
 

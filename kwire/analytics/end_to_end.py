@@ -10,6 +10,9 @@ The observations of kwire.analytics.end_to_end_read are kept, three kinds:
 - reads: the observation as it came (its tag first): (ts, kind, consumer, topic, partition, fetch offset, first, last, batches, redelivered), an
   answer that delivered records to a consumer (kind "fetch": a Fetch, consumer its client id;
   "share": a ShareFetch's acquired records, consumer the share group);
+- commits: an offset a group committed, accepted by its answer (OffsetCommit, TxnOffsetCommit; observed in
+  kwire.analytics.observe_groups), as it came: (tag, ts, group, topic, partition, offset), ts the answer's
+  capture time;
 - idle: an answer that delivered nothing, kept as one entry per (kind, consumer, topic, partition,
   fetch offset): the first and the last time it was seen (a consumer polling an empty or stalled
   partition a thousand times is one entry; its lag in time is largest at the last).
@@ -18,7 +21,7 @@ Nothing is matched while the traffic is read: kwire.analytics.end_to_end_doc mat
 deliveries when the document is made, so any split of the traffic (`kwire stats --jobs`, Spark),
 merged in any order, gives what one state fed everything gives.
 
-Bounded: each kind keeps its CAP smallest entries (writes and reads by time first, so the earliest;
+Bounded: each kind keeps its CAP smallest entries (writes, reads and commits by time first, so the earliest;
 idle by key) and counts the rest as folded; the document says how many. Which entries are kept is a
 total order on the entries, never the order they came in, so folding too is the same on any split.
 Adding an entry once a kind is full costs one comparison (with the latest kept) or, for an entry
@@ -35,8 +38,10 @@ from kwire.analytics import tags as T
 WRITES_CAP = 1 << 18   # Produce partitions remembered (40 bytes each packed: 10 MB, 20 MB between trims; a trim unpacks them)
 READS_CAP = 1 << 18    # answers that delivered records
 IDLE_CAP = 1 << 16     # (consumer, partition, fetch offset) answered with nothing
+COMMITS_CAP = 1 << 16  # offsets committed (a group committing every second for a day on 1 partition: 86,400)
 
 
+_COMMIT = T.E2E_COMMIT
 _WRITE = struct.Struct("<5q")  # ts, base offset, records, create_ms, partition
 _PACK = _WRITE.pack
 
@@ -50,7 +55,7 @@ def _trim(kept: list, cap: int):
 
 class EndToEndState:
     __slots__ = ("packed", "last_key", "last_kept", "write_count", "reads", "idle", "writes_seen", "reads_seen", "write_limit",
-                 "read_limit", "idle_limit", "idle_folded")
+                 "read_limit", "idle_limit", "idle_folded", "commits", "commits_seen", "commit_limit")
 
     def __init__(self) -> None:
         self.packed: dict[tuple, bytearray] = {}  # (topic, producer) -> its writes, _WRITE each
@@ -65,6 +70,9 @@ class EndToEndState:
         self.read_limit = None  # the largest read kept, once READS_CAP are
         self.idle_limit = None  # the largest idle key kept, once IDLE_CAP are
         self.idle_folded = False  # whether a key was refused (more than IDLE_CAP keys in the traffic)
+        self.commits: list[tuple] = []
+        self.commits_seen = 0
+        self.commit_limit = None  # the largest commit kept, once COMMITS_CAP are
 
     def add(self, ob: tuple) -> None:
         if ob[0] == T.E2E_WRITE:
@@ -148,6 +156,10 @@ class EndToEndState:
         self.write_limit = limit
 
     def add_read(self, ob: tuple) -> None:
+        """An E2E_READ observation, or an E2E_COMMIT (the same feed: kwire.analytics.analysis hands both here)."""
+        if ob[0] == _COMMIT:
+            self.add_commit(ob)
+            return
         if ob[9] == 0:  # delivered nothing: where the consumer stands
             key = ob[2:7]
             have = self.idle.get(key)
@@ -170,6 +182,16 @@ class EndToEndState:
         reads.append(ob)
         if len(reads) >= 2 * READS_CAP:
             self.read_limit = _trim(reads, READS_CAP)
+
+    def add_commit(self, ob: tuple) -> None:
+        """ob: (tag, ts, group, topic, partition, offset)."""
+        self.commits_seen += 1
+        if self.commit_limit is not None and ob >= self.commit_limit:
+            return
+        commits = self.commits
+        commits.append(ob)
+        if len(commits) >= 2 * COMMITS_CAP:
+            self.commit_limit = _trim(commits, COMMITS_CAP)
 
     def _trim_idle(self) -> None:
         idle = self.idle
@@ -205,18 +227,22 @@ class EndToEndState:
             else:
                 have[0], have[1] = min(have[0], first), max(have[1], last)
         self._trim_idle()
+        self.commits_seen += other.commits_seen
+        self.commits.extend(other.commits)
+        self.commit_limit = _trim(self.commits, COMMITS_CAP)
 
     def _drop_after(self, limit: int) -> None:
         writes = self.write_rows()
         self._store({topic: [v for v in kept if v[0] <= limit] for topic, kept in writes.items()})
 
-    def settled(self) -> tuple[list, dict]:
-        """(reads, idle) as kept, the reads sorted, the writes trimmed: what the document is made of (with
-        write_rows() of the topics read)."""
+    def settled(self) -> tuple[list, dict, list]:
+        """(reads, idle, commits) as kept, the reads and commits sorted, the writes trimmed: what the document
+        is made of (with write_rows() of the topics read or committed)."""
         self._trim_writes()
         self.read_limit = _trim(self.reads, READS_CAP)
         self._trim_idle()
-        return self.reads, self.idle
+        self.commit_limit = _trim(self.commits, COMMITS_CAP)
+        return self.reads, self.idle, self.commits
 
     def document(self, names: dict) -> dict:
         from kwire.analytics.end_to_end_doc import document

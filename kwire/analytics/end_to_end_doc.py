@@ -18,11 +18,16 @@ From the writes and deliveries kwire.analytics.end_to_end kept (all of them, sor
   offset, or past what the answer delivered; the lag is the answer's time minus the write time of
   first write at or past that position, 0 when none was written before the answer (caught up), not sampled when
   the offset is before every write kept. `last` is the latest sample, `max` the largest.
+- lag in time of a group's commits, at each commit an answer accepted: the answer's time minus the write
+  time of the first write at or past the committed offset (the oldest record the group has not yet
+  committed past), 0 when none was written before the answer, not sampled when the offset is before
+  every write kept; per (group, topic, partition), `last` and `max` as for fetches.
 - the producer's clock offset: the Produce request's capture time minus its first batch's
   CreateTime (the producer's clock), per producer, over its writes to the partitions some consumer
   read: beside the latency, never in it.
 
-Percentiles: nearest rank (kwire.analytics.distribution). Times in ms, rounded to the µs.
+Percentiles: nearest rank (kwire.analytics.distribution). Times in ms, rounded to the µs. The same figures
+over the capture's time: kwire.analytics.end_to_end_timeline.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from bisect import bisect_right
 
 from kwire.analytics.distribution import nearest_rank
 from kwire.analytics import end_to_end as caps
+from kwire.analytics.end_to_end_timeline import timeline
 
 ROWS_CAP = 4096  # consumer rows and partition rows in the document (the smallest keys; the rest counted)
 
@@ -105,11 +111,13 @@ def _deliver(partition: tuple, events: list, kind: str, found: dict) -> None:
                         share_seen.add(i)
                         found["latencies"].append(ts - times[i])
                         found["bases"].append(bases[i])
+                        found["delivered_at"].append(ts)
                 elif lasts[i] <= high:
                     found["redeliveries"] += 1
                 elif bases[i] > high:  # a write delivered on in a later answer counts at its first
                     found["latencies"].append(ts - times[i])
                     found["bases"].append(bases[i])
+                    found["delivered_at"].append(ts)
                 i += 1
             if not matched and last > high:
                 found["unmatched"] += 1
@@ -117,18 +125,41 @@ def _deliver(partition: tuple, events: list, kind: str, found: dict) -> None:
                 high = last
         if kind == "share":
             continue
-        position = max(offset, high + 1)
-        j = bisect_right(lasts, position - 1)  # the first write whose last offset is at or past position
+        position = max(offset, high + 1)  # _lag, inline: once per answer
         if bases and position >= bases[0]:
-            lag = ts - times[j] if j < len(bases) and times[j] < ts else 0
-            found["lag"].append((ts, lag))
+            j = bisect_right(lasts, position - 1)
+            found["lag"].append((ts, ts - times[j] if j < len(bases) and times[j] < ts else 0))
+
+
+def _lag(partition: tuple, position: int, ts: int) -> int | None:
+    """How old at `ts` the oldest record at or past `position` is: `ts` minus the time of the first write
+    whose last offset is at or past it, 0 when none was written before `ts`, None when `position` is
+    before every write kept."""
+    bases, lasts, times = partition
+    if not bases or position < bases[0]:
+        return None
+    j = bisect_right(lasts, position - 1)
+    return ts - times[j] if j < len(bases) and times[j] < ts else 0
+
+
+def _commit_lags(commits: list, partitions: dict, names: dict) -> dict:
+    """{(group, topic, partition): [(ts, offset, lag ns or None)]} of the commits, in time order."""
+    out: dict[tuple, list] = {}
+    for _, ts, group, topic, partition, offset in commits:
+        name = names.get(topic, topic)
+        written = partitions.get((name, partition))
+        lag = _lag(written, offset, ts) if written is not None else None
+        out.setdefault((group, name, partition), []).append((ts, offset, lag))
+    return out
 
 
 def deliveries(state, names: dict):
     """Per (kind, consumer, topic, partition), in order, what its answers did: {"latencies": ns of each
-    first delivery, "bases": the base offset of each such write, "redeliveries", "unmatched", "lag":
-    [(ts, lag ns)]}; and the producers' clock offsets, last, as (None, {producer: [ns]})."""
-    reads, idle = state.settled()
+    first delivery, "bases": the base offset of each such write, "delivered_at": the time of the answer that
+    delivered it, "redeliveries", "unmatched", "lag":
+    [(ts, lag ns)]}; last, (None, {"clocks": the producers' clock offsets {producer: [ns]}, "commits":
+    the groups' commits (_commit_lags)})."""
+    reads, idle, commits = state.settled()
     streams: dict[tuple, list] = {}
     for _, ts, kind, consumer, topic, partition, offset, first, last, batches, redelivered in reads:
         streams.setdefault((kind, consumer, names.get(topic, topic), partition), []).append(
@@ -139,29 +170,33 @@ def deliveries(state, names: dict):
         if last_ts != first_ts:
             events.append((last_ts, offset, -1, -1, 0, False))
     wanted = {(topic, partition) for _, _, topic, partition in streams}
+    wanted.update((names.get(c[3], c[3]), c[4]) for c in commits)
     writes = state.write_rows({topic for topic, _ in wanted}, names)
     partitions, clocks = _written(writes, names, wanted)
     for key in sorted(streams):
         events = streams[key]
         events.sort()
-        found = {"latencies": [], "bases": [], "redeliveries": 0, "unmatched": 0, "lag": []}
+        found = {"latencies": [], "bases": [], "delivered_at": [], "redeliveries": 0, "unmatched": 0, "lag": []}
         written = partitions.get((key[2], key[3]))
         if written is not None:
             _deliver(written, events, key[0], found)
         else:
             found["unmatched"] = sum(1 for e in events if e[4])
         yield key, found
-    yield None, clocks
+    yield None, {"clocks": clocks, "commits": _commit_lags(commits, partitions, names)}
 
 
 def document(state, names: dict) -> dict:
     clocks: dict = {}
     consumers: dict[tuple, dict] = {}
     rows = []
+    commits: dict = {}
+    matched = []
     for key, found in deliveries(state, names):
         if key is None:
-            clocks = found
+            clocks, commits = found["clocks"], found["commits"]
             continue
+        matched.append((key, found))
         kind, consumer, topic, partition = key
         group = consumers.setdefault((topic, kind, consumer), {"latencies": [], "redeliveries": 0, "unmatched": 0,
                                                                "partitions": 0, "lag_max": None, "deliveries": 0})
@@ -186,13 +221,26 @@ def document(state, names: dict) -> dict:
                       "time_lag_max_ms": _ms(group["lag_max"])})
     producers = {producer: {"writes": len(values)} | {"clock_offset_ms": _spread(values)}
                  for producer, values in sorted(clocks.items()) if values}
+    committed = [_commit_row(key, samples) for key, samples in sorted(commits.items())]
     return {
         "consumers": table[:ROWS_CAP],
         "partitions": rows[:ROWS_CAP],
+        "commits": committed[:ROWS_CAP],
+        "timeline": timeline(matched, commits),
         "producers": dict(list(producers.items())[:ROWS_CAP]),
         "bounds": {"writes": {"seen": state.writes_seen, "kept": state.write_count, "cap": caps.WRITES_CAP},
                    "reads": {"seen": state.reads_seen, "kept": len(state.reads), "cap": caps.READS_CAP},
                    "idle": {"kept": len(state.idle), "cap": caps.IDLE_CAP, "folded": state.idle_folded},
+                   "commits": {"seen": state.commits_seen, "kept": len(state.commits), "cap": caps.COMMITS_CAP},
                    "rows": {"cap": ROWS_CAP, "consumers": len(table), "partitions": len(rows),
-                            "producers": len(producers)}},
+                            "commits": len(committed), "producers": len(producers)}},
     }
+
+
+def _commit_row(key: tuple, samples: list) -> dict:
+    group, topic, partition = key
+    lags = [lag for _, _, lag in samples if lag is not None]
+    return {"group": group, "topic": topic, "partition": partition, "commits": len(samples),
+            "offset_last": samples[-1][1],
+            "time_lag_ms": {"last": _ms(lags[-1]) if lags else None, "max": _ms(max(lags)) if lags else None,
+                            "samples": len(lags)}}

@@ -17,6 +17,8 @@ offset commits (OffsetCommit, TxnOffsetCommit):
     ("gl", group, member, ts)                           the member left (LeaveGroup, epoch -1 or -2)
     ("gr", group, ts)                                   REBALANCE_IN_PROGRESS answered
     ("go", group, topic, partition, ts, offset)         an offset committed (answered without error)
+    ("ec", response ts, group, topic, partition, offset)   the same, for end-to-end lag in time of commits
+                                                        (kwire.analytics.end_to_end; the answer's time)
     ("js", group, member, client_id, client, ts, latency_ns, rebalance_timeout_ms, evidence)
                                                         a JoinGroup not answered, or answered after its
                                                         rebalance timeout
@@ -159,6 +161,8 @@ def _commit(ex: Exchange, group: str, out: list) -> None:
             key = (label, part.get("PartitionIndex"))
             if key not in failed and isinstance(part.get("CommittedOffset"), int):
                 out.append((T.OFFSET_COMMIT, group, label, key[1], ex.ts_ns, part["CommittedOffset"]))
+                if type(key[1]) is int and type(label) is str and type(group) is str:  # kwire.analytics.end_to_end
+                    out.append((T.E2E_COMMIT, ex.response_ts_ns, group, label, key[1], part["CommittedOffset"]))
 
 
 def _share_member(ex: Exchange, group: str, out: list) -> None:

@@ -47,6 +47,7 @@ FETCHED_BATCH = "fb"    # such a producer's batch seen in a Fetch answer
 # ---- end to end (kwire.analytics.end_to_end)
 E2E_WRITE = "ew"        # offsets a Produce wrote (its answer's BaseOffset, its request's record count)
 E2E_READ = "er"         # offsets a Fetch or ShareFetch answer delivered to a consumer, and its fetch position
+E2E_COMMIT = "ec"       # an offset a group committed (OffsetCommit, TxnOffsetCommit), at the answer that accepted it
 # ---- changes and quorum (kwire.analytics.changes, quorum)
 CHANGE = "ch"           # a change to the cluster
 PRINCIPAL = "pr"        # the principal a connection authenticated as (SASL)
@@ -69,7 +70,7 @@ FEEDS: dict[str, str] = {
     **dict.fromkeys((PRODUCE_BATCH, TXN_BATCH, TXN_ADD, END_TXN, PRODUCER, STALLED_FETCH, SHARE_ACQUIRED, SHARE_ACKED,
                      RESENT_RECORDS, FETCHED_BATCH), DELIVERY),
     **dict.fromkeys((CHANGE, PRINCIPAL), CHANGES),
-    **dict.fromkeys((E2E_WRITE, E2E_READ), END_TO_END),
+    **dict.fromkeys((E2E_WRITE, E2E_READ, E2E_COMMIT), END_TO_END),
     QUORUM_EVENT: QUORUM,
     **dict.fromkeys((RULE_BROKEN, ADVERTISED, HIGH_WATERMARK, LATEST_OFFSET, RULE_TOPIC, RULE_OFFSET,
                      RULE_GROUP), RULES),

@@ -56,6 +56,25 @@ class LagRow:
 
 
 @dataclass(slots=True)
+class EndToEndRow:
+    topic: str
+    consumer: str                 # a client id, or a share group (kind "share")
+    kind: str                     # "fetch" or "share" (kwire.analytics.end_to_end_doc)
+    deliveries: int               # writes first delivered to it, since the start
+    p50_ms: float | None          # Produce request to first delivery, since the start
+    p99_ms: float | None
+    max_ms: float | None
+
+
+@dataclass(slots=True)
+class TimeLagRow:
+    name: str                     # a consumer's client id, or a group (kind "commits")
+    kind: str                     # "fetch" (its Fetch answers) or "commits" (its committed offsets)
+    latest_ms: float | None       # the largest latest sample over its partitions
+    max_ms: float | None          # the largest sample since the start
+
+
+@dataclass(slots=True)
 class ShareRow:
     group: str
     fetches: int                  # ShareFetch requests
@@ -116,6 +135,8 @@ class Snapshot:
     topics: list[tuple[str, int]] = field(default_factory=list)       # top topics by bytes, since the start
     lag: list[LagRow] = field(default_factory=list)                   # latest lag per partition
     share: list[ShareRow] = field(default_factory=list)               # per share group, since the start
+    end_to_end: list[EndToEndRow] = field(default_factory=list)       # per topic and consumer, since the start
+    time_lag: list[TimeLagRow] = field(default_factory=list)          # per consumer and group, latest and max
     in_flight: int = 0
     oldest_in_flight_ms: float | None = None
     unanswered: int = 0                # requests that never got a response

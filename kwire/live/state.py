@@ -9,7 +9,9 @@ seconds plus the retired Aggregator give the totals since the start.
 
 With a MetricsState (`kwire live --metrics`: kwire.live.metrics_state) each counted exchange's row
 also goes to it; `metrics_view` gives the exporter what it shows (kwire.live.metric_families) and
-`documents` the findings and groups documents (also the findings log's), both on the feeder thread.
+`documents` the findings and groups documents (also the findings log's), both on the feeder thread; the
+end-to-end panels read the `end_to_end` section of the same analysis, made at most once per second of
+capture time as the findings and groups rows are, and at most a tenth of the feeder's time (the feeder's clock).
 
 Definitions the dashboard adds:
 - rate: exchanges of the window divided by the window's length, which is `window` seconds, or the
@@ -24,13 +26,15 @@ Definitions the dashboard adds:
 
 from __future__ import annotations
 
+import time
 from collections import deque
 
 from kwire.analytics.read import read_exchange
 from kwire.analytics.aggregate import Aggregator
 from kwire.analytics.figures import Figures
 from kwire.counts import count
-from kwire.live.analysis_rows import analysis_rows
+from kwire.analytics.end_to_end import EndToEndState
+from kwire.live.analysis_rows import analysis_rows, end_to_end_rows
 from kwire.live.metric_families import MetricsView, epoch_seconds
 from kwire.live.metrics_state import MetricsState
 from kwire.live.report import requests_in_flight
@@ -41,6 +45,7 @@ TOP = 10       # rows kept for the top-N panels
 SLOWEST = 10
 HISTORY = 60   # seconds of sparkline history
 LOST_NAMED = 3  # connections named in the "bytes lost" note
+E2E_SHARE = 10  # the end-to-end rows wait this many times what they took to make (kwire.live.state._end_to_end_rows)
 
 
 class DashboardState:
@@ -59,6 +64,9 @@ class DashboardState:
         self._packet_seconds: deque[list[int]] = deque()  # [second, packets] for the last window
         self._analysis_key = None  # (second, exchanges) the findings and groups rows were made at
         self._analysis_rows: tuple[list, list] = ([], [])
+        self._e2e_key = None  # (second, exchanges) the end-to-end rows were made at
+        self._e2e_next = 0.0  # the feeder's clock (perf_counter) before which they are not made again
+        self._e2e_rows: tuple[list, list] = ([], [])
         self.metrics = metrics  # the exporter's counts (kwire.live.metrics_state), when one is wanted
         self._documents_key = None  # exchanges counted when the findings and groups documents were made
         self._brokers_key = None  # (second, exchanges) the brokers' window figures were made at
@@ -127,6 +135,7 @@ class DashboardState:
         snap.slowest = [_slow(brief) for _, brief in slowest[:SLOWEST]]
         snap.health = self._health(now_ns, pipeline, health or {}, parts)
         snap.findings, snap.groups = self._analysis(now_s)
+        snap.end_to_end, snap.time_lag = self._end_to_end_rows(now_s)
         waiting: dict[str, int] = {}
         if pipeline is not None:
             snap.in_flight, oldest, waiting = requests_in_flight(pipeline)
@@ -165,6 +174,26 @@ class DashboardState:
         return MetricsView(self.metrics, self.metrics.caps, parts, findings, groups, health, report,
                            start_s=epoch_seconds(first), end_s=epoch_seconds(last),
                            end_to_end=self.window.analysis.end_to_end)
+
+    def _end_to_end(self) -> dict:
+        """The stats document's `end_to_end` section of every exchange since the start, made from a copy of the
+        analysis' state (matching sorts what it reads, and the exporter may be reading the state meanwhile)."""
+        state = EndToEndState()
+        state.merge(self.window.analysis.end_to_end)
+        return state.document(merged_names([self.window.retired, *self.window.live_parts()]))
+
+    def _end_to_end_rows(self, now_s: int) -> tuple[list, list]:
+        """The end-to-end panels' rows, made again at most once per second of capture time and, as matching
+        costs with what is kept (some 10 µs a delivery), once the time they last took has been spent E2E_SHARE
+        times over on other work (a replay at full speed, a busy link): at most a tenth of the feeder's time."""
+        key = (now_s, self.exchanges)
+        now = time.perf_counter()
+        if key != self._e2e_key and (self._e2e_key is None or self.finished or (now_s != self._e2e_key[0]
+                                                                                and now >= self._e2e_next)):
+            self._e2e_rows = end_to_end_rows(self._end_to_end())
+            self._e2e_next = now + (time.perf_counter() - now) * E2E_SHARE
+            self._e2e_key = key
+        return self._e2e_rows
 
     def _analysis(self, now_s: int) -> tuple[list, list]:
         """Findings and groups rows, made again at most once per second of capture time."""

@@ -22,15 +22,15 @@ from kwire.render.dashboard_panels import PANELS
 
 # The panels of each column, by number of columns: most wanted first in each column.
 GRID: dict[int, tuple[tuple[str, ...], ...]] = {
-    1: (("brokers", "errors by code", "consumer groups", "consumer lag, Fetch", "slowest", "share groups",
-         "top clients by bytes", "top topics by bytes"),),
-    2: (("brokers", "errors by code", "slowest", "share groups"),
-        ("consumer groups", "consumer lag, Fetch", "top clients by bytes", "top topics by bytes")),
+    1: (("brokers", "errors by code", "consumer groups", "consumer lag, Fetch", "end to end, ms", "time lag, ms",
+         "slowest", "share groups", "top clients by bytes", "top topics by bytes"),),
+    2: (("brokers", "errors by code", "slowest", "share groups", "time lag, ms"),
+        ("consumer groups", "consumer lag, Fetch", "end to end, ms", "top clients by bytes", "top topics by bytes")),
     3: (("brokers", "errors by code", "slowest"),
         ("consumer groups", "consumer lag, Fetch", "share groups"),
-        ("top clients by bytes", "top topics by bytes")),
+        ("end to end, ms", "time lag, ms", "top clients by bytes", "top topics by bytes")),
     4: (("brokers", "errors by code"), ("consumer groups", "consumer lag, Fetch"),
-        ("slowest", "share groups"), ("top clients by bytes", "top topics by bytes")),
+        ("end to end, ms", "time lag, ms"), ("slowest", "share groups", "top clients by bytes", "top topics by bytes")),
 }
 MIN_WIDTH, MIN_HEIGHT = 20, 6
 

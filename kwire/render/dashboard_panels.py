@@ -77,6 +77,21 @@ def _errors_cell(n: int) -> Text:
     return Text(fmt_count(n), style="bold red" if n else "")
 
 
+def _slow_cell(ms: float | None) -> Text:
+    return Text(fmt_ms(ms), style="bold red" if (ms or 0) >= 1000 else "")
+
+
+def _consumer_topic(row) -> Text:
+    """A consumer and the topic it read (a share group's marked so), the topic dim."""
+    name = Text("share ", style="dim") if row.kind == "share" else Text("")
+    return name + wire_text(row.consumer) + Text(" ") + wire_text(row.topic, style="dim")
+
+
+def _lag_name(row) -> Text:
+    """A consumer (its Fetch answers), or a group's committed offsets."""
+    return wire_text(row.name) + Text(" commits", style="dim") if row.kind == "commits" else wire_text(row.name)
+
+
 PANELS: dict[str, Panel] = {p.name: p for p in (
     Panel("brokers", WINDOW, lambda s: s.brokers, (
         Column("broker", lambda r: wire_text(r.broker)),
@@ -100,6 +115,16 @@ PANELS: dict[str, Panel] = {p.name: p for p in (
         Column("partition", lambda r: wire_text(f"{r.topic}[{r.partition}]")),
         Column("latest", lambda r: fmt_count(r.lag), 7, 0),
         Column("max", lambda r: fmt_count(r.lag_max), 7, 1)), most=12),
+    Panel("end to end, ms", SINCE_START, lambda s: s.end_to_end, (
+        Column("consumer, topic", _consumer_topic),
+        Column("p50", lambda r: fmt_ms(r.p50_ms), 6, 2),
+        Column("p99", lambda r: fmt_ms(r.p99_ms), 6, 0),
+        Column("max", lambda r: _slow_cell(r.max_ms), 6, 1),
+        Column("delivered", lambda r: fmt_count(r.deliveries), 9, 3)), most=10, name_width=14),
+    Panel("time lag, ms", SINCE_START, lambda s: s.time_lag, (
+        Column("consumer", _lag_name),
+        Column("latest", lambda r: _slow_cell(r.latest_ms), 7, 0),
+        Column("max", lambda r: fmt_ms(r.max_ms), 7, 1)), most=10, name_width=14),
     Panel("share groups", SINCE_START, lambda s: s.share, (
         Column("group", lambda r: wire_text(r.group)),
         Column("acquired", lambda r: fmt_count(r.acquired), 8, 0),

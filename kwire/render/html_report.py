@@ -167,6 +167,7 @@ def _lag_section(doc: dict) -> str:
 def html_report(doc: dict, *, sources=(), filters: str = "") -> str:
     """The page for the summary `doc` of the capture files `sources`, filtered by `filters` (as options)."""
     from kwire.render.changes_view import changes_section, quorum_section
+    from kwire.render.end_to_end_html import end_to_end_section
     from kwire.render.groups_html import findings_section, groups_section
 
     unanswered = doc["unanswered"]
@@ -180,6 +181,7 @@ def html_report(doc: dict, *, sources=(), filters: str = "") -> str:
         _timeline_section(doc),
         _histogram_section(doc),
         _lag_section(doc),
+        end_to_end_section(doc),
         groups_section(doc),
         figure_table("By api and version", "api", doc, "apis"),
         figure_table("By client id", "client id", doc, "client_ids"),

@@ -261,7 +261,7 @@ def exchange_list(title: str, items: list[dict]) -> Table | None:
 
 def stats_view(doc: dict) -> Group:
     from kwire.render.changes_view import changes_table, quorum_table
-    from kwire.render.end_to_end_view import end_to_end_table
+    from kwire.render.end_to_end_view import commit_lag_table, end_to_end_table
     from kwire.render.groups_view import findings_view, generations_table, groups_table, members_table
 
     parts: list = [header(doc), Text(""), *findings_view(doc), api_table(doc), Text(""),
@@ -269,7 +269,7 @@ def stats_view(doc: dict) -> Group:
                    group_table("By broker", "broker", doc["brokers"], doc, "brokers")]
     for extra in (changes_table(doc), quorum_table(doc), groups_table(doc), generations_table(doc),
                   members_table(doc),
-                  partition_table(doc), end_to_end_table(doc), share_table(doc),
+                  partition_table(doc), end_to_end_table(doc), commit_lag_table(doc), share_table(doc),
                   exchange_list("Slowest exchanges", doc["slowest"][:10]),
                   exchange_list(f"Unanswered requests ({doc['unanswered']['count']:,}; the first ones)",
                                 doc["unanswered"]["first"][:10])):

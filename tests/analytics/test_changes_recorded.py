@@ -144,6 +144,9 @@ def test_every_recording_has_changes_and_admin_change():
     assert {"topic_deleted", "group_deleted", "offsets_moved", "credentials_changed"} <= kinds
 
 
+BARE_COMMITTERS = ("committer", "py-committer")  # scripts/problem_roles.py: a group id, no membership
+
+
 def _data_path_captures() -> list[Path]:
     return sorted(p for p in (ROOT / "captures").glob("*.pcap*") if not p.name.endswith((".log", ".jsonl"))) + \
         sorted((ROOT / "captures" / "problems").glob("*.pcap.gz"))
@@ -154,9 +157,10 @@ def test_data_path_captures_change_nothing_but_their_setup(capture):
     """No admin_change, no quorum; the only changes are the CreateTopics the recording scripts send first
     (client id kwire-admin: scripts/record_problems.py, record_tls.py), the members a scenario's
     operator removed (its truth's `removed_group_members`), the offsets a scenario set from outside the
-    group (its truth's `sent_offsets` with a bare group id, or `offset_committed` by a consumer not a member: an
-    offsets_moved admin_change of that client) and the records it tried to delete (its truth's `delete_records`:
-    a records_deleted admin_change of that client, which says no answer came when none did)."""
+    group (its truth's `sent_offsets` with a bare group id, `offset_committed` by a consumer not a member, or a
+    client of a role that commits so: an offsets_moved admin_change of that client) and the records it tried to
+    delete (its truth's `delete_records`: a records_deleted admin_change of that client, which says no answer came
+    when none did)."""
     agg = Aggregator()
     for ex in analyze_files([str(capture)]):
         agg.add_exchange(ex)
@@ -167,6 +171,8 @@ def test_data_path_captures_change_nothing_but_their_setup(capture):
     removals = [e for e in events if e["event"] == "removed_group_members"]
     setters = {e["client_id"] for e in events if (e["event"] == "sent_offsets" and e["bare"])
                or (e["event"] == "offset_committed" and e["member"] is False)}
+    # consumers assigned their partitions that commit under a group id with no membership (end-to-end-commits)
+    setters |= {e["client_id"] for e in events if e["event"] == "spawned" and e["role"] in BARE_COMMITTERS}
     deleters = {e["client_id"] for e in events if e["event"] == "delete_records"}
     assert not [f for f in doc["findings"] if f["kind"] in ("admin_change", "quorum_leader_change", "broker_fenced",
                                                             "metadata_behind")

@@ -3,7 +3,9 @@ of the traffic against one pass, the caps, hostile input.
 
 The truth (tests/problems.py: captures/problems/end-to-end.pcap.truth.jsonl, or KWIRE_PROBLEMS_DIR's) is the
 producer's "sent" (each produce() call, in order; its "delivered" callbacks give each record's offset) and each
-reader's "consumed" (the time its poll returned the record): never kwire's output.
+reader's "consumed" (the time its poll returned the record): never kwire's output. For the lag in time of
+commits (captures/problems/end-to-end-commits): each committer's "committed" (the offset its commit returned,
+when it returned) against the producer's "sent" of the record at that offset.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import kwire.analytics.end_to_end as E
 from kwire.analytics import Aggregator
 from kwire.analytics.end_to_end import EndToEndState
 from kwire.analytics.end_to_end_doc import deliveries, document
-from kwire.analytics.tags import E2E_READ, E2E_WRITE
+from kwire.analytics.tags import E2E_COMMIT, E2E_READ, E2E_WRITE
 from kwire.pipeline import analyze_files
 
 from tests import problems as P
@@ -90,7 +92,59 @@ def test_time_lag_rises_behind_the_open_transaction_and_falls():
             assert lag["max"] / 1e3 <= FETCH_WAIT_S + SLACK_S
 
 
-@pytest.mark.parametrize("name", [NAME, "txn-stall", "share-redelivery", "clean-classic"])
+COMMITS = "end-to-end-commits"
+
+
+def _client_commit_lags(name: str) -> dict[str, list[tuple[int, float]]]:
+    """group -> [(offset committed, seconds the record at it had waited, 0 if not yet sent)] from the truth."""
+    events = P.events(name)
+    sent = [e["ts"] for e in events if e["event"] == "sent"]
+    offsets = [e["offset"] for e in events if e["event"] == "delivered" and e.get("error") is None]
+    sent_at = dict(zip(offsets, sent))
+    groups = {e["who"]: e["group"] for e in events if e["event"] == "started" and "group" in e}
+    out: dict[str, list] = {}
+    for e in events:
+        if e["event"] == "committed" and e.get("error") is None:
+            at = sent_at.get(e["offset"])
+            out.setdefault(groups[e["who"]], []).append((e["offset"], e["ts"] - at if at is not None and at < e["ts"] else 0.0))
+    return out
+
+
+def test_commit_lag_in_time_matches_the_committers_own_commits():
+    clients = _client_commit_lags(COMMITS)
+    agg = Aggregator()
+    for ex in _exchanges(COMMITS):
+        agg.add_exchange(ex)
+    wire = next(found for key, found in deliveries(agg.analysis.end_to_end, agg.names) if key is None)["commits"]
+    assert len(clients) == 2
+    for group, commits in clients.items():
+        samples = wire[(group, "kwire-e2e-commits", 0)]
+        assert [offset for _, offset, _ in samples] == [offset for offset, _ in commits]
+        for (_, offset, lag_ns), (_, truth_s) in zip(samples, commits):
+            assert lag_ns is not None and abs(lag_ns / 1e9 - truth_s) <= SLACK_S, (group, offset)
+    rows = {row["group"]: row for row in agg.document()["end_to_end"]["commits"]}
+    slow = rows["kwire-e2e-slow-group"]["time_lag_ms"]
+    worst = max(lag for _, lag in clients["kwire-e2e-slow-group"])
+    assert worst > 3  # the slow committer fell seconds behind in time, and caught up
+    assert abs(slow["max"] / 1e3 - worst) <= SLACK_S and slow["last"] / 1e3 <= 0.5
+    assert rows["kwire-e2e-py-group"]["time_lag_ms"]["max"] / 1e3 <= 2.0 + SLACK_S  # commits every 2 s
+    assert rows["kwire-e2e-slow-group"]["commits"] == len(clients["kwire-e2e-slow-group"])
+
+
+def test_commit_lag_is_the_age_of_the_oldest_record_not_committed_past():
+    state = EndToEndState()
+    for i in range(5):
+        state.add(_write(i * 1000, i, 1))
+    state.add(_commit(10_000, 2))  # records 2.. waiting since 2 us
+    state.add(_commit(11_000, 9))  # past every write: caught up
+    state.add(_commit(12_000, -1))  # before every write kept: not sampled
+    row = document(state, {})["commits"][0]
+    assert row["commits"] == 3 and row["offset_last"] == -1
+    assert row["time_lag_ms"] == {"last": 0.0, "max": 0.008, "samples": 2}
+
+
+@pytest.mark.parametrize("name", [NAME, COMMITS, "txn-stall", "share-redelivery", "clean-classic",
+                                  "txn-offsets-bare"])
 def test_any_split_merged_in_any_order_is_one_pass(name, monkeypatch):
     exchanges = _exchanges(name)
     whole = Aggregator()
@@ -129,6 +183,10 @@ def _read(ts, first, last, batches, consumer="c", offset=-1, topic="t", partitio
     return (E2E_READ, ts, "fetch", consumer, topic, partition, offset, first, last, batches, False)
 
 
+def _commit(ts, offset, group="g", topic="t", partition=0):
+    return (E2E_COMMIT, ts, group, topic, partition, offset)
+
+
 def test_a_batch_fetched_again_is_a_redelivery():
     state = EndToEndState()
     for i in range(10):
@@ -159,12 +217,14 @@ def test_caps_fold_the_same_on_any_split(monkeypatch):
     monkeypatch.setattr(E, "WRITES_CAP", 16)
     monkeypatch.setattr(E, "READS_CAP", 8)
     monkeypatch.setattr(E, "IDLE_CAP", 4)
+    monkeypatch.setattr(E, "COMMITS_CAP", 4)
     obs = []
     for i in range(100):
         obs.append(_write(i * 10 + (i % 3 == 0), i * 2, 2, partition=i % 2))  # equal times too (ties)
         obs.append(_write(i * 10, i * 2, 2, partition=i % 2, producer="q"))
         obs.append(_read(i * 10 + 5, i * 2, i * 2 + 1, 1, partition=i % 2))
         obs.append(_read(i * 10 + 6, -1, -1, 0, offset=i, partition=i % 2))
+        obs.append(_commit(i * 10 + 7 - (i % 4 == 0), i, group=f"g{i % 3}", partition=i % 2))
     one = EndToEndState()
     for ob in obs:
         one.add(ob)
@@ -172,6 +232,7 @@ def test_caps_fold_the_same_on_any_split(monkeypatch):
     bounds = expected["bounds"]
     assert bounds["writes"] == {"seen": 200, "kept": 16, "cap": 16}
     assert bounds["reads"]["kept"] == 8 and bounds["idle"]["folded"] and bounds["idle"]["kept"] == 4
+    assert bounds["commits"] == {"seen": 100, "kept": 4, "cap": 4}
     rng = random.Random(1)
     for _ in range(5):
         shuffled = obs[:]
@@ -207,3 +268,44 @@ def test_the_terminal_table_shows_each_consumer():
     assert "End to end" in text
     for reader in _client_latencies(NAME):
         assert reader in text
+
+
+@pytest.mark.parametrize("name", [NAME, COMMITS])
+def test_the_timeline_holds_the_rows_figures_over_time(name):
+    section = P.document(name)["end_to_end"]
+    timeline = section["timeline"]
+    assert timeline["bucket_s"] == 1 and timeline["series"]["latency"] == len(section["consumers"])
+    consumers = {row["consumer"]: row for row in section["consumers"]}
+    for series in timeline["latency"]:
+        values = [v for v in series["values_ms"] if v is not None]
+        assert max(values) == consumers[series["name"]]["latency_ms"]["max"]
+        assert len(values) <= consumers[series["name"]]["deliveries"]
+    groups = {row["group"]: row for row in section["commits"]}
+    for series in timeline["time_lag"]:
+        values = [v for v in series["values_ms"] if v is not None]
+        if series["kind"] == "commits":
+            assert max(values) == groups[series["name"]]["time_lag_ms"]["max"]
+        else:
+            assert max(values) == consumers[series["name"]]["time_lag_max_ms"]
+    if name == COMMITS:  # the slow committer's lag rises to what the client saw, and falls once it works fast
+        slow = next(s for s in timeline["time_lag"] if s["name"] == "kwire-e2e-slow-group")["values_ms"]
+        values = [v for v in slow if v is not None]
+        peak = values.index(max(values))
+        worst = max(lag for _, lag in _client_commit_lags(COMMITS)["kwire-e2e-slow-group"])
+        assert abs(values[peak] / 1e3 - worst) <= SLACK_S and values[0] < values[peak] / 3
+        assert all(v <= 500 for v in values[peak + 2:])
+
+
+def test_transactional_commits_are_commits_too():
+    """captures/problems/txn-offsets-bare: two TxnOffsetCommits (an exactly-once app's, and a bare one setting
+    another group's offset) of kwire-ledger[0], whose 6 records were produced at once (the truth's "produced"):
+    each commit's lag is its "sent_offsets" time less the production's."""
+    name = "txn-offsets-bare"
+    events = P.events(name)
+    produced = next(e["ts"] for e in events if e["event"] == "produced")
+    truth = {e["group"]: e["ts"] - produced for e in events if e["event"] == "sent_offsets"}
+    rows = {row["group"]: row for row in P.document(name)["end_to_end"]["commits"]}
+    assert set(rows) == set(truth) and len(truth) == 2
+    for group, lag_s in truth.items():
+        assert rows[group]["commits"] == 1 and rows[group]["topic"] == "kwire-ledger"
+        assert abs(rows[group]["time_lag_ms"]["last"] / 1e3 - lag_s) <= SLACK_S, group

@@ -111,6 +111,10 @@ def _document_keys(seen, doc: dict) -> None:
         seen["stats.end_to_end.consumer"].update(row)
     for row in doc["end_to_end"]["partitions"]:
         seen["stats.end_to_end.partition"].update(row)
+    for row in doc["end_to_end"]["commits"]:
+        seen["stats.end_to_end.commit"].update(row)
+    for series in doc["end_to_end"]["timeline"]["latency"] + doc["end_to_end"]["timeline"]["time_lag"]:
+        seen["stats.end_to_end.series"].update(series)
     seen["stats.tls"].update(doc["tls"])
     for row in doc["tls"]["list"]:
         seen["stats.tls.connection"].update(row)
@@ -145,7 +149,8 @@ STATS_TABLES = ("stats", "stats.span", "stats.figures", "stats.latency_ms", "sta
                 "stats.partition", "stats.share_group", "stats.unanswered", "stats.exchange", "stats.timeline",
                 "stats.tls", "stats.tls.connection", "stats.group", "stats.generation", "stats.generation.member",
                 "stats.member", "stats.changes", "stats.change", "stats.quorum", "stats.quorum.broker",
-                "stats.end_to_end", "stats.end_to_end.consumer", "stats.end_to_end.partition", COMMON_FINDING_KEYS)
+                "stats.end_to_end", "stats.end_to_end.consumer", "stats.end_to_end.partition", "stats.end_to_end.commit",
+                "stats.end_to_end.series", COMMON_FINDING_KEYS)
 
 
 def test_stats_document_keys(documented, stats_keys):

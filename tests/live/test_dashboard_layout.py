@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from kwire.live.snapshot import BrokerRow, FindingRow, GroupRow, LagRow, ShareRow, SlowExchange
+from kwire.live.snapshot import BrokerRow, EndToEndRow, FindingRow, GroupRow, LagRow, ShareRow, SlowExchange, TimeLagRow
 from kwire.render.dashboard_cells import SPARK
 from kwire.render.dashboard_layout import GRID, grid_columns, layout
 from kwire.render.dashboard_panels import PANELS
@@ -20,6 +20,7 @@ SIZES = [(80, 24), (100, 30), (132, 43), (160, 50), (200, 60), (250, 70)]
 WINDOWS = {"brokers": "last 30 s", "slowest": "last 30 s", "errors by code": "since start",
            "consumer groups": "since start", "consumer lag, Fetch": "since start", "share groups": "since start",
            "top clients by bytes": "since start", "top topics by bytes": "since start",
+           "end to end, ms": "since start", "time lag, ms": "since start",
            "findings": "since start", "requests by api": "last 30 s"}
 
 
@@ -41,7 +42,11 @@ def _many():
                      brokers=[BrokerRow(f"10.0.0.{i}:9092", 50.0 - i, 0.1, 0.2, i, 10, i) for i in range(30)],
                      findings=[FindingRow("warning", "slow_broker", f"finding {i} " + "x" * 200, 1.0)
                                for i in range(20)],
-                     groups=[GroupRow(f"group-{i}", "classic", 3, 2, 2, 0, 1.0) for i in range(30)])
+                     groups=[GroupRow(f"group-{i}", "classic", 3, 2, 2, 0, 1.0) for i in range(30)],
+                     end_to_end=[EndToEndRow(f"topic-{i % 3}", f"consumer-{i}", "fetch", 10, 1.5, 20.0, 7000.0 - i)
+                                 for i in range(20)],
+                     time_lag=[TimeLagRow(f"consumer-{i}", "commits" if i % 2 else "fetch", 10.0 * i, 100.0 * i)
+                               for i in range(20)])
 
 
 def _titles(lines: list[str]) -> dict[str, tuple[int, int]]:

@@ -248,3 +248,31 @@ def test_requests_in_flight_per_broker_add_up_to_the_pipelines_count():
         seen.append(by_broker)
     waiting = {broker for by_broker in seen for broker in by_broker}
     assert len(waiting) >= 2 and waiting <= {ex.broker for ex in analyze_files([MULTI])}
+
+
+@pytest.mark.parametrize("name", ["end-to-end", "end-to-end-commits"])
+def test_end_to_end_panels_say_what_kwire_stats_says(name):
+    """Issue 47: the end-to-end panels' rows are the stats document's end_to_end figures of the same capture:
+    p50/p99/max per topic and consumer, and per consumer (a group's commits) the largest latest and largest
+    lag in time over its partitions."""
+    from tests import problems as P
+
+    path = str(P.capture(name))
+    state, pipeline, packets = _run(path)
+    snap = state.snapshot(packets[-1].ts_ns, pipeline, {})
+    section = P.document(name)["end_to_end"]
+    assert section["consumers"] and len(snap.end_to_end) == len(section["consumers"])
+    shown = {(r.topic, r.consumer): (r.deliveries, r.p50_ms, r.p99_ms, r.max_ms) for r in snap.end_to_end}
+    for row in section["consumers"]:
+        latency = row["latency_ms"]
+        assert shown[(row["topic"], row["consumer"])] == (row["deliveries"], latency["p50"], latency["p99"],
+                                                         latency["max"])
+    assert [r.max_ms for r in snap.end_to_end] == sorted((r.max_ms for r in snap.end_to_end), reverse=True)
+    lags = {(r.kind, r.name): (r.latest_ms, r.max_ms) for r in snap.time_lag}
+    for row in section["consumers"]:
+        assert lags[("fetch", row["consumer"])][1] == row["time_lag_max_ms"]
+    for row in section["partitions"]:
+        assert lags[("fetch", row["consumer"])][0] >= row["time_lag_ms"]["last"]
+    assert {name for kind, name in lags if kind == "commits"} == {row["group"] for row in section["commits"]}
+    for row in section["commits"]:
+        assert lags[("commits", row["group"])] == (row["time_lag_ms"]["last"], row["time_lag_ms"]["max"])

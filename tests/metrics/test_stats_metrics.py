@@ -102,3 +102,47 @@ def test_bad_options_are_one_line(tmp_path):
     assert bad.returncode != 0 and "Traceback" not in bad.stderr
     bad = _kwire("stats", "--metrics", str(tmp_path / "no" / "such" / "dir.prom"), str(CAPTURE), check=False)
     assert bad.returncode == 1 and bad.stderr.strip().splitlines()[-1].startswith("kwire: error: cannot write")
+
+
+def _first_packets(source, out, count: int):
+    """The first `count` records of the classic pcap `source` (gzip) written to `out`."""
+    import gzip
+    import struct
+
+    data = gzip.decompress(source.read_bytes())
+    at = 24
+    for _ in range(count):
+        at += 16 + struct.unpack_from("<I", data, at + 8)[0]
+    out.write_bytes(data[:at])
+    return out
+
+
+@pytest.mark.parametrize("name", ["end-to-end", "end-to-end-commits", "end-to-end-commits@600"])
+def test_end_to_end_families_say_what_the_document_says(tmp_path, name):
+    """Issue 47: the histogram's count per (topic, client id) is the consumer row's deliveries, each lag gauge the
+    latest sample of its row (a partition's fetches; a group's commits of a partition). Cut after 600 packets, the
+    commits recording ends while one group lags behind in time and the other has caught up from far behind (a
+    latest sample that is neither 0 nor the largest)."""
+    out = tmp_path / "kwire.prom"
+    capture = ROOT / "captures" / "problems" / f"{name.split('@')[0]}.pcap.gz"
+    if "@" in name:
+        capture = _first_packets(capture, tmp_path / "cut.pcap", int(name.split("@")[1]))
+    section = json.loads(_kwire("stats", "--json", "--no-summary", "--metrics", str(out), str(capture)).stdout)["end_to_end"]
+    if "@" in name:
+        lags = {row["group"]: row["time_lag_ms"] for row in section["commits"]}
+        assert lags["kwire-e2e-py-group"]["last"] > 50 and lags["kwire-e2e-slow-group"]["max"] > 3000
+        assert lags["kwire-e2e-slow-group"]["last"] < lags["kwire-e2e-slow-group"]["max"]
+    samples = _samples(out.read_text())
+    assert section["consumers"]
+    for row in section["consumers"]:
+        labels = (("client_id", row["consumer"]), ("topic", row["topic"]))
+        assert samples[("kwire_end_to_end_latency_seconds_count", labels)] == row["deliveries"]
+    for row in section["partitions"]:
+        labels = (("client_id", row["consumer"]), ("partition", str(row["partition"])), ("topic", row["topic"]))
+        assert samples[("kwire_consumer_time_lag_seconds", labels)] == pytest.approx(row["time_lag_ms"]["last"] / 1e3)
+    committed = {k: v for k, v in samples.items() if k[0] == "kwire_group_committed_time_lag_seconds"}
+    assert len(committed) == len(section["commits"]) == (0 if name == "end-to-end" else 2)
+    for row in section["commits"]:
+        labels = (("group", row["group"]), ("partition", str(row["partition"])), ("topic", row["topic"]))
+        assert committed[("kwire_group_committed_time_lag_seconds", labels)] == pytest.approx(
+            row["time_lag_ms"]["last"] / 1e3)

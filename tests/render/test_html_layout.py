@@ -5,7 +5,8 @@ writes its findings into the DOM, and reads them back with Chromium's --dump-dom
 screenshot of each width (checked to be a PNG of that width; kept when KWIRE_SCREENSHOTS names a
 folder). Checked: no element reaches outside its card (header, section, panel, KPI), the page does
 not scroll sideways, every table fits its box without scrolling, every api with paired exchanges
-has its histogram, lag is drawn as lines. The documents come from real captures, filtered as in the
+has its histogram, lag is drawn as lines, and so are end-to-end latency and lag in time
+(captures/problems/end-to-end-commits, a consumer's name made long). The documents come from real captures, filtered as in the
 issue that found the overflow (--api Fetch,Produce), with names from the wire made long and hostile.
 Skipped when Chromium is not installed (CI installs Debian's chromium).
 """
@@ -44,6 +45,7 @@ MEASURE = """<script>
   var out = {width: window.innerWidth, pageWidth: document.documentElement.scrollWidth, outside: [],
              scrolling: [], histograms: document.querySelectorAll("#latency .panel.hist svg").length,
              lagLines: document.querySelectorAll("#lag polyline.series").length,
+             endToEndLines: document.querySelectorAll("#end-to-end polyline.series").length,
              cards: 0, tables: document.querySelectorAll(".tw table").length};
   var cards = document.querySelectorAll("header, section, .panel, .kpi");
   for (var i = 0; i < cards.length; i++) {
@@ -169,3 +171,26 @@ def test_report_fits_its_cards_at_900_and_1400(tmp_path, make):
         assert report["pageWidth"] <= width
         assert report["histograms"] == with_latency
         assert report["lagLines"] >= 1
+
+
+def end_to_end(tmp_path):
+    doc = lengthen(document([CAPTURES / "problems" / "end-to-end-commits.pcap.gz"]), random.Random(47))
+    section = doc["end_to_end"]
+    long = "consumer-" + "x" * 150
+    section["consumers"][0]["consumer"] = long
+    section["timeline"]["latency"][0]["name"] = long
+    return doc, ""
+
+
+def test_end_to_end_charts_fit_and_draw_every_series(tmp_path):
+    doc, filters = end_to_end(tmp_path)
+    timeline = doc["end_to_end"]["timeline"]
+    drawn = [s for s in timeline["latency"] + timeline["time_lag"] if sum(v is not None for v in s["values_ms"])]
+    assert len(timeline["latency"]) == 2 and len(timeline["time_lag"]) == 4  # 2 consumers; and 2 groups' commits
+    page = html_report(doc, sources=["captures/problems/end-to-end-commits.pcap.gz"], filters=filters)
+    for width in (900, 1400):
+        report = layout(tmp_path, page, width, "end-to-end")
+        assert report["outside"] == [], "\n".join(report["outside"][:10])
+        assert report["scrolling"] == [], report["scrolling"]
+        assert report["pageWidth"] <= width
+        assert report["endToEndLines"] == len(drawn)

@@ -59,3 +59,17 @@ def test_spark_counts_the_resends_stats_counts(spark, tmp_path):
     assert expected["findings_total"] > 500
     result = run_job(spark, [str(p) for p in parts], partitions=3)
     assert_same(result.document, expected)
+
+
+@pytest.mark.parametrize("name,per_file", [("end-to-end", 60), ("end-to-end-commits", 120)])
+def test_spark_end_to_end_equals_stats(spark, tmp_path, name, per_file):
+    """Issue 47: the end_to_end section (latencies, lag in time of fetches and of commits) of `kwire spark` on
+    rotated files is the one `kwire stats` makes of the whole capture: writes, deliveries and commits are
+    kept apart and matched when the merged document is made."""
+    whole, parts = _parts(name, tmp_path, per_file)
+    assert len(parts) >= 5
+    expected = stats_document([whole])["end_to_end"]
+    assert expected["consumers"] and all(row["deliveries"] for row in expected["consumers"])
+    assert bool(expected["commits"]) == (name == "end-to-end-commits")
+    result = run_job(spark, [str(p) for p in parts], partitions=3)
+    assert result.document["end_to_end"] == expected
