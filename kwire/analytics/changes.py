@@ -18,8 +18,11 @@ decided when the document is made, against the connections the members' own requ
 (kwire.analytics.groups: Member.clients); a removal names each removed member's client id and connection.
 `removals_not_checked` counts those past the cap (not decided, not listed).
 
-A member's own OffsetCommit (the entry's `commits_as`: group, member id) is a change only when the member
-was a tool's transient one: it left within the capture and neither its own requests' client id nor the
+An OffsetCommit from outside the group (no member id, generation -1: the entry's `commits_as` is group, "" and
+client id) is a change unless its client id sent a Fetch anywhere in the capture (a consumer that assigns itself
+its partitions, `assign()`, commits its progress so); its first MAX_MEMBER_COMMITS commits per (group, client id)
+are kept, the rest counted, as a member's. A member's own OffsetCommit (the entry's `commits_as`: group, member
+id) is a change only when the member was a tool's transient one: it left within the capture and neither its own requests' client id nor the
 commit's sent a Fetch anywhere in the capture (the connections kwire.analytics.traffic marks `fetched`, and
 the client ids of Fetches filtered out, learnt by `add_fetcher`) (KafkaJS admin.setOffsets joins the group, commits, leaves). The first MAX_MEMBER_COMMITS
 commits of each of MAX_COMMITTERS members are kept (the smallest (group, member id)), the rest of each counted,
@@ -107,8 +110,8 @@ class ChangesState:
 
     def add_member_commit(self, change: dict) -> None:
         self.member_commit_candidates += 1
-        group, member = change["commits_as"]
-        key = (group if type(group) is str else "", member)
+        group, *member = change["commits_as"]  # (member id) or ("", client id): a commit from outside the group
+        key = (group if type(group) is str else "", *member)
         cell = self.member_commits.get(key)
         if cell is None:
             cell = self.member_commits[key] = [0, Kept(MAX_MEMBER_COMMITS)]
@@ -173,14 +176,19 @@ class ChangesState:
 
     def _tools(self, groups, traffic) -> list[tuple[int, list[dict]]]:
         """(commits, the kept ones) of each member that was a tool's (`tool_member_commits`)."""
-        if groups is None or not self.member_commits:
+        if not self.member_commits:
             return []
         fetchers = self._fetchers(traffic)
         if fetchers is None:
             return []
         out = []
-        for (group_id, member_id), (n, commits) in self.member_commits.items():
-            group = groups.groups.get(group_id) if group_id else None
+        for key, (n, commits) in self.member_commits.items():
+            if len(key) == 3:  # from outside the group: a tool's unless its client consumes
+                if key[2] not in fetchers:
+                    out.append((n, [member_commit_entry(c) for c in commits.values()]))
+                continue
+            group_id, member_id = key
+            group = groups.groups.get(group_id) if group_id and groups is not None else None
             member = group.members.get(member_id) if group is not None else None
             if member is None or member.left_ns is None or member.client_id is None or member.client_id in fetchers:
                 continue

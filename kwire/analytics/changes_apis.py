@@ -197,15 +197,19 @@ def _offsets(ex: Exchange, req: Body, operation: str, name: str, parts_key: str,
 
 
 def _offset_commit(ex: Exchange, req: Body) -> dict | None:
-    """A commit with no member id and generation -1 (v1+) is a tool's: a change. A member's commit is one only
-    if that member is a tool's transient one (KafkaJS admin.setOffsets joins the group, commits and leaves,
-    fetching nothing), which one exchange cannot tell: the entry says as whom it commits (`commits_as`:
-    group, member id), and kwire.analytics.changes decides on the whole capture."""
+    """A commit with no member id and generation -1 (v1+) sets the group's offsets from outside it: a tool's
+    change, unless its client consumes (a consumer that assigns itself its partitions commits its progress so).
+    A member's commit is a change only if that member is a tool's transient one (KafkaJS admin.setOffsets joins
+    the group, commits and leaves, fetching nothing). One exchange can tell neither: the entry says as whom it
+    commits (`commits_as`: group and member id, or group, "" and client id for no member), and
+    kwire.analytics.changes decides on the whole capture."""
     if ex.api_version is None or ex.api_version < 1:
         return None
     member = req.get("MemberId")
     if req.get("GenerationIdOrMemberEpoch") == -1 and not member:
-        return _offsets(ex, req, "set_group_offsets", "Name", "Partitions", "CommittedOffset", "Topics", "Name")
+        change = _offsets(ex, req, "set_group_offsets", "Name", "Partitions", "CommittedOffset", "Topics", "Name")
+        change["commits_as"] = (req.get("GroupId"), "", ex.client_id if type(ex.client_id) is str else "")
+        return change
     if not member or type(member) is not str:
         return None
     if ex.status == PAIRED and _whole(ex.request_outcome) and _whole(ex.response_outcome) and \

@@ -210,5 +210,7 @@ def is_change(ex: Exchange) -> bool:
     if ex.api not in READERS:
         return False
     change = change_of(ex)
-    # a LeaveGroup, or a member's commit, only the whole capture can tell
-    return change is not None and "removes" not in change and "commits_as" not in change
+    # a LeaveGroup, or a member's commit, only the whole capture can tell; a commit from outside the group is
+    # shown (a tool's, unless the whole capture shows its client consuming)
+    return change is not None and "removes" not in change and ("commits_as" not in change
+                                                               or len(change["commits_as"]) == 3)

@@ -30,12 +30,14 @@ OPERATIONS = {
     "incremental_alter_configs": "incremental_alter_configs", "create_acls": "create_acls",
     "delete_acls": "delete_acls", "delete_records": "delete_records",
     "alter_consumer_group_offsets": "set_group_offsets", "alter_group_offsets": "set_group_offsets",
-    "consume_commit": "set_group_offsets", "reset_offsets": "set_group_offsets", "set_offsets": "set_group_offsets",
+    "reset_offsets": "set_group_offsets", "set_offsets": "set_group_offsets",
     "delete_group_offsets": "delete_group_offsets", "delete_consumer_group_offsets": "delete_group_offsets",
     "delete_consumer_groups": "delete_groups", "delete_groups": "delete_groups", "elect_leaders": "elect_leaders",
     "alter_user_scram_credentials": "alter_scram_credentials", "alter_partition_reassignments":
     "alter_partition_reassignments", "alter_client_quotas": "alter_client_quotas",
 }
+# Not a change: "consume_commit", a consumer that assigned itself the partition committing what it read (it
+# fetched: its progress, not offsets moved; kwire.analytics.changes)
 # Errors a client raises without sending anything (the api not offered, or no controller to send it to)
 NOT_SENT = ("not supported by broker", "IncompatibleBrokerVersion", "_UNSUPPORTED_FEATURE", "does not support")
 # Errors after the request went out: the broker's own error, or the answer lost or unreadable
@@ -144,9 +146,6 @@ def test_every_recording_has_changes_and_admin_change():
     assert {"topic_deleted", "group_deleted", "offsets_moved", "credentials_changed"} <= kinds
 
 
-BARE_COMMITTERS = ("committer", "py-committer")  # scripts/problem_roles.py: a group id, no membership
-
-
 def _data_path_captures() -> list[Path]:
     return sorted(p for p in (ROOT / "captures").glob("*.pcap*") if not p.name.endswith((".log", ".jsonl"))) + \
         sorted((ROOT / "captures" / "problems").glob("*.pcap.gz"))
@@ -157,8 +156,9 @@ def test_data_path_captures_change_nothing_but_their_setup(capture):
     """No admin_change, no quorum; the only changes are the CreateTopics the recording scripts send first
     (client id kwire-admin: scripts/record_problems.py, record_tls.py), the members a scenario's
     operator removed (its truth's `removed_group_members`), the offsets a scenario set from outside the
-    group (its truth's `sent_offsets` with a bare group id, `offset_committed` by a consumer not a member, or a
-    client of a role that commits so: an offsets_moved admin_change of that client) and the records it tried to
+    group (its truth's `sent_offsets` with a bare group id, or `offset_committed` by a consumer not a member: an
+    offsets_moved admin_change of that client; consumers that assign themselves their partitions and commit what
+    they read, end-to-end-commits', are no change) and the records it tried to
     delete (its truth's `delete_records`: a records_deleted admin_change of that client, which says no answer came
     when none did)."""
     agg = Aggregator()
@@ -171,8 +171,6 @@ def test_data_path_captures_change_nothing_but_their_setup(capture):
     removals = [e for e in events if e["event"] == "removed_group_members"]
     setters = {e["client_id"] for e in events if (e["event"] == "sent_offsets" and e["bare"])
                or (e["event"] == "offset_committed" and e["member"] is False)}
-    # consumers assigned their partitions that commit under a group id with no membership (end-to-end-commits)
-    setters |= {e["client_id"] for e in events if e["event"] == "spawned" and e["role"] in BARE_COMMITTERS}
     deleters = {e["client_id"] for e in events if e["event"] == "delete_records"}
     assert not [f for f in doc["findings"] if f["kind"] in ("admin_change", "quorum_leader_change", "broker_fenced",
                                                             "metadata_behind")

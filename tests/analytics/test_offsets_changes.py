@@ -101,3 +101,32 @@ def test_a_member_commit_kept_short_is_the_entry_its_exchange_makes():
         assert A.member_commit_entry(change) == dict(whole, commits_as=change["commits_as"])
         seen += 1
     assert seen > 10
+
+
+def test_a_consumer_committing_what_it_read_from_outside_the_group_is_no_change():
+    """end-to-end-commits: two consumers assign themselves their partitions and commit under a group id with no
+    membership (generation -1): 44 commits of what they consumed, their own truth says. Their progress, not
+    offsets moved: they fetched. However the traffic is split."""
+    name = "end-to-end-commits"
+    committed = P.of(name, "committed")
+    assert len(committed) == 44 and P.of(name, "consumed")
+    for split in (1, 3):
+        doc = _document(P.capture(name), split)
+        assert [e for e in doc["changes"]["entries"] if e["operation"] == "set_group_offsets"] == []
+        assert not [f for f in doc["findings"] if f["kind"] == "admin_change"]
+
+
+def test_an_admin_setting_offsets_from_outside_the_group_is_a_change():
+    """confluent-kafka's AdminClient.alter_consumer_group_offsets: an OffsetCommit with no member from a client
+    that fetches nothing, the offsets its truth says it set."""
+    capture = ROOT / "captures" / "changes" / "confluent-mock.pcap"
+    truth = [json.loads(line) for line in Path(str(capture) + ".truth.jsonl").read_text().splitlines() if line]
+    (altered,) = [r for r in truth if r.get("operation") == "alter_consumer_group_offsets"]
+    for split in (1, 3):
+        changes = [e for e in _document(capture, split)["changes"]["entries"] if e["operation"] == "set_group_offsets"]
+        assert [c["client_id"] for c in changes] == ["kwire-admin-confluent"]
+        (res,) = changes[0]["resources"]
+        (topic,) = {t for t, _, _ in altered["arguments"]["partitions"]}
+        want = {str(p): o for _, p, o in altered["arguments"]["partitions"]}
+        assert (res["group"], res["topic"], res["offsets"]) == (altered["arguments"]["group"], topic, want)
+        assert altered["started"] - 0.002 <= changes[0]["ts"] <= altered["ts"] + 0.002
