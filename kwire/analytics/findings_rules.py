@@ -11,13 +11,17 @@ Each carries the rule's declaration (kwire.analytics.rules) and what was seen:
   malformed_body: the outcome kind, where decoding stopped), else None.
 
 Severity is the rule's. The body rules come from kwire.analytics.traffic's violations; the others from
-kwire.analytics.rules_state, computed here once at the document's end.
+kwire.analytics.rules_state (throttle_not_honoured: its throttled answers, with the traffic's answered requests of
+each connection), computed here once at the document's end.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_right
+
 from kwire.analytics.findings import finding
-from kwire.analytics.rules import MAX_ORDERED, RULES
+from kwire.analytics.rules import (MAX_ORDERED, MAX_WINDOWS, RULES, THROTTLE_SLACK_MS, THROTTLE_START_MS,
+                                   throttled_after_answer)
 from kwire.counts import count as counted
 from kwire.kafka.apis import API_VERSIONS_KEY, api_name
 from kwire.outcomes import MALFORMED, TRAILING_BYTES
@@ -170,5 +174,67 @@ def _latest(analysis) -> list[dict]:
     return out
 
 
+MS = 1_000_000
+
+
+def _requests(conn, traffic_conn) -> tuple[list, int | None]:
+    """A connection's requests known to the rules, by time ((ts, evidence), ...): its throttled ones and its first
+    answered (the traffic's order), and the time up to which every answered request is among them (None: all)."""
+    seen = {ev[:4]: ev for _, (_, _, _, ev) in conn.windows.items}
+    covered = None
+    if traffic_conn is not None:
+        order = traffic_conn.order.items
+        seen.update((ev[:4], ev) for _, (_, ev) in order)
+        if traffic_conn.answers > len(order) and order:
+            covered = order[-1][0][0]
+    return sorted((ev[0], ev) for ev in seen.values()), covered
+
+
+def _early(requests: list, times: list, answered: int, throttle: int):
+    """The first request sent inside an answer's throttle (past THROTTLE_START_MS, before its end less the
+    tolerance), or None."""
+    end = answered + throttle * MS - max(THROTTLE_SLACK_MS * MS, throttle * MS // 10)
+    at = bisect_right(times, answered + THROTTLE_START_MS * MS)
+    return requests[at][1] if at < len(requests) and requests[at][0] < end else None
+
+
+def _throttles(analysis) -> list[dict]:
+    """throttle_not_honoured: per (client id, broker), the throttled answers after which the client sent early."""
+    traffic = analysis.traffic
+    found: dict[tuple, list] = {}  # (client id, broker) -> [(connection, answer ev, early ev, detail)]
+    partly = 0
+    for key, conn in sorted(analysis.rules.connections.items()):
+        windows = [(a, w) for (a, _), w in conn.windows.items if throttled_after_answer(w[3][4], w[2])]
+        if not windows:
+            continue
+        used = traffic.connections.get(key)
+        requests, covered = _requests(conn, used)
+        times = [ts for ts, _ in requests]
+        partly += conn.throttled > MAX_WINDOWS or covered is not None
+        for answered, (_, throttle, version, ev) in windows:
+            early = _early(requests, times, answered, throttle)
+            if early is not None:
+                detail = (f"{ev[4]} v{version} answered (correlation id {ev[3]}) with ThrottleTimeMs {throttle:,}; "
+                          f"{early[4]} (correlation id {early[3]}) sent {(early[0] - answered) / MS:,.1f} ms after it")
+                found.setdefault((used.client_id if used else None, key[1]), []).append((key, ev, early, detail, version))
+    out = []
+    for (client_id, broker), items in sorted(found.items(), key=lambda kv: (str(kv[0][0]), kv[0][1])):
+        conns = sorted({item[0] for item in items})
+        software = _software(traffic, conns)
+        summary = (f"{client_id or '(no client id)'} ({', '.join(software) or 'client software unknown'}) sent "
+                   f"requests to broker {broker} inside the throttle of {counted(len(items), 'answer')} on "
+                   f"{counted(len(conns), 'connection')}; first: {items[0][3]}")
+        if partly:
+            summary += (f" (the first {MAX_WINDOWS} throttled answers and {MAX_ORDERED} answered requests of each "
+                        f"connection checked; {partly} had more)")
+        evidence = [e for _, ev, early, _, _ in items for e in (ev, early)]
+        out.append(rule_finding("throttle_not_honoured", "client", summary, min(e[0] for e in evidence),
+                                max(e[0] for e in evidence), evidence, api=items[0][1][4], api_version=items[0][4],
+                                count=len(items), software=", ".join(software) or None, client_software=software,
+                                brokers=[broker], detail=items[0][3]))
+    return out
+
+
 def find(analysis, names: dict, first_ns, last_ns) -> list[dict]:
-    return _bodies(analysis.traffic) + _broken(analysis) + _versions(analysis) + _order(analysis) + _latest(analysis)
+    return (_bodies(analysis.traffic) + _broken(analysis) + _versions(analysis) + _order(analysis) + _latest(analysis)
+            + _throttles(analysis))

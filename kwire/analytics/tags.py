@@ -56,6 +56,7 @@ RULE_BROKEN = "rb"      # a rule one exchange proves broken
 ADVERTISED = "ra"       # ApiVersions: the version ranges a broker advertised on a connection
 HIGH_WATERMARK = "rh"   # a Fetch answer's high watermarks
 LATEST_OFFSET = "rl"    # a ListOffsets answer for the latest offset (read_uncommitted)
+THROTTLE_WINDOW = "rt"  # an answer with ThrottleTimeMs > 0: when its request was sent and it was answered
 # ---- a flag of the exchange's row
 NO_ANSWER_EXPECTED = "a0"  # a Produce with Acks 0
 
@@ -68,7 +69,7 @@ FEEDS: dict[str, str] = {
     **dict.fromkeys((CHANGE, PRINCIPAL), CHANGES),
     **dict.fromkeys((E2E_WRITE, E2E_READ), END_TO_END),
     QUORUM_EVENT: QUORUM,
-    **dict.fromkeys((RULE_BROKEN, ADVERTISED, HIGH_WATERMARK, LATEST_OFFSET), RULES),
+    **dict.fromkeys((RULE_BROKEN, ADVERTISED, HIGH_WATERMARK, LATEST_OFFSET, THROTTLE_WINDOW), RULES),
     NO_ANSWER_EXPECTED: ACKS0,
 }
 
