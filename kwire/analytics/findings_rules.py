@@ -198,17 +198,17 @@ def _early(requests: list, times: list, answered: int, throttle: int):
     return requests[at][1] if at < len(requests) and requests[at][0] < end else None
 
 
-def _throttles(analysis) -> list[dict]:
-    """throttle_not_honoured: per (client id, broker), the throttled answers after which the client sent early."""
+def _early_requests(analysis) -> tuple[dict, int]:
+    """(api, version) -> [(connection, answer ev, early request ev, detail)] of the throttled answers after which
+    the client sent inside the throttle; and how many connections were checked in part."""
     traffic = analysis.traffic
-    found: dict[tuple, list] = {}  # (client id, broker) -> [(connection, answer ev, early ev, detail)]
+    found: dict[tuple, list] = {}
     partly = 0
     for key, conn in sorted(analysis.rules.connections.items()):
         windows = [(a, w) for (a, _), w in conn.windows.items if throttled_after_answer(w[3][4], w[2])]
         if not windows:
             continue
-        used = traffic.connections.get(key)
-        requests, covered = _requests(conn, used)
+        requests, covered = _requests(conn, traffic.connections.get(key))
         times = [ts for ts, _ in requests]
         partly += conn.throttled > MAX_WINDOWS or covered is not None
         for answered, (_, throttle, version, ev) in windows:
@@ -216,22 +216,31 @@ def _throttles(analysis) -> list[dict]:
             if early is not None:
                 detail = (f"{ev[4]} v{version} answered (correlation id {ev[3]}) with ThrottleTimeMs {throttle:,}; "
                           f"{early[4]} (correlation id {early[3]}) sent {(early[0] - answered) / MS:,.1f} ms after it")
-                found.setdefault((used.client_id if used else None, key[1]), []).append((key, ev, early, detail, version))
+                found.setdefault((ev[4], version), []).append((key, ev, early, detail))
+    return found, partly
+
+
+def _throttles(analysis) -> list[dict]:
+    """throttle_not_honoured: per api and version, the throttled answers after which the client sent early."""
+    traffic = analysis.traffic
+    found, partly = _early_requests(analysis)
     out = []
-    for (client_id, broker), items in sorted(found.items(), key=lambda kv: (str(kv[0][0]), kv[0][1])):
+    for (api, version), items in sorted(found.items()):
         conns = sorted({item[0] for item in items})
         software = _software(traffic, conns)
-        summary = (f"{client_id or '(no client id)'} ({', '.join(software) or 'client software unknown'}) sent "
-                   f"requests to broker {broker} inside the throttle of {counted(len(items), 'answer')} on "
-                   f"{counted(len(conns), 'connection')}; first: {items[0][3]}")
+        ids = sorted({str(traffic.connections[c].client_id) for c in conns if c in traffic.connections})
+        brokers = sorted({c[1] for c in conns})
+        summary = (f"{', '.join(ids) or '(no client id)'} ({', '.join(software) or 'client software unknown'}) sent "
+                   f"requests inside the throttle of {counted(len(items), f'{api} v{version} answer')} on "
+                   f"{counted(len(conns), 'connection')} to {', '.join(brokers)}; first: {items[0][3]}")
         if partly:
             summary += (f" (the first {MAX_WINDOWS} throttled answers and {MAX_ORDERED} answered requests of each "
                         f"connection checked; {partly} had more)")
-        evidence = [e for _, ev, early, _, _ in items for e in (ev, early)]
+        evidence = [e for _, ev, early, _ in items for e in (ev, early)]
         out.append(rule_finding("throttle_not_honoured", "client", summary, min(e[0] for e in evidence),
-                                max(e[0] for e in evidence), evidence, api=items[0][1][4], api_version=items[0][4],
+                                max(e[0] for e in evidence), evidence, api=api, api_version=version,
                                 count=len(items), software=", ".join(software) or None, client_software=software,
-                                brokers=[broker], detail=items[0][3]))
+                                brokers=brokers, detail=items[0][3]))
     return out
 
 

@@ -4,9 +4,10 @@ an answer its broker sent before throttling.
 Real traffic: captures/problems/proxy-faults, where a proxy answers a librdkafka 2.16 consumer's Fetch v16 with
 ThrottleTimeMs 300 twenty times (the proxy's own truth events say which answers). librdkafka does not implement
 KIP-219 (its INTRODUCTION.md lists it as not supported), and its own debug log shows each next Fetch sent right
-after the throttled answer was received: the truth the finding is checked against. No committed capture has a
-client that honours a throttle (neither librdkafka's mock nor Tansu throttles, and the Java client cannot talk to
-the mock: java-silenced), so the honouring, older-version and pipelined cases are rows made here.
+after the throttled answer was received: the truth the finding is checked against. The negative case is
+captures/problems/java-throttled: the same proxy throttles the Apache Kafka Java client's consumer (kafka-clients
+3.9.1, which honours KIP-219) in front of Tansu; its own metrics say it was given the throttles. Neither
+librdkafka's mock nor Tansu throttles by itself. The older-version, pipelined and bounds cases are rows made here.
 """
 
 from __future__ import annotations
@@ -49,21 +50,33 @@ def test_librdkafka_fetching_inside_its_throttle_is_named_as_its_own_log_says():
     for (port, corr), throttle in throttled.items():
         nxt = log[(port, corr + 1)]
         assert log[(port, corr)]["received"] <= nxt["sent"] < log[(port, corr)]["received"] + throttle / 1000
-    found = _rule(P.document(NAME)["findings"])
-    assert sorted(int(f["brokers"][0].rsplit(":", 1)[1]) for f in found) == sorted({p for p, _ in throttled})
-    for f in found:
-        assert f["side"] == "client" and f["severity"] == "warning" and f["api"] == "Fetch" and f["api_version"] == 16
-        assert f["software"].endswith("rdkafka-2.16.0") and 1 <= f["count"] <= 20
-        port = int(f["brokers"][0].rsplit(":", 1)[1])
-        pairs = list(zip(f["evidence"][::2], f["evidence"][1::2]))  # (the throttled answer, the early request)
-        assert len(pairs) == f["count"]
-        for answer, early in pairs:
-            assert (port, answer["correlation_id"]) in throttled  # an answer the proxy throttled
-            sent = log[(port, early["correlation_id"])]["sent"]
-            received = log[(port, answer["correlation_id"])]["received"]
-            assert received <= sent < received + throttled[(port, answer["correlation_id"])] / 1000
+    (found,) = _rule(P.document(NAME)["findings"])
+    assert found["side"] == "client" and found["severity"] == "warning"
+    assert (found["api"], found["api_version"]) == ("Fetch", 16) and 1 <= found["count"] <= 20
+    assert found["software"].endswith("rdkafka-2.16.0") and "kwire-consumer-1" in found["summary"]
+    ports = sorted(int(b.rsplit(":", 1)[1]) for b in found["brokers"])
+    assert ports == sorted({p for p, _ in throttled})  # every connection the proxy throttled
+    for e in found["evidence"]:  # throttled answers and the requests sent inside them, as the client logged them
+        assert (int(e["broker"].rsplit(":", 1)[1]), e["correlation_id"]) in log
+    answer, early = (int(c) for c in re.findall(r"correlation id (\d+)", found["detail"]))
+    # the first instance, in the client's own times (on one of the connections: correlation ids are per connection)
+    assert any((p, answer) in throttled and (p, early) in log
+               and log[(p, answer)]["received"] <= log[(p, early)]["sent"]
+               < log[(p, answer)]["received"] + throttled[(p, answer)] / 1000 for p in ports)
     # beside the broker's side of the same answers
-    assert {f["broker"] for f in P.findings(NAME, "throttled")} == {f["brokers"][0] for f in found}
+    assert {f["broker"] for f in P.findings(NAME, "throttled")} == set(found["brokers"])
+
+
+def test_the_java_client_waits_its_throttle_and_is_not_named():
+    name = "java-throttled"
+    throttled = P.of(name, "proxy_throttled")
+    assert len(throttled) == 20 and {e["client_id"] for e in throttled} == {"kwire-java-consumer"}
+    (consumed,) = P.of(name, "consumed", "kwire-java-consumer")
+    assert consumed["fetch"]["fetch-throttle-time-max"] == 300.0 and consumed["records"] > 0  # it read them
+    (found,) = P.findings(name, "throttled")  # the broker's side of the same answers
+    assert found["client_id"] == "kwire-java-consumer" and found["count"] == 20 and found["throttle_ms_total"] == 6000
+    assert not _rule(P.document(name)["findings"])
+    assert not P.findings(name, "client_silenced")  # 300 ms: nothing to be silenced by
 
 
 @pytest.mark.parametrize("name", ["clean-classic", "dup-write-librdkafka", "java-silenced", "txn-abort", "slow-broker"])
