@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 
-from kwire.analytics.findings import finding
+from kwire.analytics.findings import clients_named, finding
 from kwire.analytics.rules import (MAX_ORDERED, MAX_WINDOWS, RULES, THROTTLE_SLACK_MS, THROTTLE_START_MS,
                                    throttled_after_answer)
 from kwire.counts import count as counted
@@ -228,9 +228,9 @@ def _throttles(analysis) -> list[dict]:
     for (api, version), items in sorted(found.items()):
         conns = sorted({item[0] for item in items})
         software = _software(traffic, conns)
-        ids = sorted({str(traffic.connections[c].client_id) for c in conns if c in traffic.connections})
+        ids = sorted({traffic.connections[c].client_id for c in conns if c in traffic.connections}, key=str)
         brokers = sorted({c[1] for c in conns})
-        summary = (f"{', '.join(ids) or '(no client id)'} ({', '.join(software) or 'client software unknown'}) sent "
+        summary = (f"{clients_named(ids) or '(no client id)'} ({', '.join(software) or 'client software unknown'}) sent "
                    f"requests inside the throttle of {counted(len(items), f'{api} v{version} answer')} on "
                    f"{counted(len(conns), 'connection')} to {', '.join(brokers)}; first: {items[0][3]}")
         if partly:
