@@ -689,7 +689,8 @@ def java_throttled(scene: Scene, mock: None) -> None:
     # the consumer read and its own fetch-throttle-time metrics.
     rules = FaultRules(scene.truth, throttle={"kwire-java-consumer": (300, 20)})
     classpath = _kafka_clients_jars()
-    with _payments_broker(scene, None, rules) as bootstrap, tempfile.TemporaryDirectory(prefix="kwire-java-") as classes:
+    with (_payments_broker(scene, None, rules) as bootstrap,
+          tempfile.TemporaryDirectory(prefix="kwire-java-") as classes):
         source = Path(__file__).resolve().parent / "java" / "JavaClients.java"
         subprocess.run(["javac", "-cp", classpath, "-d", classes, str(source)], check=True, capture_output=True)
         producer = Producer(scene, bootstrap, rate=10, topic=PAYMENTS, partitions=1)

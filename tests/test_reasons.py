@@ -91,7 +91,8 @@ def test_a_reason_with_a_detail_says_it():
     info = TlsInfo()
     info.not_decrypted(UNSUPPORTED_CIPHER_SUITE, "TLS_AES_128_CCM_SHA256")
     info.not_decrypted("no_key")  # the first stands
-    assert (info.reason_kind, info.reason) == (UNSUPPORTED_CIPHER_SUITE, "unsupported cipher suite TLS_AES_128_CCM_SHA256")
+    assert info.reason_kind == UNSUPPORTED_CIPHER_SUITE
+    assert info.reason == "unsupported cipher suite TLS_AES_128_CCM_SHA256"
 
 
 _CAPTURES = ["captures/tls/py-tls12-aes256gcm.pcap", "captures/tls/node-tls13-aes128gcm-resumed.pcap",

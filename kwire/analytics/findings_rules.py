@@ -230,7 +230,8 @@ def _throttles(analysis) -> list[dict]:
         software = _software(traffic, conns)
         ids = sorted({traffic.connections[c].client_id for c in conns if c in traffic.connections}, key=str)
         brokers = sorted({c[1] for c in conns})
-        summary = (f"{clients_named(ids) or '(no client id)'} ({', '.join(software) or 'client software unknown'}) sent "
+        who = f"{clients_named(ids) or '(no client id)'} ({', '.join(software) or 'client software unknown'})"
+        summary = (f"{who} sent "
                    f"requests inside the throttle of {counted(len(items), f'{api} v{version} answer')} on "
                    f"{counted(len(conns), 'connection')} to {', '.join(brokers)}; first: {items[0][3]}")
         if partly:

@@ -120,7 +120,7 @@ THROTTLED_AFTER_ANSWER = {
     "AlterUserScramCredentials": 0, "BrokerRegistration": 0, "BrokerHeartbeat": 0, "UnregisterBroker": 0,
     "DescribeTopicPartitions": 0,
 }
-MAX_WINDOWS = 64  # throttled answers per connection kept for throttle_not_honoured
+MAX_WINDOWS = 16  # throttled answers per connection kept for throttle_not_honoured
 THROTTLE_START_MS = 1  # a request within this of the answer may have been written before the client read it
 THROTTLE_SLACK_MS = 10  # the throttle's end: a client's timer and the capture's clock
 

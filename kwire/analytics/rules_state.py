@@ -4,10 +4,11 @@
 
 - broken: per (rule, side, api, version) a Tally of the exchanges one exchange proves it of;
 - connections (the first MAX_CONNECTIONS by key, (client, broker, connection id)): the ranges its
-  ApiVersions answer advertised and when, and its first MAX_WINDOWS answers with a throttle (when each was
-  answered, its request's time, the throttle, the api and version). What every exchange's row shows (per (api key, version) used,
-  the first and last request and a count; the first MAX_ORDERED answered requests by request time) is
-  kept with the connection's traffic, where the row is read in C already (kwire.analytics.traffic);
+  ApiVersions answer advertised and when, and its first MAX_WINDOWS answers with a throttle (when each
+  was answered, its request's time, the throttle, the api and version). What every exchange's row
+  shows (per (api key, version) used, the first and last request and a count; the first MAX_ORDERED
+  answered requests by request time) is kept with the connection's traffic, where the row is read in C
+  already (kwire.analytics.traffic);
 - partitions (the first MAX_PARTITIONS by (broker, topic, partition)): the first Fetch high watermark
   and the highest (each with the first time it was answered), and the first MAX_LATEST ListOffsets
   latest answers (ts, offset, evidence).
@@ -37,7 +38,8 @@ class RuleConnection:
 
     def __init__(self) -> None:
         self.advertised = None  # (answered ns, ranges, evidence) of the first ApiVersions answered ErrorCode 0
-        self.windows = Kept(MAX_WINDOWS)  # (answered ns, correlation id) -> (request ns, throttle ms, version, evidence)
+        # (answered ns, correlation id) -> (request ns, throttle ms, version, evidence)
+        self.windows = Kept(MAX_WINDOWS)
         self.throttled = 0  # answers with a throttle (those past the windows kept say it was checked in part)
 
     def merge(self, other: RuleConnection) -> None:

@@ -41,7 +41,8 @@ from typing import Callable, Protocol
 
 from kwire.net.segment import Endpoint, format_endpoint
 
-from kwire.tcp.closes import END_CLOSE, FIN_CLOSE, IDLE_CLOSE, REUSED_CLOSE, RST_CLOSE  # noqa: F401 (the contract's names)
+# the contract's names for close (kwire.tcp.closes), for the stream layers
+from kwire.tcp.closes import END_CLOSE, FIN_CLOSE, IDLE_CLOSE, REUSED_CLOSE, RST_CLOSE  # noqa: F401
 
 
 @dataclass(slots=True, eq=False)
