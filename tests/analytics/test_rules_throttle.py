@@ -180,3 +180,26 @@ def test_the_versions_agree_with_kafkas_message_definitions():
             said[json.loads(re.sub(r"//[^\n]*", "", path.read_text()))["name"][:-len("Response")]] = int(m.group(1))
     assert len(said) >= 30
     assert {api: THROTTLED_AFTER_ANSWER.get(api) for api in said} == said
+
+
+def test_a_long_throttle_broken_is_not_also_a_silenced_client():
+    """A 120 s throttle (client_silenced's range) after which the client sends an ApiVersions at once: the client
+    did not wait (throttle_not_honoured), so it is not silenced; a refusal's retry is another story (its layout,
+    test_client_silenced)."""
+    analysis = Analysis()
+    ts, answered = 0, 10 * MS
+    ev = (ts, CLIENT, BROKER, 1, "Metadata")
+    row = {"ts_ns": ts, "request_ts_ns": ts, "response_ts_ns": answered, "client": CLIENT, "broker": BROKER,
+           "client_id": "p", "api_key": 3, "api": "Metadata", "api_version": 12, "correlation_id": 1,
+           "status": "paired", "connection_id": 1, "error_codes": [], "latency_ns": answered, "evidence": ev}
+    analysis.add(row, [(T.THROTTLED, "p", BROKER, 120_000, ev), (T.SILENCING, "p", 120_000, None, ev, answered, 12),
+                       (T.THROTTLE_WINDOW, ts, answered, 120_000, 12, ev)])
+    _add(analysis, 2, 200, 210, api="ApiVersions", key=18, version=3)
+    other = ("10.0.0.3:6000", BROKER)  # the capture goes on for a minute on another client's connection
+    for n in range(60):
+        t = (1000 + 1000 * n) * MS
+        analysis.add({**row, "client": other[0], "ts_ns": t, "request_ts_ns": t, "response_ts_ns": t + MS,
+                      "correlation_id": 100 + n, "client_id": "q", "evidence": (t, other[0], BROKER, 100 + n, "Metadata")})
+    found = analysis.findings({}, 0, 61_000 * MS)
+    assert [f["rule"] for f in found if f.get("rule") == "throttle_not_honoured"] == ["throttle_not_honoured"]
+    assert not [f for f in found if f["kind"] == "client_silenced"]
