@@ -34,6 +34,7 @@ from kwire.kafka.resync import request_chain
 from kwire.model import NO_REQUEST, NO_RESPONSE, PAIRED, Exchange
 from kwire.outcomes import is_malformed
 from kwire.net.decode import SUPPORTED_LINKTYPES, TUNNEL, UNOPENED, DecodeCounters, decode_empty, decode_segment
+from kwire.net.drops import DROPS, FRAGMENTS, MALFORMED, SHORT, TOO_DEEP
 from kwire.tcp.flows import FlowTable
 from kwire.tcp.stream import Connection
 from kwire.tls import KeyLog, KeySource, TlsDetector, TlsInfo
@@ -146,11 +147,9 @@ class RunSummary:
         notes = sorted(((count, name[len(UNOPENED):]) for name, count in self.net.items()
                         if name.startswith(UNOPENED)), reverse=True)
         said = [f"{count:,} {what} not opened" for count, what in notes[:3]]
-        for reason, words in (("short", "too short to hold their headers"), ("malformed", "malformed"),
-                              ("fragments", "IP fragments (not reassembled)"),
-                              ("too_deep", "tunnels nested too deep")):
+        for reason in (SHORT, MALFORMED, FRAGMENTS, TOO_DEEP):  # (non_ip and non_tcp: what they were, above)
             if self.net.get(reason):
-                said.append(f"{self.net[reason]:,} {words}")
+                said.append(f"{self.net[reason]:,} {DROPS[reason].say()}")
         connections = self.tcp.get("connections", 0)
         if connections:
             said.append(f"{counted(connections, 'TCP connection')}, none seen to be Kafka")

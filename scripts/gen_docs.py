@@ -111,16 +111,45 @@ def render_kinds(text: str) -> str:
     return text[:start + len(KINDS_BEGIN)] + kinds_list() + "\n" + text[end:]
 
 
+REASONS_BEGIN, REASONS_END = "<!-- BEGIN GENERATED reasons: {} -->\n", "<!-- END GENERATED reasons: {} -->"
+
+
+def reason_families() -> dict:
+    """docs/reasons.md's families: marker name -> its registry (kwire.reasons)."""
+    from kwire.net.drops import DROPS_LIST
+    from kwire.tcp.closes import CLOSES_LIST
+    from kwire.tls.reasons import NOT_DECRYPTED_LIST
+
+    return {"net drops": DROPS_LIST, "tcp closes": CLOSES_LIST, "tls not decrypted": NOT_DECRYPTED_LIST}
+
+
+def render_reasons(text: str) -> str:
+    """docs/reasons.md with each family's list made from its registry."""
+    from kwire.reasons import reasons_list
+
+    for family, reasons in reason_families().items():
+        begin, end = REASONS_BEGIN.format(family), REASONS_END.format(family)
+        start, stop = text.find(begin), text.find(end)
+        if start < 0 or stop < start:
+            raise SystemExit(f"gen_docs: docs/reasons.md has no BEGIN/END GENERATED reasons: {family} markers")
+        text = text[:start + len(begin)] + reasons_list(reasons) + "\n" + text[stop:]
+    return text
+
+
+def _generate(path: Path, render_page, check: bool, stale: list) -> None:
+    text = path.read_text(encoding="utf-8")
+    new = render_page(text)
+    if new != text:
+        stale.append(str(path.relative_to(ROOT)))
+        if not check:
+            path.write_text(new, encoding="utf-8")
+
+
 def main(argv: list[str]) -> int:
     check = "--check" in argv
     stale = []
-    findings = DOCS / "findings.md"
-    text = findings.read_text(encoding="utf-8")
-    new = render_kinds(text)
-    if new != text:
-        stale.append(str(findings.relative_to(ROOT)))
-        if not check:
-            findings.write_text(new, encoding="utf-8")
+    _generate(DOCS / "findings.md", render_kinds, check, stale)
+    _generate(DOCS / "reasons.md", render_reasons, check, stale)
     for name in COMMANDS:
         path = DOCS / f"{name}.md"
         text = path.read_text(encoding="utf-8")

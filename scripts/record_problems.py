@@ -681,6 +681,28 @@ def java_silenced(scene: Scene, mock: MockCluster) -> None:
     _finish(scene, producer, time.monotonic() - scene.start + 2)
 
 
+def java_throttled(scene: Scene, mock: None) -> None:
+    # Tansu behind a proxy, which answers the first 20 Fetch requests of the Java consumer `kwire-java-consumer`
+    # (kafka-clients 3.9.1, partition 0 of kwire-payments from the start, no group, 10 s) with ThrottleTimeMs 300:
+    # the Java client honours KIP-219 (NetworkClient sends nothing more to a throttled node until its time is up).
+    # A librdkafka producer writes kwire-payments meanwhile. The truth: the proxy's throttled answers, the records
+    # the consumer read and its own fetch-throttle-time metrics.
+    rules = FaultRules(scene.truth, throttle={"kwire-java-consumer": (300, 20)})
+    classpath = _kafka_clients_jars()
+    with (_payments_broker(scene, None, rules) as bootstrap,
+          tempfile.TemporaryDirectory(prefix="kwire-java-") as classes):
+        source = Path(__file__).resolve().parent / "java" / "JavaClients.java"
+        subprocess.run(["javac", "-cp", classpath, "-d", classes, str(source)], check=True, capture_output=True)
+        producer = Producer(scene, bootstrap, rate=10, topic=PAYMENTS, partitions=1)
+        producer.start()
+        scene.at(2)
+        proc = subprocess.run(["java", "-cp", f"{classpath}:{classes}", "JavaClients", "consume", bootstrap,
+                               scene.truth_path, PAYMENTS, "10"], stdout=sys.stderr, stderr=sys.stderr, timeout=60)
+        if proc.returncode != 0:
+            raise RecordError(f"the Java consumer exited {proc.returncode}")
+        _finish(scene, producer, time.monotonic() - scene.start + 1)
+
+
 def _truth_events(path: str) -> list[dict]:
     with open(path) as f:
         return [json.loads(line) for line in f if line.strip()]
@@ -906,6 +928,7 @@ PROBLEMS = {
     "member-removed": (member_removed, 0),
     "txn-offsets-bare": (txn_offsets_bare, 0),
     "java-silenced": (java_silenced, 1),
+    "java-throttled": (java_throttled, 0),
     "end-to-end": (end_to_end, 0),
     "broker-rules": (broker_rules, 0),
     "broker-rules-mock": (broker_rules_mock, 1),

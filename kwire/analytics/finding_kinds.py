@@ -7,10 +7,9 @@ line), its `keys` (beside the keys every finding has) and whether it is an `epis
 log tells two of one kind apart by their start too: kwire.live.findings_log). scripts/gen_docs.py writes
 docs/findings.md's list of kinds from it; tests/docs/test_finding_kinds.py holds the registry, the
 doc's keys and the kinds the finders emit together. The protocol's broken rules are one kind,
-protocol_violation, told apart by `rule` (kwire.analytics.rules registers those).
-
-Not yet registered this way (issue 46 item 3, left): TCP close reasons, TLS "not decrypted" reasons and
-net drop reasons, which are still named in their own layers' tables.
+protocol_violation, told apart by `rule` (kwire.analytics.rules registers those). TCP close reasons, TLS "not
+decrypted" reasons and net drop reasons are registered the same way in their own layers (kwire.reasons:
+kwire.net.drops, kwire.tcp.closes, kwire.tls.reasons; docs/reasons.md).
 """
 
 from __future__ import annotations

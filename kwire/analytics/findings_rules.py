@@ -11,14 +11,18 @@ Each carries the rule's declaration (kwire.analytics.rules) and what was seen:
   malformed_body: the outcome kind, where decoding stopped), else None.
 
 Severity is the rule's. The body rules come from kwire.analytics.traffic's violations; the others from
-kwire.analytics.rules_state, computed here once at the document's end (the rules over topics, committed offsets
-and groups in kwire.analytics.findings_rules_admin).
+kwire.analytics.rules_state (throttle_not_honoured: its throttled answers, with the traffic's answered requests of
+each connection), computed here once at the document's end (the rules over topics, committed offsets and groups
+in kwire.analytics.findings_rules_admin).
 """
 
 from __future__ import annotations
 
-from kwire.analytics.findings import finding
-from kwire.analytics.rules import MAX_ORDERED, RULES
+from bisect import bisect_right
+
+from kwire.analytics.findings import clients_named, finding
+from kwire.analytics.rules import (MAX_ORDERED, MAX_WINDOWS, RULES, THROTTLE_SLACK_MS, THROTTLE_START_MS,
+                                   throttled_after_answer)
 from kwire.counts import count as counted
 from kwire.kafka.apis import API_VERSIONS_KEY, api_name
 from kwire.outcomes import MALFORMED, TRAILING_BYTES
@@ -171,8 +175,79 @@ def _latest(analysis) -> list[dict]:
     return out
 
 
+MS = 1_000_000
+
+
+def _requests(conn, traffic_conn) -> tuple[list, int | None]:
+    """A connection's requests known to the rules, by time ((ts, evidence), ...): its throttled ones and its first
+    answered (the traffic's order), and the time up to which every answered request is among them (None: all)."""
+    seen = {ev[:4]: ev for _, (_, _, _, ev) in conn.windows.items}
+    covered = None
+    if traffic_conn is not None:
+        order = traffic_conn.order.items
+        seen.update((ev[:4], ev) for _, (_, ev) in order)
+        if traffic_conn.answers > len(order) and order:
+            covered = order[-1][0][0]
+    return sorted((ev[0], ev) for ev in seen.values()), covered
+
+
+def _early(requests: list, times: list, answered: int, throttle: int):
+    """The first request sent inside an answer's throttle (past THROTTLE_START_MS, before its end less the
+    tolerance), or None."""
+    end = answered + throttle * MS - max(THROTTLE_SLACK_MS * MS, throttle * MS // 10)
+    at = bisect_right(times, answered + THROTTLE_START_MS * MS)
+    return requests[at][1] if at < len(requests) and requests[at][0] < end else None
+
+
+def _early_requests(analysis) -> tuple[dict, int]:
+    """(api, version) -> [(connection, answer ev, early request ev, detail)] of the throttled answers after which
+    the client sent inside the throttle; and how many connections were checked in part."""
+    traffic = analysis.traffic
+    found: dict[tuple, list] = {}
+    partly = 0
+    for key, conn in sorted(analysis.rules.connections.items()):
+        windows = [(a, w) for (a, _), w in conn.windows.items if throttled_after_answer(w[3][4], w[2])]
+        if not windows:
+            continue
+        requests, covered = _requests(conn, traffic.connections.get(key))
+        times = [ts for ts, _ in requests]
+        partly += conn.throttled > MAX_WINDOWS or covered is not None
+        for answered, (_, throttle, version, ev) in windows:
+            early = _early(requests, times, answered, throttle)
+            if early is not None:
+                detail = (f"{ev[4]} v{version} answered (correlation id {ev[3]}) with ThrottleTimeMs {throttle:,}; "
+                          f"{early[4]} (correlation id {early[3]}) sent {(early[0] - answered) / MS:,.1f} ms after it")
+                found.setdefault((ev[4], version), []).append((key, ev, early, detail))
+    return found, partly
+
+
+def _throttles(analysis) -> list[dict]:
+    """throttle_not_honoured: per api and version, the throttled answers after which the client sent early."""
+    traffic = analysis.traffic
+    found, partly = _early_requests(analysis)
+    out = []
+    for (api, version), items in sorted(found.items()):
+        conns = sorted({item[0] for item in items})
+        software = _software(traffic, conns)
+        ids = sorted({traffic.connections[c].client_id for c in conns if c in traffic.connections}, key=str)
+        brokers = sorted({c[1] for c in conns})
+        who = f"{clients_named(ids) or '(no client id)'} ({', '.join(software) or 'client software unknown'})"
+        summary = (f"{who} sent "
+                   f"requests inside the throttle of {counted(len(items), f'{api} v{version} answer')} on "
+                   f"{counted(len(conns), 'connection')} to {', '.join(brokers)}; first: {items[0][3]}")
+        if partly:
+            summary += (f" (the first {MAX_WINDOWS} throttled answers and {MAX_ORDERED} answered requests of each "
+                        f"connection checked; {partly} had more)")
+        evidence = [e for _, ev, early, _ in items for e in (ev, early)]
+        out.append(rule_finding("throttle_not_honoured", "client", summary, min(e[0] for e in evidence),
+                                max(e[0] for e in evidence), evidence, api=api, api_version=version,
+                                count=len(items), software=", ".join(software) or None, client_software=software,
+                                brokers=brokers, detail=items[0][3]))
+    return out
+
+
 def find(analysis, names: dict, first_ns, last_ns) -> list[dict]:
     from kwire.analytics.findings_rules_admin import find as admin  # it builds on rule_finding, above
 
     return (_bodies(analysis.traffic) + _broken(analysis) + _versions(analysis) + _order(analysis) + _latest(analysis)
-            + admin(analysis))
+            + _throttles(analysis) + admin(analysis))

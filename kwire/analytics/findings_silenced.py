@@ -6,8 +6,8 @@ silence a client that honours it (KIP-219: a client sends nothing on a throttled
   refusal of ApiVersions in a layout of its own (`read_as`: "librdkafka-mock", kwire.codec.version_refusal), as a
   client reading the body in the layout of the version it asked for reads it (the Java client reads the mock's
   refusal of v4 as 1,179,648 ms, and retries a lower version on the same connection, as a refusal asks: such a
-  retry is required of a refusal's reading); after it the connection sent nothing more (but, within AFTER_S of the
-  answer, an ApiVersions: the client's retry of the refused version) while the capture's exchanges went on for
+  retry is required of a refusal's reading); after it the connection sent nothing more (but, after a refusal,
+  within AFTER_S of the answer, an ApiVersions: the client's retry of the refused version) while the capture's exchanges went on for
   QUIET_MIN_S or more (`quiet_s`: to the capture's last exchange, a lower bound). A connection that went on to other requests and
   then idled is not silenced (librdkafka reads the mock's refusal as the mock means it, and its bootstrap
   connection idles after Metadata), and neither is a client that went on talking to the broker on another
@@ -74,8 +74,10 @@ def find(analysis, names: dict, first_ns, last_ns) -> list[dict]:
         end, latest_request = conn.last[0], conn.last[1]
         if layout is not None and conn.last[2] == ev[3]:
             continue  # no retry on the connection: the client did not take it for a refusal (it hung up: kafka-python)
-        if conn.last[2] != ev[3] and (conn.last[3] != "ApiVersions" or latest_request > answered + AFTER_S * NS):
-            continue  # it went on talking (an idle connection is no silenced one: librdkafka's bootstrap, after Metadata)
+        retried = layout is not None and conn.last[3] == "ApiVersions" and latest_request <= answered + AFTER_S * NS
+        if conn.last[2] != ev[3] and not retried:
+            continue  # it went on talking (an idle connection is no silenced one: librdkafka's bootstrap, after Metadata;
+            # a request inside a throttle is throttle_not_honoured's, kwire.analytics.rules)
         back = _back(latest.get((host_of(key[0]), conn.client_id, key[1]), ()), key, answered)
         if back is not None and back <= answered + AFTER_S * NS:
             continue  # the client went on talking to the broker on another connection (it hung up, or reconnected)

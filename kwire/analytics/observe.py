@@ -46,7 +46,7 @@ them. Group apis are read by kwire.analytics.observe_groups; this module reads t
     ("ew", topic, producer, ts, base_offset, records, create_ms, partition)
     ("er", ts, kind, consumer, topic, partition, fetch_offset, first, last, batches, redelivered)
                                                   offsets written and delivered (kwire.analytics.end_to_end_read)
-    ("rb", ...), ("ra", ...), ("rh", ...), ("rl", ...)     what the protocol rules read
+    ("rb", ...), ("ra", ...), ("rh", ...), ("rl", ...), ("rt", ...), ("ro", ...), ("rg", ...), ("rw", ...)   what the protocol rules read
                                                   (kwire.analytics.rules_read)
 
 An evidence is (ts_ns, client, broker, correlation_id, api): it names an exchange for `kwire inspect`.
@@ -63,7 +63,7 @@ from kwire.analytics.observe_groups import GROUP_APIS, group_observations
 from kwire.analytics.produce_read import read_answer, request_partitions
 from kwire.analytics.producer_read import producer_apis, producer_observations
 from kwire.analytics.quorum_read import QUORUM_APIS, quorum_events
-from kwire.analytics.rules_read import RULE_APIS, rule_observations
+from kwire.analytics.rules_read import RULE_APIS, rule_observations, throttle_window
 from kwire.codec.sasl import principal
 from kwire.analytics.resends import ResendReader, fetched
 from kwire.model import PAIRED, Exchange
@@ -109,6 +109,7 @@ def observations(ex: Exchange, watch=None, row: dict | None = None, produce: tup
         throttle = response.get("ThrottleTimeMs")
         if type(throttle) is int and throttle > 0:
             out.append((T.THROTTLED, ex.client_id, ex.broker, throttle, evidence(ex)))
+            throttle_window(ex, throttle, out)
             if throttle >= SILENCING_MS:
                 out.append((T.SILENCING, ex.client_id, throttle, None, evidence(ex), ex.response_ts_ns, ex.api_version))
         elif api == "ApiVersions" and "_layout" in response:

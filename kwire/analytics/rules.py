@@ -113,7 +113,47 @@ RULES_LIST = (
          "(v5 and up: GroupType) said classic, with no ConsumerGroupHeartbeat joining the group (MemberEpoch 0, "
          "which may convert it) from that ListGroups on. Classic members alone do not prove a classic group "
          "(KIP-848 lets them join a consumer group), so only the broker's own GroupType is taken."),
+    Rule("throttle_not_honoured", CLIENT, "warning",
+         "A client sends nothing more on a connection until the ThrottleTimeMs of an answer its broker sent "
+         "before throttling has passed.",
+         f"KIP-219; {_DEFS}*Response.json ('Starting in version N, on quota violation, brokers send out responses "
+         "before throttling'), the Java client's AbstractResponse.shouldClientThrottle",
+         "A request sent on a connection after an answer with ThrottleTimeMs > 0, more than THROTTLE_START_MS "
+         "after it and earlier than its time plus the throttle less a tolerance (THROTTLE_SLACK_MS or a tenth "
+         "of the throttle, the larger), where the answer's api and version are ones a broker answers before "
+         "it throttles (THROTTLED_AFTER_ANSWER). Silent on older versions (the broker held the answer back "
+         "for the throttle instead). The requests checked are the connection's throttled ones and its first "
+         "MAX_ORDERED answered; the first MAX_WINDOWS throttled answers of each connection are looked at "
+         "(the summary says when a connection had more)."),
 )
 
 RULES: dict[str, Rule] = {r.id: r for r in RULES_LIST}
 MAX_ORDERED = 256  # answered requests per connection kept for responses_out_of_order
+
+# throttle_not_honoured: the first version of each api whose answer a broker sends before it throttles (KIP-219),
+# from the comments of Kafka's message definitions ("Starting in version N, on quota violation, brokers send out
+# responses before throttling") and, for the apis whose definitions do not say (Produce, and those made after
+# KIP-219: 0), the Java client's <Api>Response.shouldClientThrottle (apache/kafka trunk 1eb7644, 2024-10-25). An
+# api missing here is one the Java client never throttles itself on (AbstractResponse's default: false).
+THROTTLED_AFTER_ANSWER = {
+    "Produce": 6, "Fetch": 8, "ListOffsets": 3, "Metadata": 6, "OffsetCommit": 4, "OffsetFetch": 4,
+    "FindCoordinator": 2, "JoinGroup": 3, "Heartbeat": 2, "LeaveGroup": 2, "SyncGroup": 2, "DescribeGroups": 2,
+    "ListGroups": 2, "ApiVersions": 2, "CreateTopics": 3, "DeleteTopics": 2, "DeleteRecords": 1,
+    "InitProducerId": 1, "AddPartitionsToTxn": 1, "AddOffsetsToTxn": 1, "EndTxn": 1, "TxnOffsetCommit": 1,
+    "DescribeAcls": 1, "CreateAcls": 1, "DeleteAcls": 1, "DescribeConfigs": 2, "AlterConfigs": 1,
+    "AlterReplicaLogDirs": 1, "DescribeLogDirs": 1, "CreatePartitions": 1, "CreateDelegationToken": 1,
+    "RenewDelegationToken": 1, "ExpireDelegationToken": 1, "DescribeDelegationToken": 1, "DeleteGroups": 1,
+    "ElectLeaders": 0, "IncrementalAlterConfigs": 0, "AlterPartitionReassignments": 0,
+    "ListPartitionReassignments": 0, "OffsetDelete": 0, "DescribeUserScramCredentials": 0,
+    "AlterUserScramCredentials": 0, "BrokerRegistration": 0, "BrokerHeartbeat": 0, "UnregisterBroker": 0,
+    "DescribeTopicPartitions": 0,
+}
+MAX_WINDOWS = 16  # throttled answers per connection kept for throttle_not_honoured
+THROTTLE_START_MS = 1  # a request within this of the answer may have been written before the client read it
+THROTTLE_SLACK_MS = 10  # the throttle's end: a client's timer and the capture's clock
+
+
+def throttled_after_answer(api, version) -> bool:
+    """Did the broker send this answer before throttling (KIP-219), so that the client must wait its throttle?"""
+    first = THROTTLED_AFTER_ANSWER.get(api)
+    return first is not None and type(version) is int and version >= first

@@ -12,6 +12,10 @@ costs nothing here):
                                                     read_uncommitted: ((topic, partition, Offset), ...)
 
 and, for the rules over topics, committed offsets and groups, what kwire.analytics.rules_read_admin says.
+and, for an answer of any api with ThrottleTimeMs > 0 (`throttle_window`, called by kwire.analytics.observe where
+it reads the throttle):
+
+    ("rw", request_ns, answered_ns, throttle_ms, api_version, evidence)   throttle_not_honoured's window
 
 Read only from the decoded bodies and the v2 batch headers of a read_committed Fetch answer (and the
 first record of an ABORT/COMMIT control batch: 2 bytes of its key). Nothing here raises on bad input:
@@ -155,6 +159,11 @@ def _marker_type(data, pos: int, size: int) -> int | None:
         return int.from_bytes(view[at + 2:at + 4], "big", signed=True)
     except (DecodeError, IndexError, ValueError):
         return None
+
+
+def throttle_window(ex: Exchange, throttle: int, out: list) -> None:
+    """An answer that carries a throttle: its request's time and its own (a window throttle_not_honoured checks)."""
+    out.append((T.THROTTLE_WINDOW, ex.ts_ns, ex.response_ts_ns or ex.ts_ns, throttle, ex.api_version, _evidence(ex)))
 
 
 READERS = {"ApiVersions": _api_versions, "ListOffsets": _list_offsets, "Fetch": _fetch, **ADMIN_READERS}

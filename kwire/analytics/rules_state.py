@@ -4,9 +4,11 @@
 
 - broken: per (rule, side, api, version) a Tally of the exchanges one exchange proves it of;
 - connections (the first MAX_CONNECTIONS by key, (client, broker, connection id)): the ranges its
-  ApiVersions answer advertised and when. What every exchange's row shows (per (api key, version) used,
-  the first and last request and a count; the first MAX_ORDERED answered requests by request time) is
-  kept with the connection's traffic, where the row is read in C already (kwire.analytics.traffic);
+  ApiVersions answer advertised and when, and its first MAX_WINDOWS answers with a throttle (when each
+  was answered, its request's time, the throttle, the api and version). What every exchange's row
+  shows (per (api key, version) used, the first and last request and a count; the first MAX_ORDERED
+  answered requests by request time) is kept with the connection's traffic, where the row is read in C
+  already (kwire.analytics.traffic);
 - partitions (the first MAX_PARTITIONS by (broker, topic, partition)): the first Fetch high watermark
   and the highest (each with the first time it was answered), and the first MAX_LATEST ListOffsets
   latest answers (ts, offset, evidence);
@@ -21,6 +23,7 @@ from __future__ import annotations
 from kwire.analytics import tags as T
 from kwire.analytics.rules_history import History
 from kwire.analytics.mergeable import Capped, Kept, choose, keep_smallest
+from kwire.analytics.rules import MAX_WINDOWS
 from kwire.analytics.traffic import Tally
 
 MAX_CONNECTIONS = 4096
@@ -29,17 +32,23 @@ MAX_LATEST = 16
 
 
 class RuleConnection:
-    """What a connection's ApiVersions answer advertised (the versions it used and the order of its answers are
-    kept with the connection's traffic: kwire.analytics.traffic.Connection, `used`, `order`, `answers`)."""
+    """What a connection's ApiVersions answer advertised, and its throttled answers (the versions it used and the
+    order of its answers are kept with the connection's traffic: kwire.analytics.traffic.Connection, `used`,
+    `order`, `answers`)."""
 
-    __slots__ = ("advertised",)
+    __slots__ = ("advertised", "windows", "throttled")
 
     def __init__(self) -> None:
         self.advertised = None  # (answered ns, ranges, evidence) of the first ApiVersions answered ErrorCode 0
+        # (answered ns, correlation id) -> (request ns, throttle ms, version, evidence)
+        self.windows = Kept(MAX_WINDOWS)
+        self.throttled = 0  # answers with a throttle (those past the windows kept say it was checked in part)
 
     def merge(self, other: RuleConnection) -> None:
         if other.advertised is not None and (self.advertised is None or other.advertised < self.advertised):
             self.advertised = other.advertised
+        self.windows.merge(other.windows)
+        self.throttled += other.throttled
 
 
 class Marks:
@@ -91,10 +100,15 @@ class RulesState:
             self.broken.setdefault((rule, side, api, version), Tally()).add(
                 1, ev, (client, broker, row.get("connection_id")), detail)
         elif tag == T.ADVERTISED:
-            key = (ob[1], ob[2], row.get("connection_id"))
-            conn = self.connections.get(key) or self._table(self.connections, key, RuleConnection, MAX_CONNECTIONS)
+            conn = self._connection((ob[1], ob[2], row.get("connection_id")))
             if conn is not None and (conn.advertised is None or ob[3] < conn.advertised[0]):
                 conn.advertised = (ob[3], ob[4], ob[5])
+        elif tag == T.THROTTLE_WINDOW:
+            _, request_ns, answered, throttle, version, ev = ob
+            conn = self._connection((ev[1], ev[2], row.get("connection_id")))
+            if conn is not None:
+                conn.throttled += 1
+                conn.windows.add((answered, ev[3]), (request_ns, throttle, version, ev))
         elif tag == T.HIGH_WATERMARK:
             _, broker, ts, marks, ev = ob
             for topic, partition, hw in marks:
@@ -114,6 +128,10 @@ class RulesState:
                 part = self._marks((broker, topic, partition))
                 if part is not None:
                     part.latest.add((ts, ev[:4]), (offset, ev))
+
+    def _connection(self, key: tuple) -> RuleConnection | None:
+        conn = self.connections.get(key)
+        return conn if conn is not None else self._table(self.connections, key, RuleConnection, MAX_CONNECTIONS)
 
     def _marks(self, key: tuple) -> Marks | None:
         part = self.partitions.get(key)

@@ -33,13 +33,13 @@ from kwire.kafka.framing import CutFrame
 from kwire.kafka.headers import RequestHeader
 from kwire.outcomes import (CAPTURE_ENDED, CONNECTION_CLOSED, CONNECTION_IDLE, NO_ANSWER_EXPECTED, NO_REQUEST,
                             NO_RESPONSE, NOT_KEPT, PAIRED, PENDING_OVERFLOW)
-from kwire.tcp.stream import Connection
+from kwire.tcp.stream import END_CLOSE, FIN_CLOSE, IDLE_CLOSE, REUSED_CLOSE, RST_CLOSE, Connection
 
 __all__ = ["PAIRED", "NO_RESPONSE", "NO_REQUEST", "Pairing", "RawExchange", "PendingRequest", "CLOSE_REASONS"]
 
 # The TCP layer's reasons a connection ends (kwire.tcp.flows) -> why its pending requests went unanswered.
-CLOSE_REASONS = {"fin": CONNECTION_CLOSED, "rst": CONNECTION_CLOSED, "reused": CONNECTION_CLOSED,
-                 "idle": CONNECTION_IDLE, "end": CAPTURE_ENDED}
+CLOSE_REASONS = {FIN_CLOSE: CONNECTION_CLOSED, RST_CLOSE: CONNECTION_CLOSED, REUSED_CLOSE: CONNECTION_CLOSED,
+                 IDLE_CLOSE: CONNECTION_IDLE, END_CLOSE: CAPTURE_ENDED}
 
 MAX_PENDING = 1 << 16  # requests awaiting a response, per connection (librdkafka pipelines thousands)
 
@@ -378,7 +378,7 @@ class Pairing:
                 out(self.orphans.pop(corr))
                 del due[corr]
 
-    def close(self, ts_ns: int, frames: int, out: Out, reason: str = "end") -> None:
+    def close(self, ts_ns: int, frames: int, out: Out, reason: str = END_CLOSE) -> None:
         """The connection ended at ts_ns (`reason`: the TCP layer's, a key of CLOSE_REASONS): every
         pending request is unanswered, every early response orphaned."""
         why = CLOSE_REASONS.get(reason, CAPTURE_ENDED)

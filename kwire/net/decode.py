@@ -27,6 +27,7 @@ from typing import Iterable, Iterator
 
 from kwire.capture.packet import Packet
 from kwire.net import tunnels  # noqa: F401 - registers the tunnels in the tables
+from kwire.net.drops import DROP_NAMES, TOO_DEEP
 from kwire.net.layers import reject
 from kwire.net.layout import ETH_IPV4_TCP, ETHERNET_HEADER, MIN_FRAME, TCP_PAYLOAD_AT, plain_ipv4_tcp
 from kwire.net.segment import Segment
@@ -37,7 +38,7 @@ SUPPORTED_LINKTYPES = frozenset(LINKS)
 
 @dataclass(slots=True)
 class DecodeCounters:
-    """Why packets did not become Segments (one count per packet)."""
+    """Why packets did not become Segments (one count per packet): a field per kwire.net.drops reason."""
 
     non_ip: int = 0       # link payload is not IPv4/IPv6 (ARP, LLC, ...)
     non_tcp: int = 0      # IP carrying something other than TCP (UDP, ICMP, ESP, ...)
@@ -79,7 +80,7 @@ class DecodeCounters:
         return out
 
 
-COUNTS = ("non_ip", "non_tcp", "fragments", "malformed", "short", "unknown_linktype", "too_deep")
+COUNTS = DROP_NAMES  # DecodeCounters' counts, one per drop reason (kwire.net.drops)
 TUNNEL = "tunnel:"      # DecodeCounters.flat(): "tunnel:VXLAN" -> headers opened
 UNOPENED = "unopened:"  # "unopened:UDP to port 53" -> packets
 
@@ -115,7 +116,7 @@ def decode_record(ts_ns: int, linktype: int, data, counters: DecodeCounters | No
         if found is None or type(found) is Segment:
             return found
         step, off, end = found
-    return reject(counters, "too_deep")
+    return reject(counters, TOO_DEEP)
 
 
 def decode_empty(linktype: int, count: int, counters: DecodeCounters | None = None) -> None:

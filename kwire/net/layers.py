@@ -21,6 +21,7 @@ from struct import Struct
 
 from kwire.capture.packet import (LINKTYPE_ETHERNET, LINKTYPE_IPV4, LINKTYPE_IPV6, LINKTYPE_LINUX_SLL,
                                   LINKTYPE_LINUX_SLL2, LINKTYPE_LOOP, LINKTYPE_NULL, LINKTYPE_RAW)
+from kwire.net.drops import FRAGMENTS, MALFORMED, NON_IP, NON_TCP, SHORT
 from kwire.net.segment import Segment
 from kwire.net.tables import ETHERTYPES, IPPROTOS, LINKS, MAX_NOTES
 
@@ -55,7 +56,7 @@ _TCP = Struct("!HHIIBB").unpack_from
 
 
 def reject(counters, reason: str) -> None:
-    """Count a packet that does not become a Segment under `reason` (a DecodeCounters field)."""
+    """Count a packet that does not become a Segment under `reason` (a DecodeCounters field: kwire.net.drops)."""
     if counters is not None:
         setattr(counters, reason, getattr(counters, reason) + 1)
     return None
@@ -88,37 +89,37 @@ def by_ethertype(data, off: int, end: int, counters, etype: int):
     decoder = ETHERTYPES.get(etype)
     if decoder is None:
         name = ETHERTYPE_NAMES.get(etype)
-        return note(counters, "non_ip", f"ethertype 0x{etype:04x}" + (f" ({name})" if name else ""))
+        return note(counters, NON_IP, f"ethertype 0x{etype:04x}" + (f" ({name})" if name else ""))
     return decoder, off, end
 
 
 def ethernet(ts, data, off: int, end: int, n: int, counters):
     if n < off + 14:
-        return reject(counters, "short")
+        return reject(counters, SHORT)
     return by_ethertype(data, off + 14, end, counters, _U16(data, off + 12)[0])
 
 
 def vlan(ts, data, off: int, end: int, n: int, counters):
     if n < off + 4:
-        return reject(counters, "short")
+        return reject(counters, SHORT)
     return by_ethertype(data, off + 4, end, counters, _U16(data, off + 2)[0])
 
 
 def linux_sll(ts, data, off: int, end: int, n: int, counters):
     if n < 16:
-        return reject(counters, "short")
+        return reject(counters, SHORT)
     return by_ethertype(data, 16, end, counters, _U16(data, 14)[0])
 
 
 def linux_sll2(ts, data, off: int, end: int, n: int, counters):
     if n < 20:
-        return reject(counters, "short")
+        return reject(counters, SHORT)
     return by_ethertype(data, 20, end, counters, _U16(data, 0)[0])
 
 
 def bsd_null(ts, data, off: int, end: int, n: int, counters):
     if n < 4:
-        return reject(counters, "short")
+        return reject(counters, SHORT)
     af = _U32LE(data, 0)[0]
     if af > 0xFFFF:  # written in the other byte order
         af = int.from_bytes(data[:4], "big")
@@ -126,18 +127,18 @@ def bsd_null(ts, data, off: int, end: int, n: int, counters):
         return ipv4, 4, end
     if af in AF_INET6:
         return ipv6, 4, end
-    return note(counters, "non_ip", f"address family {af}")
+    return note(counters, NON_IP, f"address family {af}")
 
 
 def raw_ip(ts, data, off: int, end: int, n: int, counters):
     if n < 1:
-        return reject(counters, "short")
+        return reject(counters, SHORT)
     version = data[0] >> 4
     if version == 4:
         return ipv4, 0, end
     if version == 6:
         return ipv6, 0, end
-    return note(counters, "non_ip", f"IP version {version}")
+    return note(counters, NON_IP, f"IP version {version}")
 
 
 # ---- IP and TCP ---------------------------------------------------------------------------------------
@@ -145,16 +146,16 @@ def raw_ip(ts, data, off: int, end: int, n: int, counters):
 
 def ipv4(ts, data, off: int, end: int, n: int, counters):
     if n < off + 20:
-        return reject(counters, "short")
+        return reject(counters, SHORT)
     vihl, total, frag, proto, src, dst = _IPV4(data, off)
     ihl = (vihl & 0x0F) << 2
     if vihl >> 4 != 4 or ihl < 20:
-        return reject(counters, "malformed")
+        return reject(counters, MALFORMED)
     if frag & 0x3FFF:  # more-fragments flag or a fragment offset
-        return reject(counters, "fragments")
+        return reject(counters, FRAGMENTS)
     if total:
         if total < ihl or off + total > end:
-            return reject(counters, "malformed")
+            return reject(counters, MALFORMED)
         end = off + total
     elif end > n:
         end = n  # total length 0: TSO/GSO capture, the packet runs to the end
@@ -165,14 +166,14 @@ def ipv4(ts, data, off: int, end: int, n: int, counters):
 
 def ipv6(ts, data, off: int, end: int, n: int, counters):
     if n < off + 40:
-        return reject(counters, "short")
+        return reject(counters, SHORT)
     vcf, plen, nh, src, dst = _IPV6(data, off)
     if vcf >> 28 != 6:
-        return reject(counters, "malformed")
+        return reject(counters, MALFORMED)
     t = off + 40
     if plen:
         if t + plen > end:
-            return reject(counters, "malformed")
+            return reject(counters, MALFORMED)
         end = t + plen
     elif end > n:
         end = n  # payload length 0: jumbogram or TSO
@@ -184,17 +185,17 @@ def ipv6(ts, data, off: int, end: int, n: int, counters):
         else:
             break
         if t + 8 > n:
-            return reject(counters, "short")
+            return reject(counters, SHORT)
         if step:
             nh, t = data[t], t + ((data[t + 1] + 1) << 3)
         elif nh == IPV6_FRAGMENT:
             if _U16(data, t + 2)[0] & 0xFFF9:  # fragment offset or more-fragments flag
-                return reject(counters, "fragments")
+                return reject(counters, FRAGMENTS)
             nh, t = data[t], t + 8
         else:  # IPV6_AH
             nh, t = data[t], t + ((data[t + 1] + 2) << 2)
     if t > end:
-        return reject(counters, "malformed")
+        return reject(counters, MALFORMED)
     if nh == IPPROTO_TCP:
         return tcp(ts, data, n, t, end, src, dst, counters)
     return _next_protocol(data, t, end, counters, nh)
@@ -204,18 +205,18 @@ def _next_protocol(data, off: int, end: int, counters, proto: int):
     decoder = IPPROTOS.get(proto)
     if decoder is None:
         name = IPPROTO_NAMES.get(proto)
-        return note(counters, "non_tcp", f"IP protocol {proto}" + (f" ({name})" if name else ""))
+        return note(counters, NON_TCP, f"IP protocol {proto}" + (f" ({name})" if name else ""))
     return decoder, off, end
 
 
 def tcp(ts: int, data, n: int, t: int, end: int, src: bytes, dst: bytes, counters) -> Segment | None:
     """The Segment whose TCP header is at data[t] and whose IP packet ends at `end`."""
     if t + 20 > n:
-        return reject(counters, "short")
+        return reject(counters, SHORT)
     sport, dport, seq, ack, doff, flags = _TCP(data, t)
     p = t + ((doff >> 4) << 2)
     if p < t + 20 or p > end:
-        return reject(counters, "malformed")
+        return reject(counters, MALFORMED)
     if p > n:  # options cut by the snap length: flags and numbers are still worth having
         return Segment(ts, src, sport, dst, dport, seq, ack, flags, b"", end > p, end - p)
     if end > n:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from struct import Struct
 
+from kwire.net.drops import MALFORMED, NON_IP, NON_TCP, SHORT
 from kwire.net.layers import by_ethertype, ethernet, ipv4, ipv6, note, opened, reject
 from kwire.net.tables import ETHERTYPES, GENEVE_PORT, IPPROTOS, UDP_PORTS, VXLAN_PORTS
 
@@ -42,46 +43,46 @@ MAX_LABELS = 16  # MPLS labels read in one stack
 
 def udp(ts, data, off: int, end: int, n: int, counters):
     if n < off + 8:
-        return reject(counters, "short")
+        return reject(counters, SHORT)
     dport, length = _UDP(data, off)
     if length:
         if length < 8 or off + length > end:
-            return reject(counters, "malformed")
+            return reject(counters, MALFORMED)
         end = off + length
     decoder = UDP_PORTS.get(dport)
     if decoder is None:
-        return note(counters, "non_tcp", f"UDP to port {dport}")
+        return note(counters, NON_TCP, f"UDP to port {dport}")
     return decoder, off + 8, end
 
 
 def vxlan(ts, data, off: int, end: int, n: int, counters):
     if n < off + 8:
-        return reject(counters, "short")
+        return reject(counters, SHORT)
     if not data[off] & 0x08 or off + 8 > end:  # the I flag: a VNI follows
-        return reject(counters, "malformed")
+        return reject(counters, MALFORMED)
     opened(counters, "VXLAN")
     return ethernet, off + 8, end
 
 
 def geneve(ts, data, off: int, end: int, n: int, counters):
     if n < off + 8:
-        return reject(counters, "short")
+        return reject(counters, SHORT)
     first = data[off]
     start = off + 8 + ((first & 0x3F) << 2)
     if first >> 6 or start > end:  # version 0 only
-        return reject(counters, "malformed")
+        return reject(counters, MALFORMED)
     opened(counters, "Geneve")
     return by_ethertype(data, start, end, counters, _U16(data, off + 2)[0])
 
 
 def gre(ts, data, off: int, end: int, n: int, counters):
     if n < off + 4:
-        return reject(counters, "short")
+        return reject(counters, SHORT)
     flags, proto = _U16(data, off)[0], _U16(data, off + 2)[0]
     if flags & 7:
-        return note(counters, "non_tcp", f"GRE version {flags & 7}")
+        return note(counters, NON_TCP, f"GRE version {flags & 7}")
     if flags & GRE_ROUTING:
-        return note(counters, "non_tcp", "GRE with source routing")
+        return note(counters, NON_TCP, "GRE with source routing")
     start = off + 4 + (4 if flags & GRE_CSUM else 0) + (4 if flags & GRE_KEY else 0) + (4 if flags & GRE_SEQ else 0)
     if proto == ETHERTYPE_ERSPAN_2:
         if flags & GRE_SEQ:
@@ -91,16 +92,16 @@ def gre(ts, data, off: int, end: int, n: int, counters):
             opened(counters, "ERSPAN I")
     elif proto == ETHERTYPE_ERSPAN_3:
         if n < start + 12:
-            return reject(counters, "short")
+            return reject(counters, SHORT)
         opened(counters, "ERSPAN III")
         start += 20 if data[start + 11] & 1 else 12  # O flag: a platform-specific sub-header
     else:
         if start > end:
-            return reject(counters, "malformed")
+            return reject(counters, MALFORMED)
         opened(counters, "GRE")
         return by_ethertype(data, start, end, counters, proto)
     if start > end:
-        return reject(counters, "malformed")
+        return reject(counters, MALFORMED)
     return ethernet, start, end
 
 
@@ -117,15 +118,15 @@ def ipv6_in_ip(ts, data, off: int, end: int, n: int, counters):
 def mpls(ts, data, off: int, end: int, n: int, counters):
     for _ in range(MAX_LABELS):
         if n < off + 5:
-            return reject(counters, "short")
+            return reject(counters, SHORT)
         bottom = data[off + 2] & 1
         off += 4
         if bottom:
             break
     else:
-        return reject(counters, "malformed")
+        return reject(counters, MALFORMED)
     if off > end:
-        return reject(counters, "malformed")
+        return reject(counters, MALFORMED)
     opened(counters, "MPLS")
     nibble = data[off] >> 4
     if nibble == 4:
@@ -134,24 +135,24 @@ def mpls(ts, data, off: int, end: int, n: int, counters):
         return ipv6, off, end
     if nibble == 0:  # a pseudowire's control word, then the Ethernet frame
         return ethernet, off + 4, end
-    return note(counters, "non_ip", "MPLS payload that is not IP")
+    return note(counters, NON_IP, "MPLS payload that is not IP")
 
 
 def pppoe_session(ts, data, off: int, end: int, n: int, counters):
     if n < off + 8:
-        return reject(counters, "short")
+        return reject(counters, SHORT)
     if data[off] != 0x11 or data[off + 1]:  # version 1, type 1, code 0 (session data)
-        return reject(counters, "malformed")
+        return reject(counters, MALFORMED)
     stop = off + 6 + _U16(data, off + 4)[0]
     if stop > end or stop < off + 8:
-        return reject(counters, "malformed")
+        return reject(counters, MALFORMED)
     opened(counters, "PPPoE")
     proto = _U16(data, off + 6)[0]
     if proto == PPP_IPV4:
         return ipv4, off + 8, stop
     if proto == PPP_IPV6:
         return ipv6, off + 8, stop
-    return note(counters, "non_ip", f"PPP protocol 0x{proto:04x}")
+    return note(counters, NON_IP, f"PPP protocol 0x{proto:04x}")
 
 
 IPPROTOS.update({4: ipv4_in_ip, 41: ipv6_in_ip, 47: gre, 17: udp})

@@ -44,6 +44,7 @@ from kwire.net.layout import SLOW_FLAGS, header_key
 from kwire.net.segment import ACK, FIN, RST, SYN, Segment
 from kwire.tcp.outoforder import ACK_GRACE_SEGMENTS, HALF, MASK
 from kwire.tcp.reassembly import HALF_COUNTERS, HalfStream
+from kwire.tcp.closes import CLOSED_COUNTERS, END_CLOSE, FIN_CLOSE, IDLE_CLOSE, RST_CLOSE, REUSED_CLOSE
 from kwire.tcp.stream import Connection, StreamFactory
 
 # Table-wide counters, next to the sums of HALF_COUNTERS.
@@ -51,7 +52,7 @@ TABLE_COUNTERS = (
     "connections",         # connections opened
     "open_connections",    # connections open now
     "evictions",           # connections closed for idleness or to make room
-    "closed_fin", "closed_rst", "closed_idle", "closed_end", "closed_reused",
+    *CLOSED_COUNTERS,      # connections closed, by reason (kwire.tcp.closes)
     "untracked_segments",  # pure ACK / FIN / RST on a 4-tuple with no connection
     "late_segments",       # segments on a recently closed 4-tuple (ignored)
 )
@@ -210,7 +211,7 @@ class FlowTable:
         n = len(payload)
         h.bytes += n
         if flags & RST:
-            self._close(self._flows[h.conn.id], ts, "rst")
+            self._close(self._flows[h.conn.id], ts, RST_CLOSE)
             return
         seq = (seg.seq + 1) & MASK if flags & SYN else seg.seq
         if n:
@@ -234,7 +235,7 @@ class FlowTable:
             self._check_close(h, ts)
         elif h.fin_at is not None and h.peer.fin_at is not None:
             if h.fin_reached() and h.peer.fin_reached():
-                self._close(self._flows[h.conn.id], ts, "fin")
+                self._close(self._flows[h.conn.id], ts, FIN_CLOSE)
             else:
                 # FIN both ways but bytes before a FIN are missing: they may still be captured a
                 # little later (capture order is not wire order). Close once they are in, or after
@@ -245,7 +246,7 @@ class FlowTable:
         if (h.fin_reached() and h.peer.fin_reached()) or h.segments + h.peer.segments >= h.close_due:
             flow = self._flows.get(h.conn.id)
             if flow is not None:
-                self._close(flow, ts, "fin")
+                self._close(flow, ts, FIN_CLOSE)
 
     # -- opening --------------------------------------------------------------------------------
 
@@ -329,7 +330,7 @@ class FlowTable:
             if seg.flags & ACK and p.nxt is None:
                 p.begin(seg.ack)
             return h
-        self._close(self._flows[h.conn.id], seg.ts_ns, "reused")
+        self._close(self._flows[h.conn.id], seg.ts_ns, REUSED_CLOSE)
         return self._open(seg)
 
     # -- closing --------------------------------------------------------------------------------
@@ -355,7 +356,7 @@ class FlowTable:
             self.by_header.pop(header_key(*fwd), None)
             self.by_header.pop(header_key(*rev), None)
         self._table["closed_" + reason] += 1
-        if reason == "fin" or reason == "rst":
+        if reason == FIN_CLOSE or reason == RST_CLOSE:
             self._closed[flow.key] = ts
         if h0.stream is not None:
             h0.stream.close(ts, reason)
@@ -368,7 +369,7 @@ class FlowTable:
         idle = [flow for flow in self._flows.values() if flow.last_ts() <= limit]
         for flow in idle:
             self._table["evictions"] += 1
-            self._close(flow, ts, "idle")
+            self._close(flow, ts, IDLE_CLOSE)
         closed = self._closed
         limit = ts - self.linger_ns
         while closed:
@@ -384,13 +385,13 @@ class FlowTable:
         count = max(1, len(self._flows) // ROOM_FRACTION)
         for flow in heapq.nsmallest(count, self._flows.values(), key=_Flow.last_ts):
             self._table["evictions"] += 1
-            self._close(flow, ts, "idle")
+            self._close(flow, ts, IDLE_CLOSE)
 
     def flush(self, ts_ns: int) -> None:
         """End of capture: remaining holes become gaps, buffered bytes are handed over, and every
         open connection closes with reason "end". The table is empty afterwards."""
         for flow in list(self._flows.values()):
-            self._close(flow, ts_ns, "end")
+            self._close(flow, ts_ns, END_CLOSE)
         self._closed.clear()
 
     # -- reporting ------------------------------------------------------------------------------

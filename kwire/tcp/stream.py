@@ -23,7 +23,8 @@ itself a stream (TLS) wraps another consumer and speaks the same interface to it
         when it has one (kwire.kafka.connection.KafkaStream does: it then resynchronises).
     consumer.close(ts_ns, reason) -> None
         The connection ended: "fin", "rst", "idle" (evicted), "end" (of the capture) or "reused"
-        (a new SYN on its 4-tuple). Everything held was handed over first; nothing comes after.
+        (a new SYN on its 4-tuple), the names kwire.tcp.closes registers. Everything held was handed
+        over first; nothing comes after.
 
 Guarantees: calls for one connection come in capture order; no byte is handed over twice and none
 is made up (a hole is a gap, never zero-filled); data before a gap or close is handed over before
@@ -40,7 +41,8 @@ from typing import Callable, Protocol
 
 from kwire.net.segment import Endpoint, format_endpoint
 
-FIN_CLOSE, RST_CLOSE, IDLE_CLOSE, END_CLOSE, REUSED_CLOSE = "fin", "rst", "idle", "end", "reused"
+# the contract's names for close (kwire.tcp.closes), for the stream layers
+from kwire.tcp.closes import END_CLOSE, FIN_CLOSE, IDLE_CLOSE, REUSED_CLOSE, RST_CLOSE  # noqa: F401
 
 
 @dataclass(slots=True, eq=False)

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from kwire.tls.ciphers import RecordCipher, record_cipher
 from kwire.tls.handshake import HandshakeReader
-from kwire.tls.info import AUTH_FAILED, REASON_AUTH_FAILED, REASON_LOST_SEQUENCE, TlsDecodeError, TlsInfo
+from kwire.tls.info import AUTH_FAILED, TlsDecodeError, TlsInfo
+from kwire.tls.reasons import AUTH_FAILED_REASON, LOST_SEQUENCE
 from kwire.tls.keyschedule import Tls12Keys, tls13_next_secret, tls13_traffic_keys
 from kwire.tls.suites import TLS13, CipherSuite
 
@@ -120,7 +121,8 @@ class Direction:
             or self.tries >= SEARCH_BUDGET
 
     def failure_reason(self) -> str:
-        return REASON_AUTH_FAILED if self.verified == 0 else REASON_LOST_SEQUENCE
+        """Why its records are given up on (a kwire.tls.reasons name)."""
+        return AUTH_FAILED_REASON if self.verified == 0 else LOST_SEQUENCE
 
     def open(self, header: bytes, body, ts_ns: int) -> tuple[int, object] | None:
         """(inner content type, plaintext) of the next record, or None when it does not verify."""

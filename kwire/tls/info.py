@@ -3,8 +3,8 @@
 A TlsStream fills one TlsInfo per connection and hands it to its owner at close (the `report`
 callable, or `TlsStream.info`). It says what the handshake named (server name, ALPN, version,
 cipher suite, resumption), how many bytes and records went each way, how many were decrypted or
-failed, and, when something could not be decrypted, why (`reason`, one of the REASON_* texts or
-"unsupported cipher suite X" / "unsupported TLS version X"). Problems on single records
+failed, and, when something could not be decrypted, why (`reason_kind`, a name kwire.tls.reasons registers,
+and `reason`, its text: "unsupported cipher suite X"). Problems on single records
 (`RecordProblem`, a kind from PROBLEM_KINDS plus a detail) are kept up to MAX_PROBLEMS. Nothing
 here ever holds key material.
 
@@ -19,6 +19,8 @@ from __future__ import annotations
 from kwire.errors import DecodeError
 from kwire.net.segment import format_endpoint
 from kwire.tcp.stream import Connection
+from kwire.tls.reasons import (NO_HANDSHAKE, NO_KEY, NO_KEYLOG, NOT_DECRYPTED, NOTHING_ENCRYPTED,
+                               PARTLY_DECRYPTED)
 
 # Kinds of record problems.
 AUTH_FAILED = "auth_failed"  # AEAD tag or MAC did not verify at any sequence number tried
@@ -29,16 +31,11 @@ LOST_BYTES = "lost_bytes"  # a TCP gap: records lost, the stream resynchronised 
 UNDECRYPTED = "undecrypted"  # a record kwire could not even try (0-RTT data, renegotiation)
 PROBLEM_KINDS = (AUTH_FAILED, BAD_RECORD_HEADER, RECORD_OVERFLOW, BAD_HANDSHAKE, LOST_BYTES, UNDECRYPTED)
 
-# Why a connection (or its rest) was not decrypted.
-REASON_NO_KEYLOG = "no key log given"
-REASON_NO_KEY = "no key log entry for this client random"
-REASON_NO_HANDSHAKE = "handshake not captured"
-REASON_NO_CLIENT_HELLO = "no handshake: the client sent no ClientHello"  # the connection's start was seen
-REASON_AUTH_FAILED = "authentication failed"
-REASON_NO_SERVER_HELLO = "ServerHello not captured"
-REASON_RENEGOTIATION = "renegotiation not supported"
-REASON_EARLY_DATA = "0-RTT early data not decrypted"
-REASON_LOST_SEQUENCE = "lost its record sequence after a gap (records in a row verify under no key)"
+# The texts of the reasons a connection (or its rest) was not decrypted (kwire.tls.reasons names them: code passes
+# the names, and these are what `reason` says for them).
+REASON_NO_KEYLOG = NOT_DECRYPTED[NO_KEYLOG].say()
+REASON_NO_KEY = NOT_DECRYPTED[NO_KEY].say()
+REASON_NO_HANDSHAKE = NOT_DECRYPTED[NO_HANDSHAKE].say()
 
 MAX_PROBLEMS = 32
 
@@ -81,7 +78,7 @@ _FIELDS = {
     "alpn_offered": list, "alpn": None, "resumed": False, "resumption": None, "extended_master_secret": False,
     "encrypt_then_mac": False, "hello_retry": False, "ciphertext_bytes": lambda: [0, 0],
     "plaintext_bytes": lambda: [0, 0], "records": lambda: [0, 0], "records_decrypted": 0, "records_failed": 0,
-    "records_undecrypted": 0, "key_updates": 0, "gaps": 0, "reason": None, "problems": list,
+    "records_undecrypted": 0, "key_updates": 0, "gaps": 0, "reason": None, "reason_kind": None, "problems": list,
     "problems_dropped": 0,
 }
 
@@ -94,8 +91,9 @@ class TlsInfo:
     ("session_id", "session_ticket" or "psk"); extended_master_secret; encrypt_then_mac; hello_retry;
     ciphertext_bytes (headers included), plaintext_bytes (application data handed on) and records
     (whole records seen), per direction; records_decrypted, records_failed (authentication failures),
-    records_undecrypted (not tried: no keys, unsupported, not captured); key_updates; gaps; reason (why
-    the connection, or its rest, was not decrypted); problems (at most MAX_PROBLEMS), problems_dropped."""
+    records_undecrypted (not tried: no keys, unsupported, not captured); key_updates; gaps; reason_kind (why
+    the connection, or its rest, was not decrypted: kwire.tls.reasons) and reason (its text); problems (at
+    most MAX_PROBLEMS), problems_dropped."""
 
     __slots__ = tuple(_FIELDS)
 
@@ -116,10 +114,12 @@ class TlsInfo:
         else:
             self.problems_dropped += 1
 
-    def not_decrypted(self, reason: str) -> None:
-        """Say why; the first reason stands (later ones follow from it)."""
-        if self.reason is None:
-            self.reason = reason
+    def not_decrypted(self, kind: str, detail: str | None = None) -> None:
+        """Say why (a kwire.tls.reasons name, and its detail where it takes one); the first reason stands (later
+        ones follow from it)."""
+        if self.reason_kind is None:
+            self.reason_kind = kind
+            self.reason = NOT_DECRYPTED[kind].say(detail)
 
     @property
     def decrypted(self) -> bool:
@@ -136,33 +136,34 @@ class TlsInfo:
 
 
 def tls_row(conn: Connection, info: TlsInfo) -> dict:
-    """{ts, client, server, server_name, version, cipher_suite, alpn, resumed, decrypted, reason,
+    """{ts, client, server, server_name, version, cipher_suite, alpn, resumed, decrypted, reason_kind, reason,
     bytes_to_server, bytes_to_client, records_decrypted, records_failed} of one TLS connection."""
     client, server = (conn.b, conn.a) if info.client_direction == 1 else (conn.a, conn.b)
     to_server = 1 if info.client_direction == 1 else 0
+    kind, reason = (None, None) if info.decrypted else _reason(info)
     return {"ts": round(conn.first_ts_ns / 1e9, 9), "client": format_endpoint(*client),
             "server": format_endpoint(*server), "server_name": info.server_name, "version": info.version,
             "cipher_suite": info.cipher_suite, "alpn": info.alpn, "resumed": info.resumed,
-            "decrypted": info.decrypted, "reason": None if info.decrypted else _reason(info),
+            "decrypted": info.decrypted, "reason_kind": kind, "reason": reason,
             "bytes_to_server": info.ciphertext_bytes[to_server],
             "bytes_to_client": info.ciphertext_bytes[1 - to_server],
             "records_decrypted": info.records_decrypted, "records_failed": info.records_failed}
 
 
-REASON_NOTHING = "no encrypted record captured"
 MAX_LISTED = 1000
 
 
-def _reason(info: TlsInfo) -> str:
-    """Why a connection is not (wholly) decrypted: its stated reason, or, for one partly decrypted
-    without one (a record that did not verify, after a gap), what was and was not: never "no
-    encrypted record captured" for a connection whose records were decrypted."""
-    if info.reason:
-        return info.reason
+def _reason(info: TlsInfo) -> tuple[str, str]:
+    """Why a connection is not (wholly) decrypted, (name, text): its stated reason, or, for one partly
+    decrypted without one (a record that did not verify, after a gap), what was and was not: never
+    nothing_encrypted for a connection whose records were decrypted."""
+    if info.reason_kind:
+        return info.reason_kind, info.reason
     if info.records_decrypted:
-        return (f"partly decrypted: {info.records_decrypted:,} records decrypted, {info.records_failed:,} did not "
-                f"verify, {info.records_undecrypted:,} not tried")
-    return REASON_NOTHING
+        return PARTLY_DECRYPTED, NOT_DECRYPTED[PARTLY_DECRYPTED].say(
+            f"{info.records_decrypted:,} records decrypted, {info.records_failed:,} did not verify, "
+            f"{info.records_undecrypted:,} not tried")
+    return NOTHING_ENCRYPTED, NOT_DECRYPTED[NOTHING_ENCRYPTED].say()
 
 
 def _order(row: dict) -> tuple:

@@ -24,14 +24,13 @@ from typing import Callable
 
 from kwire.tls import handshake as hs
 from kwire.tls.direction import Direction, KeySlot
-from kwire.tls.info import (
-    BAD_HANDSHAKE, REASON_NO_CLIENT_HELLO, REASON_NO_HANDSHAKE, REASON_NO_KEY, REASON_NO_KEYLOG, REASON_NO_SERVER_HELLO,
-    REASON_RENEGOTIATION, TlsDecodeError, TlsInfo,
-)
+from kwire.tls.info import BAD_HANDSHAKE, TlsDecodeError, TlsInfo
 from kwire.tls.keylog import (
     CLIENT_HANDSHAKE, CLIENT_RANDOM, CLIENT_TRAFFIC_0, SERVER_HANDSHAKE, SERVER_TRAFFIC_0, ClientSecrets, KeySource,
 )
 from kwire.tls.keyschedule import tls12_key_block
+from kwire.tls.reasons import (NO_CLIENT_HELLO, NO_HANDSHAKE, NO_KEY, NO_KEYLOG, NO_SERVER_HELLO, RENEGOTIATION,
+                               UNSUPPORTED_CIPHER_SUITE, UNSUPPORTED_VERSION)
 from kwire.tls.records import ALERT, APPLICATION_DATA, CHANGE_CIPHER_SPEC, HANDSHAKE
 from kwire.tls.suites import SUITES, TLS12, TLS13, suite_name, version_name
 
@@ -49,7 +48,7 @@ class TlsSession:
         """`start_seen`: the connection's first bytes were captured, so a missing ClientHello was
         never sent (not lost before the capture began)."""
         self.keys = keys
-        self.no_handshake = REASON_NO_CLIENT_HELLO if start_seen else REASON_NO_HANDSHAKE
+        self.no_handshake = NO_CLIENT_HELLO if start_seen else NO_HANDSHAKE
         self.emit = emit
         self.emit_gap = emit_gap
         self.key_wait_bytes = key_wait_bytes
@@ -66,15 +65,16 @@ class TlsSession:
 
     # -- state ---------------------------------------------------------------------------------
 
-    def _set_state(self, state: str, reason: str | None = None) -> None:
+    def _set_state(self, state: str, reason: str | None = None, detail: str | None = None) -> None:
+        """`reason`: why it will not be decrypted, a kwire.tls.reasons name (`detail` where it takes one)."""
         self.state = state
         self.info.state = state
         if reason is not None:
-            self.info.not_decrypted(reason)
+            self.info.not_decrypted(reason, detail)
 
-    def _give_up(self, reason: str) -> None:
+    def _give_up(self, reason: str, detail: str | None = None) -> None:
         """UNDECRYPTABLE: records from now on are counted, not tried."""
-        self._set_state(UNDECRYPTABLE, reason)
+        self._set_state(UNDECRYPTABLE, reason, detail)
         for d in self.directions:
             d.cipher = None
             d.next_slot = None
@@ -135,7 +135,7 @@ class TlsSession:
             if d.index == self.info.client_direction and self.client_hello.early_data:
                 self.info.problem("undecrypted", d.index, ts_ns, "0-RTT early data")
             else:
-                self._set_state(UNDECRYPTABLE, REASON_NO_SERVER_HELLO)
+                self._set_state(UNDECRYPTABLE, NO_SERVER_HELLO)
         self.info.records_undecrypted += 1
 
     def on_gap(self, direction: int, ts_ns: int, lost: int) -> None:
@@ -149,11 +149,11 @@ class TlsSession:
 
     def close(self) -> None:
         if self.state is WAITING_FOR_KEYS:
-            self._give_up(REASON_NO_KEY)
+            self._give_up(NO_KEY)
         elif self.state is UNKNOWN and any(self.info.records):
             self.info.not_decrypted(self.no_handshake)
         elif self.state is HANDSHAKE_STATE and self.server_hello is None and self.info.records_undecrypted:
-            self.info.not_decrypted(REASON_NO_SERVER_HELLO)
+            self.info.not_decrypted(NO_SERVER_HELLO)
 
     # -- handshake -----------------------------------------------------------------------------
 
@@ -168,7 +168,7 @@ class TlsSession:
     def _message(self, d: Direction, msg_type: int, body) -> None:
         if msg_type == hs.CLIENT_HELLO:
             if self.state in (ENCRYPTED, UNDECRYPTABLE) and d.protected:
-                self._give_up(REASON_RENEGOTIATION)
+                self._give_up(RENEGOTIATION)
             elif body is not None:
                 self._client_hello(d, hs.parse_client_hello(body))
         elif msg_type == hs.SERVER_HELLO and body is not None:
@@ -216,11 +216,11 @@ class TlsSession:
             info.alpn = hello.alpn
         self._resumption(hello)
         if version not in (TLS12, TLS13):
-            self._give_up(f"unsupported TLS version {version_name(version)}")
+            self._give_up(UNSUPPORTED_VERSION, version_name(version))
             return
         suite = SUITES.get(hello.cipher_suite)
         if suite is None or suite.version != version:
-            self._give_up(f"unsupported cipher suite {suite_name(hello.cipher_suite)}")
+            self._give_up(UNSUPPORTED_CIPHER_SUITE, suite_name(hello.cipher_suite))
             return
         self.suite = suite
         self._find_keys()
@@ -251,7 +251,7 @@ class TlsSession:
 
     def _find_keys(self) -> None:
         if self.keys is None:
-            self._give_up(REASON_NO_KEYLOG)
+            self._give_up(NO_KEYLOG)
             return
         secrets = self.keys.lookup(self.client_hello.random)
         if secrets is not None and self._usable(secrets):
@@ -261,7 +261,7 @@ class TlsSession:
             self.secrets = secrets
             self._set_state(WAITING_FOR_KEYS)
         else:
-            self._give_up(REASON_NO_KEY)
+            self._give_up(NO_KEY)
 
     def _usable(self, secrets: ClientSecrets) -> bool:
         if self.suite.version == TLS12:
@@ -303,4 +303,4 @@ class TlsSession:
             for index, head, data, ts in waiting:
                 self.on_record(index, ts, head, memoryview(data))
         elif self.waiting_bytes > self.key_wait_bytes:
-            self._give_up(REASON_NO_KEY)
+            self._give_up(NO_KEY)

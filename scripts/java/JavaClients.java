@@ -4,6 +4,9 @@
 // Run by scripts/record_problems.py (java-silenced) inside its namespace. A producer `kwire-java-producer` sends
 // one record to kwire-orders, an admin `kwire-java-admin` asks for the cluster, each waiting SECONDS at most; both
 // stay open LINGER_SECONDS more ("closing" when they close, a second at most each).
+//     java -cp KAFKA_CLIENTS_JARS:CLASSES JavaClients consume BOOTSTRAP TRUTH_FILE TOPIC SECONDS
+// (java-throttled): a consumer `kwire-java-consumer` reads partition 0 of TOPIC from the start for SECONDS (no
+// group), then says how many records it read and its own fetch metrics (the throttle times it was given).
 import java.io.FileWriter;
 import java.time.Duration;
 import java.util.Map;
@@ -11,11 +14,15 @@ import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.Metric;
 import org.apache.kafka.common.MetricName;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 public class JavaClients {
@@ -48,7 +55,45 @@ public class JavaClients {
         return "{" + out + "}";
     }
 
+    static void consume(String[] args) throws Exception {
+        String bootstrap = args[1], topic = args[3];
+        truthPath = args[2];
+        int seconds = Integer.parseInt(args[4]);
+        Properties c = new Properties();
+        c.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        c.put(ConsumerConfig.CLIENT_ID_CONFIG, "kwire-java-consumer");
+        c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        c.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        c.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        long records = 0;
+        try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(c)) {
+            TopicPartition tp = new TopicPartition(topic, 0);
+            consumer.assign(java.util.List.of(tp));
+            consumer.seekToBeginning(java.util.List.of(tp));
+            long end = System.currentTimeMillis() + seconds * 1000L;
+            while (System.currentTimeMillis() < end) {
+                records += consumer.poll(Duration.ofMillis(200)).count();
+            }
+            StringBuilder fetch = new StringBuilder();
+            for (Map.Entry<MetricName, ? extends Metric> e : consumer.metrics().entrySet()) {
+                MetricName n = e.getKey();
+                if (n.group().equals("consumer-fetch-manager-metrics") && n.tags().size() == 1
+                        && n.name().startsWith("fetch-throttle-time")) {
+                    fetch.append(fetch.length() == 0 ? "" : ", ").append(quote(n.name())).append(": ")
+                         .append(((Number) e.getValue().metricValue()).doubleValue());
+                }
+            }
+            truth("kwire-java-consumer", "consumed", "\"records\": " + records + ", \"fetch\": {" + fetch + "}"
+                  + ", \"counters\": " + counters(consumer.metrics()));
+        }
+        truth("kwire-java-consumer", "closed", "");
+    }
+
     public static void main(String[] args) throws Exception {
+        if (args[0].equals("consume")) {
+            consume(args);
+            return;
+        }
         String bootstrap = args[0];
         truthPath = args[1];
         int seconds = Integer.parseInt(args[2]);

@@ -42,7 +42,7 @@ def test_every_option_is_in_the_table(name):
 
 def test_check_mode_finds_a_stale_page(tmp_path, monkeypatch):
     """The check can fail: a page whose table lost a row is reported, and rewritten without --check."""
-    for name in (*gen_docs.COMMANDS, "findings"):
+    for name in (*gen_docs.COMMANDS, "findings", "reasons"):
         (tmp_path / f"{name}.md").write_text((DOCS / f"{name}.md").read_text(encoding="utf-8"), encoding="utf-8")
     page = tmp_path / "inspect.md"
     page.write_text(page.read_text(encoding="utf-8").replace("| `--show-secrets` |", "| `--shown-secrets` |"),
