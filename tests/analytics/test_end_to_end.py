@@ -186,13 +186,22 @@ def test_caps_fold_the_same_on_any_split(monkeypatch):
 
 def test_two_million_writes_stay_within_the_cap(monkeypatch):
     monkeypatch.setattr(E, "WRITES_CAP", 1 << 14)
+    monkeypatch.setattr(E, "READS_CAP", 1 << 13)
     state = EndToEndState()
-    for i in range(200_000):  # ten times fewer than the 2 million, at a cap 64 times smaller
+    for i in range(200_000):  # ten times fewer than the 2 million, at caps 16 and 32 times smaller
         state.add_write(_write(i, i, 1, partition=i % 7))
+        state.add_read(_read(i + 5, i, i, 1, partition=i % 7, consumer=f"c{i % 3}"))
+        # the packed bytes never past twice each cap: 40 bytes a write, 56 a read
+        assert sum(len(kept) for kept in state.writes.packed.values()) <= 2 * E.WRITES_CAP * 40
+        assert sum(len(kept) for kept in state.reads.packed.values()) <= 2 * E.READS_CAP * 56
     assert state.write_count <= 2 * E.WRITES_CAP
-    assert sum(len(kept) for kept in state.write_rows().values()) == state.write_count
+    assert sum(1 for _ in state.write_items()) == state.write_count
+    assert sum(1 for _ in state.read_rows()) == state.reads.count
     doc = document(state, {})
     assert doc["bounds"]["writes"] == {"seen": 200_000, "kept": 1 << 14, "cap": 1 << 14}
+    assert doc["bounds"]["reads"] == {"seen": 200_000, "kept": 1 << 13, "cap": 1 << 13}
+    # the earliest kept: reads of the first 8,192 writes, each delivered once
+    assert sum(row["deliveries"] for row in doc["consumers"]) == 1 << 13
 
 
 def test_the_terminal_table_shows_each_consumer():
