@@ -5,6 +5,11 @@
   `npm install kafkajs@2.2.4` folder's node_modules, never committed) producing to kwire-js-e2e (2
   partitions) on Tansu, two KafkaJS consumers in groups of their own reading it; truth: the producer's
   `sent` / `delivered` (n, partition, offset) and each consumer's `consumed` (partition, offset).
+- `aiokafka(scene, tansu)`: aiokafka's producer (`kwire-aio-producer`, acks all) sending 20 records, one
+  send_and_wait() each, 5 a second, round-robin over kwire-aio-e2e's 2 partitions on Tansu; two aiokafka
+  consumers (fetch_max_wait_ms 500) from its start: `kwire-aio-member` in group kwire-aio-e2e (subscribed) and
+  `kwire-aio-reader` (assigned, no group); truth as KafkaJS's: `sent` / `delivered` (n, partition, offset), each
+  consumer's `consumed` (partition, offset) as getone() returns the record; aiokafka's log (INFO) to stderr.
 - `share(scene, mock)`: a confluent-kafka Producer (`kwire-share-producer`, not idempotent, connected
   first) writing 30 records, 10 a second, to kwire-e2e-tasks (1 partition) on librdkafka's mock cluster, each logged `sent` (n) before its produce()
   call and `acked` (n, offset) from its delivery callback; a ShareConsumer (scripts/problem_roles.py's
@@ -15,6 +20,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -52,6 +58,70 @@ def kafkajs(scene, tansu) -> None:
     if proc.returncode != 0 or "error" in summary:
         raise RuntimeError(f"e2e_kafkajs.js exited {proc.returncode}: {summary.get('error')}")
     scene.summary["kafkajs_run"] = summary
+
+
+AIO_TOPIC = "kwire-aio-e2e"
+
+
+async def _aio_consume(consumer, truth: Truth, stop) -> None:
+    while not stop.is_set():
+        try:
+            msg = await asyncio.wait_for(consumer.getone(), 0.5)
+        except asyncio.TimeoutError:
+            continue
+        truth("consumed", topic=msg.topic, partition=msg.partition, offset=msg.offset)
+
+
+async def _aio_run(scene, bootstrap: str) -> dict:
+    from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+
+    member = AIOKafkaConsumer(AIO_TOPIC, bootstrap_servers=bootstrap, client_id="kwire-aio-member",
+                              group_id="kwire-aio-e2e", auto_offset_reset="earliest", enable_auto_commit=False,
+                              fetch_max_wait_ms=500)
+    reader = AIOKafkaConsumer(bootstrap_servers=bootstrap, client_id="kwire-aio-reader", group_id=None,
+                              enable_auto_commit=False, fetch_max_wait_ms=500)
+    await member.start()
+    await reader.start()
+    reader.assign([TopicPartition(AIO_TOPIC, p) for p in (0, 1)])
+    await reader.seek_to_beginning()
+    stop = asyncio.Event()
+    tasks = [asyncio.create_task(_aio_consume(c, Truth(scene.truth_path, who), stop))
+             for c, who in ((member, "kwire-aio-member"), (reader, "kwire-aio-reader"))]
+    deadline = time.monotonic() + 30
+    while not member.assignment() and time.monotonic() < deadline:
+        await asyncio.sleep(0.2)
+    scene.truth("aio_member_assigned", partitions=sorted(p.partition for p in member.assignment()))
+    await asyncio.sleep(1)
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, client_id="kwire-aio-producer", acks="all")
+    await producer.start()
+    truth = Truth(scene.truth_path, "kwire-aio-producer")
+    for n in range(20):
+        started = time.monotonic()
+        truth("sent", n=n, partition=n % 2)
+        md = await producer.send_and_wait(AIO_TOPIC, f"entry {n}".encode(), partition=n % 2)
+        truth("delivered", n=n, partition=md.partition, offset=md.offset)
+        await asyncio.sleep(max(0, 0.2 - (time.monotonic() - started)))
+    await asyncio.sleep(3)
+    stop.set()
+    await asyncio.gather(*tasks)
+    await producer.stop()
+    await member.stop()
+    await reader.stop()
+    return {"sent": 20}
+
+
+def aiokafka(scene, tansu) -> None:
+    import aiokafka as aio
+    import logging
+    import sys
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+    logging.getLogger("aiokafka").addHandler(handler)
+    logging.getLogger("aiokafka").setLevel(logging.INFO)
+    create_topics(tansu.bootstrap, {AIO_TOPIC: 2})
+    scene.summary["aiokafka"] = aio.__version__
+    scene.summary["aiokafka_run"] = asyncio.run(_aio_run(scene, tansu.bootstrap))
 
 
 def share(scene, mock) -> None:

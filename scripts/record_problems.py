@@ -746,6 +746,15 @@ def end_to_end_kafkajs(scene: Scene, mock: None) -> None:
         tansu.close()
 
 
+def end_to_end_aiokafka(scene: Scene, mock: None) -> None:
+    # Tansu; aiokafka's producer, a group member and an assigned reader (scripts/problems_e2e.py).
+    tansu = _tansu(scene)
+    try:
+        problems_e2e.aiokafka(scene, tansu)
+    finally:
+        tansu.close()
+
+
 def txn_abort(scene: Scene, mock: None) -> None:
     _txn_scenario(scene, 0.0, abort_round=2)
 
@@ -778,6 +787,7 @@ PROBLEMS = {
     "java-silenced": (java_silenced, 1),
     "end-to-end": (end_to_end, 0),
     "end-to-end-kafkajs": (end_to_end_kafkajs, 0),
+    "end-to-end-aiokafka": (end_to_end_aiokafka, 0),
     "end-to-end-share": (problems_e2e.share, 1),
 }
 

@@ -1,6 +1,6 @@
 """End-to-end latency against the clients' own times, per consumer of a partition, on the recordings of other
 clients than the end-to-end one (issue 47): KafkaJS's producer and consumers (captures/problems/end-to-end-kafkajs),
-a confluent-kafka ShareConsumer that releases and rejects records (end-to-end-share), the records it is handed again
+aiokafka's (end-to-end-aiokafka: a group member and an assigned reader), a confluent-kafka ShareConsumer that releases and rejects records (end-to-end-share), the records it is handed again
 counted as redeliveries, never as latencies.
 
 The truth (tests/problems.py's client_latencies: the producer's `sent` before each send()/produce() call and its
@@ -10,13 +10,16 @@ per write (a Produce batch): the latency of a write is compared with the client'
 
 from __future__ import annotations
 
+import pytest
+
 from kwire.analytics import Aggregator
 from kwire.analytics.end_to_end_doc import deliveries
 from kwire.pipeline import analyze_files
 
 from tests import problems as P
 
-FETCH_WAIT_S = 0.5  # KafkaJS's maxWaitTimeInMs (scripts/e2e_kafkajs.js); the ShareFetch MaxWaitMs librdkafka asks
+FETCH_WAIT_S = 0.5  # KafkaJS's maxWaitTimeInMs (scripts/e2e_kafkajs.js), aiokafka's fetch_max_wait_ms
+                    # (scripts/problems_e2e.py); the ShareFetch MaxWaitMs librdkafka asks
 SLACK_S = 0.05
 SHARE_GROUPS = {"kwire-e2e-workers": "kwire-share-consumer"}  # the share group kwire names -> its client
 
@@ -55,12 +58,13 @@ def _compare(name: str, readers: int) -> tuple[dict, dict, dict]:
     return clients, wire, rows
 
 
-def test_kafkajs_consumers_match_their_own_times():
-    clients, wire, rows = _compare("end-to-end-kafkajs", 2)
-    sends = len(P.of("end-to-end-kafkajs", "sent"))
+@pytest.mark.parametrize("name", ["end-to-end-kafkajs", "end-to-end-aiokafka"])
+def test_consumers_of_two_partitions_match_their_own_times(name):
+    clients, wire, rows = _compare(name, 2)
+    sends = len(P.of(name, "sent"))
     for reader, offsets in clients.items():
         assert len(offsets) == sends  # each consumer got every record
-        assert len(wire[reader]) == sends  # one send() a batch: every write delivered once, a latency each
+        assert len(wire[reader]) == sends  # one send a batch: every write delivered once, a latency each
         assert {p for p, _ in wire[reader]} == {0, 1}
         assert rows[reader]["redeliveries"] == 0 and rows[reader]["partitions"] == 2
 
