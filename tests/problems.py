@@ -95,3 +95,41 @@ def log_lines(name: str, client: str, pattern: str) -> list[tuple[float, str]]:
         if m and m.group(2) == client and re.search(pattern, line):
             out.append((float(m.group(1)), line))
     return out
+
+
+def _written_at(found: tuple) -> dict[tuple, float]:
+    """(partition, offset) -> the time of the produce()/send() call that wrote it, from the producers' `sent`
+    (each call, in order; with `n` where the client numbers them) and their `delivered` / `acked` callbacks
+    (the record's offset; matched by `n`, else in order). A share consumer's `delivered` (with its delivery
+    count) is a delivery, not a write."""
+    sent: dict[str, list] = {}
+    written: dict[str, list] = {}
+    for e in found:
+        if e["event"] == "sent":
+            sent.setdefault(e["who"], []).append(e)
+        elif e["event"] in ("delivered", "acked") and "delivery_count" not in e and "offset" in e:
+            written.setdefault(e["who"], []).append(e)
+    out: dict[tuple, float] = {}
+    for who, acks in written.items():
+        calls = sent.get(who, [])
+        by_n = {e["n"]: e["ts"] for e in calls if "n" in e}
+        for i, ack in enumerate(acks):
+            at = by_n.get(ack["n"]) if "n" in ack else (calls[i]["ts"] if i < len(calls) else None)
+            if at is not None and ack.get("error") is None and ack["offset"] >= 0:
+                out.setdefault((ack.get("partition", 0), ack["offset"]), at)
+    return out
+
+
+def client_latencies(name: str) -> dict[str, dict[tuple, float]]:
+    """consumer client -> {(partition, offset): the time its poll first returned the record minus the time
+    of the produce() call that wrote it}, seconds, from the truth alone: readers' `consumed`, share
+    consumers' `delivered` (the first, delivery count 1)."""
+    found = events(name)
+    written = _written_at(found)
+    out: dict[str, dict[tuple, float]] = {}
+    for e in found:
+        got = e["event"] == "consumed" or (e["event"] == "delivered" and e.get("delivery_count") == 1)
+        key = (e.get("partition", 0), e.get("offset"))
+        if got and key in written:
+            out.setdefault(e["who"], {}).setdefault(key, e["ts"] - written[key])
+    return out

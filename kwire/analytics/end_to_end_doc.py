@@ -53,29 +53,25 @@ def _spread(values: list) -> dict:
     return {f"p{p}": _ms(values[nearest_rank(p, n) - 1]) for p in (50, 90, 99)} | {"max": _ms(values[-1])}
 
 
-def _written(writes: dict, names: dict, wanted: set) -> tuple[dict, dict]:
+def _written(state, names: dict, wanted: set) -> tuple[dict, dict]:
     """({(topic, partition): (bases, lasts, times)}, {producer: [clock offsets ns]}) of the partitions
-    in `wanted`, those some consumer read (the rest is never looked at)."""
+    in `wanted`, those some consumer read (the rest is never looked at, nor unpacked)."""
     by_partition: dict[tuple, list] = {}
     clocks: dict[str, list] = {}
     topics = {topic for topic, _ in wanted}
-    for topic, kept in writes.items():
-        name = names.get(topic, topic)
-        if name not in topics:
+    for topic, producer, (ts, base, records, create, partition) in state.write_items(topics, names):
+        key = (names.get(topic, topic), partition)
+        if key not in wanted:
             continue
-        for ts, base, records, create, partition, producer in kept:
-            key = (name, partition)
-            if key not in wanted:
-                continue
-            items = by_partition.get(key)
-            if items is None:
-                items = by_partition[key] = []
-            items.append((base, ts, records))
-            if create >= 0:
-                sample = clocks.get(producer)
-                if sample is None:
-                    sample = clocks[producer] = []
-                sample.append(ts - create * 1_000_000)
+        items = by_partition.get(key)
+        if items is None:
+            items = by_partition[key] = []
+        items.append((base, ts, records))
+        if create >= 0:
+            sample = clocks.get(producer)
+            if sample is None:
+                sample = clocks[producer] = []
+            sample.append(ts - create * 1_000_000)
     out = {}
     for key, items in by_partition.items():
         items.sort()
@@ -159,9 +155,9 @@ def deliveries(state, names: dict):
     delivered it, "redeliveries", "unmatched", "lag":
     [(ts, lag ns)]}; last, (None, {"clocks": the producers' clock offsets {producer: [ns]}, "commits":
     the groups' commits (_commit_lags)})."""
-    reads, idle, commits = state.settled()
+    idle, commits = state.settled()
     streams: dict[tuple, list] = {}
-    for _, ts, kind, consumer, topic, partition, offset, first, last, batches, redelivered in reads:
+    for kind, consumer, topic, (ts, partition, offset, first, last, batches, redelivered) in state.read_rows():
         streams.setdefault((kind, consumer, names.get(topic, topic), partition), []).append(
             (ts, offset, first, last, batches, redelivered))
     for (kind, consumer, topic, partition, offset), (first_ts, last_ts) in idle.items():
@@ -171,8 +167,7 @@ def deliveries(state, names: dict):
             events.append((last_ts, offset, -1, -1, 0, False))
     wanted = {(topic, partition) for _, _, topic, partition in streams}
     wanted.update((names.get(c[3], c[3]), c[4]) for c in commits)
-    writes = state.write_rows({topic for topic, _ in wanted}, names)
-    partitions, clocks = _written(writes, names, wanted)
+    partitions, clocks = _written(state, names, wanted)
     for key in sorted(streams):
         events = streams[key]
         events.sort()
@@ -229,7 +224,7 @@ def document(state, names: dict) -> dict:
         "timeline": timeline(matched, commits),
         "producers": dict(list(producers.items())[:ROWS_CAP]),
         "bounds": {"writes": {"seen": state.writes_seen, "kept": state.write_count, "cap": caps.WRITES_CAP},
-                   "reads": {"seen": state.reads_seen, "kept": len(state.reads), "cap": caps.READS_CAP},
+                   "reads": {"seen": state.reads_seen, "kept": state.reads.count, "cap": caps.READS_CAP},
                    "idle": {"kept": len(state.idle), "cap": caps.IDLE_CAP, "folded": state.idle_folded},
                    "commits": {"seen": state.commits_seen, "kept": len(state.commits), "cap": caps.COMMITS_CAP},
                    "rows": {"cap": ROWS_CAP, "consumers": len(table), "partitions": len(rows),

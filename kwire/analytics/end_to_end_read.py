@@ -16,7 +16,12 @@ a second time:
   answer carried (kwire.analytics.resends.fetched reads them in its walk of the batch headers;
   -1, -1, 0 for an answer without records: it still says where the consumer stands).
 - `share_reads(ex, group, out)`: a ShareFetch answer's acquired records: (T.E2E_READ, ts, "share",
-  group, topic, partition, -1, first, last, 1, redelivered), redelivered when DeliveryCount > 1.
+  group, topic, partition, -1, first, last, batches, redelivered), redelivered when DeliveryCount > 1.
+  One range of acquired records may span many batches (a share consumer that fell behind is handed
+  offsets 8-28, 21 batches, in one range), so batches is what the range can hold of what the partition's
+  answer carried: its length in offsets, at most the whole batches of its Records left by the ranges before
+  it (plus one a range: a batch split between two ranges counts in both). So an answer claiming huge ranges
+  walks no more writes than it carried batches and ranges.
 
 Values from the wire that are not integers where integers belong are left out, so the state
 (kwire.analytics.end_to_end) can sort what it keeps.
@@ -25,6 +30,8 @@ Values from the wire that are not integers where integers belong are left out, s
 from __future__ import annotations
 
 from kwire.analytics import tags as T
+from kwire.codec.record_prints import CONTROL, batch_heads
+from kwire.codec.values import RawRecords
 from kwire.enrich import topic_label
 from kwire.model import Exchange
 
@@ -68,6 +75,14 @@ def fetch_reads(ex: Exchange, spans: dict | None, out: list) -> None:
                 out.append((T.E2E_READ, ts, "fetch", consumer, key[0], key[1], -1) + span + (False,))
 
 
+def _whole_batches(records) -> int:
+    """The whole v2 batches of a records field that are not control batches (no Produce wrote those)."""
+    data = records.data if isinstance(records, RawRecords) else records
+    if not isinstance(data, (bytes, bytearray, memoryview)) or not data:
+        return 0
+    return sum(1 for _, size, head in batch_heads(data) if not head[5] & CONTROL and size == 12 + head[1])
+
+
 def share_reads(ex: Exchange, group, out: list) -> None:
     ts = ex.response_ts_ns or ex.ts_ns
     name = group if type(group) is str else "?"
@@ -75,10 +90,14 @@ def share_reads(ex: Exchange, group, out: list) -> None:
         label = topic_label(topic)
         for part in topic.get("Partitions") or ():
             index = part.get("PartitionIndex")
-            if type(index) is not int:
+            acquired = part.get("AcquiredRecords")
+            if type(index) is not int or not acquired:
                 continue
-            for batch in part.get("AcquiredRecords") or ():
+            budget = _whole_batches(part.get("Records")) + len(acquired)
+            for batch in acquired:
                 first, last, count = batch.get("FirstOffset"), batch.get("LastOffset"), batch.get("DeliveryCount")
                 if type(first) is int and type(last) is int and 0 <= first <= last:
-                    out.append((T.E2E_READ, ts, "share", name, label, index, -1, first, last, 1,
+                    batches = max(1, min(last - first + 1, budget))
+                    budget -= batches
+                    out.append((T.E2E_READ, ts, "share", name, label, index, -1, first, last, batches,
                                 type(count) is int and count > 1))

@@ -1,11 +1,12 @@
 """End-to-end latency and lag in time (issue 47): kwire's figures against the clients' own times, any split
 of the traffic against one pass, the caps, hostile input.
 
-The truth (tests/problems.py: captures/problems/end-to-end.pcap.truth.jsonl, or KWIRE_PROBLEMS_DIR's) is the
-producer's "sent" (each produce() call, in order; its "delivered" callbacks give each record's offset) and each
-reader's "consumed" (the time its poll returned the record): never kwire's output. For the lag in time of
-commits (captures/problems/end-to-end-commits): each committer's "committed" (the offset its commit returned,
-when it returned) against the producer's "sent" of the record at that offset.
+The truth (tests/problems.py's client_latencies: captures/problems/end-to-end.pcap.truth.jsonl, or
+KWIRE_PROBLEMS_DIR's) is the producer's "sent" (each produce() call, in order; its "delivered" callbacks give each
+record's offset) and each reader's "consumed" (the time its poll returned the record): never kwire's output. Other
+clients' recordings (KafkaJS, a share group): tests/analytics/test_end_to_end_clients.py.
+For the lag in time of commits (captures/problems/end-to-end-commits): each committer's "committed" (the
+offset its commit returned, when it returned) against the producer's "sent" of the record at that offset.
 """
 
 from __future__ import annotations
@@ -32,19 +33,6 @@ def _exchanges(name: str) -> list:
     return list(analyze_files([str(P.capture(name))]))
 
 
-def _client_latencies(name: str) -> dict[str, dict[int, float]]:
-    """reader -> {offset: consumed time minus the produce() time of that record} from the truth."""
-    events = P.events(name)
-    sent = [e["ts"] for e in events if e["event"] == "sent"]
-    offsets = [e["offset"] for e in events if e["event"] == "delivered" and e.get("error") is None]
-    sent_at = dict(zip(offsets, sent))
-    out: dict[str, dict[int, float]] = {}
-    for e in events:
-        if e["event"] == "consumed" and e["offset"] in sent_at:
-            out.setdefault(e["who"], {}).setdefault(e["offset"], e["ts"] - sent_at[e["offset"]])
-    return out
-
-
 def _wire(name: str) -> tuple[dict, dict]:
     agg = Aggregator()
     for ex in _exchanges(name):
@@ -52,12 +40,12 @@ def _wire(name: str) -> tuple[dict, dict]:
     per = {}
     for key, found in deliveries(agg.analysis.end_to_end, agg.names):
         if key is not None:
-            per[key[1]] = dict(zip(found["bases"], found["latencies"]))
+            per[key[1]] = {(key[3], base): ns for base, ns in zip(found["bases"], found["latencies"])}
     return per, agg.document()["end_to_end"]
 
 
 def test_latency_per_consumer_matches_the_clients_own_times():
-    clients = _client_latencies(NAME)
+    clients = P.client_latencies(NAME)
     wire, doc = _wire(NAME)
     assert len(clients) >= 3
     rounds = len(P.of(NAME, "begin_transaction"))
@@ -66,10 +54,10 @@ def test_latency_per_consumer_matches_the_clients_own_times():
         assert reader in wire, reader
         kwire = wire[reader]
         assert kwire, reader
-        for base, latency_ns in kwire.items():
-            assert base in offsets, (reader, base)  # a batch's first record: the one the client got first
-            assert abs(latency_ns / 1e9 - offsets[base]) <= FETCH_WAIT_S + SLACK_S, (reader, base)
-            stalled += offsets[base] > 5
+        for key, latency_ns in kwire.items():
+            assert key in offsets, (reader, key)  # a batch's first record: the one the client got first
+            assert abs(latency_ns / 1e9 - offsets[key]) <= FETCH_WAIT_S + SLACK_S, (reader, key)
+            stalled += offsets[key] > 5
         assert len(kwire) == rounds  # every transaction's batch delivered once to every reader
     assert stalled >= 2  # the transaction held open: the read_committed readers saw it late, as kwire does
     rows = {row["consumer"]: row for row in doc["consumers"]}
@@ -80,7 +68,7 @@ def test_latency_per_consumer_matches_the_clients_own_times():
 
 
 def test_time_lag_rises_behind_the_open_transaction_and_falls():
-    clients = _client_latencies(NAME)
+    clients = P.client_latencies(NAME)
     _, doc = _wire(NAME)
     for row in doc["partitions"]:
         worst = max(clients[row["consumer"]].values())
@@ -175,6 +163,17 @@ def test_share_group_redeliveries_are_not_latencies():
     assert rows and rows[0]["redeliveries"] > 0 and rows[0]["deliveries"] > 0
 
 
+def test_a_share_range_over_many_batches_delivers_each():
+    """A share consumer that fell behind is handed one range of acquired records spanning many batches
+    (share-redelivery: offsets 8-28 in one range once the slow record's lock ran out; every producer batch is
+    one record there): each write in it is delivered once, and each record acquired again is a redelivery,
+    as the client's own `delivered` (its poll, with the delivery count) says."""
+    got = P.of("share-redelivery", "delivered", "kwire-share-consumer")
+    (row,) = P.document("share-redelivery")["end_to_end"]["consumers"]
+    assert row["deliveries"] == len({e["offset"] for e in got})
+    assert row["redeliveries"] == sum(1 for e in got if e["delivery_count"] > 1)
+
+
 def _write(ts, base, count, topic="t", partition=0, producer="p", create=-1):
     return (E2E_WRITE, topic, producer, ts, base, count, create, partition)
 
@@ -248,13 +247,22 @@ def test_caps_fold_the_same_on_any_split(monkeypatch):
 
 def test_two_million_writes_stay_within_the_cap(monkeypatch):
     monkeypatch.setattr(E, "WRITES_CAP", 1 << 14)
+    monkeypatch.setattr(E, "READS_CAP", 1 << 13)
     state = EndToEndState()
-    for i in range(200_000):  # ten times fewer than the issue's 2 million, at a cap 64 times smaller
+    for i in range(200_000):  # ten times fewer than the issue's 2 million, at caps 16 and 32 times smaller
         state.add_write(_write(i, i, 1, partition=i % 7))
+        state.add_read(_read(i + 5, i, i, 1, partition=i % 7, consumer=f"c{i % 3}"))
+        # the packed bytes never past twice each cap: 40 bytes a write, 56 a read
+        assert sum(len(kept) for kept in state.writes.packed.values()) <= 2 * E.WRITES_CAP * 40
+        assert sum(len(kept) for kept in state.reads.packed.values()) <= 2 * E.READS_CAP * 56
     assert state.write_count <= 2 * E.WRITES_CAP
-    assert sum(len(kept) for kept in state.write_rows().values()) == state.write_count
+    assert sum(1 for _ in state.write_items()) == state.write_count
+    assert sum(1 for _ in state.read_rows()) == state.reads.count
     doc = document(state, {})
     assert doc["bounds"]["writes"] == {"seen": 200_000, "kept": 1 << 14, "cap": 1 << 14}
+    assert doc["bounds"]["reads"] == {"seen": 200_000, "kept": 1 << 13, "cap": 1 << 13}
+    # the earliest kept: reads of the first 8,192 writes, each delivered once
+    assert sum(row["deliveries"] for row in doc["consumers"]) == 1 << 13
 
 
 def test_the_terminal_table_shows_each_consumer():
@@ -266,7 +274,7 @@ def test_the_terminal_table_shows_each_consumer():
     console.print(stats_view(P.document(NAME)))
     text = console.export_text()
     assert "End to end" in text
-    for reader in _client_latencies(NAME):
+    for reader in P.client_latencies(NAME):
         assert reader in text
 
 

@@ -12,6 +12,10 @@ tests/render/hostile (bodies encoded from kwire's schemas).
 - `batch_flood(path, batches, per_request)`: Produce exchanges (answered) carrying `batches` record
   batches of one record each, `per_request` per request.
 - `empty_batches(path, n)`: one Produce request whose one partition holds n empty record batches.
+- `write_read_flood(path, batches, partitions)`: `batches` one-record batches written and read: Produce
+  exchanges (an idempotent producer, `partitions` partitions a request, one batch each, answered with the
+  base offsets), each followed by a consumer's Fetch exchange delivering those batches at those offsets:
+  `batches` writes and as many deliveries for end-to-end latency to keep (its bounds).
 - `short_connections(path, n)`: n connections, each a handshake, one Metadata exchange and FINs.
 """
 
@@ -136,6 +140,43 @@ def batch_flood(path, batches: int, per_request: int = 1000) -> int:
             left -= n
         conn.close()
     return corr - 1
+
+
+def _fetch_exchange(corr: int, offset: int, records: list[bytes]):
+    """A consumer's Fetch v12 exchange: partition i of "t" asked from `offset`, answered with records[i]."""
+    n = len(records)
+    request = {"ReplicaId": -1, "MaxWaitMs": 500, "MinBytes": 1, "MaxBytes": 1 << 20, "IsolationLevel": 0,
+               "SessionId": 0, "SessionEpoch": -1, "Topics": [{"Topic": "t", "Partitions": [
+                   {"Partition": i, "CurrentLeaderEpoch": 0, "FetchOffset": offset, "LastFetchedEpoch": -1,
+                    "LogStartOffset": -1, "PartitionMaxBytes": 1 << 20} for i in range(n)]}],
+               "ForgottenTopicsData": [], "RackId": ""}
+    response = {"ThrottleTimeMs": 0, "ErrorCode": 0, "SessionId": 0, "Responses": [{"Topic": "t", "Partitions": [
+        {"PartitionIndex": i, "ErrorCode": 0, "HighWatermark": offset + 1, "LastStableOffset": offset + 1,
+         "LogStartOffset": 0, "AbortedTransactions": [], "PreferredReadReplica": -1, "Records": records[i]}
+        for i in range(n)]}]}
+    return exchange(1, 12, corr, "reader", request, response)
+
+
+def write_read_flood(path, batches: int, partitions: int = 100) -> int:
+    """Returns the number of Produce exchanges written (as many Fetch exchanges follow them)."""
+    rounds = -(-batches // partitions)
+    with PcapWriter(str(path), ETHERNET) as writer:
+        traffic = Traffic(writer)
+        producer, consumer = traffic.connection(client_address(0)), traffic.connection(client_address(1))
+        producer.exchange(_metadata(1, "writer"))
+        for k in range(rounds):
+            batch = [v2_batch([(b"k", b"value")], base_offset=0, producer_id=7, producer_epoch=0,
+                              base_sequence=k, base_ts=START_NS // 10**6 + k) for _ in range(partitions)]
+            request = {"Acks": -1, "TimeoutMs": 30000, "TopicData": [{"Name": "t", "PartitionData": [
+                {"Index": i, "Records": batch[i]} for i in range(partitions)]}]}
+            response = {"Responses": [{"Name": "t", "PartitionResponses": [
+                {"Index": i, "ErrorCode": 0, "BaseOffset": k} for i in range(partitions)]}]}
+            producer.exchange(exchange(0, 9, k + 2, "writer", request, response))
+            delivered = [b[:0] + k.to_bytes(8, "big") + b[8:] for b in batch]  # the base offset is outside the CRC
+            consumer.exchange(_fetch_exchange(k + 1, k, delivered))
+        producer.close()
+        consumer.close()
+    return rounds
 
 
 def empty_batches(path, n: int) -> None:
