@@ -7,8 +7,9 @@ Each carries the rule's declaration (kwire.analytics.rules) and what was seen:
   software where the exchanges say it (a client's from its ApiVersions request; None for a broker: Kafka's
   protocol does not name a broker's software); `client_software` the clients on the connections involved;
   `count` the bodies, exchanges or answers that break it (the summary says which); `detail` the first
-  instance in words; `violation` and `stopped_at` as before for the two body rules (trailing_bytes,
-  malformed_body: the outcome kind, where decoding stopped), else None.
+  instance in words; `violation` and `stopped_at` as before for the body rules (trailing_bytes,
+  malformed_body, null_not_nullable: the outcome kind, or the fault the decoder named, null_not_nullable, for a
+  null read as null or malformed at it; where decoding stopped), else None.
 
 Severity is the rule's. The body rules come from kwire.analytics.traffic's violations; the others from
 kwire.analytics.rules_state, computed here once at the document's end.
@@ -20,9 +21,13 @@ from kwire.analytics.findings import finding
 from kwire.analytics.rules import MAX_ORDERED, RULES
 from kwire.counts import count as counted
 from kwire.kafka.apis import API_VERSIONS_KEY, api_name
+from kwire.errors import NULL_NOT_NULLABLE
 from kwire.outcomes import MALFORMED, TRAILING_BYTES
 
-BODY_RULES = {TRAILING_BYTES: "trailing_bytes", MALFORMED: "malformed_body"}
+# the kind of a traffic violation (a body outcome's kind, or the fault its decoder named) -> its rule
+BODY_RULES = {TRAILING_BYTES: "trailing_bytes", MALFORMED: "malformed_body", NULL_NOT_NULLABLE: "null_not_nullable"}
+_WHAT = {TRAILING_BYTES: "bytes left after the body", MALFORMED: "a body that does not decode",
+         NULL_NOT_NULLABLE: "a null in a field Kafka's schema says is not nullable"}
 
 
 def rule_finding(rule_id: str, side: str, summary: str, start, end, evidence, *, api=None, api_version=None,
@@ -41,14 +46,14 @@ def _software(traffic, conns) -> list[str]:
 
 
 def _bodies(traffic) -> list[dict]:
-    """trailing_bytes and malformed_body, from the traffic's violations (kwire.analytics.observe)."""
+    """trailing_bytes, malformed_body and null_not_nullable, from the traffic's violations (kwire.analytics.observe)."""
     out = []
     for (side, kind, api, version), tally in sorted(traffic.violations.items(), key=lambda kv: str(kv[0])):
         conns = sorted(tally.connections)
         software = _software(traffic, conns)
         brokers = sorted({key[1] for key in conns})
         who = (", ".join(software) or "client software unknown") if side == "client" else f"broker {', '.join(brokers)}"
-        what = "bytes left after the body" if kind == TRAILING_BYTES else "a body that does not decode"
+        what = _WHAT.get(kind, _WHAT[MALFORMED])
         summary = f"{tally.count} {api} v{version} {'requests' if side == 'client' else 'answers'} with {what} ({who})"
         note = tally.note[1] if tally.note else None
         if kind != TRAILING_BYTES and note:

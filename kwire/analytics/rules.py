@@ -41,6 +41,16 @@ RULES_LIST = (
          "A body that does not decode (a length past the frame, a count the bytes cannot hold): the "
          "peer cannot read it either. Bodies cut by the snap length or not kept blame nobody and are "
          "not counted."),
+    Rule("null_not_nullable", "either", "warning",
+         "A string, bytes, records or array field is null only in the versions its schema lists in "
+         "nullableVersions; an array's elements are never null.",
+         f"{_DEFS}*Request.json, *Response.json (nullableVersions), as Kafka's generated readers check it "
+         "('non-nullable field ... was serialized as null')",
+         "A body with a null (a length of -1, a compact length of 0) in a field its schema does not declare "
+         "nullable at the header's version, named at that field: the first fault, where Kafka's own readers "
+         "stop, even when a later field fails too. Counted instead of malformed_body for that body: one that "
+         "decodes when the null is read as null has the outcome null_not_nullable (shown, not a decode error), "
+         "one that does not is malformed at the null."),
     Rule("version_not_advertised", CLIENT, "warning",
          "A client sends each api at a version within the range the broker advertised in ApiVersions on "
          "that connection.",

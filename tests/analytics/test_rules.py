@@ -193,3 +193,50 @@ def test_latest_below_a_high_watermark_given_before():
     _marks(before, 50, 5, api="ListOffsets")  # the Fetch came after: nothing to compare with
     _marks(before, 100, 10, corr=2)
     assert _found(before, "latest_below_high_watermark") == []
+
+
+# ---- null_not_nullable: Tansu's and the mock's nulls, as their clients read them
+
+
+def _exchanges(path: Path, api: str) -> list:
+    return [ex for ex in analyze_files([str(path)]) if ex.api == api]
+
+
+@pytest.mark.parametrize("name", ["confluent-tansu.pcap", "kafka-python-tansu.pcap"])
+def test_a_null_create_acls_results_is_named_at_the_null(name):
+    """Tansu answers CreateAcls v2/v3 with a compact null Results (0) and nothing after it. librdkafka's own
+    log says it read -1 results; the rule names Results, the first fault, not the tagged fields after it."""
+    path = ROOT / "captures" / "admin" / name
+    if name.startswith("confluent"):
+        with open(f"{path}.truth.jsonl") as f:
+            failed = [json.loads(line) for line in f if '"create_acls"' in line]
+        assert "Received -1 acls in response" in failed[0]["error"]  # the client's view: a null array
+    (ex,) = _exchanges(path, "CreateAcls")
+    outcome = ex.response_outcome
+    assert (outcome.kind, outcome.field, outcome.fault) == ("malformed", "Results", "null_not_nullable")
+    assert outcome.offset == 9  # correlation id, header tags, ThrottleTimeMs: the null's one byte
+    found = [f for f in _rules(_document(path)) if f["api"] == "CreateAcls"]
+    assert [f["rule"] for f in found] == ["null_not_nullable"]
+    assert found[0]["side"] == "broker" and "Results" in found[0]["detail"]
+    assert [(e["api"], e["correlation_id"]) for e in found[0]["evidence"]] == [("CreateAcls", ex.correlation_id)]
+
+
+def test_a_kafkajs_create_acls_v1_answer_cut_short_is_no_null():
+    """v1 is not flexible: Tansu's answer ends before Results' 4-byte length, a truncation, not a null."""
+    (ex,) = _exchanges(ROOT / "captures" / "admin" / "kafkajs-tansu.pcap", "CreateAcls")
+    assert ex.response_outcome.fault is None and ex.response_outcome.kind == "malformed"
+
+
+def test_the_mocks_null_sync_group_assignment_is_shown_and_named():
+    """The mock answers SyncGroup REBALANCE_IN_PROGRESS with a null Assignment (Kafka's schema: bytes, not
+    nullable); librdkafka logs the error and reads the null as empty. The body is shown as sent, the rule names
+    Assignment."""
+    assert P.log_lines_matching("unanswered", r"SyncGroup response: Broker: Group rebalance in progress")
+    nulls = [ex for ex in _exchanges(P.capture("unanswered"), "SyncGroup")
+             if ex.response_outcome.kind == "null_not_nullable"]
+    assert nulls and all(ex.response == {"ThrottleTimeMs": 0, "ErrorCode": 27, "Assignment": None} for ex in nulls)
+    assert {ex.response_outcome.field for ex in nulls} == {"Assignment"}
+    found = [f for f in _rules(P.document("unanswered")) if f["rule"] == "null_not_nullable"]
+    assert len(found) == 1 and found[0]["api"] == "SyncGroup" and found[0]["count"] == len(nulls)
+    assert found[0]["violation"] == "null_not_nullable"
+
