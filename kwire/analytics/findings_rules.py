@@ -21,6 +21,7 @@ from kwire.analytics.findings import finding
 from kwire.analytics.rules import MAX_ORDERED, RULES
 from kwire.counts import count as counted
 from kwire.kafka.apis import API_VERSIONS_KEY, api_name
+from kwire.kafka.error_codes import HIGHEST, is_defined
 from kwire.errors import NULL_NOT_NULLABLE
 from kwire.outcomes import MALFORMED, TRAILING_BYTES
 
@@ -43,6 +44,11 @@ def rule_finding(rule_id: str, side: str, summary: str, start, end, evidence, *,
 def _software(traffic, conns) -> list[str]:
     return sorted({traffic.connections[c].software for c in conns
                    if c in traffic.connections and traffic.connections[c].software})
+
+
+def _software_between(traffic, pairs: set) -> list[str]:
+    """The client software of the connections between these (client, broker) pairs."""
+    return sorted({conn.software for key, conn in traffic.connections.items() if key[:2] in pairs and conn.software})
 
 
 def _bodies(traffic) -> list[dict]:
@@ -150,6 +156,29 @@ def _order(analysis) -> list[dict]:
     return out
 
 
+def _unknown_codes(analysis) -> list[dict]:
+    """error_code_unknown: per api, the answers with an error code Kafka does not define (the traffic's errors,
+    kwire.analytics.traffic: counted per (api, error name) from every row)."""
+    traffic, by_api = analysis.traffic, {}
+    for (api, name), log in sorted(traffic.errors.items(), key=lambda kv: str(kv[0])):
+        if not is_defined(name):
+            by_api.setdefault(api, []).append((name, log))
+    out = []
+    for api, items in sorted(by_api.items()):
+        evidence = [ev for _, log in items for ev in log.evidence.values()]
+        brokers = sorted({ev[2] for ev in evidence})
+        count = sum(log.count for _, log in items)
+        codes = ", ".join(name for name, _ in items)
+        detail = f"{api} answered {codes}: not in Kafka's table of errors (-1 to {HIGHEST})"
+        summary = (f"error_code_unknown: {counted(count, f'{api} answer')} with an error code Kafka does not define "
+                   f"({codes}; broker {', '.join(brokers)})")
+        out.append(rule_finding("error_code_unknown", "broker", summary, min(log.first_ns for _, log in items),
+                                max(log.last_ns for _, log in items), evidence, api=api, count=count,
+                                client_software=_software_between(traffic, {(ev[1], ev[2]) for ev in evidence}),
+                                brokers=brokers, detail=detail))
+    return out
+
+
 def _latest(analysis) -> list[dict]:
     """latest_below_high_watermark: per broker, ListOffsets latest answers below an earlier Fetch high watermark."""
     by_broker: dict[str, list] = {}
@@ -176,4 +205,5 @@ def _latest(analysis) -> list[dict]:
 
 
 def find(analysis, names: dict, first_ns, last_ns) -> list[dict]:
-    return _bodies(analysis.traffic) + _broken(analysis) + _versions(analysis) + _order(analysis) + _latest(analysis)
+    return (_bodies(analysis.traffic) + _broken(analysis) + _versions(analysis) + _order(analysis) + _latest(analysis)
+            + _unknown_codes(analysis))

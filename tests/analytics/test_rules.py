@@ -240,3 +240,33 @@ def test_the_mocks_null_sync_group_assignment_is_shown_and_named():
     assert len(found) == 1 and found[0]["api"] == "SyncGroup" and found[0]["count"] == len(nulls)
     assert found[0]["violation"] == "null_not_nullable"
 
+
+# ---- error_code_unknown, on frames made here (no committed capture of real software has one)
+
+
+def _heartbeats(path: Path, codes) -> None:
+    from kwire.capture.pcapwrite import PcapWriter
+    from tests.campaign.traffic import ETHERNET, Traffic, client_address
+    from tests.kafka.frames import request_frame, response_frame
+
+    with PcapWriter(str(path), ETHERNET) as writer:
+        conn = Traffic(writer).connection(client_address(1))
+        for corr, code in enumerate(codes, start=1):
+            body = b"\x00\x07group-a" + b"\x00\x00\x00\x01" + b"\x00\x02m1"  # GroupId, GenerationId, MemberId
+            conn.exchange([(0, request_frame(12, 0, corr, "hb", body)),
+                           (1, response_frame(corr, code.to_bytes(2, "big", signed=True)))])
+        conn.close()
+
+
+def test_error_codes_kafka_does_not_define_are_named(tmp_path):
+    path = tmp_path / "codes.pcap"
+    _heartbeats(path, [0, 27, 200, -2, 200, 133])  # 27 and 133 are Kafka's; 200 and -2 are not
+    found = [f for f in _rules(_document(path)) if f["rule"] == "error_code_unknown"]
+    assert len(found) == 1
+    f = found[0]
+    assert (f["api"], f["side"], f["count"], f["severity"]) == ("Heartbeat", "broker", 3, "warning")
+    assert "UNKNOWN_ERROR_CODE(200)" in f["detail"] and "UNKNOWN_ERROR_CODE(-2)" in f["detail"]
+    assert sorted(e["correlation_id"] for e in f["evidence"]) == [3, 4, 5]
+    clean = tmp_path / "clean.pcap"
+    _heartbeats(clean, [0, 27, 133, -1])
+    assert not [f for f in _rules(_document(clean)) if f["rule"] == "error_code_unknown"]
