@@ -270,3 +270,15 @@ def test_error_codes_kafka_does_not_define_are_named(tmp_path):
     clean = tmp_path / "clean.pcap"
     _heartbeats(clean, [0, 27, 133, -1])
     assert not [f for f in _rules(_document(clean)) if f["rule"] == "error_code_unknown"]
+
+
+_COMMITTED = sorted(p for p in (ROOT / "captures").rglob("*.pcap*")
+                    if ".truth" not in p.name and not p.name.endswith(".keys") and p.parent.name != "tls")
+
+
+def test_no_committed_capture_answers_a_code_kafka_does_not_define():
+    """Real software (Kafka, Tansu, librdkafka's mock, behind proxies) answers only codes Kafka defines: the
+    false-alarm check (the TLS captures, decrypted with their key logs, are tests/test_pipeline_tls.py's)."""
+    assert len(_COMMITTED) > 40
+    for path in _COMMITTED:
+        assert not [f for f in _rules(_document(path)) if f["rule"] == "error_code_unknown"], path.name
