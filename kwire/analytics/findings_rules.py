@@ -11,8 +11,9 @@ Each carries the rule's declaration (kwire.analytics.rules) and what was seen:
   malformed_body, null_not_nullable: the outcome kind, or the fault the decoder named, null_not_nullable, for a
   null read as null or malformed at it; where decoding stopped), else None.
 
-Severity is the rule's. The body rules come from kwire.analytics.traffic's violations; the others from
-kwire.analytics.rules_state, computed here once at the document's end.
+Severity is the rule's. The body rules come from kwire.analytics.traffic's violations, error_code_unknown from its
+error counts (per api and error name, which every row feeds anyway); the others from kwire.analytics.rules_state,
+computed here once at the document's end.
 """
 
 from __future__ import annotations
