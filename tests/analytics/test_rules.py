@@ -282,3 +282,15 @@ def test_no_committed_capture_answers_a_code_kafka_does_not_define():
     assert len(_COMMITTED) > 40
     for path in _COMMITTED:
         assert not [f for f in _rules(_document(path)) if f["rule"] == "error_code_unknown"], path.name
+
+
+def test_a_null_is_blamed_on_whichever_side_wrote_it(tmp_path):
+    """SyncGroup exchanges with one non-nullable field sent null in the request or in the answer
+    (tests/hostile3/nulls.py): the rule names the client for the requests and the broker for the answers."""
+    from tests.hostile3.nulls import write_capture
+
+    path = tmp_path / "sync-nulls.pcap"
+    write_capture(path, kinds=("lenient",), apis=(14,))
+    found = [f for f in _rules(_document(path)) if f["rule"] == "null_not_nullable"]
+    assert {f["side"] for f in found} == {"client", "broker"}
+    assert {f["api"] for f in found} == {"SyncGroup"} and all(f["evidence"] for f in found)
