@@ -294,3 +294,19 @@ def test_a_null_is_blamed_on_whichever_side_wrote_it(tmp_path):
     found = [f for f in _rules(_document(path)) if f["rule"] == "null_not_nullable"]
     assert {f["side"] for f in found} == {"client", "broker"}
     assert {f["api"] for f in found} == {"SyncGroup"} and all(f["evidence"] for f in found)
+
+
+@pytest.mark.parametrize("client", ["aiokafka", "kafka-python"])
+def test_the_mocks_null_offset_fetch_topics_is_what_the_clients_failed_on(client):
+    """The mock answers OffsetFetch with a null Topics array (not nullable in Kafka's schema): the client's own
+    result is a TypeError on None, and the rule names Topics in that answer."""
+    path = ROOT / "captures" / "admin" / f"{client}-mock.pcap"
+    with open(f"{path}.truth.jsonl") as f:
+        ops = [json.loads(line) for line in f if line.strip()][1:]
+    failed = [op for op in ops if op["operation"] in ("list_consumer_group_offsets", "list_group_offsets")]
+    assert failed and all("'NoneType' object is not iterable" in op.get("error", "") for op in failed)
+    (found,) = [f for f in _rules(_document(path)) if f["rule"] == "null_not_nullable"]
+    assert found["api"] == "OffsetFetch" and "Topics" in found["detail"] and found["side"] == "broker"
+    (ex,) = [ex for ex in _exchanges(path, "OffsetFetch") if ex.response_outcome.kind == "null_not_nullable"]
+    assert ex.response["Topics"] is None and ex.response_outcome.field == "Topics"
+    assert failed[0]["started"] <= found["evidence"][0]["ts"] <= failed[0]["ts"]
