@@ -24,7 +24,10 @@ class KwireError(Exception):
 class DecodeError(KwireError):
     """Bytes that do not decode as the schema says (truncated, absurd length, bad value).
     `offset`: where; `field`: the path of the field being read ("Topics.Partitions.Index"), when a
-    schema decoder knows it; `message_name`: the message ("Fetch v16"), when known."""
+    schema decoder knows it; `message_name`: the message ("Fetch v16"), when known; `fault`: the named
+    fault, when the decoder names one (NullNotNullable), else None."""
+
+    fault: str | None = None
 
     def __init__(self, message: str, offset: int | None = None, field: str | None = None,
                  message_name: str | None = None):
@@ -45,6 +48,17 @@ class DecodeError(KwireError):
         if self.message_name:
             base = f"{self.message_name}: {base}"
         return base if self.offset is None else f"{base} (at byte {self.offset})"
+
+
+NULL_NOT_NULLABLE = "null_not_nullable"
+
+
+class NullNotNullable(DecodeError):
+    """A null (a length of -1, a compact length of 0) in a string, bytes, records or array field Kafka's
+    schema does not declare nullable in the message's version: Kafka's own readers stop there ("non-nullable
+    field ... was serialized as null"), and so does kwire, naming the field."""
+
+    fault = NULL_NOT_NULLABLE
 
 
 class BodyTooLarge(DecodeError):

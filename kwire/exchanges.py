@@ -2,7 +2,9 @@
 
 The response carries no api key or version: it is decoded with its request's. What happens to each
 body is a kwire.outcomes.BodyOutcome on the exchange, never an exception: decoded; trailing_bytes
-(decoded, bytes left after it); malformed (where and why, from the DecodeError's field, offset and
+(decoded, bytes left after it); null_not_nullable (decoded as if a field the schema does not let be null,
+sent null, could be: the strict decoder stopped there with NullNotNullable; when the body does not decode even
+so, it is malformed at the null, its first fault); malformed (where and why, from the DecodeError's field, offset and
 reason); no_decoder (no schema for the api and version: the body stays None, the exchange still
 has name, version, ids, sizes and latency); and what the layers below say left a body undecodable:
 PendingRequest.lost / RawExchange.response_lost, a body kind (not_kept: pairing dropped the request
@@ -28,14 +30,14 @@ from kwire.codec.overlay import READ_IN_PART
 from kwire.codec.partial import decode_in_part
 from kwire.codec.schemas import schema_for
 from kwire.codec.version_refusal import decode_mock_refusal
-from kwire.errors import BodyTooLarge, DecodeError
+from kwire.errors import BodyTooLarge, DecodeError, NullNotNullable
 from kwire.fields import reduce_by_fields, set_fields
 from kwire.kafka.apis import API_BY_NAME, API_VERSIONS_KEY, api_name
 from kwire.kafka.headers import header_versions, parse_response_header
 from kwire.kafka.pairing import RawExchange
 from kwire.model import PAIRED, Exchange, new_exchange
 from kwire.outcomes import (ANSWER_NOT_CAPTURED, DECODED_BODY, MALFORMED, NO_DECODER_BODY, BodyOutcome, cut_body,
-                            kept_in_part, lost_body, malformed, trailing)
+                            kept_in_part, lost_body, malformed, null_in_body, trailing)
 
 _I16 = struct.Struct(">h")
 UNSUPPORTED_VERSION = 35
@@ -80,6 +82,8 @@ def undecoded(api_key: int, kind: str, version: int, body, pos: int, error: Deco
     """(None, its outcome) for a body that did not decode; one of an api that changes the cluster past the
     entries bound (BodyTooLarge, kwire.codec.overlay.READ_IN_PART) is read in part (kwire.codec.partial): (the
     part kept, kept_in_part), or None and the outcome of why it could not be."""
+    if type(error) is NullNotNullable:
+        return _with_null(api_key, kind, version, body, pos, error)
     if type(error) is not BodyTooLarge or api_key not in _IN_PART:
         return None, malformed(error)
     try:
@@ -87,6 +91,16 @@ def undecoded(api_key: int, kind: str, version: int, body, pos: int, error: Deco
     except DecodeError as exc:
         return None, malformed(exc)
     return decoded, kept_in_part(error, cut)
+
+
+def _with_null(api_key: int, kind: str, version: int, body, pos: int, error: NullNotNullable):
+    """A body with a null the schema does not allow (`error`): decoded by the lenient decoder (null_not_nullable,
+    the body shown as it was sent), or, when it does not decode even so, malformed at the null."""
+    try:
+        decoded, _ = decoder_for(schema_for(api_key, kind), version, lenient=True)(body, pos)
+    except DecodeError:
+        return None, malformed(error)
+    return decoded, null_in_body(error)
 
 
 class ExchangeParts(NamedTuple):

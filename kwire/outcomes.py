@@ -10,8 +10,14 @@ words for what was wrong at a malformed field, kept as the outcome's `reason`).
 
 What can happen to a body (a request or response frame's body, after its header):
     decoded          decoded whole
-    malformed        the decoder stopped at `field` (its path), byte `offset` of the frame body: `reason`
+    malformed        the decoder stopped at `field` (its path), byte `offset` of the frame body: `reason`; `fault`
+                     names the fault when the decoder knows it (null_not_nullable: a null where the schema
+                     says the field is not nullable), else None
     trailing_bytes   decoded, `size` bytes left after it
+    null_not_nullable decoded, with a null at `field` (byte `offset`) where Kafka's schema says the field is not
+                     nullable (`reason`): read as if it were (what was sent, shown), the field named. A body with
+                     such a null that does not decode even so is malformed, `fault` null_not_nullable: the
+                     null, where Kafka's readers stop, is its first fault (kwire.errors.NullNotNullable)
     cut_by_snaplen   the capture cut it short: the snap length cut its packets, or they were lost while its frame
                      was followed by its length (`reason` says how much was captured), or its answer was
                      not captured though a later one was
@@ -42,12 +48,13 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from kwire.errors import BodyTooLarge
+from kwire.errors import NULL_NOT_NULLABLE, BodyTooLarge
 
 # ---- body kinds ---------------------------------------------------------------------------------
 DECODED = "decoded"
 MALFORMED = "malformed"
 TRAILING_BYTES = "trailing_bytes"
+NULL_IN_BODY = NULL_NOT_NULLABLE  # the body kind: decoded, with a null the schema does not allow
 CUT_BY_SNAPLEN = "cut_by_snaplen"
 NOT_KEPT = "not_kept"
 KEPT_IN_PART = "kept_in_part"
@@ -83,6 +90,7 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind(DECODED, "body", None, "decoded", True),
     Kind(MALFORMED, "body", SENDER, "malformed at {where}: {reason}"),
     Kind(TRAILING_BYTES, "body", SENDER, "{size} bytes left after the decoded body", True),
+    Kind(NULL_IN_BODY, "body", SENDER, "decoded, with a null at {where} where the schema says not nullable", True),
     Kind(CUT_BY_SNAPLEN, "body", CAPTURE, "cut short in the capture: {reason}"),
     Kind(NOT_KEPT, "body", KWIRE, "not kept: {reason}"),
     Kind(KEPT_IN_PART, "body", KWIRE, "kept in part: {reason}; {size:,} array elements past it not kept", True),
@@ -110,6 +118,7 @@ class BodyOutcome(NamedTuple):
     offset: int | None = None  # malformed: where, in bytes from the start of the frame body
     reason: str | None = None  # malformed: what was wrong there, in the decoder's words
     size: int = 0  # trailing_bytes: how many bytes were left; kept_in_part: how many array elements were left out
+    fault: str | None = None  # malformed: the fault the decoder named (kwire.errors.NULL_NOT_NULLABLE), else None
 
 
 DECODED_BODY = BodyOutcome(DECODED)
@@ -149,6 +158,12 @@ def kept_in_part(error, cut: int) -> BodyOutcome:
                        getattr(error, "reason", None) or str(error), cut)
 
 
+def null_in_body(error) -> BodyOutcome:
+    """The outcome of a body that decoded as if its null field (`error`, the decoder's NullNotNullable) were
+    nullable."""
+    return BodyOutcome(NULL_IN_BODY, error.field, error.offset, error.reason, 0, NULL_NOT_NULLABLE)
+
+
 def trailing(size: int) -> BodyOutcome:
     return BodyOutcome(TRAILING_BYTES, size=size) if size else DECODED_BODY
 
@@ -158,7 +173,7 @@ def malformed(error) -> BodyOutcome:
     bound of kwire's (BodyTooLarge: the bytes may be well formed)."""
     kind = NOT_KEPT if isinstance(error, BodyTooLarge) else MALFORMED
     return BodyOutcome(kind, getattr(error, "field", None), getattr(error, "offset", None),
-                       getattr(error, "reason", None) or str(error))
+                       getattr(error, "reason", None) or str(error), 0, getattr(error, "fault", None))
 
 
 def describe(outcome: BodyOutcome | None) -> str | None:
@@ -166,7 +181,7 @@ def describe(outcome: BodyOutcome | None) -> str | None:
     if outcome is None:
         return None
     kind = KINDS[outcome.kind]
-    if outcome.kind == MALFORMED:
+    if outcome.kind == MALFORMED or outcome.kind == NULL_IN_BODY:
         where = outcome.field or "the body"
         if outcome.offset is not None:
             where += f" (byte {outcome.offset})"
@@ -186,7 +201,7 @@ def error_text(outcome: BodyOutcome | None) -> str | None:
     return describe(outcome)
 
 
-_NO_ERROR = frozenset({DECODED, TRAILING_BYTES, NO_DECODER})
+_NO_ERROR = frozenset({DECODED, TRAILING_BYTES, NULL_IN_BODY, NO_DECODER})
 
 
 def kind_of(outcome: BodyOutcome | None) -> str | None:

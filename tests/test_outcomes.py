@@ -129,9 +129,9 @@ def test_a_tiny_cap_adds_no_decode_error_and_no_violation(capture, monkeypatch):
 
 
 def test_kinds_are_registered_once_with_their_text():
-    assert set(BODY_KINDS) == {"decoded", "malformed", "trailing_bytes", "cut_by_snaplen", "not_kept",
-                               "kept_in_part", "no_decoder", "undecryptable"}
-    assert [k for k, v in KINDS.items() if v.blames == SENDER] == [MALFORMED, TRAILING_BYTES]
+    assert set(BODY_KINDS) == {"decoded", "malformed", "trailing_bytes", "null_not_nullable", "cut_by_snaplen",
+                               "not_kept", "kept_in_part", "no_decoder", "undecryptable"}
+    assert [k for k, v in KINDS.items() if v.blames == SENDER] == [MALFORMED, TRAILING_BYTES, "null_not_nullable"]
     for name in BODY_KINDS:
         assert describe(BodyOutcome(name, size=3))
     assert error_text(BodyOutcome("decoded")) is None and error_text(BodyOutcome("no_decoder")) is None

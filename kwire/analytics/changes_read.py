@@ -52,7 +52,7 @@ from __future__ import annotations
 from kwire.analytics.changes_body import Body
 from kwire.kafka.error_codes import error_name
 from kwire.model import PAIRED, Exchange
-from kwire.outcomes import DECODED, KEPT_IN_PART, TRAILING_BYTES, describe
+from kwire.outcomes import DECODED, KEPT_IN_PART, NULL_IN_BODY, TRAILING_BYTES, describe
 
 OK, NO_RESPONSE, UNDECODED, NOT_IN_ANSWER, NOT_KEPT = "ok", "no_response", "undecoded", "not_in_answer", "not_kept"
 # kinds of change that are findings (kwire.analytics.findings_changes), with their severity
@@ -63,7 +63,7 @@ ADMIN_REASON = "removed by an admin"  # the Java admin client's LeaveGroup reaso
 MARKER_SENDER = "txn-marker-sender"  # a broker's own WriteTxnMarkers client id (not a tool)
 MAX_RESOURCES = 20  # resources kept per change (and as many more that make its kind)
 MAX_DETAIL = 20  # items kept of each list or map a resource holds, at any depth
-_READ = frozenset({DECODED, TRAILING_BYTES, KEPT_IN_PART})  # a request body there to read
+_READ = frozenset({DECODED, TRAILING_BYTES, KEPT_IN_PART, NULL_IN_BODY})  # a request body there to read
 
 
 # ---- results ------------------------------------------------------------------------------------

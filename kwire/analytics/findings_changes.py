@@ -27,10 +27,10 @@ from __future__ import annotations
 from kwire.analytics.changes_read import DESTRUCTIVE, NO_RESPONSE, NOT_IN_ANSWER, NOT_KEPT, OK, UNDECODED
 from kwire.analytics.findings import finding, named
 from kwire.counts import count, noun
-from kwire.outcomes import DECODED, KEPT_IN_PART, TRAILING_BYTES
+from kwire.outcomes import DECODED, KEPT_IN_PART, NULL_IN_BODY, TRAILING_BYTES
 
 _UNKNOWN = frozenset({NO_RESPONSE, NOT_IN_ANSWER, UNDECODED, NOT_KEPT})
-_READ = frozenset({None, DECODED, KEPT_IN_PART, TRAILING_BYTES})  # a change's request_outcome when it was read
+_READ = frozenset({None, DECODED, KEPT_IN_PART, TRAILING_BYTES, NULL_IN_BODY})  # a change's request_outcome when it was read
 MAX_NAMED = 20
 _WHAT = {"topic_deleted": "deleted topics", "records_deleted": "deleted records from",
          "group_deleted": "deleted groups", "offsets_moved": "moved group offsets of", "acl_removed": "removed ACLs",

@@ -7,13 +7,15 @@ Each carries the rule's declaration (kwire.analytics.rules) and what was seen:
   software where the exchanges say it (a client's from its ApiVersions request; None for a broker: Kafka's
   protocol does not name a broker's software); `client_software` the clients on the connections involved;
   `count` the bodies, exchanges or answers that break it (the summary says which); `detail` the first
-  instance in words; `violation` and `stopped_at` as before for the two body rules (trailing_bytes,
-  malformed_body: the outcome kind, where decoding stopped), else None.
+  instance in words; `violation` and `stopped_at` as before for the body rules (trailing_bytes,
+  malformed_body, null_not_nullable: the outcome kind, or the fault the decoder named, null_not_nullable, for a
+  null read as null or malformed at it; where decoding stopped), else None.
 
-Severity is the rule's. The body rules come from kwire.analytics.traffic's violations; the others from
-kwire.analytics.rules_state (throttle_not_honoured: its throttled answers, with the traffic's answered requests of
-each connection), computed here once at the document's end (the rules over topics, committed offsets and groups
-in kwire.analytics.findings_rules_admin).
+Severity is the rule's. The body rules come from kwire.analytics.traffic's violations, error_code_unknown from its
+error counts (per api and error name, which every row feeds anyway); the others from kwire.analytics.rules_state
+(throttle_not_honoured: its throttled answers, with the traffic's answered requests of each connection), computed
+here once at the document's end (the rules over topics, committed offsets and groups in
+kwire.analytics.findings_rules_admin).
 """
 
 from __future__ import annotations
@@ -25,9 +27,14 @@ from kwire.analytics.rules import (MAX_ORDERED, MAX_WINDOWS, RULES, THROTTLE_SLA
                                    throttled_after_answer)
 from kwire.counts import count as counted
 from kwire.kafka.apis import API_VERSIONS_KEY, api_name
+from kwire.kafka.error_codes import HIGHEST, is_defined
+from kwire.errors import NULL_NOT_NULLABLE
 from kwire.outcomes import MALFORMED, TRAILING_BYTES
 
-BODY_RULES = {TRAILING_BYTES: "trailing_bytes", MALFORMED: "malformed_body"}
+# the kind of a traffic violation (a body outcome's kind, or the fault its decoder named) -> its rule
+BODY_RULES = {TRAILING_BYTES: "trailing_bytes", MALFORMED: "malformed_body", NULL_NOT_NULLABLE: "null_not_nullable"}
+_WHAT = {TRAILING_BYTES: "bytes left after the body", MALFORMED: "a body that does not decode",
+         NULL_NOT_NULLABLE: "a null in a field Kafka's schema says is not nullable"}
 
 
 def rule_finding(rule_id: str, side: str, summary: str, start, end, evidence, *, api=None, api_version=None,
@@ -45,15 +52,20 @@ def _software(traffic, conns) -> list[str]:
                    if c in traffic.connections and traffic.connections[c].software})
 
 
+def _software_between(traffic, pairs: set) -> list[str]:
+    """The client software of the connections between these (client, broker) pairs."""
+    return sorted({conn.software for key, conn in traffic.connections.items() if key[:2] in pairs and conn.software})
+
+
 def _bodies(traffic) -> list[dict]:
-    """trailing_bytes and malformed_body, from the traffic's violations (kwire.analytics.observe)."""
+    """trailing_bytes, malformed_body and null_not_nullable, from the traffic's violations (kwire.analytics.observe)."""
     out = []
     for (side, kind, api, version), tally in sorted(traffic.violations.items(), key=lambda kv: str(kv[0])):
         conns = sorted(tally.connections)
         software = _software(traffic, conns)
         brokers = sorted({key[1] for key in conns})
         who = (", ".join(software) or "client software unknown") if side == "client" else f"broker {', '.join(brokers)}"
-        what = "bytes left after the body" if kind == TRAILING_BYTES else "a body that does not decode"
+        what = _WHAT.get(kind, _WHAT[MALFORMED])
         summary = f"{tally.count} {api} v{version} {'requests' if side == 'client' else 'answers'} with {what} ({who})"
         note = tally.note[1] if tally.note else None
         if kind != TRAILING_BYTES and note:
@@ -147,6 +159,29 @@ def _order(analysis) -> list[dict]:
         out.append(rule_finding("responses_out_of_order", "broker", summary, min(e[0] for e in evidence),
                                 max(e[0] for e in evidence), evidence, api=first[1][4], count=len(items),
                                 client_software=_software(traffic, conns), brokers=[broker], detail=detail))
+    return out
+
+
+def _unknown_codes(analysis) -> list[dict]:
+    """error_code_unknown: per api, the answers with an error code Kafka does not define (the traffic's errors,
+    kwire.analytics.traffic: counted per (api, error name) from every row)."""
+    traffic, by_api = analysis.traffic, {}
+    for (api, name), log in sorted(traffic.errors.items(), key=lambda kv: str(kv[0])):
+        if not is_defined(name):
+            by_api.setdefault(api, []).append((name, log))
+    out = []
+    for api, items in sorted(by_api.items()):
+        evidence = [ev for _, log in items for ev in log.evidence.values()]
+        brokers = sorted({ev[2] for ev in evidence})
+        count = sum(log.count for _, log in items)
+        codes = ", ".join(name for name, _ in items)
+        detail = f"{api} answered {codes}: not in Kafka's table of errors (-1 to {HIGHEST})"
+        summary = (f"error_code_unknown: {counted(count, f'{api} answer')} with an error code Kafka does not define "
+                   f"({codes}; broker {', '.join(brokers)})")
+        out.append(rule_finding("error_code_unknown", "broker", summary, min(log.first_ns for _, log in items),
+                                max(log.last_ns for _, log in items), evidence, api=api, count=count,
+                                client_software=_software_between(traffic, {(ev[1], ev[2]) for ev in evidence}),
+                                brokers=brokers, detail=detail))
     return out
 
 
@@ -250,4 +285,4 @@ def find(analysis, names: dict, first_ns, last_ns) -> list[dict]:
     from kwire.analytics.findings_rules_admin import find as admin  # it builds on rule_finding, above
 
     return (_bodies(analysis.traffic) + _broken(analysis) + _versions(analysis) + _order(analysis) + _latest(analysis)
-            + _throttles(analysis) + admin(analysis))
+            + _unknown_codes(analysis) + _throttles(analysis) + admin(analysis))

@@ -67,7 +67,7 @@ from kwire.analytics.rules_read import RULE_APIS, rule_observations, throttle_wi
 from kwire.codec.sasl import principal
 from kwire.analytics.resends import ResendReader, fetched
 from kwire.model import PAIRED, Exchange
-from kwire.outcomes import DECODED, MALFORMED, SENDER, blames
+from kwire.outcomes import DECODED, SENDER, TRAILING_BYTES, blames
 from kwire.analytics import tags as T
 from kwire.analytics.tags import E2E_WRITE, PRODUCE_BATCH
 
@@ -131,16 +131,17 @@ def _silencing_refusal(ex: Exchange, response: dict, out: list) -> None:
 
 def _violations(ex: Exchange, out: list) -> None:
     """A body the sender wrote against Kafka's schema (a kind that blames the sender: malformed,
-    trailing bytes); bodies not kept, cut by the snap length or without a decoder blame nobody. The last
-    item says where: the message, the field and the byte decoding stopped at, or the bytes left over."""
+    trailing bytes); bodies not kept, cut by the snap length or without a decoder blame nobody. The kind is
+    the fault the decoder named (null_not_nullable), else the outcome's. The last item says where: the
+    message, the field and the byte decoding stopped at, or the bytes left over."""
     for side, outcome in (("client", ex.request_outcome), ("broker", ex.response_outcome)):
         if outcome is not None and blames(outcome.kind) == SENDER:
-            out.append((T.VIOLATION, side, outcome.kind, ex.api, ex.api_version, ex.client, ex.broker, evidence(ex),
+            out.append((T.VIOLATION, side, outcome.fault or outcome.kind, ex.api, ex.api_version, ex.client, ex.broker, evidence(ex),
                         _where(ex, side, outcome)))
 
 
 def _where(ex: Exchange, side: str, outcome) -> str:
-    if outcome.kind != MALFORMED:
+    if outcome.kind == TRAILING_BYTES:
         return f"{outcome.size} bytes left after the body"
     message = f"{ex.api}{'Request' if side == 'client' else 'Response'} v{ex.api_version}"
     at = f" (at byte {outcome.offset})" if outcome.offset is not None else ""

@@ -41,6 +41,16 @@ RULES_LIST = (
          "A body that does not decode (a length past the frame, a count the bytes cannot hold): the "
          "peer cannot read it either. Bodies cut by the snap length or not kept blame nobody and are "
          "not counted."),
+    Rule("null_not_nullable", "either", "warning",
+         "A string, bytes, records or array field is null only in the versions its schema lists in "
+         "nullableVersions; an array's elements are never null.",
+         f"{_DEFS}*Request.json, *Response.json (nullableVersions), as Kafka's generated readers check it "
+         "('non-nullable field ... was serialized as null')",
+         "A body with a null (a length of -1, a compact length of 0) in a field its schema does not declare "
+         "nullable at the header's version, named at that field: the first fault, where Kafka's own readers "
+         "stop, even when a later field fails too. Counted instead of malformed_body for that body: one that "
+         "decodes when the null is read as null has the outcome null_not_nullable (shown, not a decode error), "
+         "one that does not is malformed at the null."),
     Rule("version_not_advertised", CLIENT, "warning",
          "A client sends each api at a version within the range the broker advertised in ApiVersions on "
          "that connection.",
@@ -64,6 +74,15 @@ RULES_LIST = (
          "Two answered requests of one connection whose answers came in the other order than the requests. "
          "Checked on the first MAX_ORDERED answered requests of each connection (the document says how many "
          "connections were checked in part)."),
+    Rule("error_code_unknown", BROKER, "warning",
+         "A response's error codes are codes Kafka defines (org.apache.kafka.common.protocol.Errors).",
+         f"{_DEFS}*Response.json (ErrorCode: 'the error code, or 0 if there was no error'); "
+         "clients/src/main/java/org/apache/kafka/common/protocol/Errors.java",
+         "An answer with an ErrorCode that Kafka's table of errors does not define (kwire.kafka.error_codes: "
+         "-1 to HIGHEST). Certain for a code below -1 (Kafka adds codes above its highest, never below); a code "
+         "above the table's highest may be one a Kafka newer than the table defines (the detail says the "
+         "table's highest). Not checked per api: Kafka's message definitions do not list the codes each api "
+         "may return, so a defined code an api does not use is not reported."),
     Rule("latest_below_high_watermark", BROKER, "warning",
          "ListOffsets for the latest offset (Timestamp -1) under read_uncommitted answers the high watermark.",
          f"KIP-98 (IsolationLevel); {_DEFS}ListOffsetsRequest.json (Timestamp -1: latest)",

@@ -13,7 +13,9 @@ the schema does not know are kept as raw bytes under "_unknown_tagged_fields" {t
 
 Guarantees: never reads past `buf`; every length read from the wire is checked against the bytes
 left before anything is allocated (an array claiming 2**31 elements in 30 bytes fails at once);
-any malformation raises DecodeError with the offset and the field's path, nothing else. One body makes
+any malformation raises DecodeError with the offset and the field's path, nothing else (a null in a field the
+schema does not declare nullable in the version: NullNotNullable, at that field's length, as Kafka's own readers
+stop there; an element of an array is never nullable, as in Kafka). One body makes
 at most MAX_BODY_ENTRIES entries (an element of an array of structs, strings, bytes or uuids counts 1,
 eight numbers count 1): past it BodyTooLarge (a DecodeError kwire raises by choice, not for a
 malformation), so a well-formed answer of a million configs costs a bound, not gigabytes.
@@ -31,9 +33,9 @@ from kwire.codec.aot import compiled_decoder
 from kwire.counts import count as counted
 from kwire.codec.code_cache import compiled_code
 from kwire.kafka.primitives import kafka_uuid, read_uvarint
-from kwire.codec.schema import Field, MessageSchema
+from kwire.codec.schema import Field, MessageSchema, Versions
 from kwire.codec.values import raw_records
-from kwire.errors import BodyTooLarge, DecodeError
+from kwire.errors import BodyTooLarge, DecodeError, NullNotNullable
 
 
 def _env_int(name: str, default: int) -> int:
@@ -75,6 +77,14 @@ def _trunc(what: str, pos: int, need: int, have: int) -> DecodeError:
 def _cannot_fit(n: int, left: int, pos: int, what: str) -> DecodeError:
     """An array whose declared length of `n` elements cannot fit in the `left` bytes that follow it."""
     return DecodeError(f"{counted(n, 'element')} cannot fit in {counted(left, 'byte')}", pos, field=what)
+
+
+def _null(what: str, pos: int, n: int) -> NullNotNullable:
+    """A null length `n` at `pos` (where the length starts) in a field the schema does not declare nullable."""
+    return NullNotNullable(f"null (length {n}) in a field not nullable in this version", pos, field=what)
+
+
+NEVER = Versions.parse("none")  # an array's elements: never null (Kafka reads them as non-nullable)
 
 
 def _uvar(buf, pos):
@@ -128,6 +138,7 @@ _RUNTIME = {
     "_kafka_uuid": kafka_uuid,
     "_trunc": _trunc,
     "_cannot_fit": _cannot_fit,
+    "_null": _null,
     "DecodeError": DecodeError,
     "_unpack_from": struct.unpack_from,
     "_read_uvarint": read_uvarint,
@@ -197,9 +208,10 @@ class _Generator:
     """Emits the source of one (message, version): one entry function with every struct inlined (no
     call per struct or element), plus a reader function per tagged field."""
 
-    def __init__(self, schema: MessageSchema, version: int):
+    def __init__(self, schema: MessageSchema, version: int, lenient: bool = False):
         self.schema = schema
         self.version = version
+        self.lenient = lenient  # every null read as None, nullable or not (kwire.exchanges, after NullNotNullable)
         self.flexible = schema.is_flexible(version)
         self.namespace: dict[str, object] = dict(_RUNTIME)
         self.chunks: list[str] = []
@@ -254,7 +266,7 @@ class _Generator:
             return self.struct_value_code(field, path, indent, target, d)
         t = field.type
         if t in ("string", "bytes", "records"):
-            return self.sized_code(t, repr(path), indent, target)
+            return self.sized_code(t, repr(path), indent, target, field.nullable_in(self.version))
         if t == "uuid":
             return [f"{indent}{target}, pos = _uuid(buf, pos, end, {path!r})"]
         code, size = _FIXED[t]
@@ -276,7 +288,7 @@ class _Generator:
         lines.append(f"{indent}left -= {cost}")
         lines.append(f"{indent}if left < 0: raise _too_many({what}, pos)")
         lines.append(f"{indent}if _n < 0:")
-        lines.append(f"{indent}    {target} = None")
+        lines.append(f"{indent}    {self.null_value(target, what, field.nullable_in(self.version), 4)}")
         if field.is_struct or elem not in _FIXED:  # an empty array (common) skips the loop's set-up
             lines.append(f"{indent}elif not _n:")
             lines.append(f"{indent}    {target} = []")
@@ -296,7 +308,7 @@ class _Generator:
                 f"{inner}{target} = list(_unpack_from('>%d{code}' % _n, buf, pos))",
                 f"{inner}pos += _n * {size}",
             ]
-        item = Field(field.name, elem, field.versions, field.nullable, None, field.tagged, None)
+        item = Field(field.name, elem, field.versions, NEVER, None, field.tagged, None)
         lines += [f"{inner}{target} = []", f"{inner}for _ in range(_n):"]
         lines += self.value_code(item, path + "[]", inner + "    ", "_x", d)
         lines.append(f"{inner}    {target}.append(_x)")
@@ -318,10 +330,18 @@ class _Generator:
             ]
         return [body, f"{indent}{target} = o{d + 1}"]
 
-    def sized_code(self, t: str, what: str, indent: str, target: str) -> list[str]:
+    def null_value(self, target: str, what: str, nullable: bool, width: int) -> str:
+        """The line for a null length: the value None where the field is nullable, else NullNotNullable at
+        the length's first byte (a compact null is the one byte 0; else `width` bytes)."""
+        if nullable or self.lenient:
+            return f"{target} = None"
+        return f"raise _null({what}, pos - {1 if self.flexible else width}, _n)"
+
+    def sized_code(self, t: str, what: str, indent: str, target: str, nullable: bool) -> list[str]:
         """A string, bytes or records value, inlined: a length (int16 for strings, int32 otherwise; a
         varint of length+1 when flexible), -1 for null, then that many bytes, checked against the end."""
-        lines = self.length_code(indent, "_n", what, self.flexible, 2 if t == "string" else 4)
+        width = 2 if t == "string" else 4
+        lines = self.length_code(indent, "_n", what, self.flexible, width)
         if t == "string":
             value = [f"{target} = str(buf[pos:_e], 'utf-8', 'replace')"]
         elif t == "bytes":
@@ -330,7 +350,7 @@ class _Generator:
             value = ["if mv is None: mv = _memoryview(buf)", f"{target} = _raw_records(mv[pos:_e])"]
         return lines + [
             f"{indent}if _n < 0:",
-            f"{indent}    {target} = None",
+            f"{indent}    {self.null_value(target, what, nullable, width)}",
             f"{indent}else:",
             f"{indent}    _e = pos + _n",
             f"{indent}    if _e > end: raise _trunc({what}, pos, _n, end - pos)",
@@ -512,32 +532,34 @@ class _Generator:
 
 # Keyed by the schema object's identity: schemas are module constants, and hashing a whole frozen
 # schema tree on every message would cost more than decoding a small one.
-_COMPILED: dict[tuple[int, int], tuple[MessageSchema, object, str]] = {}
-_DECODERS: dict[tuple[int, int], object] = {}
+_COMPILED: dict[tuple[int, int, bool], tuple[MessageSchema, object, str]] = {}
+_DECODERS: dict[tuple[int, int, bool], object] = {}
 
 
-def _compiled(schema: MessageSchema, version: int):
-    key = (id(schema), version)
+def _compiled(schema: MessageSchema, version: int, lenient: bool = False):
+    key = (id(schema), version, lenient)
     hit = _COMPILED.get(key)
     if hit is None:
-        fn, source = _Generator(schema, version).build()
+        fn, source = _Generator(schema, version, lenient).build()
         hit = _COMPILED[key] = (schema, fn, source)
     return hit[1], hit[2]
 
 
-def decoder_for(schema: MessageSchema, version: int):
-    """The decoder of `schema` at `version`: decode(buf, pos=0) -> (dict, end_pos). Cached."""
-    key = (id(schema), version)
+def decoder_for(schema: MessageSchema, version: int, lenient: bool = False):
+    """The decoder of `schema` at `version`: decode(buf, pos=0) -> (dict, end_pos). Cached. `lenient`: one
+    that reads a null as None in every field, nullable or not (to show a body its strict decoder stopped at
+    with NullNotNullable)."""
+    key = (id(schema), version, lenient)
     cached = _DECODERS.get(key)
     if cached is not None:
         return cached
     if version not in schema.valid:
         raise DecodeError(f"{schema.name} has no version {version}")
-    decode, _ = _compiled(schema, version)
+    decode, _ = _compiled(schema, version, lenient)
     _DECODERS[key] = decode
     return decode
 
 
-def decoder_source(schema: MessageSchema, version: int) -> str:
+def decoder_source(schema: MessageSchema, version: int, lenient: bool = False) -> str:
     """The generated source, for debugging and tests."""
-    return _compiled(schema, version)[1]
+    return _compiled(schema, version, lenient)[1]

@@ -14,7 +14,8 @@ reader sees a body of at most the bound plus what was cut, as data.
 
 The elements of arrays of structs are decoded by the generated decoders (an element's struct compiled as
 a message of its own); the levels past the bound are read here, field by field. Errors are the
-decoder's: DecodeError with the field's path and the offset (a malformation past the bound makes the
+decoder's: DecodeError with the field's path and the offset (NullNotNullable for a null the schema does not
+allow, as the decoder names it; a malformation past the bound makes the
 body malformed), BodyTooLarge when the part past the bound is a tagged field (not read in part).
 """
 
@@ -25,7 +26,7 @@ import struct
 from kwire.codec import compiler
 from kwire.codec.schema import Field, MessageSchema
 from kwire.codec.values import raw_records
-from kwire.errors import BodyTooLarge, DecodeError
+from kwire.errors import BodyTooLarge, DecodeError, NullNotNullable
 from kwire.kafka.primitives import kafka_uuid, read_uvarint
 
 NOT_KEPT = "_not_kept"  # the key, in a struct holding a cut array, of {field name: CutElements}
@@ -136,7 +137,7 @@ class _Reader:
             elif f.is_struct:
                 out[f.name], pos = self.nested(f, where, buf, pos, budget)
             else:
-                out[f.name], pos = self.scalar(f.type, where, buf, pos)
+                out[f.name], pos = self.scalar(f.type, where, buf, pos, f.nullable_in(v))
         if flexible:
             pos = self.tagged(tagged, path, buf, pos, out)
         if NOT_KEPT in out:  # after the fields, as the tagged fields are
@@ -156,6 +157,8 @@ class _Reader:
         """(the kept elements, pos after the array, a CutElements of the rest or None)."""
         n, pos = self.length(path, buf, pos, 4)
         if n < 0:
+            if not f.nullable_in(self.version):
+                raise self.null(path, pos, n, 4)
             return None, pos, None
         if n and n * self.sizes.elem_min_size(f) > len(buf) - pos:
             raise compiler._cannot_fit(n, len(buf) - pos, pos, path)
@@ -182,14 +185,14 @@ class _Reader:
         kept)."""
         f, path = self.field, self.path
         if self.decode is None:
-            value, pos = self.scalar(f.element_type, f"{path}[]", buf, pos)
+            value, pos = self.scalar(f.element_type, f"{path}[]", buf, pos, False)  # elements: never null
             return value, pos, 1
         try:
             value, end = self.decode(buf, pos)
         except BodyTooLarge:
             pass
         except DecodeError as exc:
-            raise DecodeError(exc.reason, exc.offset, f"{path}[].{exc.field}" if exc.field else f"{path}[]") \
+            raise type(exc)(exc.reason, exc.offset, f"{path}[].{exc.field}" if exc.field else f"{path}[]") \
                 from None
         else:
             if room <= 0:
@@ -213,7 +216,11 @@ class _Reader:
             raise compiler._trunc(path, pos, width, len(buf) - pos)
         return (_I16 if width == 2 else _I32)(buf, pos)[0], pos + width
 
-    def scalar(self, t: str, path: str, buf, pos: int):
+    def null(self, path: str, pos: int, n: int, width: int) -> NullNotNullable:
+        """The decoder's NullNotNullable for a null length `n` read just before `pos`."""
+        return compiler._null(path, pos - (1 if self.flexible else width), n)
+
+    def scalar(self, t: str, path: str, buf, pos: int, nullable: bool):
         fixed = compiler._FIXED.get(t)
         if fixed is not None:
             code, size = fixed
@@ -221,8 +228,11 @@ class _Reader:
                 raise compiler._trunc(path, pos, size, len(buf) - pos)
             value = struct.unpack_from(">" + code, buf, pos)[0]
             return (kafka_uuid(value) if t == "uuid" else value), pos + size
-        n, pos = self.length(path, buf, pos, 2 if t == "string" else 4)
+        width = 2 if t == "string" else 4
+        n, pos = self.length(path, buf, pos, width)
         if n < 0:
+            if not nullable:
+                raise self.null(path, pos, n, width)
             return None, pos
         end = pos + n
         if end > len(buf):

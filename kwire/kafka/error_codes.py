@@ -255,6 +255,8 @@ _TABLE = (
 ERRORS: dict[int, ErrorCode] = {row.code: row for row in _TABLE}
 
 _NAMES: dict[int, str] = {row.code: row.name for row in _TABLE}
+_DEFINED_NAMES: frozenset[str] = frozenset(_NAMES.values())
+HIGHEST = max(_NAMES)  # the highest code the table knows (a later Kafka adds codes above it, never below)
 _RETRIABLE: frozenset[int] = frozenset(row.code for row in _TABLE if row.retriable)
 
 
@@ -262,6 +264,11 @@ def error_name(code: int) -> str:
     """Kafka's name for `code` ("NONE" for 0); `UNKNOWN_ERROR_CODE(<code>)` if Kafka defines none."""
     name = _NAMES.get(code)
     return name if name is not None else f"UNKNOWN_ERROR_CODE({code})"
+
+
+def is_defined(name: str) -> bool:
+    """Whether `name` (error_name's) is a code Kafka defines: False for UNKNOWN_ERROR_CODE(<n>)."""
+    return name in _DEFINED_NAMES
 
 
 def is_retriable(code: int) -> bool:

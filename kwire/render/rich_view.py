@@ -24,7 +24,7 @@ from kwire.codec.schemas import schema_for
 from kwire.kafka.apis import api_name
 from kwire.kafka.error_codes import error_name
 from kwire.model import Exchange
-from kwire.outcomes import MALFORMED, BodyOutcome, error_text
+from kwire.outcomes import MALFORMED, NULL_IN_BODY, BodyOutcome, describe, error_text
 from kwire.render.line_view import Lines, line_parts
 from kwire.render.records_run import RecordsRun
 from kwire.render.safe import term_safe
@@ -235,11 +235,13 @@ def _enum_marks(api_key: int | None, kind: str, version: int | None, body: dict)
 
 
 def body_lines(label: str, ex: Exchange, kind: str, body: dict | None, outcome: BodyOutcome | None) -> list[list]:
-    """One body as tree lines under `label`, with what left it undecoded (its outcome's text); none
-    when there is neither a body nor such an outcome."""
+    """One body as tree lines under `label`, with what left it undecoded (its outcome's text), or the null
+    it holds where the schema says not nullable; none when there is neither a body nor such an outcome."""
     error = error_text(outcome)
     if error is not None and outcome.kind == MALFORMED:
         error = f"decode error: {error}"
+    elif outcome is not None and outcome.kind == NULL_IN_BODY:
+        error = describe(outcome)
     if body is None and error is None:
         return []
     tree = _Body(_enum_marks(ex.api_key, kind, ex.api_version, body) if body else {})

@@ -193,3 +193,120 @@ def test_latest_below_a_high_watermark_given_before():
     _marks(before, 50, 5, api="ListOffsets")  # the Fetch came after: nothing to compare with
     _marks(before, 100, 10, corr=2)
     assert _found(before, "latest_below_high_watermark") == []
+
+
+# ---- null_not_nullable: Tansu's and the mock's nulls, as their clients read them
+
+
+def _exchanges(path: Path, api: str) -> list:
+    return [ex for ex in analyze_files([str(path)]) if ex.api == api]
+
+
+@pytest.mark.parametrize("name", ["confluent-tansu.pcap", "kafka-python-tansu.pcap"])
+def test_a_null_create_acls_results_is_named_at_the_null(name):
+    """Tansu answers CreateAcls v2/v3 with a compact null Results (0) and nothing after it. librdkafka's own
+    log says it read -1 results; the rule names Results, the first fault, not the tagged fields after it."""
+    path = ROOT / "captures" / "admin" / name
+    if name.startswith("confluent"):
+        with open(f"{path}.truth.jsonl") as f:
+            failed = [json.loads(line) for line in f if '"create_acls"' in line]
+        assert "Received -1 acls in response" in failed[0]["error"]  # the client's view: a null array
+    (ex,) = _exchanges(path, "CreateAcls")
+    outcome = ex.response_outcome
+    assert (outcome.kind, outcome.field, outcome.fault) == ("malformed", "Results", "null_not_nullable")
+    assert outcome.offset == 9  # correlation id, header tags, ThrottleTimeMs: the null's one byte
+    found = [f for f in _rules(_document(path)) if f["api"] == "CreateAcls"]
+    assert [f["rule"] for f in found] == ["null_not_nullable"]
+    assert found[0]["side"] == "broker" and "Results" in found[0]["detail"]
+    assert [(e["api"], e["correlation_id"]) for e in found[0]["evidence"]] == [("CreateAcls", ex.correlation_id)]
+
+
+def test_a_kafkajs_create_acls_v1_answer_cut_short_is_no_null():
+    """v1 is not flexible: Tansu's answer ends before Results' 4-byte length, a truncation, not a null."""
+    (ex,) = _exchanges(ROOT / "captures" / "admin" / "kafkajs-tansu.pcap", "CreateAcls")
+    assert ex.response_outcome.fault is None and ex.response_outcome.kind == "malformed"
+
+
+def test_the_mocks_null_sync_group_assignment_is_shown_and_named():
+    """The mock answers SyncGroup REBALANCE_IN_PROGRESS with a null Assignment (Kafka's schema: bytes, not
+    nullable); librdkafka logs the error and reads the null as empty. The body is shown as sent, the rule names
+    Assignment."""
+    assert P.log_lines_matching("unanswered", r"SyncGroup response: Broker: Group rebalance in progress")
+    nulls = [ex for ex in _exchanges(P.capture("unanswered"), "SyncGroup")
+             if ex.response_outcome.kind == "null_not_nullable"]
+    assert nulls and all(ex.response == {"ThrottleTimeMs": 0, "ErrorCode": 27, "Assignment": None} for ex in nulls)
+    assert {ex.response_outcome.field for ex in nulls} == {"Assignment"}
+    found = [f for f in _rules(P.document("unanswered")) if f["rule"] == "null_not_nullable"]
+    assert len(found) == 1 and found[0]["api"] == "SyncGroup" and found[0]["count"] == len(nulls)
+    assert found[0]["violation"] == "null_not_nullable"
+
+
+# ---- error_code_unknown, on frames made here (no committed capture of real software has one)
+
+
+def _heartbeats(path: Path, codes) -> None:
+    from kwire.capture.pcapwrite import PcapWriter
+    from tests.campaign.traffic import ETHERNET, Traffic, client_address
+    from tests.kafka.frames import request_frame, response_frame
+
+    with PcapWriter(str(path), ETHERNET) as writer:
+        conn = Traffic(writer).connection(client_address(1))
+        for corr, code in enumerate(codes, start=1):
+            body = b"\x00\x07group-a" + b"\x00\x00\x00\x01" + b"\x00\x02m1"  # GroupId, GenerationId, MemberId
+            conn.exchange([(0, request_frame(12, 0, corr, "hb", body)),
+                           (1, response_frame(corr, code.to_bytes(2, "big", signed=True)))])
+        conn.close()
+
+
+def test_error_codes_kafka_does_not_define_are_named(tmp_path):
+    path = tmp_path / "codes.pcap"
+    _heartbeats(path, [0, 27, 200, -2, 200, 133])  # 27 and 133 are Kafka's; 200 and -2 are not
+    found = [f for f in _rules(_document(path)) if f["rule"] == "error_code_unknown"]
+    assert len(found) == 1
+    f = found[0]
+    assert (f["api"], f["side"], f["count"], f["severity"]) == ("Heartbeat", "broker", 3, "warning")
+    assert "UNKNOWN_ERROR_CODE(200)" in f["detail"] and "UNKNOWN_ERROR_CODE(-2)" in f["detail"]
+    assert sorted(e["correlation_id"] for e in f["evidence"]) == [3, 4, 5]
+    clean = tmp_path / "clean.pcap"
+    _heartbeats(clean, [0, 27, 133, -1])
+    assert not [f for f in _rules(_document(clean)) if f["rule"] == "error_code_unknown"]
+
+
+_COMMITTED = sorted(p for p in (ROOT / "captures").rglob("*.pcap*")
+                    if ".truth" not in p.name and not p.name.endswith(".keys") and p.parent.name != "tls")
+
+
+def test_no_committed_capture_answers_a_code_kafka_does_not_define():
+    """Real software (Kafka, Tansu, librdkafka's mock, behind proxies) answers only codes Kafka defines: the
+    false-alarm check (the TLS captures, decrypted with their key logs, are tests/test_pipeline_tls.py's)."""
+    assert len(_COMMITTED) > 40
+    for path in _COMMITTED:
+        assert not [f for f in _rules(_document(path)) if f["rule"] == "error_code_unknown"], path.name
+
+
+def test_a_null_is_blamed_on_whichever_side_wrote_it(tmp_path):
+    """SyncGroup exchanges with one non-nullable field sent null in the request or in the answer
+    (tests/hostile3/nulls.py): the rule names the client for the requests and the broker for the answers."""
+    from tests.hostile3.nulls import write_capture
+
+    path = tmp_path / "sync-nulls.pcap"
+    write_capture(path, kinds=("lenient",), apis=(14,))
+    found = [f for f in _rules(_document(path)) if f["rule"] == "null_not_nullable"]
+    assert {f["side"] for f in found} == {"client", "broker"}
+    assert {f["api"] for f in found} == {"SyncGroup"} and all(f["evidence"] for f in found)
+
+
+@pytest.mark.parametrize("client", ["aiokafka", "kafka-python"])
+def test_the_mocks_null_offset_fetch_topics_is_what_the_clients_failed_on(client):
+    """The mock answers OffsetFetch with a null Topics array (not nullable in Kafka's schema): the client's own
+    result is a TypeError on None, and the rule names Topics in that answer."""
+    path = ROOT / "captures" / "admin" / f"{client}-mock.pcap"
+    with open(f"{path}.truth.jsonl") as f:
+        ops = [json.loads(line) for line in f if line.strip()][1:]
+    failed = [op for op in ops if op["operation"] in ("list_consumer_group_offsets", "list_group_offsets")]
+    assert failed and all("'NoneType' object is not iterable" in op.get("error", "") for op in failed)
+    (found,) = [f for f in _rules(_document(path)) if f["rule"] == "null_not_nullable"]
+    assert found["api"] == "OffsetFetch" and "Topics" in found["detail"] and found["side"] == "broker"
+    (ex,) = [ex for ex in _exchanges(path, "OffsetFetch") if ex.response_outcome.kind == "null_not_nullable"]
+    assert ex.response["Topics"] is None and ex.response_outcome.field == "Topics"
+    assert failed[0]["started"] <= found["evidence"][0]["ts"] <= failed[0]["ts"]

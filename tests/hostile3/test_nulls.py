@@ -6,8 +6,9 @@ through every output, with no traceback.
   `inspect` (lines, -V, -V --records, --json, --json --records), `stats` (tables, --json, --html, --metrics)
   and what `live` makes (dashboard, metrics, findings log).
 - lenient: each string, bytes and array field a schema does not declare nullable sent null all the same
-  (kwire decodes them as null: a SyncGroup assignment naming a null member id, a config with a null name),
-  through the outputs that read fields (JSON Lines and everything `stats` and `live` count).
+  (kwire names the null, outcome null_not_nullable at that field, and shows the body read with it as null: a
+  SyncGroup assignment naming a null member id, a config with a null name), through the outputs that read
+  fields (JSON Lines and everything `stats` and `live` count).
 The bodies must decode (a null is not a malformed body), so the analytics really meet the nulls.
 """
 
@@ -41,10 +42,10 @@ def _lines(path: str, *extra: str) -> list[dict]:
     return [json.loads(line) for line in out.splitlines()]
 
 
-def _all_decoded(records: list[dict], expected: int) -> None:
+def _all_decoded(records: list[dict], expected: int, kinds=("decoded",)) -> None:
     assert len(records) == expected
     failed = [(r["api"], r["api_version"]) for r in records
-              if r["request_outcome"] != "decoded" or r["response_outcome"] != "decoded"]
+              if r["request_outcome"] not in kinds or r["response_outcome"] not in kinds]
     # ControlledShutdown v0 has request header v0 (no client id): the generator writes v1's header.
     assert set(failed) <= {("ControlledShutdown", 0)}, failed[:10]
 
@@ -68,13 +69,45 @@ def test_declared_nulls_through_every_output(declared, tmp_path):
 
 def test_lenient_nulls_through_the_analytics(lenient, tmp_path):
     path, n = lenient
-    _all_decoded(_lines(path), n)
+    _all_decoded(_lines(path), n, ("decoded", "null_not_nullable"))
     document = _stats_document(path)
     assert document["totals"]["exchanges"] == n
     for group in document["groups"].values():  # a null member id names no member
         assert all(type(m) is str for m in group["members"])
     files_of(path, tmp_path)
     live_outputs(path)
+
+
+def _wire_path(label_path: str) -> str:
+    """A label's path ("Topics.0.Name", "Members.0") as the decoder names the field ("Topics[].Name", "Members[]")."""
+    return label_path.replace(".0.", "[].").removesuffix(".0") + ("[]" if label_path.endswith(".0") else "")
+
+
+def test_each_lenient_null_is_named_at_its_field(lenient):
+    """Every body with one null Kafka's schema does not allow is null_not_nullable at that very field (the
+    label says which); the other side of the exchange decodes."""
+    path, _ = lenient
+    labels: dict = {}
+    per_api: dict = {}
+    for api_key, label, _, _ in null_exchanges(kinds=("lenient",)):
+        corr = per_api[api_key] = per_api.get(api_key, 0) + 1
+        labels[(api_key, corr)] = label.split()
+    checked = 0
+    for line in _lines(path):
+        _, _, side, *rest = labels[(line["api_key"], line["correlation_id"])]
+        if side == "all" or (line["api"], line["api_version"]) == ("ControlledShutdown", 0):
+            continue
+        outcome = line[f"{side}_outcome"]
+        other = line["response_outcome" if side == "request" else "request_outcome"]
+        assert (outcome, other) == ("null_not_nullable", "decoded"), (line["api"], line["api_version"], rest)
+        checked += 1
+    assert checked > 1000
+    from kwire.pipeline import analyze_files
+    for ex in analyze_files([path]):
+        _, _, side, *rest = labels[(ex.api_key, ex.correlation_id)]
+        if side != "all" and (ex.api, ex.api_version) != ("ControlledShutdown", 0):
+            outcome = ex.request_outcome if side == "request" else ex.response_outcome
+            assert outcome.field == _wire_path(rest[0]), (ex.api, ex.api_version, rest)
 
 
 def test_null_member_id_in_a_sync_group_assignment(tmp_path):
