@@ -9,7 +9,8 @@ The observations of kwire.analytics.end_to_end_read are kept, three kinds:
   about 1 % (small10, alternating runs, 2026-12-03). `write_items()` unpacks them when the document is made;
 - reads: an answer that delivered records to a consumer (kind "fetch": a Fetch, consumer its client id;
   "share": a ShareFetch's acquired records, consumer the share group), (ts, partition, fetch offset, first,
-  last, batches, redelivered) packed as seven int64 (56 bytes) per (kind, consumer, topic); as tuples they
+  last, batches, redelivered, correlation id, leg) packed as nine int64 (72 bytes) per (kind, consumer,
+  topic); as tuples they
   cost about 200 bytes each: 2 million deliveries held 213 MiB at the peak of the state alone (tracemalloc),
   the reads' tuples and a trim of the writes that unpacked them all. `read_rows()` unpacks them;
 - commits: an offset a group committed, accepted by its answer (OffsetCommit, TxnOffsetCommit; observed in
@@ -28,7 +29,7 @@ idle by key) and counts the rest as folded; the document says how many. Which en
 total order on the entries, never the order they came in, so folding too is the same on any split.
 Adding an entry once a kind is full costs one comparison (with the latest kept) or, for an entry
 kept, an amortised trim every CAP entries. At most, between trims: 2 x WRITES_CAP x 40 bytes of writes
-(20 MiB), 2 x READS_CAP x 56 bytes of reads (28 MiB), 2 x IDLE_CAP idle entries (about 300 bytes each:
+(20 MiB), 2 x READS_CAP x 72 bytes of reads (36 MiB), 2 x IDLE_CAP idle entries (about 300 bytes each:
 38 MiB), 2 x COMMITS_CAP commits (about 150 bytes each: 19 MiB); a trim adds a list of the times (about 36 bytes a row: 18 MiB).
 """
 
@@ -47,7 +48,7 @@ COMMITS_CAP = 1 << 16  # offsets committed (a group committing every second for 
 _COMMIT = T.E2E_COMMIT
 
 _PACK_WRITE = struct.Struct("<5q").pack  # ts, base offset, records, create_ms, partition
-_PACK_READ = struct.Struct("<7q").pack  # ts, partition, fetch offset, first, last, batches, redelivered
+_PACK_READ = struct.Struct("<9q").pack  # ts, partition, fetch offset, first, last, batches, redelivered, corr, leg
 
 
 def _trim(kept: list, cap: int):
@@ -63,7 +64,7 @@ class EndToEndState:
 
     def __init__(self) -> None:
         self.writes = PackedRows(5)  # (topic, producer) -> its writes
-        self.reads = PackedRows(7)  # (kind, consumer, topic) -> its deliveries
+        self.reads = PackedRows(9)  # (kind, consumer, topic) -> its deliveries
         self.last_key: tuple = ()  # the (topic, producer) of the last write, and its bytearray
         self.last_kept = None
         self.last_read_key: tuple = ()  # the (kind, consumer, topic) of the last read, and its bytearray
@@ -124,7 +125,7 @@ class EndToEndState:
 
     def add_read(self, ob: tuple) -> None:
         """An E2E_READ observation, (tag, ts, kind, consumer, topic, partition, fetch offset, first, last, batches,
-        redelivered), or an E2E_COMMIT (the same feed: kwire.analytics.analysis hands both here)."""
+        redelivered, correlation id, leg), or an E2E_COMMIT (the same feed: kwire.analytics.analysis hands both here)."""
         if ob[0] == _COMMIT:
             self.add_commit(ob)
             return
@@ -136,7 +137,7 @@ class EndToEndState:
         if reads.limit is not None and ob[1] > reads.limit:
             return
         try:
-            row = _PACK_READ(ob[1], ob[5], ob[6], ob[7], ob[8], ob[9], 1 if ob[10] else 0)
+            row = _PACK_READ(ob[1], ob[5], ob[6], ob[7], ob[8], ob[9], 1 if ob[10] else 0, ob[11], ob[12])
         except struct.error:  # not an int64 where one belongs: left out, counted as seen
             return
         kept = self.last_read
@@ -156,7 +157,8 @@ class EndToEndState:
         self.last_read_key, self.last_read = (), None
 
     def read_rows(self):
-        """(kind, consumer, topic, (ts, partition, fetch offset, first, last, batches, redelivered)) of the reads kept."""
+        """(kind, consumer, topic, (ts, partition, fetch offset, first, last, batches, redelivered, correlation id,
+        leg)) of the reads kept."""
         for key, values in self.reads.rows():
             yield key + (values,)
 

@@ -4,7 +4,8 @@ From the writes and deliveries kwire.analytics.end_to_end kept (all of them, sor
 
 - a write is the offsets [base offset, base offset + records - 1] of a Produce partition, at the
   Produce request's capture time (the first write of an offset counts);
-- a delivery is an answer (its capture time) carrying whole batches [first, last] to a consumer.
+- a delivery is an answer (its capture time) carrying whole batches [first, last] to a consumer (an answer
+  seen on both legs of a relay, a TLS terminator or a proxy, counts once, at the leg nearer the consumer: _own).
   Per consumer and partition, in time order, with `high` the highest offset delivered so far: a
   write one of whose offsets above `high` the answer carries is delivered for the first time: its
   latency is the answer's time minus the write's; a write the answer carries but whose offsets are
@@ -39,6 +40,7 @@ from kwire.analytics import end_to_end as caps
 from kwire.analytics.end_to_end_timeline import timeline
 
 ROWS_CAP = 4096  # consumer rows and partition rows in the document (the smallest keys; the rest counted)
+RELAY_WINDOW_NS = 1_000_000_000  # a relayed copy of an answer follows it within this (_own)
 
 
 def _ms(ns) -> float | None:
@@ -127,6 +129,26 @@ def _deliver(partition: tuple, events: list, kind: str, found: dict) -> None:
             found["lag"].append((ts, ts - times[j] if j < len(bases) and times[j] < ts else 0))
 
 
+def _own(events: list) -> list:
+    """The events of one consumer and partition, in time order, as (ts, offset, first, last, batches, redelivered),
+    relayed copies left out: an answer that delivered records with the correlation id, fetch offset and offsets of
+    another within RELAY_WINDOW_NS of it, seen at another broker address, is one answer seen on both legs of a relay
+    (a TLS terminator or a proxy, both legs in the capture: the broker's leg first); the later, the leg nearer the
+    consumer, is kept."""
+    events.sort()
+    drop = set()
+    seen: dict[tuple, tuple] = {}
+    for i, (ts, offset, first, last, batches, _, corr, leg) in enumerate(events):
+        if not batches or corr < 0:
+            continue
+        key = (corr, offset, first, last)
+        was = seen.get(key)
+        if was is not None and was[2] != leg and ts - was[1] <= RELAY_WINDOW_NS:
+            drop.add(was[0])
+        seen[key] = (i, ts, leg)
+    return [e[:6] for i, e in enumerate(events) if i not in drop]
+
+
 def _lag(partition: tuple, position: int, ts: int) -> int | None:
     """How old at `ts` the oldest record at or past `position` is: `ts` minus the time of the first write
     whose last offset is at or past it, 0 when none was written before `ts`, None when `position` is
@@ -157,20 +179,19 @@ def deliveries(state, names: dict):
     the groups' commits (_commit_lags)})."""
     idle, commits = state.settled()
     streams: dict[tuple, list] = {}
-    for kind, consumer, topic, (ts, partition, offset, first, last, batches, redelivered) in state.read_rows():
+    for kind, consumer, topic, (ts, partition, offset, first, last, batches, redelivered, corr, leg) in state.read_rows():
         streams.setdefault((kind, consumer, names.get(topic, topic), partition), []).append(
-            (ts, offset, first, last, batches, redelivered))
+            (ts, offset, first, last, batches, redelivered, corr, leg))
     for (kind, consumer, topic, partition, offset), (first_ts, last_ts) in idle.items():
         events = streams.setdefault((kind, consumer, names.get(topic, topic), partition), [])
-        events.append((first_ts, offset, -1, -1, 0, False))
+        events.append((first_ts, offset, -1, -1, 0, False, -1, 0))
         if last_ts != first_ts:
-            events.append((last_ts, offset, -1, -1, 0, False))
+            events.append((last_ts, offset, -1, -1, 0, False, -1, 0))
     wanted = {(topic, partition) for _, _, topic, partition in streams}
     wanted.update((names.get(c[3], c[3]), c[4]) for c in commits)
     partitions, clocks = _written(state, names, wanted)
     for key in sorted(streams):
-        events = streams[key]
-        events.sort()
+        events = _own(streams[key])
         found = {"latencies": [], "bases": [], "delivered_at": [], "redeliveries": 0, "unmatched": 0, "lag": []}
         written = partitions.get((key[2], key[3]))
         if written is not None:

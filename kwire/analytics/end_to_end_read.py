@@ -14,9 +14,13 @@ a second time:
   fetch offset, first, last, batches, False); ts the answer's capture time, fetch offset the one the
   request asked (kwire.enrich's lag rows; -1 when unknown), first/last/batches the whole batches the
   answer carried (kwire.analytics.resends.fetched reads them in its walk of the batch headers;
-  -1, -1, 0 for an answer without records: it still says where the consumer stands).
+  -1, -1, 0 for an answer without records: it still says where the consumer stands), then the answer's
+  correlation id and `leg`, a number for its broker address (zlib's CRC-32 of it): the same answer seen on
+  both legs of a relay (a TLS terminator, a proxy) has one correlation id and two legs
+  (kwire.analytics.end_to_end_doc keeps one).
 - `share_reads(ex, group, out)`: a ShareFetch answer's acquired records: (T.E2E_READ, ts, "share",
-  group, topic, partition, -1, first, last, batches, redelivered), redelivered when DeliveryCount > 1.
+  group, topic, partition, -1, first, last, batches, redelivered, correlation id, leg), redelivered when
+  DeliveryCount > 1.
   One range of acquired records may span many batches (a share consumer that fell behind is handed
   offsets 8-28, 21 batches, in one range), so batches is what the range can hold of what the partition's
   answer carried: its length in offsets, at most the whole batches of its Records left by the ranges before
@@ -29,6 +33,8 @@ Values from the wire that are not integers where integers belong are left out, s
 
 from __future__ import annotations
 
+from zlib import crc32
+
 from kwire.analytics import tags as T
 from kwire.codec.record_prints import CONTROL, batch_heads
 from kwire.codec.values import RawRecords
@@ -39,6 +45,13 @@ from kwire.model import Exchange
 def _consumer(ex: Exchange) -> str:
     client_id = ex.client_id
     return client_id if type(client_id) is str and client_id else str(ex.client)
+
+
+def _leg(ex: Exchange) -> tuple[int, int]:
+    """(correlation id, leg): which answer this is, and on which broker address it was seen."""
+    broker = ex.broker
+    corr = ex.correlation_id
+    return (corr if type(corr) is int else -1), (crc32(broker.encode()) if type(broker) is str else 0)
 
 
 def _follower(request: dict) -> bool:
@@ -56,6 +69,7 @@ def fetch_reads(ex: Exchange, spans: dict | None, out: list) -> None:
         return
     ts = ex.response_ts_ns or ex.ts_ns
     consumer = _consumer(ex)
+    which = _leg(ex)
     seen = None
     for row in rows or ():
         key = (row["topic"], row["partition"])
@@ -63,16 +77,17 @@ def fetch_reads(ex: Exchange, spans: dict | None, out: list) -> None:
         if type(key[1]) is not int or type(key[0]) is not str:
             continue
         if span is None:
-            out.append((T.E2E_READ, ts, "fetch", consumer, key[0], key[1], row["fetch_offset"], -1, -1, 0, False))
+            out.append((T.E2E_READ, ts, "fetch", consumer, key[0], key[1], row["fetch_offset"], -1, -1, 0, False)
+                       + which)
             continue
         if seen is None:
             seen = set()
         seen.add(key)
-        out.append((T.E2E_READ, ts, "fetch", consumer, key[0], key[1], row["fetch_offset"]) + span + (False,))
+        out.append((T.E2E_READ, ts, "fetch", consumer, key[0], key[1], row["fetch_offset"]) + span + (False,) + which)
     if spans:
         for key, span in spans.items():
             if (seen is None or key not in seen) and type(key[1]) is int and type(key[0]) is str:
-                out.append((T.E2E_READ, ts, "fetch", consumer, key[0], key[1], -1) + span + (False,))
+                out.append((T.E2E_READ, ts, "fetch", consumer, key[0], key[1], -1) + span + (False,) + which)
 
 
 def _whole_batches(records) -> int:
@@ -86,6 +101,7 @@ def _whole_batches(records) -> int:
 def share_reads(ex: Exchange, group, out: list) -> None:
     ts = ex.response_ts_ns or ex.ts_ns
     name = group if type(group) is str else "?"
+    which = _leg(ex)
     for topic in ex.response.get("Responses") or ():
         label = topic_label(topic)
         for part in topic.get("Partitions") or ():
@@ -100,4 +116,4 @@ def share_reads(ex: Exchange, group, out: list) -> None:
                     batches = max(1, min(last - first + 1, budget))
                     budget -= batches
                     out.append((T.E2E_READ, ts, "share", name, label, index, -1, first, last, batches,
-                                type(count) is int and count > 1))
+                                type(count) is int and count > 1) + which)

@@ -179,7 +179,7 @@ def _write(ts, base, count, topic="t", partition=0, producer="p", create=-1):
 
 
 def _read(ts, first, last, batches, consumer="c", offset=-1, topic="t", partition=0):
-    return (E2E_READ, ts, "fetch", consumer, topic, partition, offset, first, last, batches, False)
+    return (E2E_READ, ts, "fetch", consumer, topic, partition, offset, first, last, batches, False, -1, 0)
 
 
 def _commit(ts, offset, group="g", topic="t", partition=0):
@@ -252,9 +252,9 @@ def test_two_million_writes_stay_within_the_cap(monkeypatch):
     for i in range(200_000):  # ten times fewer than the 2 million, at caps 16 and 32 times smaller
         state.add_write(_write(i, i, 1, partition=i % 7))
         state.add_read(_read(i + 5, i, i, 1, partition=i % 7, consumer=f"c{i % 3}"))
-        # the packed bytes never past twice each cap: 40 bytes a write, 56 a read
+        # the packed bytes never past twice each cap: 40 bytes a write, 72 a read
         assert sum(len(kept) for kept in state.writes.packed.values()) <= 2 * E.WRITES_CAP * 40
-        assert sum(len(kept) for kept in state.reads.packed.values()) <= 2 * E.READS_CAP * 56
+        assert sum(len(kept) for kept in state.reads.packed.values()) <= 2 * E.READS_CAP * 72
     assert state.write_count <= 2 * E.WRITES_CAP
     assert sum(1 for _ in state.write_items()) == state.write_count
     assert sum(1 for _ in state.read_rows()) == state.reads.count

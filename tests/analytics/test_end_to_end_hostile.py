@@ -88,7 +88,7 @@ def test_kwire_stats_on_it_says_it_without_a_traceback(tmp_path):
 
 
 def _share_answer(ranges: list[tuple[int, int]], records: bytes):
-    return SimpleNamespace(response_ts_ns=5, ts_ns=1, response={"Responses": [{"Topic": "t", "Partitions": [
+    return SimpleNamespace(response_ts_ns=5, ts_ns=1, correlation_id=7, broker="10.0.0.9:9092", response={"Responses": [{"Topic": "t", "Partitions": [
         {"PartitionIndex": 0, "Records": records,
          "AcquiredRecords": [{"FirstOffset": a, "LastOffset": b, "DeliveryCount": 1} for a, b in ranges]}]}]})
 
