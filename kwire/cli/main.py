@@ -54,9 +54,22 @@ class KwireGroup(click.Group):
             click.echo("kwire: interrupted", err=True)
             ctx.exit(130)
         except MemoryError:  # a memory limit (ulimit -v, a container) below what the run needs
-            click.echo("kwire: error: out of memory (docs/bounds.md says what kwire needs and how to "
-                       "lower it)", err=True)
-            ctx.exit(1)
+            _out_of_memory(ctx)
+        except ImportError as exc:  # a module loaded late, under such a limit: the loader could not map it
+            if not _unmapped(exc):
+                raise
+            _out_of_memory(ctx)
+
+
+def _unmapped(exc: ImportError) -> bool:
+    """An ImportError that is the kernel refusing memory to the loader (a built module under `ulimit -v`)."""
+    text = str(exc)
+    return "failed to map segment" in text or "annot allocate memory" in text
+
+
+def _out_of_memory(ctx: click.Context) -> None:
+    click.echo("kwire: error: out of memory (docs/bounds.md says what kwire needs and how to lower it)", err=True)
+    ctx.exit(1)
 
 
 def _show_version(ctx: click.Context, _param, value: bool) -> None:

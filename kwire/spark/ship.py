@@ -111,11 +111,12 @@ def _dist_files(dist: md.Distribution) -> list[tuple[Path, str]]:
 
 def _own_files() -> list[tuple[Path, str]]:
     """kwire's and pyspark_kwire's files as the driver imports them (an editable install's source tree too)."""
-    import importlib
+    import kwire
+    import pyspark_kwire
 
     out = []
-    for package in OWN_PACKAGES:
-        root = Path(importlib.import_module(package).__file__).resolve().parent
+    for package, module in zip(OWN_PACKAGES, (kwire, pyspark_kwire)):
+        root = Path(module.__file__).resolve().parent
         for folder, dirs, files in os.walk(root):
             dirs[:] = [d for d in dirs if d != "__pycache__"]
             for name in sorted(files):
