@@ -13,6 +13,9 @@ snap length cut it), carried as `request_lost` / `response_lost` and becoming th
 body past the decoder's entries bound is not_kept, or, of an api that changes the cluster
 (kwire.codec.overlay.READ_IN_PART), read in part: kept_in_part (kwire.codec.partial).
 
+An exchange left unanswered by a FIN or RST comes from pairing as connection_closed with the side that closed
+first (kwire.outcomes.CLOSED_BY): it becomes unanswered connection_closed and `extra["closed_by"]` that side.
+
 Protocol quirk, kept here: an ApiVersions response whose ErrorCode is UNSUPPORTED_VERSION (35) is
 written in the v0 body whatever version was asked (the broker cannot know which the client speaks).
 """
@@ -36,8 +39,9 @@ from kwire.kafka.apis import API_BY_NAME, API_VERSIONS_KEY, api_name
 from kwire.kafka.headers import header_versions, parse_response_header
 from kwire.kafka.pairing import RawExchange
 from kwire.model import PAIRED, Exchange, new_exchange
-from kwire.outcomes import (ANSWER_NOT_CAPTURED, DECODED_BODY, MALFORMED, NO_DECODER_BODY, BodyOutcome, cut_body,
-                            kept_in_part, lost_body, malformed, null_in_body, trailing)
+from kwire.outcomes import (ANSWER_NOT_CAPTURED, CLOSED_BY, CONNECTION_CLOSED, DECODED_BODY, MALFORMED,
+                            NO_DECODER_BODY, BodyOutcome, cut_body, kept_in_part, lost_body, malformed, null_in_body,
+                            trailing)
 
 _I16 = struct.Struct(">h")
 UNSUPPORTED_VERSION = 35
@@ -249,9 +253,13 @@ def _build(parts: tuple, decode: bool) -> Exchange:
     elif resp_body is None and status == PAIRED:  # kwire.kafka.pairing: answered, answer not captured
         resp_outcome = ANSWER_NOT_CAPTURED
     # every field at once (kwire.model.new_exchange: compiled, set in C, no __init__ to parse its arguments)
+    extra = {}
+    if unanswered is not None and unanswered in CLOSED_BY:  # connection_closed, with the side that closed first
+        extra = {"closed_by": CLOSED_BY[unanswered]}
+        unanswered = CONNECTION_CLOSED
     ex = new_exchange(conn_id, client, broker, status, corr, api_key, plan.name, api_version, client_id, req_ts,
                       resp_ts, given_up_ts, req_size, resp_size, request, response, req_outcome, resp_outcome,
-                      unanswered, {}, wire)
+                      unanswered, extra, wire)
     if decode and plan.embedded:
         decode_embedded(ex)
     return ex

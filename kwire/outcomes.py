@@ -35,7 +35,8 @@ What can happen to an exchange (its `status`), and why an unanswered one was giv
     paired           request and response, matched by correlation id
     no_response      the request was never answered: `unanswered` is one of
                      no_answer_expected (a Produce with Acks 0), connection_closed (FIN, RST, or
-                     its ports reused), connection_idle (swept after kwire's idle time), capture_ended (still open when the capture ended), pending_overflow (the
+                     its ports reused; after a FIN or RST the exchange's `closed_by` says whose came
+                     first, broker or client), connection_idle (swept after kwire's idle time), capture_ended (still open when the capture ended), pending_overflow (the
                      connection held more pending requests than kwire.kafka.pairing.MAX_PENDING)
     no_request       an orphan: a response whose request was not captured
 
@@ -71,6 +72,13 @@ CONNECTION_CLOSED = "connection_closed"
 CONNECTION_IDLE = "connection_idle"
 CAPTURE_ENDED = "capture_ended"
 PENDING_OVERFLOW = "pending_overflow"
+
+# ---- who closed first: an exchange's `closed_by` (its `extra`, beside unanswered connection_closed) ------------
+BROKER_SIDE, CLIENT_SIDE = "broker", "client"
+# connection_closed as pairing hands it on with the side whose FIN or RST came first (kwire.kafka.pairing ->
+# kwire.exchanges, which makes it unanswered connection_closed and closed_by the side): never an Exchange's kind
+CLOSED_BY = {f"{CONNECTION_CLOSED}/{side}": side for side in (BROKER_SIDE, CLIENT_SIDE)}
+CLOSED_BY_BROKER, CLOSED_BY_CLIENT = CLOSED_BY
 
 # ---- whom a kind blames -------------------------------------------------------------------------
 SENDER = "sender"

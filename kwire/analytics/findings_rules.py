@@ -15,7 +15,7 @@ Severity is the rule's. The body rules come from kwire.analytics.traffic's viola
 error counts (per api and error name, which every row feeds anyway); the others from kwire.analytics.rules_state
 (throttle_not_honoured: its throttled answers, with the traffic's answered requests of each connection), computed
 here once at the document's end (the rules over topics, committed offsets and groups in
-kwire.analytics.findings_rules_admin).
+kwire.analytics.findings_rules_admin, closed_instead_of_answering in kwire.analytics.findings_rules_close).
 """
 
 from __future__ import annotations
@@ -282,7 +282,8 @@ def _throttles(analysis) -> list[dict]:
 
 
 def find(analysis, names: dict, first_ns, last_ns) -> list[dict]:
-    from kwire.analytics.findings_rules_admin import find as admin  # it builds on rule_finding, above
+    from kwire.analytics.findings_rules_admin import find as admin  # they build on rule_finding, above
+    from kwire.analytics.findings_rules_close import find as closes
 
     return (_bodies(analysis.traffic) + _broken(analysis) + _versions(analysis) + _order(analysis) + _latest(analysis)
-            + _unknown_codes(analysis) + _throttles(analysis) + admin(analysis))
+            + _unknown_codes(analysis) + _throttles(analysis) + admin(analysis) + closes(analysis))

@@ -63,7 +63,7 @@ from kwire.analytics.observe_groups import GROUP_APIS, group_observations
 from kwire.analytics.produce_read import read_answer, request_partitions
 from kwire.analytics.producer_read import producer_apis, producer_observations
 from kwire.analytics.quorum_read import QUORUM_APIS, quorum_events
-from kwire.analytics.rules_read import RULE_APIS, rule_observations, throttle_window
+from kwire.analytics.rules_read import RULE_APIS, broker_closed, rule_observations, throttle_window
 from kwire.codec.sasl import principal
 from kwire.analytics.resends import ResendReader, fetched
 from kwire.model import PAIRED, Exchange
@@ -104,6 +104,8 @@ def observations(ex: Exchange, watch=None, row: dict | None = None, produce: tup
         out += [(T.QUORUM_EVENT, i, event) for i, event in enumerate(quorum_events(ex))]
     if api in RULE_APIS:
         rule_observations(ex, out)
+    if ex.unanswered is not None and ex.extra:  # connection_closed with its closed_by (kwire.exchanges)
+        broker_closed(ex, out)
     response = ex.response
     if response:
         throttle = response.get("ThrottleTimeMs")

@@ -144,9 +144,29 @@ RULES_LIST = (
          "for the throttle instead). The requests checked are the connection's throttled ones and its first "
          "MAX_ORDERED answered; the first MAX_WINDOWS throttled answers of each connection are looked at "
          "(the summary says when a connection had more)."),
+    Rule("closed_instead_of_answering", BROKER, "warning",
+         "A broker answers every request it reads, with an error code where it cannot serve it; it does not close "
+         "the connection instead.",
+         f"the Kafka protocol guide (kafka.apache.org/protocol: requests on a connection are processed in order and "
+         f"their responses return in that order); KIP-511 (a broker answers even an ApiVersions version it does not "
+         f"support, UNSUPPORTED_VERSION); {_DEFS}*Response.json (ErrorCode); the Java client names the close a "
+         f"disconnect (NetworkClient: 'Disconnected from node', the request failed)",
+         "A request left unanswered because its broker closed the connection: the broker's FIN or RST came before "
+         "the client's (kwire.tcp.flows records who closed first; an exchange's `closed_by`), the oldest of those pending "
+         "at the close (a broker reads a connection's requests in order: the later ones are not counted), its body "
+         "decoded whole, "
+         "and its api and version are in the range the broker advertised in ApiVersions on that connection (on a "
+         "connection whose ApiVersions the capture did not see, on the first of the same broker's that has one). "
+         "Silent for ApiVersions itself, where the version was not advertised (version_not_advertised), where the "
+         "client closed first (a consumer closing with a Fetch in flight), and where the broker may be shutting "
+         "down: it answered no request after the close, on any connection (the capture ended, or the broker went "
+         "away), or it closed another connection open at the same time within SHUTDOWN_NS of this one. The first "
+         "MAX_CLOSES such requests are looked at."),
 )
 
 RULES: dict[str, Rule] = {r.id: r for r in RULES_LIST}
+SHUTDOWN_NS = 1_000_000_000  # closed_instead_of_answering: closes of one broker this near may be its shutdown
+MAX_CLOSES = 256  # requests left unanswered by a broker's close, kept for closed_instead_of_answering
 MAX_ORDERED = 256  # answered requests per connection kept for responses_out_of_order
 
 # throttle_not_honoured: the first version of each api whose answer a broker sends before it throttles (KIP-219),

@@ -17,6 +17,12 @@ it reads the throttle):
 
     ("rw", request_ns, answered_ns, throttle_ms, api_version, evidence)   throttle_not_honoured's window
 
+and, for a request left unanswered by a connection its broker closed first (`broker_closed`, called by
+kwire.analytics.observe for every unanswered exchange; the exchange's `closed_by`, kwire.exchanges):
+
+    ("rc", closed_ns, api_key, api_version, decoded, evidence)   closed_instead_of_answering's candidate: decoded
+                                                    whether the request body decoded whole
+
 Read only from the decoded bodies and the v2 batch headers of a read_committed Fetch answer (and the
 first record of an ABORT/COMMIT control batch: 2 bytes of its key). Nothing here raises on bad input:
 a field of the wrong type is not read.
@@ -33,6 +39,7 @@ from kwire.enrich import topic_label
 from kwire.errors import DecodeError
 from kwire.kafka.primitives import read_varint, read_varlong
 from kwire.model import PAIRED, Exchange
+from kwire.outcomes import BROKER_SIDE, DECODED
 
 TRANSACTIONAL = 0x10
 ABORT = 0
@@ -164,6 +171,15 @@ def _marker_type(data, pos: int, size: int) -> int | None:
 def throttle_window(ex: Exchange, throttle: int, out: list) -> None:
     """An answer that carries a throttle: its request's time and its own (a window throttle_not_honoured checks)."""
     out.append((T.THROTTLE_WINDOW, ex.ts_ns, ex.response_ts_ns or ex.ts_ns, throttle, ex.api_version, _evidence(ex)))
+
+
+def broker_closed(ex: Exchange, out: list) -> None:
+    """An unanswered request whose connection the broker closed first (its FIN or RST before the client's)."""
+    if ex.extra.get("closed_by") != BROKER_SIDE or ex.given_up_ts_ns is None:
+        return
+    outcome = ex.request_outcome
+    out.append((T.BROKER_CLOSED, ex.given_up_ts_ns, ex.api_key, ex.api_version,
+                outcome is not None and outcome.kind == DECODED, _evidence(ex)))
 
 
 READERS = {"ApiVersions": _api_versions, "ListOffsets": _list_offsets, "Fetch": _fetch, **ADMIN_READERS}

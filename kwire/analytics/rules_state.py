@@ -12,7 +12,9 @@
 - partitions (the first MAX_PARTITIONS by (broker, topic, partition)): the first Fetch high watermark
   and the highest (each with the first time it was answered), and the first MAX_LATEST ListOffsets
   latest answers (ts, offset, evidence);
-- history: what the rules over topics, committed offsets and groups remember (kwire.analytics.rules_history).
+- history: what the rules over topics, committed offsets and groups remember (kwire.analytics.rules_history);
+- closes: the first MAX_CLOSES requests left unanswered by a connection its broker closed first, by the time it
+  closed (closed_instead_of_answering's candidates).
 
 Every table keeps the smallest keys (kwire.analytics.mergeable), so `kwire stats`, `--jobs` and
 `kwire spark` remember the same; responses_out_of_order says how many connections it checked in part.
@@ -23,7 +25,7 @@ from __future__ import annotations
 from kwire.analytics import tags as T
 from kwire.analytics.rules_history import History
 from kwire.analytics.mergeable import Capped, Kept, choose, keep_smallest
-from kwire.analytics.rules import MAX_WINDOWS
+from kwire.analytics.rules import MAX_CLOSES, MAX_WINDOWS
 from kwire.analytics.traffic import Tally
 
 MAX_CONNECTIONS = 4096
@@ -77,13 +79,15 @@ class Marks:
 
 
 class RulesState:
-    __slots__ = ("broken", "connections", "partitions", "history")
+    __slots__ = ("broken", "connections", "partitions", "history", "closes")
 
     def __init__(self) -> None:
         self.broken: dict[tuple, Tally] = {}
         self.connections: dict[tuple, RuleConnection] = Capped()
         self.partitions: dict[tuple, Marks] = Capped()
         self.history = History()
+        # (closed ns, evidence key) -> (api key, version, decoded, evidence, connection key)
+        self.closes = Kept(MAX_CLOSES)
 
     @staticmethod
     def _table(table: dict, key: tuple, make, limit: int):
@@ -122,6 +126,9 @@ class RulesState:
             self.history.add_topics(ob)
         elif tag == T.RULE_GROUP:
             self.history.add_groups(ob)
+        elif tag == T.BROKER_CLOSED:
+            _, closed, api_key, version, decoded, ev = ob
+            self.closes.add((closed, ev[:4]), (api_key, version, decoded, ev, (ev[1], ev[2], row.get("connection_id"))))
         elif tag == T.LATEST_OFFSET:
             _, broker, ts, offsets, ev = ob
             for topic, partition, offset in offsets:
@@ -139,6 +146,7 @@ class RulesState:
 
     def merge(self, other: RulesState) -> None:
         self.history.merge(other.history)
+        self.closes.merge(other.closes)
         for key, tally in other.broken.items():
             self.broken.setdefault(key, Tally()).merge(tally)
         for table, theirs, make, limit in ((self.connections, other.connections, RuleConnection, MAX_CONNECTIONS),

@@ -61,6 +61,7 @@ RULE_TOPIC = "rt"       # CreateTopics / Metadata: what an exchange says of topi
 RULE_OFFSET = "ro"      # OffsetCommit / TxnOffsetCommit / OffsetFetch: offsets committed or read, with metadata
 RULE_GROUP = "rg"       # ListGroups' GroupType, a ConsumerGroupHeartbeat join, a ConsumerGroupDescribe answer
 THROTTLE_WINDOW = "rw"  # an answer with ThrottleTimeMs > 0: when its request was sent and it was answered
+BROKER_CLOSED = "rc"    # a request left unanswered by a connection its broker closed first (closed_by broker)
 # ---- a flag of the exchange's row
 NO_ANSWER_EXPECTED = "a0"  # a Produce with Acks 0
 
@@ -74,7 +75,7 @@ FEEDS: dict[str, str] = {
     **dict.fromkeys((E2E_WRITE, E2E_READ, E2E_COMMIT), END_TO_END),
     QUORUM_EVENT: QUORUM,
     **dict.fromkeys((RULE_BROKEN, ADVERTISED, HIGH_WATERMARK, LATEST_OFFSET, RULE_TOPIC, RULE_OFFSET,
-                     RULE_GROUP, THROTTLE_WINDOW), RULES),
+                     RULE_GROUP, THROTTLE_WINDOW, BROKER_CLOSED), RULES),
     NO_ANSWER_EXPECTED: ACKS0,
 }
 

@@ -11,7 +11,9 @@ answer, which the gap took (brokers answer in order). A request never answered i
 reported as `no_response` when the pending table overflows or the connection closes; a Produce
 request with acks=0, which no broker answers, is reported as `no_response` at once. Each says why
 (`unanswered`, a kind of kwire.outcomes: pending_overflow, connection_closed, connection_idle,
-capture_ended, no_answer_expected); the TCP layer's close reasons map to them by CLOSE_REASONS.
+capture_ended, no_answer_expected); the TCP layer's close reasons map to them by CLOSE_REASONS. After a FIN or
+RST, connection_closed is handed on with the side that closed first (kwire.outcomes.CLOSED_BY: conn.closer, set by
+kwire.tcp.flows), which kwire.exchanges makes the exchange's `closed_by`.
 
 Memory: pending requests keep their bodies (for decoding when the answer comes) up to
 MAX_PENDING_BYTES per connection; past that the oldest pending bodies are dropped (`body` None,
@@ -31,8 +33,8 @@ from kwire.kafka.primitives import read_uvarint
 
 from kwire.kafka.framing import CutFrame
 from kwire.kafka.headers import RequestHeader
-from kwire.outcomes import (CAPTURE_ENDED, CONNECTION_CLOSED, CONNECTION_IDLE, NO_ANSWER_EXPECTED, NO_REQUEST,
-                            NO_RESPONSE, NOT_KEPT, PAIRED, PENDING_OVERFLOW)
+from kwire.outcomes import (CAPTURE_ENDED, CLOSED_BY_BROKER, CLOSED_BY_CLIENT, CONNECTION_CLOSED, CONNECTION_IDLE,
+                            NO_ANSWER_EXPECTED, NO_REQUEST, NO_RESPONSE, NOT_KEPT, PAIRED, PENDING_OVERFLOW)
 from kwire.tcp.stream import END_CLOSE, FIN_CLOSE, IDLE_CLOSE, REUSED_CLOSE, RST_CLOSE, Connection
 
 __all__ = ["PAIRED", "NO_RESPONSE", "NO_REQUEST", "Pairing", "RawExchange", "PendingRequest", "CLOSE_REASONS"]
@@ -382,6 +384,9 @@ class Pairing:
         """The connection ended at ts_ns (`reason`: the TCP layer's, a key of CLOSE_REASONS): every
         pending request is unanswered, every early response orphaned."""
         why = CLOSE_REASONS.get(reason, CAPTURE_ENDED)
+        closer = self.conn.closer
+        if (reason == FIN_CLOSE or reason == RST_CLOSE) and closer is not None:  # whose FIN or RST came first
+            why = CLOSED_BY_CLIENT if closer == self.client_dir else CLOSED_BY_BROKER
         while self.pending:
             out(RawExchange(self.conn, self.client_dir, NO_RESPONSE, *self._pop_oldest(), given_up_ts_ns=ts_ns,
                             unanswered=why))

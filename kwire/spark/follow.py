@@ -140,7 +140,7 @@ class _FlowTask:
         conn = Connection(self.next_id, first.a, first.b, first.initiator, first.first_ts)
         conn.start_seq = list(first.starts)
         self.next_id += 1
-        return Replayer(self.pipeline.tls(conn))
+        return Replayer(self.pipeline.tls(conn), conn)
 
     def closing(self, chain: Chain, last: Piece, replay: Replayer) -> None:
         """The carried connection ends before its next piece (a new SYN, idle): what ending its last
@@ -157,7 +157,7 @@ class _FlowTask:
         flip = last.flipped(chain.first.a)
         piece = Piece(last.file, last.forder, last.index, chain.first.a, chain.first.b, chain.first.initiator,
                       chain.first.first_ts, list(chain.first.starts), last_ts=last.last_ts,
-                      nxt=list(chain.nxt), clean=last.clean, fins=list(chain.fins))
+                      nxt=list(chain.nxt), clean=last.clean, fins=list(chain.fins), closer=chain.closer)
         if flip:
             tail = [(k, 1 - d, ts, v) for k, d, ts, v in tail]
         if self.carried is not None and last is self.carried.piece:
@@ -218,7 +218,7 @@ def end_carried(carried: FlowState, options: DecodeOptions, ts_ns: int, reason: 
     task = _FlowTask(options, [carried.piece], carried, b"")
     carried.replay.play(carried.tail, ts_ns=ts_ns)
     fins = carried.piece.fins
-    carried.replay.close(ts_ns, "fin" if fins[0] and fins[1] else reason)
+    carried.replay.close(ts_ns, "fin" if fins[0] and fins[1] else reason, carried.piece.closer)
     task.closed(carried.replay)
     return _outputs(task)
 

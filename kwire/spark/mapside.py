@@ -162,6 +162,7 @@ class FileSide:
         piece = self._piece(rec)
         piece.end, piece.close_ts = end, ts
         piece.starts = list(rec.conn.start_seq)
+        piece.closer = rec.conn.closer
         if end == OPEN:
             piece.nxt, piece.clean, piece.last_ts, piece.tail, piece.fins = self.edges[rec.conn.id]
         else:
@@ -251,7 +252,7 @@ class FileSide:
             seq_b, ts_b = rest[0][1][:2] if rest else (None, ts_a)
             piece = Piece(self.index, self.sink.first or 0, self.pieces, a, b, None, min(ts_a, ts_b),
                           [seq_a, seq_b], OPEN, end, max(ts_a, ts_b), [seq_a, seq_b], True, 0, 0,
-                          fins=[True, bool(rest)])
+                          fins=[True, bool(rest)], closer=0)  # a: the first FIN's sender
             self.pieces += 1
             self._meta(piece, PIECE)
 

@@ -7,7 +7,8 @@ events are what TCP would give any consumer, at the times it would give them.
 
 `Piece` is what the map task knows of the connection beside its events: endpoints, who opened it
 (a SYN in this file or not), where each direction's sequence numbers started (conn.start_seq), and how
-it ended: closed in the file (reason, time), or still open at the file's end, with each direction's
+it ended: closed in the file (reason, time, which direction closed first: `closer`), or still open at the file's
+end, with each direction's
 next sequence number, whether TCP's state there was clean (nothing buffered out of order, no hole
 waiting for an acknowledged byte, no FIN), and `tail`: the events from that point on are what ending
 the capture there made (holes declared, buffered bytes handed over): they are played only when the
@@ -51,6 +52,7 @@ class Piece:
     fins: list = field(default_factory=lambda: [False, False])  # OPEN: each direction's FIN was in (with
                          # every byte before it) by the file's end: a chain whose both directions' were
                          # closed at "fin" (kwire.spark.stitch), as one pass over the capture closes it
+    closer: int | None = None  # the direction whose FIN or RST came first in this file (conn.closer), or None
 
     @property
     def marker(self) -> bool:
@@ -119,10 +121,11 @@ class Replayer:
     """Events -> a consumer, holding bytes back as TCP would (module docstring). `gaps` counts the
     gaps handed over (the run's TCP gap count)."""
 
-    __slots__ = ("consumer", "want", "held", "held_ts", "gaps", "gap_bytes")
+    __slots__ = ("consumer", "want", "held", "held_ts", "gaps", "gap_bytes", "conn")
 
-    def __init__(self, consumer: StreamConsumer):
+    def __init__(self, consumer: StreamConsumer, conn: Connection | None = None):
         self.consumer = consumer
+        self.conn = conn  # the connection the consumer reads, when the replay made it (its closer is set at close)
         self.want = [0, 0]
         self.held: list[list] = [[], []]
         self.held_ts = [0, 0]
@@ -157,9 +160,14 @@ class Replayer:
         self.gap_bytes += size
         self.consumer.gap(direction, ts_ns, size)
 
-    def close(self, ts_ns: int, reason: str) -> None:
+    def close(self, ts_ns: int, reason: str, closer: int | None = None) -> None:
+        """Close, `closer` the direction whose FIN or RST came first (set on the connection first, as TCP sets it
+        before it closes: kwire.tcp.flows)."""
         self.flush(0)
         self.flush(1)
+        conn = self.conn
+        if closer is not None and conn is not None and conn.closer is None:
+            conn.closer = closer
         self.consumer.close(ts_ns, reason)
 
     def play(self, events, flip: bool = False, ts_ns: int | None = None) -> None:

@@ -51,6 +51,8 @@ class Chain:
     close: tuple = (0, "end")         # (ts, reason) it ends with
     pieces: list = field(default_factory=list)
     fins: list = field(default_factory=lambda: [False, False])  # each direction's FIN seen (chain's orientation)
+    closer: int | None = None         # the direction whose FIN or RST came first (chain's orientation), or None
+    fin_ts: int | None = None         # when a FIN marker brought its last FIN (the time one pass closes it at "fin")
 
 
 @dataclass
@@ -83,6 +85,8 @@ def _skips(nxt: list, piece: Piece, flip: bool) -> tuple | None:
 
 
 def _extend(chain: Chain, piece: Piece, flip: bool) -> None:
+    if chain.closer is None and piece.closer is not None:
+        chain.closer = piece.closer ^ flip
     if piece.end == OPEN:
         for d in (0, 1):
             if piece.starts[d ^ flip] is not None:
@@ -167,13 +171,19 @@ def _fins(chain: Chain, marker: Piece) -> None:
         seq = marker.starts[d ^ flip]
         if seq is not None and marker.fins[d ^ flip] and chain.nxt[d] in (None, seq):
             chain.fins[d] = True
+            if chain.closer is None and marker.closer == d ^ flip:
+                chain.closer = d
+            chain.fin_ts = marker.last_ts
 
 
 def _ended(chain: Chain, ts: int, reason: str) -> tuple:
     """How a chain open at its last piece's end closes: "fin" when both directions had sent their
     FIN (in files whose TCP state saw no connection for them, or without the bytes before: one pass
-    over the whole capture closes such a connection at "fin"), else `reason`."""
-    return (ts, "fin") if chain.fins[0] and chain.fins[1] else (ts, reason)
+    over the whole capture closes such a connection at "fin", when a FIN marker brought the last FIN at its
+    time), else `reason`."""
+    if chain.fins[0] and chain.fins[1]:
+        return (chain.fin_ts if chain.fin_ts is not None and chain.fin_ts <= ts else ts), "fin"
+    return (ts, reason)
 
 
 class Reducer:
@@ -262,7 +272,7 @@ class Reducer:
         conn = Connection(self.next_id, first.a, first.b, first.initiator, first.first_ts)
         conn.start_seq = list(first.starts)
         self.next_id += 1
-        return Replayer(self.pipeline.tls(conn))
+        return Replayer(self.pipeline.tls(conn), conn)
 
     def closing(self, chain: Chain, last: Piece, replay: Replayer) -> None:
         pass  # (kwire.spark.follow plays a carried tail here)
@@ -351,7 +361,7 @@ class _Player:
                 self.reducer.carry(chain, self.replay, self.metas[self.i], self.tail)
             else:
                 self.reducer.closing(chain, self.metas[self.i], self.replay)
-                self.replay.close(*chain.close)
+                self.replay.close(*chain.close, chain.closer)
                 self.reducer.closed(self.replay)
             self.replay = self.chain = None
 

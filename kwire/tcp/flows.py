@@ -19,6 +19,7 @@ Connections and roles:
   capture learns from them that a connection it saw in an earlier file closed in this one.
 - A direction starts at its SYN + 1, or at its first payload or FIN: pure ACKs do not start it
   (a keepalive's sequence number is one below the real one).
+- The first FIN or RST seen either way sets `conn.closer` to its direction (who closed first).
 - FIN seen from both sides, or a RST, closes the connection (remaining holes become gaps first) and
   forgets it. For `linger_ns` afterwards, segments on that 4-tuple without SYN are trailing ACKs or
   retransmissions and are ignored (`late_segments`); a SYN starts a new Connection with a new id. A
@@ -210,6 +211,8 @@ class FlowTable:
         payload = seg.payload
         n = len(payload)
         h.bytes += n
+        if flags & (FIN | RST) and h.conn.closer is None:
+            h.conn.closer = h.direction  # who closed first (kwire.kafka.pairing: the broker or the client)
         if flags & RST:
             self._close(self._flows[h.conn.id], ts, RST_CLOSE)
             return

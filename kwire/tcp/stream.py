@@ -31,7 +31,8 @@ is made up (a hole is a gap, never zero-filled); data before a gap or close is h
 it. The consumer never calls back into TCP and never touches TCP's objects: the number data()
 returns is the whole of what it says to TCP. `Connection` is what a consumer may read about its
 connection (endpoints, who opened it, when, where each direction's sequence numbers started:
-`conn.start_seq`); `conn.counters` is filled when it closes.
+`conn.start_seq`, which direction sent the first FIN or RST: `conn.closer`, set before close() is called);
+`conn.counters` is filled when it closes.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ class Connection:
     counters: dict[str, int] = field(default_factory=dict)  # reassembly counters, filled at close
     start_seq: list = field(default_factory=lambda: [None, None])  # each direction's first sequence number
     names: tuple[str, str] | None = None  # ("ip:port" of a, of b): endpoint_names(), made on first ask
+    closer: int | None = None  # the direction that sent the connection's first FIN or RST (None: neither seen)
 
     def endpoint(self, direction: int) -> Endpoint:
         """The sender of `direction`."""
