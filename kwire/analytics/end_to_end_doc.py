@@ -38,9 +38,9 @@ from bisect import bisect_right
 from kwire.analytics.distribution import nearest_rank
 from kwire.analytics import end_to_end as caps
 from kwire.analytics.end_to_end_timeline import timeline
+from kwire.analytics.relay import RELAY_WINDOW_NS
 
 ROWS_CAP = 4096  # consumer rows and partition rows in the document (the smallest keys; the rest counted)
-RELAY_WINDOW_NS = 1_000_000_000  # a relayed copy of an answer follows it within this (_own)
 
 
 def _ms(ns) -> float | None:

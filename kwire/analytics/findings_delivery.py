@@ -32,10 +32,10 @@ from __future__ import annotations
 from kwire.analytics.delivery import Batch, ShareLog, Stall
 from kwire.analytics.findings import clients_named, finding
 from kwire.analytics.findings_resends import resent
+from kwire.analytics.relay import RELAY_WINDOW_NS
 from kwire.counts import count
 
 NS = 1_000_000_000
-RELAY_WINDOW_NS = NS  # a relayed copy of a request follows it within this (relayed_copies)
 STALL_MIN_S = 2.0
 MAX_REDELIVERED = 100
 

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from kwire.analytics import Aggregator
-from kwire.analytics.end_to_end_doc import RELAY_WINDOW_NS, _own
+from kwire.analytics.end_to_end_doc import _own
+from kwire.analytics.relay import RELAY_WINDOW_NS
 from kwire.pipeline import analyze_files
 from kwire.tls import KeyLog
 

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from kwire.analytics import Aggregator
-from kwire.analytics.findings_delivery import RELAY_WINDOW_NS, relayed_copies
+from kwire.analytics.findings_delivery import relayed_copies
+from kwire.analytics.relay import RELAY_WINDOW_NS
 from kwire.pipeline import analyze_files
 from kwire.tls import KeyLog
 
