@@ -159,7 +159,7 @@ def _relative(path: str) -> str:
 
 
 def decoder_extensions() -> list:
-    """kwire.codec._aot_*: the decoders of the hot messages, compiled ahead of time (kwire.codec.aot). Their
+    """kwire.native._aot_*: the decoders of the hot messages, compiled ahead of time (kwire.codec.aot). Their
     source is generated here from the schemas (kwire.codec.aot_build) into build/kwire-aot, rewritten only
     when it changed (Cython and the compiler skip an unchanged module on a rebuild)."""
     from setuptools import Extension

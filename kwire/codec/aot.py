@@ -3,8 +3,8 @@
 kwire.codec.compiler generates each decoder's Python source at run time and executes it. For the messages
 most traffic is made of (HOT below: the data path and the heartbeats, in the versions clients speak),
 `pip install .` also compiles that source with Cython (setup.py, through kwire.codec.aot_build, which inlines its
-blocks and makes its reads of the body C reads), into extension modules, kwire.codec._aot_<api key>_<request|
-response> (MODULES), where C integers hold the offsets and lengths. Each compiled decoder is recorded with the
+blocks and makes its reads of the body C reads), into extension modules, kwire.native._aot_<api key>_<request|
+response> (MODULES: generated, they are native code's and live in kwire/native), where C integers hold the offsets and lengths. Each compiled decoder is recorded with the
 SHA-256 of the source it was made from (and of how it was compiled: source_digest), and `compiled_decoder`
 hands it out only while the generator still makes that very source: a changed schema, generator or bound runs
 the generated source as before, so the compiled decoders can never decode differently from the source kwire
@@ -48,7 +48,7 @@ _modules: dict[str, dict] = {}  # module name -> its DECODERS ({} when it is not
 
 
 def module_name(api_key: int, kind: str) -> str:
-    return f"kwire.codec._aot_{api_key}_{kind}"
+    return f"kwire.native._aot_{api_key}_{kind}"
 
 
 # One module per api and kind: they compile in parallel at install.
@@ -67,7 +67,7 @@ def _decoders_of(api_key: int, kind: str) -> dict:
                 table = dict(getattr(importlib.import_module(name), "DECODERS", {}))
             except ImportError:  # not built (or not mappable: a memory limit): the generated source runs
                 pass
-            except (AttributeError, TypeError, ValueError):  # what it cimports (kwire/codec/values.pxd) runs
+            except (AttributeError, TypeError, ValueError):  # what it cimports (kwire/native/raw_records.pxd) runs
                 pass  # as Python (its source changed since the build): the generated source runs
         _modules[name] = table
     return table
@@ -84,8 +84,8 @@ def _compiled_table() -> dict:
 
 # What makes a compiled decoder of the generated source besides that source: kwire.codec.aot_build's rewriting
 # of its reads, the C readers they become (kwire/native/c_reads.pxd) and the records value it makes
-# (kwire/codec/values.pxd). A change to any is a new source.
-_BUILT_BY = ("codec/aot_build.py", "c_reads.pxd", "codec/values.pxd")  # in the kwire package
+# (kwire/native/raw_records.pxd). A change to any is a new source.
+_BUILT_BY = ("codec/aot_build.py", "native/c_reads.pxd", "native/raw_records.pxd")  # in the kwire package
 _built_by: list[bytes] = []
 
 

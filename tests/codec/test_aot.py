@@ -218,7 +218,7 @@ def test_every_hot_version_decodes_as_the_generated_source(api_key, kind, packag
 @pytest.mark.parametrize("error", [AttributeError("__pyx_capi__"), TypeError("wrong signature"),
                                    ValueError("size changed"), ImportError("not built")])
 def test_a_module_whose_cimports_run_as_python_is_not_used(monkeypatch, error):
-    """A compiled decoder module cimports kwire/codec/values.pxd: when kwire.codec.values runs as Python (its source
+    """A compiled decoder module cimports kwire/native/raw_records.pxd: when kwire.native.raw_records runs as Python (its source
     changed since the build), importing the module fails; the generated source then runs, as when it is not built."""
     def refuse(name):
         raise error
