@@ -232,3 +232,11 @@ def test_a_module_whose_cimports_run_as_python_is_not_used(monkeypatch, error):
     finally:
         aot._modules.clear()
         aot._modules.update(saved)
+
+
+def test_what_builds_the_decoders_is_there():
+    """Each file the decoders' digest reads exists: a missing one would leave the decoders current after a change
+    to what made them (it once named kwire/c_reads.pxd, gone since the C readers moved to kwire/native)."""
+    package = Path(aot.__file__).resolve().parents[1]
+    for name in aot._BUILT_BY:
+        assert (package / name).is_file(), name
