@@ -16,11 +16,6 @@ import struct
 from functools import partial
 from typing import NamedTuple
 
-try:
-    import cython
-except ImportError:  # the pure-Python build where Cython is not installed
-    from kwire.native.cython_stand_in import cython
-
 from kwire.native import c_reads
 from kwire.fields import fields_equal, fields_repr, reduce_by_fields, set_fields
 from kwire.kafka.primitives import read_uvarint
@@ -28,9 +23,8 @@ from kwire.errors import DecodeError
 from kwire.kafka.apis import APIS, request_header_version, response_header_version
 
 _REQ_FIXED = struct.Struct(">hhi")
-_REQ_FIXED_ID = struct.Struct(">hhih")  # the same and a client id length
 _I16 = struct.Struct(">h")
-_unpack_fixed, _unpack_fixed_id = _REQ_FIXED.unpack_from, _REQ_FIXED_ID.unpack_from  # bound once
+_unpack_fixed = _REQ_FIXED.unpack_from  # bound once
 _I32 = struct.Struct(">i")
 
 MAX_CLIENT_ID = 1024
@@ -124,11 +118,8 @@ def header_versions(api_key: int, api_version: int) -> tuple[int, int]:
 def parse_request_header(body) -> RequestHeader:
     """Parse the header at the start of a request frame body (the bytes after the length prefix)."""
     size = len(body)
-    if size >= 10 and cython.compiled:  # read in C (kwire/native/c_reads.pxd): no tuple, no int objects for n
-        api_key, version, corr = c_reads._i16(body, 0), c_reads._i16(body, 2), c_reads._i32(body, 4)
-        n = c_reads._i16(body, 8)
-    elif size >= 10:
-        api_key, version, corr, n = _unpack_fixed_id(body, 0)
+    if size >= 10:  # native code's read (kwire.native.c_reads: compiled, C reads into C integers)
+        api_key, version, corr, n = c_reads._request_head(body)
     elif size >= 8:
         api_key, version, corr = _unpack_fixed(body, 0)
         n = -2  # no room for the client id's length (-1 is a null client id)
@@ -146,7 +137,7 @@ def parse_request_header(body) -> RequestHeader:
         pos = 10 + n
         if pos > size:
             raise DecodeError("request header: client id runs past the frame", 10)
-        client_id = c_reads._utf8(body, 10, pos) if cython.compiled else str(body[10:pos], "utf-8", "replace")
+        client_id = c_reads._utf8(body, 10, pos)
     tagged = None
     if hv >= 2:
         if pos < size and not body[pos]:

@@ -10,6 +10,7 @@ import struct
 
 _I8, _I16, _U16, _I32, _U32, _I64, _F64 = (struct.Struct(">" + code) for code in "bhHiIqd")
 _V2_HEAD = struct.Struct(">qiibIhiqqqhii")  # a v2 record batch's header up to its record count (61 bytes)
+_REQUEST_HEAD = struct.Struct(">hhih")  # a request header's api key, version, correlation id, client id length
 _BYTE = struct.Struct("B")
 
 
@@ -71,6 +72,11 @@ def _plain(mv: memoryview) -> memoryview:
     if _is_plain(mv):
         return mv
     return memoryview(mv.tobytes())
+
+
+def _request_head(buf) -> tuple:
+    _in(buf, 0, _REQUEST_HEAD.size)
+    return _REQUEST_HEAD.unpack_from(buf, 0)
 
 
 def _v2_head(buf, pos: int) -> tuple:
