@@ -33,18 +33,12 @@ from __future__ import annotations
 
 from typing import Callable
 
-try:
-    import cython
-except ImportError:  # the pure-Python build where Cython is not installed
-    from kwire.native.cython_stand_in import cython
-
 from kwire.native import c_reads
 from kwire.native.record_walk import RecordSink
 from kwire.capture.packet import FrameLayout, Packet, RecordLayout
-from kwire.net.layout import (ACK_AT, DOFF_AT, ETH_IPV4_TCP_KEYED, ETHERNET_HEADER, FLAGS_AT, FRAG_AT, FRAGMENTED,
-                              HEAD_AT, IPPROTO_TCP, KEY_AT, KEY_SIZE, MIN_FRAME, MIN_RAW, PLAIN_HEAD_HI,
-                              PLAIN_HEAD_LO, PROTO_AT, RAW_HEAD_HI, RAW_HEAD_LO, RAW_IPV4_TCP_KEYED, SEQ_AT,
-                              SLOW_BY_FLAGS, SLOW_FLAGS, TCP_PAYLOAD_AT, TOTAL_AT, reverse_key)
+from kwire.net.layout import (ETH_IPV4_TCP_KEYED, ETHERNET_HEADER, FRAGMENTED, IPPROTO_TCP, KEY_AT, KEY_SIZE, MIN_FRAME,
+                              MIN_RAW, PLAIN_HEAD_HI, PLAIN_HEAD_LO, RAW_HEAD_HI, RAW_HEAD_LO, RAW_IPV4_TCP_KEYED,
+                              SLOW_BY_FLAGS, SLOW_FLAGS, TCP_PAYLOAD_AT, reverse_key)
 from kwire.net.segment import ACK
 from kwire.tcp.flows import FlowTable
 from kwire.tcp.outoforder import HALF, MASK
@@ -110,15 +104,11 @@ class RecordFeed(RecordSink):
             else:
                 frame = head_lo = head_hi = -1
             if head_lo >= 0:
-                if cython.compiled and (type(buf) is bytes or type(buf) is memoryview):  # a file's chunk
-                    # the fields one at a time, in C (kwire/native/c_reads.pxd): no tuple. (A live capture's ring, an
-                    # mmap, is not a buffer c_reads reads: the struct reads it.) A raw packet's head: its first 16 bits.
-                    head = c_reads._u32(buf, frame + HEAD_AT) if linktype == 1 else c_reads._u16(buf, start)
-                    total, frag = c_reads._u16(buf, frame + TOTAL_AT), c_reads._u16(buf, frame + FRAG_AT)
-                    proto = c_reads._u8(buf, frame + PROTO_AT)
+                if type(buf) is bytes or type(buf) is memoryview:  # a file's chunk: native code's reads
+                    # (kwire.native.c_reads: compiled, the fields in C into C integers, no tuple; as Python, a struct).
+                    # A live capture's ring, an mmap, is not a buffer c_reads reads: the struct below reads it.
+                    head, total, frag, proto, seq, ack, doff, flags = c_reads._ipv4_tcp(buf, frame, linktype == 1)
                     key = c_reads._bytes_at(buf, frame + KEY_AT, frame + KEY_AT + KEY_SIZE)
-                    seq, ack = c_reads._u32(buf, frame + SEQ_AT), c_reads._u32(buf, frame + ACK_AT)
-                    doff, flags = c_reads._u8(buf, frame + DOFF_AT), c_reads._u8(buf, frame + FLAGS_AT)
                 else:
                     head, total, frag, proto, key, seq, ack, doff, flags = (
                         ETH_IPV4_TCP_KEYED if linktype == 1 else RAW_IPV4_TCP_KEYED)(buf, start)

@@ -155,3 +155,17 @@ cdef inline (long long, long long, long long, Py_ssize_t) _request_head(object b
     api version, correlation id and the client id's length (-1: null)."""
     cdef const unsigned char* p = _in(buf, 0, 10)
     return <short>_be(p, 2), <short>_be(p + 2, 2), <int>_be(p + 4, 4), <short>_be(p + 8, 2)
+
+
+cdef inline (Py_ssize_t, Py_ssize_t, Py_ssize_t, Py_ssize_t, Py_ssize_t, Py_ssize_t, Py_ssize_t, Py_ssize_t) _ipv4_tcp(
+        object buf, Py_ssize_t frame, bint ethernet) except *:
+    """The fields of an IPv4 (no options) TCP packet kwire.fused tests, where kwire.net.layout's KEYED structs have
+    them (their key aside): head, total length, fragment field, protocol, sequence and acknowledgement numbers, data
+    offset byte, flags. `frame` is where its Ethernet frame starts (a raw packet's: 14 bytes before the packet),
+    `ethernet` whether there is one: head is then the 32 bits at 12 (Ethernet type, version and IHL, TOS), else the
+    first 16 bits of the packet. All its bytes are checked in the buffer."""
+    cdef Py_ssize_t d = 0 if ethernet else 14  # where the bytes read start, from frame: q[x - d] is frame + x
+    cdef const unsigned char* q = _in(buf, frame + d, 48 - d)
+    return (<Py_ssize_t>_be(q + 12, 4) if ethernet else <Py_ssize_t>_be(q, 2), <Py_ssize_t>_be(q + 16 - d, 2),
+            <Py_ssize_t>_be(q + 20 - d, 2), q[23 - d], <Py_ssize_t>_be(q + 38 - d, 4), <Py_ssize_t>_be(q + 42 - d, 4),
+            q[46 - d], q[47 - d])

@@ -11,6 +11,9 @@ import struct
 _I8, _I16, _U16, _I32, _U32, _I64, _F64 = (struct.Struct(">" + code) for code in "bhHiIqd")
 _V2_HEAD = struct.Struct(">qiibIhiqqqhii")  # a v2 record batch's header up to its record count (61 bytes)
 _REQUEST_HEAD = struct.Struct(">hhih")  # a request header's api key, version, correlation id, client id length
+# kwire.net.layout's ETH_IPV4_TCP_KEYED and RAW_IPV4_TCP_KEYED without their key (_ipv4_tcp)
+_ETH_IPV4_TCP = struct.Struct("!12xIH2xHxB14xIIBB")
+_RAW_IPV4_TCP = struct.Struct("!HH2xHxB14xIIBB")
 _BYTE = struct.Struct("B")
 
 
@@ -77,6 +80,14 @@ def _plain(mv: memoryview) -> memoryview:
 def _request_head(buf) -> tuple:
     _in(buf, 0, _REQUEST_HEAD.size)
     return _REQUEST_HEAD.unpack_from(buf, 0)
+
+
+def _ipv4_tcp(buf, frame: int, ethernet: bool) -> tuple:
+    if ethernet:
+        _in(buf, frame, _ETH_IPV4_TCP.size)
+        return _ETH_IPV4_TCP.unpack_from(buf, frame)
+    _in(buf, frame + 14, _RAW_IPV4_TCP.size)
+    return _RAW_IPV4_TCP.unpack_from(buf, frame + 14)
 
 
 def _v2_head(buf, pos: int) -> tuple:

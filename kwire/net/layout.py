@@ -12,7 +12,9 @@ at 34):
   are, `header_key`): a TCP direction is looked up by it without building a tuple.
 - RAW_IPV4_TCP_KEYED: KEYED's fields for a packet without link header (raw IP, as live capture on
   every interface hands them over): everything 14 bytes earlier, `head` without the Ethernet type.
-- HEAD_AT ... FLAGS_AT: where KEYED's fields lie, for reads of one field at a time.
+- KEY_AT, KEY_SIZE: where KEYED's key lies. kwire.fused reads the other fields with native code's
+  `kwire.native.c_reads._ipv4_tcp` (C reads compiled), which holds these structs' offsets: tests/net/test_layout.py
+  holds the two to each other.
 
 The test, `plain_ipv4_tcp(head, frag, proto)`: IPv4 in untagged Ethernet, no IP options, not a
 fragment (more-fragments flag and offset 0; DF and the reserved bit may be set), carrying TCP (a raw
@@ -34,10 +36,7 @@ from kwire.net.segment import FIN, RST, SYN
 ETH_IPV4_TCP = Struct("!12xIH2xHxB2x4s4sHHIIBB").unpack_from
 ETH_IPV4_TCP_KEYED = Struct("!12xIH2xHxB2x12sIIBB").unpack_from
 RAW_IPV4_TCP_KEYED = Struct("!HH2xHxB2x12sIIBB").unpack_from
-# Where KEYED's fields lie in an Ethernet frame (a raw packet's: ETHERNET_HEADER earlier), for the compiled
-# fast path that reads them one at a time (kwire.fused; tests/net/test_layout.py holds them to the Structs).
-HEAD_AT, TOTAL_AT, FRAG_AT, PROTO_AT, KEY_AT, SEQ_AT, ACK_AT, DOFF_AT, FLAGS_AT = 12, 16, 20, 23, 26, 38, 42, 46, 47
-KEY_SIZE = 12
+KEY_AT, KEY_SIZE = 26, 12  # where KEYED's key lies in an Ethernet frame (a raw packet's: ETHERNET_HEADER earlier)
 ETHERNET_HEADER = 14
 MIN_FRAME = 54  # Ethernet 14 + IPv4 20 + TCP 20
 MIN_RAW = 40    # IPv4 20 + TCP 20

@@ -1,5 +1,5 @@
-"""kwire/native/cython_stand_in.py: where Cython is not installed (a pure-Python install with no compiler), the modules
-that branch on `cython.compiled` import and run their Python branch, and give the same bytes as with Cython's own
+"""kwire/native/cython_stand_in.py: where Cython is not installed (a pure-Python install with no compiler), the native
+modules that branch on `cython.compiled` import and run their Python branch, and give the same bytes as with Cython's own
 pure-Python module."""
 
 from __future__ import annotations
@@ -36,9 +36,8 @@ def _kwire(cython: str, *argv: str) -> bytes:
 
 def test_the_stand_in_is_what_a_module_reads_without_cython():
     out = subprocess.run([sys.executable, "-c", "import sys; sys.modules['cython'] = None\n"
-                          "import kwire.fused as f\n"
                           "import kwire.native.record_walk as p\n"
-                          "print(all(x.cython.compiled is False for x in (f, p)))"],
+                          "print(p.cython.compiled is False)"],
                          capture_output=True, text=True, env=dict(os.environ, KWIRE_PURE="1", PYTHONPATH=str(ROOT)))
     assert out.stdout.strip() == "True", out.stderr
 
