@@ -38,7 +38,7 @@ CORE = (
     "kwire/model.py", "kwire/outcomes.py", "kwire/parallel.py", "kwire/parts_wire.py",
     "kwire/net/decode.py", "kwire/net/layers.py", "kwire/net/layout.py", "kwire/net/segment.py",
     "kwire/tcp/flows.py", "kwire/tcp/outoforder.py", "kwire/tcp/reassembly.py",
-    "kwire/kafka/connection.py", "kwire/kafka/framing.py", "kwire/kafka/headers.py", "kwire/kafka/pairing.py",
+    "kwire/kafka/connection.py", "kwire/kafka/headers.py", "kwire/kafka/pairing.py",
     "kwire/codec/budget.py", "kwire/codec/compiler.py", "kwire/codec/records.py", "kwire/codec/records_v2.py",
     "kwire/analytics/aggregate.py", "kwire/analytics/analysis.py", "kwire/analytics/caps.py", "kwire/analytics/delivery.py",
     "kwire/analytics/distribution.py", "kwire/analytics/facts.py",
@@ -47,7 +47,7 @@ CORE = (
     "kwire/analytics/produce_read.py", "kwire/analytics/read.py", "kwire/analytics/row.py",
     "kwire/analytics/resend_state.py", "kwire/analytics/resends.py", "kwire/analytics/series.py",
     "kwire/analytics/traffic.py",
-    "kwire/native/batch_json.py", "kwire/native/json_line.py", "kwire/native/raw_records.py", "kwire/native/record_walk.py",
+    "kwire/native/batch_json.py", "kwire/native/framing.py", "kwire/native/json_line.py", "kwire/native/raw_records.py", "kwire/native/record_walk.py",
     "kwire/native/time_queue.py",
 )
 SOURCES_FILE = "compiled-sources.txt"  # in the kwire package folder: "<module> <source_digest>" lines

@@ -142,7 +142,7 @@ ANSWER_NOT_CAPTURED = BodyOutcome(CUT_BY_SNAPLEN, reason="the answer was not cap
 
 def cut_body(captured: int, size: int) -> BodyOutcome:
     """A body of which `captured` of its frame's `size` bytes were captured: the snap length cut the rest,
-    or packets were lost (TCP's gaps do not say which); kwire.kafka.framing followed the frame by its length."""
+    or packets were lost (TCP's gaps do not say which); kwire.native.framing followed the frame by its length."""
     return BodyOutcome(CUT_BY_SNAPLEN, reason=f"{captured} of {size} bytes captured (snap length, or packets lost)")
 
 

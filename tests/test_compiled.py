@@ -153,7 +153,7 @@ def test_a_module_runs_from_source_when_declarations_it_depends_on_changed(needs
     shutil.copytree(ROOT / "kwire", copy, ignore=shutil.ignore_patterns("__pycache__", "*.c"))
     with open(copy / "tcp" / "reassembly.pxd", "a") as f:
         f.write("# edited\n")
-    code = ("import kwire.fused as f, kwire.tcp.flows as t, kwire.tcp.reassembly as r, kwire.kafka.framing as k; "
+    code = ("import kwire.fused as f, kwire.tcp.flows as t, kwire.tcp.reassembly as r, kwire.native.framing as k; "
             "print(f.__file__, t.__file__, r.__file__, k.__file__); "
             "from kwire.pipeline import Pipeline; print(Pipeline)")
     env = dict(os.environ, PYTHONPATH=str(tmp_path))

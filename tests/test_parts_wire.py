@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from kwire.exchanges import exchange_parts
-from kwire.kafka.framing import CutFrame
+from kwire.native.framing import CutFrame
 from kwire.kafka.pairing import RawExchange
 from kwire.parts_wire import PartsWriter, frames_size, pack, unpack
 from kwire.pipeline import analyze_files

@@ -4,7 +4,7 @@
 # mode pickles streams: Cython's generated pickling of extension types covers every field.
 
 cimport cython
-from kwire.kafka.framing cimport Framer
+from kwire.native.framing cimport Framer
 from kwire.kafka.headers cimport RequestHeader
 from kwire.kafka.pairing cimport Pairing
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 from typing import Callable
 
 from kwire.kafka.apis import APIS
-from kwire.kafka.framing import CutFrame, Framer
+from kwire.native.framing import CutFrame, Framer
 from kwire.kafka.headers import parse_cut_request_header, parse_request_header, plausible_request
 from kwire.kafka.pairing import Pairing, RawExchange
 from kwire.kafka.resync import KEEP_TAIL, find_response_start, scan_requests
@@ -352,7 +352,7 @@ class KafkaStream:
     # -- the rest of the contract
 
     def gap(self, direction: int, ts_ns: int, size: int, exact: bool = True) -> None:
-        """StreamConsumer.gap: the framer follows a frame of known length through it (kwire.kafka.framing);
+        """StreamConsumer.gap: the framer follows a frame of known length through it (kwire.native.framing);
         a frame that ends in the gap comes out cut, at the gap's time, and is read as any other."""
         self.gaps += 1
         if self.roles is not None:

@@ -31,7 +31,7 @@ from kwire.native import c_reads  # compiled: kwire/native/c_reads.pxd's C reads
 from kwire.fields import fields_equal, fields_repr
 from kwire.kafka.primitives import read_uvarint
 
-from kwire.kafka.framing import CutFrame
+from kwire.native.framing import CutFrame
 from kwire.kafka.headers import RequestHeader
 from kwire.outcomes import (CAPTURE_ENDED, CLOSED_BY_BROKER, CLOSED_BY_CLIENT, CONNECTION_CLOSED, CONNECTION_IDLE,
                             NO_ANSWER_EXPECTED, NO_REQUEST, NO_RESPONSE, NOT_KEPT, PAIRED, PENDING_OVERFLOW)

@@ -27,7 +27,7 @@ cdef inline const unsigned char* _at(object buf, Py_ssize_t pos, Py_ssize_t size
     cdef const unsigned char* data
     cdef Py_ssize_t n
     cdef Py_buffer* view
-    if isinstance(buf, bytes):  # a subclass too (kwire.kafka.framing.CutFrame)
+    if isinstance(buf, bytes):  # a subclass too (kwire.native.framing.CutFrame)
         data = <const unsigned char*>PyBytes_AS_STRING(buf)
         n = PyBytes_GET_SIZE(buf)
     elif type(buf) is memoryview:

@@ -59,7 +59,7 @@ from kwire.codec.records import count_v2_records, decode_records, summarize_reco
 from kwire.codec.schema import Field, MessageSchema
 from kwire.codec.schemas import all_schemas
 from kwire.errors import CaptureError, DecodeError
-from kwire.kafka.framing import CutFrame, Framer
+from kwire.native.framing import CutFrame, Framer
 from kwire.kafka.headers import parse_request_header, parse_response_header, plausible_request
 from kwire.kafka.resync import KEEP_TAIL, find_response_start
 from kwire.net.segment import Segment

@@ -19,7 +19,7 @@ from kwire.capture.source import MAX_RECORD
 from kwire.codec.budget import RecordBudget
 from kwire.codec.records import decode_records
 from kwire.errors import CaptureError, DecodeError
-from kwire.kafka.framing import Framer
+from kwire.native.framing import Framer
 from tests.kafka.frames import finder
 from tests.capture import builders as b
 from tests.codec.test_records_encoder import GZIP, NONE, v2_batch

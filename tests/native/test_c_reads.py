@@ -19,7 +19,7 @@ NUMBERS = [(c_reads._i8, ">b"), (c_reads._i16, ">h"), (c_reads._u16, ">H"), (c_r
 
 
 class _Bytes(bytes):
-    """A subclass, as kwire.kafka.framing.CutFrame is."""
+    """A subclass, as kwire.native.framing.CutFrame is."""
 
 
 def kinds(data: bytes):

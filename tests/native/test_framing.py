@@ -2,7 +2,7 @@
 
 import random
 
-from kwire.kafka.framing import Framer
+from kwire.native.framing import Framer
 from tests.kafka.frames import find_request_start, finder, request_frame
 
 FRAMES = [request_frame(1, 4, i, "c", bytes(range(i % 50))) for i in range(20)]

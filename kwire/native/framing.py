@@ -1,5 +1,9 @@
 """Cut one direction of a TCP stream into Kafka frames (4-byte big-endian length, then the body).
 
+Native code (compiled: an extension type, framing.pxd beside this file) that the kafka layer's connection
+(kwire.kafka.connection) and pairing (kwire.kafka.pairing) use: it knows of Kafka only that its frames are
+length-prefixed, and imports nothing of kwire outside kwire.native.
+
 A Framer is sans-IO: `feed(data)` returns the frame bodies that data completed. It starts synced
 (the handshake was seen, the stream starts on a frame boundary) or unsynced (the capture began
 mid-stream, or after a gap). Unsynced, it asks its `find_start(direction, buf, scan)` callback where
@@ -29,7 +33,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from kwire.native import c_reads  # compiled: kwire/native/c_reads.pxd's C reads (kwire/kafka/framing.pxd)
+from kwire.native import c_reads  # compiled: kwire/native/c_reads.pxd's C reads (framing.pxd)
 
 SMALL_COPY = 4096  # a whole frame up to this size is handed on as bytes of its own
 

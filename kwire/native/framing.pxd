@@ -1,4 +1,4 @@
-# Cython declarations for kwire/kafka/framing.py (the compiled core, setup.py; the .py stays the one source
+# Cython declarations for kwire/native/framing.py (the compiled core, setup.py; the .py stays the one source
 # and runs as it is without Cython). Framer is an extension type (KafkaStream calls feed() in C); lengths
 # read from the wire are 32-bit, and what a frame still needs is at most one frame's size, so they are C
 # integers; max_frame is the caller's setting and stays a Python int. Indexing stays bounds-checked; a frame's
