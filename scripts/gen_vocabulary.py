@@ -5,7 +5,8 @@ The page holds blocks between two markers,
     <!-- BEGIN GENERATED vocabulary: exchange facts -->
     <!-- END GENERATED vocabulary: exchange facts -->
 
-(one each for `exchange facts`, `partition facts` and `metrics`), and this script replaces what lies between
+(one each for `exchange facts`, `partition facts`, `metrics` and `stats document`), and this script replaces what
+lies between
 them with the table kwire.vocabulary declares (kwire/vocabulary.py is the one source: change a fact there, then
 run this). The text outside the markers is left alone.
 
@@ -23,7 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from kwire.vocabulary import EXCHANGE_FACTS, METRIC_LIST, OUTPUTS, PARTITION_TABLE  # noqa: E402
+from kwire.vocabulary import (EXCHANGE_FACTS, METRIC_LIST, OUTPUTS, PARTITION_TABLE, SHAPES,  # noqa: E402
+                              STATS_DOCUMENT)
 
 PAGE = ROOT / "docs" / "vocabulary.md"
 BEGIN = "<!-- BEGIN GENERATED vocabulary: {name} -->"
@@ -52,10 +54,42 @@ def metrics_table() -> list[str]:
     return rows
 
 
+def _note(key) -> str:
+    notes = []
+    if key.shape:
+        notes.append(f"its keys: *{key.shape}* (below)")
+    if key.deprecated:
+        notes.append(f"deprecated, kept for one release: read `{key.deprecated}`")
+    if key.same_as:
+        notes.append(f"the same figure as `{key.same_as}`")
+    if key.rare:
+        notes.append(f"rare: {key.rare}")
+    return "; ".join(notes) or "-"
+
+
+def doc_keys_table(keys) -> list[str]:
+    rows = ["| key | unit | type | null | meaning | note |", "| --- | --- | --- | --- | --- | --- |"]
+    for k in keys:
+        cells = [f"`{k.path}`", k.unit, k.type.replace("|", " or "), "yes" if k.nullable else "no", k.meaning,
+                 _note(k)]
+        rows.append(f"| {' | '.join(map(_cell, cells))} |")
+    return rows
+
+
+def stats_document() -> list[str]:
+    """The document's keys, then each shape's (its keys relative to the object that has it)."""
+    lines = doc_keys_table(STATS_DOCUMENT)
+    for name, keys in SHAPES.items():
+        places = ", ".join(f"`{k.path}`" for k in STATS_DOCUMENT if k.shape == name)
+        lines += ["", f"*{name}*, the keys of {places}:", ""] + doc_keys_table(keys)
+    return lines
+
+
 BLOCKS = {
     "exchange facts": lambda: facts_table(EXCHANGE_FACTS),
     "partition facts": lambda: facts_table(PARTITION_TABLE, ("parquet",)),
     "metrics": metrics_table,
+    "stats document": stats_document,
 }
 
 

@@ -319,9 +319,7 @@ class Aggregator:
         width, first, count = self._timeline_frame(partitions)
         return {
             "format": FORMAT,
-            "span": {"start": round(self.first_ns / 1e9, 9) if self.first_ns is not None else None,
-                     "end": round(self.last_ns / 1e9, 9) if self.last_ns is not None else None,
-                     "seconds": round(span_ns / 1e9, 9)},
+            "span": self._span_document(span_ns),
             "totals": self.total.document(span_s),
             "apis": apis,
             "client_ids": {k: f.document(span_s) for k, f in self.by_client_id.items()},
@@ -349,6 +347,13 @@ class Aggregator:
             | {"topic_names": {"cap": self.names.cap, "folded": self.names.refused}},
         }
 
+    def _span_document(self, span_ns: int) -> dict:
+        """`span`; `start`, `end` (epoch s) and `seconds` are the deprecated names of its instants and duration."""
+        first, last = self.first_ns, self.last_ns
+        return {"start_ts_ns": first, "end_ts_ns": last, "duration_ms": ms(span_ns),
+                "start": round(first / 1e9, 9) if first is not None else None,
+                "end": round(last / 1e9, 9) if last is not None else None, "seconds": round(span_ns / 1e9, 9)}
+
     def _timeline_frame(self, partitions: dict) -> tuple[int, int, int]:
         """(bucket width in s, first bucket index, bucket count) shared by every series: a power of
         two, at least every series' resolution, giving at most TIMELINE_BUCKETS buckets."""
@@ -365,8 +370,9 @@ class Aggregator:
     def _timeline_document(self, width: int, first: int, count: int) -> dict:
         cells = self.timeline.rebin(width, first, count)
         columns = list(zip(*[cell or (0, 0, 0, 0) for cell in cells])) or [(), (), (), ()]
-        return {"bucket_s": width, "start": first * width, "exchanges": list(columns[0]),
-                "failed": list(columns[1]), "request_bytes": list(columns[2]), "response_bytes": list(columns[3])}
+        return {"start_ts_ns": first * width * NS, "bucket_ms": width * 1000, "exchanges": list(columns[0]),
+                "failed": list(columns[1]), "request_bytes": list(columns[2]), "response_bytes": list(columns[3]),
+                "bucket_s": width, "start": first * width}  # (the last two deprecated: epoch s, s)
 
     def _partitions_by_name(self) -> dict[tuple[str, int], PartitionFigures]:
         """Partitions keyed by topic name where a Metadata response named the id (id and name merged)."""

@@ -268,7 +268,8 @@ def _naming_members(change: dict, members: dict) -> dict:
 
 
 def _shown(change: dict, principal: str | None) -> dict:
-    return {"ts": round(change["ts_ns"] / 1e9, 9), "client": change["client"], "broker": change["broker"],
+    return {"ts_ns": change["ts_ns"], "ts": round(change["ts_ns"] / 1e9, 9),  # (ts: deprecated, epoch s)
+            "client": change["client"], "broker": change["broker"],
             "client_id": change["client_id"], "principal": principal, "correlation_id": change["correlation_id"],
             "api": change["api"], "operation": change["operation"], "resources": change["resources"],
             "result": change["result"], "kind": change["kind"], "makes_kind": change["makes_kind"],

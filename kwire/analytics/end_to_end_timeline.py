@@ -62,9 +62,10 @@ def timeline(found: list[tuple[tuple, dict]], commits: dict) -> dict:
             lag.setdefault(("commits", group), []).extend(sampled)
     times = [ts for samples in (*latency.values(), *lag.values()) for ts, _ in samples]
     if not times:
-        return {"bucket_s": 1, "start": None, "latency": [], "time_lag": [],
-                "series": {"cap": SERIES, "latency": 0, "time_lag": 0}}
+        return {"start_ts_ns": None, "bucket_ms": 1000, "latency": [], "time_lag": [],
+                "series": {"cap": SERIES, "latency": 0, "time_lag": 0}, "bucket_s": 1, "start": None}
     width, first, count = _frame(times)
-    return {"bucket_s": width, "start": first * width, "latency": _ranked(latency, width, first, count),
-            "time_lag": _ranked(lag, width, first, count),
-            "series": {"cap": SERIES, "latency": len(latency), "time_lag": len(lag)}}
+    return {"start_ts_ns": first * width * NS, "bucket_ms": width * 1000,
+            "latency": _ranked(latency, width, first, count), "time_lag": _ranked(lag, width, first, count),
+            "series": {"cap": SERIES, "latency": len(latency), "time_lag": len(lag)},
+            "bucket_s": width, "start": first * width}  # (the last two deprecated: s, epoch s)

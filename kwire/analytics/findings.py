@@ -4,10 +4,12 @@
 first MAX_FINDINGS; `findings_and_total` also gives `findings_total`, how many were found): a list
 of dicts, most severe first (then by start time, kind and summary), each
 
-    {kind, severity, summary, start, end, evidence: [{ts, client, broker, api, correlation_id}], ...}
+    {kind, severity, summary, start_ts_ns, end_ts_ns, evidence: [{ts_ns, client, broker, api, correlation_id}],
+     ...}
 
 with the keys of its kind (docs/findings.md lists them). `severity` is "critical", "warning" or
-"info"; `start` and `end` are epoch seconds; `evidence` names exchanges to look up in
+"info"; `start_ts_ns` and `end_ts_ns` are epoch ns (and, deprecated for one release, `start`, `end` and each
+evidence's `ts` the same in epoch seconds, to the µs: docs/vocabulary.md); `evidence` names exchanges to look up in
 `kwire inspect` (a connection is its two endpoints, `client` and `broker`: kwire's connection
 numbers are per run and differ between `kwire stats` and `kwire spark`). The finders live in
 kwire.analytics.findings_groups (member_expired, join_stuck, join_left_behind,
@@ -38,7 +40,8 @@ def evidence_items(items) -> list[dict]:
         if (ts, client, broker, corr) in seen:
             continue
         seen.add((ts, client, broker, corr))
-        out.append({"ts": seconds(ts), "client": client, "broker": broker, "api": api, "correlation_id": corr})
+        out.append({"ts_ns": ts, "client": client, "broker": broker, "api": api, "correlation_id": corr,
+                    "ts": seconds(ts)})  # (ts: deprecated, epoch s)
         if len(out) == MAX_SHOWN_EVIDENCE:
             break
     return out
@@ -60,10 +63,16 @@ def clients_named(client_ids) -> str:
 
 
 def finding(kind: str, severity: str, summary: str, start_ns, end_ns, evidence, /, **keys) -> dict:
-    out = {"kind": kind, "severity": severity, "summary": summary, "start": seconds(start_ns),
-           "end": seconds(end_ns), "evidence": evidence_items(evidence)}
+    out = {"kind": kind, "severity": severity, "summary": summary, "start_ts_ns": start_ns, "end_ts_ns": end_ns,
+           "evidence": evidence_items(evidence), "start": seconds(start_ns), "end": seconds(end_ns)}
     out.update(keys)
     return out
+
+
+def _order(f: dict) -> tuple:
+    """Most severe first, then by start (to the µs, as the list has always been sorted), kind and summary."""
+    start = f["start_ts_ns"]
+    return (SEVERITIES.index(f["severity"]), seconds(start) if start is not None else 0, f["kind"], f["summary"])
 
 
 def findings(analysis, names: dict[str, str], first_ns: int | None, last_ns: int | None) -> list[dict]:
@@ -82,6 +91,5 @@ def findings_and_total(analysis, names: dict[str, str], first_ns: int | None,
     for module in (findings_delivery, findings_groups, findings_traffic, findings_resends, findings_changes,
                    findings_quorum, findings_silenced, findings_rules):
         out += module.find(analysis, names, first_ns, last_ns)
-    out.sort(key=lambda f: (SEVERITIES.index(f["severity"]), f["start"] if f["start"] is not None else 0,
-                            f["kind"], f["summary"]))
+    out.sort(key=_order)
     return out[:MAX_FINDINGS], len(out)

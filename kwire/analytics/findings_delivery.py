@@ -1,11 +1,11 @@
 """Findings about records: transaction_stall, produce_retry, share_redelivery.
 
 - transaction_stall {topic, partition, producer_id, transactional_id, producer_client_id,
-  producer_client, stalled_s, client_ids, last_stable_offset, high_watermark}: read_committed
+  producer_client, stalled_ms, client_ids, last_stable_offset, high_watermark}: read_committed
   consumers fetched at the LastStableOffset while it stayed at one value below the HighWatermark for
   at least STALL_MIN_S: an open transaction held them. start: the first such fetch; end: the answer to
   the last one (the last time the consumers were told to wait; an unanswered one's request), so
-  stalled_s is what they waited.
+  stalled_ms is what they waited (`stalled_s`, deprecated: the same in seconds).
   producer_id: the producer whose transactional batches (or AddPartitionsToTxn) for that partition
   came last before the stall began, when the capture has them, else null; transactional_id and
   producer_client_id / producer_client: who that producer id is, as the capture's requests say
@@ -30,6 +30,7 @@
 from __future__ import annotations
 
 from kwire.analytics.delivery import Batch, ShareLog, Stall
+from kwire.analytics.figures import ms
 from kwire.analytics.findings import clients_named, finding
 from kwire.analytics.findings_resends import resent
 from kwire.analytics.relay import RELAY_WINDOW_NS
@@ -109,8 +110,9 @@ def _stalls(delivery, names: dict) -> list[dict]:
                    + f"; high watermark {stall.high_watermark}")
         out.append(finding("transaction_stall", "warning", summary, stall.first_ns, end,
                            stall.head.values()[:5] + stall.tail.values()[:5], topic=name, partition=partition,
-                           producer_id=pid, **_who_keys(who), stalled_s=round(held, 3), client_ids=ids,
-                           last_stable_offset=lso, high_watermark=stall.high_watermark))
+                           producer_id=pid, **_who_keys(who), stalled_ms=ms(end - stall.first_ns), client_ids=ids,
+                           last_stable_offset=lso, high_watermark=stall.high_watermark,
+                           stalled_s=round(held, 3)))  # (deprecated)
     return out
 
 

@@ -1,38 +1,41 @@
 """Findings about consumer groups: member_expired, join_stuck, join_left_behind, rebalance_storm.
 
-- member_expired {group_id, member_id, client_id, partitions, unowned_s, reassigned}: a member that
+- member_expired {group_id, member_id, client_id, partitions, unowned_ms, reassigned}: a member that
   stopped sending without leaving while a later generation started without it
   (kwire.analytics.groups.expired). start: its last request; end: the moment the last of its
   partitions was given to another member (or the end of the capture, with reassigned false);
-  unowned_s: end - start. Evidence: its last request and the answers that handed its partitions on.
-- join_stuck {group_id, member_id, client_id, waited_s, rebalance_timeout_ms, count}: JoinGroups
+  unowned_ms: end - start. Evidence: its last request and the answers that handed its partitions on.
+- join_stuck {group_id, member_id, client_id, waited_ms, rebalance_timeout_ms, count}: JoinGroups
   answered after their rebalance timeout (RebalanceTimeoutMs, SessionTimeoutMs before v1), or never
-  answered although the client was still talking a rebalance timeout later. waited_s: until the
+  answered although the client was still talking a rebalance timeout later. waited_ms: until the
   answer, or until the client's next JoinGroup (it gave up), else the rebalance timeout. member_id:
   the one the JoinGroup named, or for a new member the one the client got next in that group.
-- join_left_behind {group_id, member_id, client_id, client, joins, generations, waited_s,
+- join_left_behind {group_id, member_id, client_id, client, joins, generations, waited_ms,
   rebalance_timeout_ms}: a member (or a new member: the client's next member id in the group) whose
   JoinGroup was not answered, or answered only later, while the group formed generations without it
   (neither the member nor a member on its connection in them), whatever its rebalance timeout: the
   coordinator never had its join (a lost path, a stuck broker thread) and the member waits on. A
   generation counts when it formed at least LEFT_BEHIND_GRACE_S after the JoinGroup was sent (one that
   was completing as it arrived does not) and before its answer, the client's next JoinGroup, or its last
-  moment on the wire. joins: [{ts, correlation_id, answered_s}] (answered_s null: never answered);
-  generations: the numbers formed without it (at most MAX_PASSED); waited_s: first join to the end of
+  moment on the wire. joins: [{ts_ns, correlation_id, answered_ms}] (answered_ms null: never answered);
+  generations: the numbers formed without it (at most MAX_PASSED); waited_ms: first join to the end of
   the last wait (the capture's end for a wait that never ended).
-- rebalance_storm {group_id, generations, rebalancing_s, clients}: at least STORM_GENERATIONS
+- rebalance_storm {group_id, generations, rebalancing_ms, clients}: at least STORM_GENERATIONS
   generations, each starting within STORM_GAP_S of the one before, and at least twice as many as the
   clients (client id and host) in them: a client joining and leaving once accounts for two; more
-  means members came and went again and again. rebalancing_s adds up each generation's
+  means members came and went again and again. rebalancing_ms adds up each generation's
   rebalance: first JoinGroup to last SyncGroup answer (classic), or first to last member reaching
   the epoch (KIP-848 and share groups).
+  (Each duration `X_ms` has its deprecated copy `X_s` in seconds beside it, for one release; `joins` their
+  `ts` in epoch seconds: docs/vocabulary.md.)
 """
 
 from __future__ import annotations
 
 from kwire.analytics.findings import client_named, finding, seconds
 from kwire.counts import count
-from kwire.analytics.groups import Group, Member, expired, rebalance_s, timeline
+from kwire.analytics.figures import ms
+from kwire.analytics.groups import Group, Member, expired, rebalance_ns, rebalance_s, timeline
 from kwire.analytics.traffic import host_of
 
 STORM_GENERATIONS = 5
@@ -72,7 +75,8 @@ def _member_expired(group_id: str, group: Group, names: dict, last_ns: int | Non
                             handed[key] = (ts, ev)
         reassigned = bool(parts) and len(handed) == len(parts)
         end = max(ts for ts, _ in handed.values()) if reassigned else last_ns
-        unowned = round((end - went) / NS, 3) if end is not None and parts else 0.0
+        unowned_ns = end - went if end is not None and parts else 0
+        unowned = round(unowned_ns / NS, 3)
         plist = _named(parts, names)
         summary = (f"member {member_id} ({client_named(member.client_id)}) of group {group_id} stopped without "
                    f"leaving; generation {next_gen} started without it" +
@@ -80,7 +84,8 @@ def _member_expired(group_id: str, group: Group, names: dict, last_ns: int | Non
         out.append(finding("member_expired", "warning", summary, went, end,
                            [member.last_evidence] + [ev for _, ev in sorted(handed.values())[:5]],
                            group_id=group_id, member_id=member_id, client_id=member.client_id,
-                           partitions=plist, unowned_s=unowned, reassigned=reassigned))
+                           partitions=plist, unowned_ms=ms(unowned_ns), reassigned=reassigned,
+                           unowned_s=unowned))  # (deprecated)
     return out
 
 
@@ -133,7 +138,8 @@ def _join_stuck(analysis, group_id: str, group: Group, alive_until: dict) -> lis
                    f"past its rebalance timeout of {timeout / 1000:.1f} s: {what}")
         out.append(finding("join_stuck", "warning", summary, start, end, [ev for *_, ev in joins],
                            group_id=group_id, member_id=member or None, client_id=client_id,
-                           waited_s=round((end - start) / NS, 3), rebalance_timeout_ms=timeout, count=len(joins)))
+                           waited_ms=ms(end - start), rebalance_timeout_ms=timeout, count=len(joins),
+                           waited_s=round((end - start) / NS, 3)))  # (deprecated)
     return out
 
 
@@ -186,12 +192,13 @@ def _left_behind(analysis, group_id: str, group: Group, alive_until: dict, last_
         start = min(w[3] for w, _, _ in waits)
         ends = [end for _, end, _ in waits if end is not None]
         end = max(ends) if ends else None
-        joins = [{"ts": seconds(w[3]), "correlation_id": w[6][3],
-                  "answered_s": None if w[4] is None else round(w[4] / NS, 3)} for w, _, _ in waits]
-        answered = [j for j in joins if j["answered_s"] is not None]
+        joins = [{"ts_ns": w[3], "correlation_id": w[6][3], "answered_ms": ms(w[4]),
+                  "ts": seconds(w[3]), "answered_s": None if w[4] is None else round(w[4] / NS, 3)}  # (deprecated)
+                 for w, _, _ in waits]
+        answered = [w[4] for w, _, _ in waits if w[4] is not None]  # how long each answered one waited, ns
         what = ", ".join(f"corr {j['correlation_id']}" for j in joins)
         how = ("never answered" if not answered else
-               f"answered after {max(j['answered_s'] for j in answered):.1f} s" if len(answered) == len(joins) else
+               f"answered after {round(max(answered) / NS, 3):.1f} s" if len(answered) == len(joins) else
                f"{len(joins) - len(answered)} never answered")
         shown = ", ".join(map(str, numbers[:MAX_PASSED])) + (f" and {len(numbers) - MAX_PASSED} more"
                                                               if len(numbers) > MAX_PASSED else "")
@@ -203,8 +210,9 @@ def _left_behind(analysis, group_id: str, group: Group, alive_until: dict, last_
         out.append(finding("join_left_behind", "warning", summary, start, end, evidence, group_id=group_id,
                            member_id=member, client_id=client_id, client=client, joins=joins,
                            generations=numbers[:MAX_PASSED],
-                           waited_s=None if end is None else round((end - start) / NS, 3),
-                           rebalance_timeout_ms=max(timeouts) if timeouts else None))
+                           waited_ms=None if end is None else ms(end - start),
+                           rebalance_timeout_ms=max(timeouts) if timeouts else None,
+                           waited_s=None if end is None else round((end - start) / NS, 3)))  # (deprecated)
     return out
 
 
@@ -223,12 +231,14 @@ def _storms(group_id: str, group: Group) -> list[dict]:
         if len(run) < max(STORM_GENERATIONS, 2 * len(clients)):
             continue
         first, last = run[0], run[-1]
+        busy_ns = sum(rebalance_ns(g) for _, g, _ in run)
         busy = round(sum(rebalance_s(g) for _, g, _ in run), 3)
         end = last[1].sync_ns if last[1].sync_ns is not None else last[2]
         summary = (f"group {group_id} rebalanced {count(len(run), 'time')} in {(end - first[2]) / NS:.1f} s "
                    f"(generations {first[0]}..{last[0]}), {busy:.1f} s of it rebalancing")
         out.append(finding("rebalance_storm", "warning", summary, first[2], end, [g.evidence for _, g, _ in run],
-                           group_id=group_id, generations=len(run), rebalancing_s=busy, clients=len(clients)))
+                           group_id=group_id, generations=len(run), rebalancing_ms=ms(busy_ns), clients=len(clients),
+                           rebalancing_s=busy))  # (deprecated)
     return out
 
 

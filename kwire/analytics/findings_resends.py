@@ -1,7 +1,7 @@
 """Finding duplicate_write: a record a producer sent again after the broker had already stored it.
 
 - duplicate_write {topic, partition, client_id, client, error, records, offsets, read_twice,
-  resent_after_s}: a producer that is not idempotent sent records (kwire.analytics.resends tells
+  resent_after_ms}: a producer that is not idempotent sent records (kwire.analytics.resends tells
   them by their CreateTime, key, value and headers) whose Produce was answered `error` (a Kafka
   error name, or "no_response"), one after which Kafka may already have written them (WROTE_MAYBE)
   or an answer that still gave a base offset; within RESEND_WINDOW_MS it sent them again, and that
@@ -17,6 +17,7 @@ Idempotent producers are never read: the broker drops their duplicates (produce_
 
 from __future__ import annotations
 
+from kwire.analytics.figures import ms
 from kwire.analytics.findings import finding
 from kwire.counts import count
 from kwire.analytics.resends import RESEND_WINDOW_MS
@@ -133,5 +134,6 @@ def find(analysis, names: dict, first_ns, last_ns) -> list[dict]:
                            group["evidence"], topic=group["topic"], partition=group["partition"],
                            client_id=first[CLIENT_ID], client=first[EV][1], error=first[ERROR],
                            records=len(pairs), offsets=pairs[:MAX_OFFSETS], read_twice=group["read_twice"],
-                           resent_after_s=round((group["end"] - first[TS]) / NS, 3)))
+                           resent_after_ms=ms(group["end"] - first[TS]),
+                           resent_after_s=round((group["end"] - first[TS]) / NS, 3)))  # (deprecated)
     return out

@@ -1,14 +1,14 @@
 """client_silenced: a client whose connection went quiet after an answer that carries a throttle long enough to
 silence a client that honours it (KIP-219: a client sends nothing on a throttled connection until the time is up).
 
-- client_silenced {client_id, client, broker, api, api_version, correlation_id, throttle_ms, read_as, quiet_s,
+- client_silenced {client_id, client, broker, api, api_version, correlation_id, throttle_ms, read_as, quiet_ms,
   client_software}: an answer whose ThrottleTimeMs is observe.SILENCING_MS or more, as kwire decoded it, or, for a
   refusal of ApiVersions in a layout of its own (`read_as`: "librdkafka-mock", kwire.codec.version_refusal), as a
   client reading the body in the layout of the version it asked for reads it (the Java client reads the mock's
   refusal of v4 as 1,179,648 ms, and retries a lower version on the same connection, as a refusal asks: such a
   retry is required of a refusal's reading); after it the connection sent nothing more (but, after a refusal,
   within AFTER_S of the answer, an ApiVersions: the client's retry of the refused version) while the capture's exchanges went on for
-  QUIET_MIN_S or more (`quiet_s`: to the capture's last exchange, a lower bound). A connection that went on to other requests and
+  QUIET_MIN_S or more (`quiet_ms`: to the capture's last exchange, a lower bound). A connection that went on to other requests and
   then idled is not silenced (librdkafka reads the mock's refusal as the mock means it, and its bootstrap
   connection idles after Metadata), and neither is a client that went on talking to the broker on another
   connection (of its host and client id) within AFTER_S (it hung up on the answer, or reconnected: kafka-python,
@@ -18,6 +18,7 @@ silence a client that honours it (KIP-219: a client sends nothing on a throttled
 
 from __future__ import annotations
 
+from kwire.analytics.figures import ms
 from kwire.analytics.findings import client_named, finding
 from kwire.analytics.observe import SILENCING_MS
 from kwire.analytics.traffic import host_of
@@ -82,13 +83,14 @@ def find(analysis, names: dict, first_ns, last_ns) -> list[dict]:
         if back is not None and back <= answered + AFTER_S * NS:
             continue  # the client went on talking to the broker on another connection (it hung up, or reconnected)
         until = back if back is not None else last_ns
-        quiet = (until - max(end, answered)) / NS
+        quiet_ns = until - max(end, answered)
+        quiet = quiet_ns / NS
         if quiet < QUIET_MIN_S:
             continue
         evidence = [ev] + ([(conn.last[1], ev[1], ev[2], conn.last[2], conn.last[3])] if conn.last[2] != ev[3] else [])
         summary = _summary(client_id, ev[1], ev[2], ev[4], version, ev[3], throttle, layout, quiet)
         out.append(finding("client_silenced", "warning", summary, ev[0], until, evidence, client_id=client_id,
                            client=ev[1], broker=ev[2], api=ev[4], api_version=version, correlation_id=ev[3],
-                           throttle_ms=throttle, read_as=layout, quiet_s=round(quiet, 3),
-                           client_software=conn.software))
+                           throttle_ms=throttle, read_as=layout, quiet_ms=ms(quiet_ns),
+                           client_software=conn.software, quiet_s=round(quiet, 3)))  # (deprecated)
     return out

@@ -16,7 +16,7 @@ client_hangup.
   0), "metadata refresh" (Metadata or FindCoordinator), "retry" (the same api again; for Produce,
   the failed batch sent again), else "nothing", once per client and error moment (100 ms);
   reaction is the first of rejoin, metadata refresh, retry that followed at least half of them.
-- throttled {client_id, broker, throttle_ms_total, count}: answers with ThrottleTimeMs > 0.
+- throttled {client_id, broker, throttle_total_ms, count}: answers with ThrottleTimeMs > 0.
 - unanswered {api, count, client_ids}: requests never answered although the connection went on
   (a later request on it was answered) or the client (host and client id) kept talking on its other
   connections for GAVE_UP_S after it while this one hung; requests in flight when a client shut
@@ -170,7 +170,8 @@ def _throttled(traffic) -> list[dict]:
         summary = (f"broker {broker} throttled {client_named(client_id)} {count(tally.count, 'time')}, "
                    f"{tally.total / 1000:.1f} s in all")
         out.append(finding("throttled", "warning", summary, tally.first_ns, tally.last_ns, tally.evidence.values(),
-                           client_id=client_id, broker=broker, throttle_ms_total=tally.total, count=tally.count))
+                           client_id=client_id, broker=broker, throttle_total_ms=tally.total, count=tally.count,
+                           throttle_ms_total=tally.total))  # (deprecated)
     return out
 
 

@@ -3,10 +3,13 @@
 `GroupsState` keeps the group observations of kwire.analytics.observe_groups in mergeable form and
 `document(names)` turns them into the `groups` key of the stats document (docs/groups.md):
 
-    {group: {protocol, coordinator, generations: [{generation, start, end, leader, protocol_name,
-     rebalance_s, joined, gone, members: [{member_id, client_id, client, assignment: {topic: [partitions]}}]}],
-     members: {member_id: {client_id, client, first_seen, last_seen, left}}, commits: {topic: {partition:
-     offset}}, rebalance_in_progress}}
+    {group: {protocol, coordinator, generations: [{generation, start_ts_ns, end_ts_ns, leader, protocol_name,
+     rebalance_ms, joined, gone, members: [{member_id, client_id, client, assignment: {topic: [partitions]}}]}],
+     members: {member_id: {client_id, client, first_seen_ts_ns, last_seen_ts_ns, left}}, commits: {topic:
+     {partition: offset}}, rebalance_in_progress}}
+
+(and, deprecated for one release, each instant in epoch seconds beside it: a generation's `start`, `end`, a
+member's `first_seen`, `last_seen`; `rebalance_s` beside `rebalance_ms`: docs/vocabulary.md).
 
 Definitions:
 - protocol: "classic" (JoinGroup/SyncGroup/Heartbeat), "consumer" (KIP-848 ConsumerGroupHeartbeat)
@@ -16,7 +19,7 @@ Definitions:
   sign on the wire (the JoinGroup answer that gave it, the first heartbeat answer with that epoch, or
   else the first request naming it); end: the next generation's start (null for the last).
   protocol_name: the JoinGroup answer's ProtocolName (the assignor: range, cooperative-sticky, ...);
-  rebalance_s: how long the group was without a stable assignment before it (`rebalance_s`);
+  rebalance_ms: how long the group was without a stable assignment before it (`rebalance_ns`);
   joined / gone: member ids in it and not in the generation before / in that one and not in it (what
   changed: why it rebalanced, as far as the wire shows; null for the first generation seen).
 - a member's assignment in a generation: classic, what SyncGroup gave it for that generation;
@@ -36,6 +39,7 @@ keeps the smallest keys (group ids, member ids, partitions) or the newest (gener
 
 from __future__ import annotations
 
+from kwire.analytics.figures import ms
 from kwire.analytics.mergeable import Capped, Kept, choose, first_ns, keep_smallest, last_ns
 from kwire.analytics import tags as T
 
@@ -338,16 +342,21 @@ def _rejoined(group: Group, member: Member, generation: Generation) -> bool:
     return any((group.members.get(m) or Member()).client == member.client for m in generation.members)
 
 
-def rebalance_s(generation: Generation) -> float:
+def rebalance_ns(generation: Generation) -> int:
     """How long the group was without a stable assignment before `generation`: its first JoinGroup to
     its last SyncGroup answer (classic), or its first to its last member reaching the epoch (KIP-848,
-    share); 0.0 when the wire does not show both ends."""
+    share); 0 when the wire does not show both ends."""
     starts = [a for a, _ in generation.members.values()]
     begin = generation.join_ns if generation.join_ns is not None else generation.start_ns
     done = generation.sync_ns if generation.sync_ns is not None else (max(starts) if starts else None)
     if begin is None or done is None or done < begin:
-        return 0.0
-    return (done - begin) / NS
+        return 0
+    return done - begin
+
+
+def rebalance_s(generation: Generation) -> float:
+    """rebalance_ns in seconds (what the deprecated `rebalance_s` and `rebalancing_s` keys say)."""
+    return rebalance_ns(generation) / NS
 
 
 def assignment_of(group: Group, member_id: str, number: int) -> tuple | None:
@@ -376,10 +385,12 @@ def group_document(group: Group, names: dict[str, str]) -> dict:
             members.append({"member_id": member_id, "client_id": client_id, "client": client,
                             "assignment": _named(assignment_of(group, member_id, number), names)})
         before = set(gens[i - 1][1].members) if i else None
-        generations.append({"generation": number, "start": _s(start),
-                            "end": _s(gens[i + 1][2]) if i + 1 < len(gens) else None,
+        end = gens[i + 1][2] if i + 1 < len(gens) else None
+        generations.append({"generation": number, "start_ts_ns": start, "end_ts_ns": end,
+                            "start": _s(start), "end": _s(end),  # deprecated: epoch s
                             "leader": generation.leader, "protocol_name": generation.protocol,
-                            "rebalance_s": round(rebalance_s(generation), 3),
+                            "rebalance_ms": ms(rebalance_ns(generation)),
+                            "rebalance_s": round(rebalance_s(generation), 3),  # deprecated
                             "joined": None if before is None else sorted(set(generation.members) - before),
                             "gone": None if before is None else sorted(before - set(generation.members)),
                             "members": members})
@@ -387,8 +398,9 @@ def group_document(group: Group, names: dict[str, str]) -> dict:
     for member_id, member in sorted(group.members.items()):
         left = "leave" if member.left_ns is not None else "expired" if member_id in gone else None
         client_id, client = member.identity()
-        members[member_id] = {"client_id": client_id, "client": client,
-                              "first_seen": _s(member.first_ns), "last_seen": _s(member.last_ns), "left": left}
+        members[member_id] = {"client_id": client_id, "client": client, "first_seen_ts_ns": member.first_ns,
+                              "last_seen_ts_ns": member.last_ns, "left": left,
+                              "first_seen": _s(member.first_ns), "last_seen": _s(member.last_ns)}  # (deprecated)
     latest: dict[tuple, tuple] = {}  # a partition committed under its id and its name counts once
     for (topic, partition), value in group.commits.items():
         key = (names.get(topic, topic), partition)

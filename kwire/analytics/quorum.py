@@ -6,15 +6,19 @@ MAX_EVENTS by time (`Kept`: exact under any split and merge; the rest counted in
 traffic holds no controller api):
 
     {events, overflow,
-     leaders: [{ts, leader_id, epoch, api}]                   each (leader, epoch) when first seen
-     elections: [{ts, candidate, epoch, pre_vote, granted: [voter], refused: [voter], unanswered}]
-     resignations: [{ts, leader_id, epoch}]                   each (leader, epoch) once
-     brokers: {id: {registered: [ts], broker_epoch, unregistered: [ts], fenced: [{start, end, requested}],
-                    heartbeats, metadata_offset, behind: {start, end, max_offsets} | None}}}
+     leaders: [{ts_ns, leader_id, epoch, api}]                each (leader, epoch) when first seen
+     elections: [{ts_ns, candidate, epoch, pre_vote, granted: [voter], refused: [voter], unanswered}]
+     resignations: [{ts_ns, leader_id, epoch}]                each (leader, epoch) once
+     brokers: {id: {registered_ts_ns: [ts], broker_epoch, unregistered_ts_ns: [ts],
+                    fenced: [{start_ts_ns, end_ts_ns, requested}], heartbeats, metadata_offset,
+                    behind: {start_ts_ns, end_ts_ns, max_offsets} | None}}}
+
+(and, deprecated for one release, each instant in epoch seconds beside it: `ts`, `start`, `end`, `registered`,
+`unregistered`: docs/vocabulary.md).
 
 Definitions:
 - a broker is fenced from the first heartbeat answered IsFenced after one answered not fenced (or from
-  its registration) to the next answered not fenced (`end` None: still fenced at the capture's end);
+  its registration) to the next answered not fenced (`end_ts_ns` None: still fenced at the capture's end);
   `requested` when the broker asked for it (WantFence or WantShutDown);
 - a broker's metadata is behind when the offset it reports (CurrentMetadataOffset) is below the highest
   offset any broker reported BEHIND_S or more earlier: it has not caught up to what was there BEHIND_S
@@ -31,7 +35,8 @@ MAX_EVENTS = 20000
 BEHIND_S = 10
 
 
-def _seconds(ns):
+def epoch_s(ns):
+    """Epoch ns as the deprecated epoch seconds of the section (9 decimals)."""
     return None if ns is None else round(ns / 1e9, 9)
 
 
@@ -97,12 +102,14 @@ class Replay:
                 _, ts, leader, epoch, api, ev = event
                 if (leader, epoch) not in seen:
                     seen.add((leader, epoch))
-                    self.leaders.append({"ts": _seconds(ts), "leader_id": leader, "epoch": epoch, "api": api})
+                    self.leaders.append({"ts_ns": ts, "leader_id": leader, "epoch": epoch, "api": api,
+                                         "ts": epoch_s(ts)})
                     self.leader_evidence.append(ev)
             elif tag == "resign":
                 if ("resign", event[2], event[3]) not in seen:  # told to every voter: once
                     seen.add(("resign", event[2], event[3]))
-                    self.resignations.append({"ts": _seconds(event[1]), "leader_id": event[2], "epoch": event[3]})
+                    self.resignations.append({"ts_ns": event[1], "leader_id": event[2], "epoch": event[3],
+                                              "ts": epoch_s(event[1])})
             elif tag == "vote":
                 self._vote(event)
             elif tag == "heartbeat":
@@ -112,12 +119,12 @@ class Replay:
             else:
                 broker = self._broker(event[2])
                 if tag == "register":
-                    broker.registered.append(_seconds(event[1]))
+                    broker.registered.append(event[1])
                     if event[3] is not None:
                         broker.epoch = event[3]
                     broker.state = broker.state or "fenced"  # a broker registers fenced
                 else:
-                    broker.unregistered.append(_seconds(event[1]))
+                    broker.unregistered.append(event[1])
         self._behind(beats)
 
     def _broker(self, broker_id) -> Broker:
@@ -131,8 +138,8 @@ class Replay:
         election = self.votes.get((candidate, epoch, pre_vote))
         if election is None:
             election = self.votes[(candidate, epoch, pre_vote)] = {
-                "ts": _seconds(ts), "candidate": candidate, "epoch": epoch, "pre_vote": pre_vote,
-                "granted": [], "refused": [], "unanswered": []}
+                "ts_ns": ts, "candidate": candidate, "epoch": epoch, "pre_vote": pre_vote,
+                "granted": [], "refused": [], "unanswered": [], "ts": epoch_s(ts)}
         key = "unanswered" if granted is None else "granted" if granted else "refused"
         if voter not in election[key]:
             election[key].append(voter)
@@ -151,10 +158,12 @@ class Replay:
         if fenced is None:
             return
         if fenced and broker.state == "unfenced":
-            broker.fenced.append({"start": _seconds(ts), "end": None, "requested": wants is not None})
+            broker.fenced.append({"start_ts_ns": ts, "end_ts_ns": None, "requested": wants is not None,
+                                  "start": epoch_s(ts), "end": None})
             broker.evidence.append([ev])
-        elif not fenced and broker.state == "fenced" and broker.fenced and broker.fenced[-1]["end"] is None:
-            broker.fenced[-1]["end"] = _seconds(ts)
+        elif not fenced and broker.state == "fenced" and broker.fenced and broker.fenced[-1]["end_ts_ns"] is None:
+            broker.fenced[-1]["end_ts_ns"] = ts
+            broker.fenced[-1]["end"] = epoch_s(ts)
             broker.evidence[-1].append(ev)
         broker.state = "fenced" if fenced else "unfenced"
 
@@ -187,9 +196,13 @@ class Replay:
     def brokers_document(self) -> dict:
         out = {}
         for broker_id, b in self.brokers.items():
-            out[broker_id] = {"registered": b.registered, "broker_epoch": b.epoch, "unregistered": b.unregistered,
-                              "fenced": b.fenced, "heartbeats": b.heartbeats, "metadata_offset": b.offset,
+            out[broker_id] = {"registered_ts_ns": b.registered, "broker_epoch": b.epoch,
+                              "unregistered_ts_ns": b.unregistered, "fenced": b.fenced, "heartbeats": b.heartbeats,
+                              "metadata_offset": b.offset,
                               "behind": None if b.behind is None else {
-                                  "start": _seconds(b.behind[0]), "end": _seconds(b.behind[1]),
-                                  "max_offsets": b.behind[2]}}
+                                  "start_ts_ns": b.behind[0], "end_ts_ns": b.behind[1], "max_offsets": b.behind[2],
+                                  "start": epoch_s(b.behind[0]), "end": epoch_s(b.behind[1])},
+                              # deprecated: epoch s
+                              "registered": [epoch_s(ts) for ts in b.registered],
+                              "unregistered": [epoch_s(ts) for ts in b.unregistered]}
         return out

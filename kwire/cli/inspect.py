@@ -356,5 +356,5 @@ def tls_notes(summary: RunSummary) -> list[str]:
 def tls_label(row: dict) -> str:
     """client -> server (server name, version, cipher suite, bytes each way) of a kwire.tls.info row."""
     facts = [term_safe(f) for f in (row["server_name"], row["version"], row["cipher_suite"]) if f]
-    facts.append(f"{row['bytes_to_server']:,} B out, {row['bytes_to_client']:,} B back")
+    facts.append(f"{row['to_server_bytes']:,} B out, {row['to_client_bytes']:,} B back")
     return f"{row['client']} -> {row['server']} ({', '.join(facts)})"

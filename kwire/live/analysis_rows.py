@@ -12,11 +12,12 @@ once per second of capture time.
 
 from __future__ import annotations
 
+from kwire.analytics.findings import seconds
 from kwire.live.snapshot import EndToEndRow, FindingRow, GroupRow, TimeLagRow
 
 
 def analysis_rows(findings: list[dict], groups_document: dict) -> tuple[list[FindingRow], list[GroupRow]]:
-    rows = [FindingRow(f["severity"], f["kind"], f["summary"], f["start"]) for f in findings]
+    rows = [FindingRow(f["severity"], f["kind"], f["summary"], seconds(f["start_ts_ns"])) for f in findings]
     groups = []
     for group_id, group in groups_document.items():
         generations = group["generations"]
@@ -26,7 +27,7 @@ def analysis_rows(findings: list[dict], groups_document: dict) -> tuple[list[Fin
                                members=len(latest["members"]) if latest else 0,
                                generations=len(generations),
                                expired=sum(1 for m in group["members"].values() if m["left"] == "expired"),
-                               since=latest["start"] if latest else None))
+                               since=seconds(latest["start_ts_ns"]) if latest else None))
     groups.sort(key=lambda r: (-(r.generations), r.group))
     return rows, groups
 

@@ -31,6 +31,7 @@ import hashlib
 import json
 
 from kwire.analytics.finding_kinds import EPISODES
+from kwire.analytics.findings import seconds
 from kwire.safe_text import json_safe
 
 QUIET_S = 60.0
@@ -61,16 +62,17 @@ def capture_end(kind: str, finished: bool, error: str | None) -> str | None:
 
 def finding_id(finding: dict) -> str:
     key = [finding["kind"]] + [[name, finding[name]] for name in IDENTITY if name in finding]
-    if finding["kind"] in EPISODES:
-        key.append(["start", finding.get("start")])
+    if finding["kind"] in EPISODES:  # its start in epoch seconds to the µs, as ids have always been made
+        key.append(["start", seconds(finding.get("start_ts_ns"))])
     return hashlib.sha1(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 def _moment(finding: dict) -> float:
-    at = finding.get("end")
+    """Its latest moment (its end, else its start) in epoch seconds, to the µs (0.0 when it has neither)."""
+    at = finding.get("end_ts_ns")
     if at is None:
-        at = finding.get("start")
-    return at if at is not None else 0.0
+        at = finding.get("start_ts_ns")
+    return seconds(at) if at is not None else 0.0
 
 
 class FindingsTracker:

@@ -29,6 +29,7 @@ from prometheus_client.utils import floatToGoString
 
 from kwire.analytics.distribution import bucket_bounds
 from kwire.analytics.figures import PartitionFigures
+from kwire.analytics.findings import seconds
 from kwire.live.end_to_end_families import end_to_end_families
 from kwire.live.labels import OTHER, LabelCaps
 from kwire.live.metrics_state import MetricsState
@@ -294,7 +295,7 @@ def _findings(make: _Make, findings: list) -> None:
     for f in findings:
         row = rows.setdefault((f["kind"], f["severity"]), [0, None])
         row[0] += 1
-        at = f.get("end") if f.get("end") is not None else f.get("start")
+        at = seconds(f["end_ts_ns"] if f.get("end_ts_ns") is not None else f.get("start_ts_ns"))
         if at is not None:
             row[1] = at if row[1] is None else max(row[1], at)
     for key, (n, at) in sorted(rows.items()):

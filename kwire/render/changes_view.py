@@ -22,7 +22,7 @@ from kwire.counts import count
 from kwire.render.cuts import more_listed
 from kwire.render.html_charts import esc
 from kwire.render.safe import wire_text
-from kwire.render.times import utc_text
+from kwire.render.times import in_seconds, utc_text
 
 MAX_ROWS = 30
 MAX_LINES = 5
@@ -184,7 +184,7 @@ def changes_table(doc: dict) -> Table | None:
         style = "bold" if e["kind"] else ""
         for i, (what, result) in enumerate(_what(e, MAX_LINES) or [("-", "-")]):
             first = i == 0
-            table.add_row(_clock(e["ts"]) if first else "", wire_text(_who(e)) if first else "",
+            table.add_row(_clock(in_seconds(e["ts_ns"])) if first else "", wire_text(_who(e)) if first else "",
                           Text(e["operation"] if first else "", style=style), wire_text(what),
                           Text(result, style="" if result == "ok" else "red"))
     table.caption = _changes_cut(changes, len(entries))
@@ -216,22 +216,25 @@ def _quorum_cut(quorum: dict, rows: int, shown: int) -> str | None:
 
 
 def quorum_rows(quorum: dict) -> list[tuple]:
-    """(ts, text) of the quorum's leaders, elections, resignations, registrations and fencings, in time order."""
-    rows = [(l["ts"], f"leader {l['leader_id']} epoch {l['epoch']} ({l['api']})") for l in quorum["leaders"]]
+    """(ts, text) of the quorum's leaders, elections, resignations, registrations and fencings, in time order
+    (ts in epoch seconds, from the document's epoch ns)."""
+    s = in_seconds
+    rows = [(s(l["ts_ns"]), f"leader {l['leader_id']} epoch {l['epoch']} ({l['api']})") for l in quorum["leaders"]]
     for e in quorum["elections"]:
         kind = "pre-vote" if e["pre_vote"] else "election"
-        rows.append((e["ts"], f"{kind}: candidate {e['candidate']} epoch {e['epoch']}, granted by {e['granted']}, "
-                              f"refused by {e['refused']}"))
-    rows += [(r["ts"], f"leader {r['leader_id']} resigned epoch {r['epoch']}") for r in quorum["resignations"]]
+        rows.append((s(e["ts_ns"]), f"{kind}: candidate {e['candidate']} epoch {e['epoch']}, granted by "
+                                    f"{e['granted']}, refused by {e['refused']}"))
+    rows += [(s(r["ts_ns"]), f"leader {r['leader_id']} resigned epoch {r['epoch']}") for r in quorum["resignations"]]
     for broker_id, b in quorum["brokers"].items():
-        rows += [(ts, f"broker {broker_id} registered") for ts in b["registered"]]
-        rows += [(ts, f"broker {broker_id} unregistered") for ts in b["unregistered"]]
+        rows += [(s(ts), f"broker {broker_id} registered") for ts in b["registered_ts_ns"]]
+        rows += [(s(ts), f"broker {broker_id} unregistered") for ts in b["unregistered_ts_ns"]]
         for span in b["fenced"]:
-            until = "end of capture" if span["end"] is None else f"{span['end'] - span['start']:g} s"
-            rows.append((span["start"], f"broker {broker_id} fenced ({until})"))
+            start, end = span["start_ts_ns"], span["end_ts_ns"]
+            until = "end of capture" if end is None else f"{(end - start) / 1e9:g} s"
+            rows.append((s(start), f"broker {broker_id} fenced ({until})"))
         if b["behind"]:
-            rows.append((b["behind"]["start"], f"broker {broker_id} metadata behind by up to "
-                                               f"{count(b['behind']['max_offsets'], 'offset')}"))
+            rows.append((s(b["behind"]["start_ts_ns"]), f"broker {broker_id} metadata behind by up to "
+                                                        f"{count(b['behind']['max_offsets'], 'offset')}"))
     return sorted(rows, key=lambda r: (r[0] if r[0] is not None else 0, r[1]))
 
 
@@ -244,7 +247,7 @@ def changes_section(doc: dict) -> str:
     for e in entries:
         what = _what(e, MAX_HTML_LINES)
         results = "<br>".join(esc(r) if r in ("ok", "") else f'<span class="bad">{esc(r)}</span>' for _, r in what)
-        rows.append(f'<tr><td>{esc(_clock(e["ts"]))}</td><td class="n l">{esc(_who(e))}</td>'
+        rows.append(f'<tr><td>{esc(_clock(in_seconds(e["ts_ns"])))}</td><td class="n l">{esc(_who(e))}</td>'
                     f'<td class="l">{"<b>" if e["kind"] else ""}{esc(e["operation"])}{"</b>" if e["kind"] else ""}</td>'
                     f'<td class="n l">{"<br>".join(esc(w) for w, _ in what)}</td><td class="l">{results}</td></tr>')
     cut = _changes_cut(changes, len(entries))

@@ -9,7 +9,7 @@ capture is escaped (html_charts.esc).
 
 from __future__ import annotations
 
-from kwire.render.html_charts import PALETTE, esc, line_chart, ms_label
+from kwire.render.html_charts import PALETTE, esc, line_chart, ms_label, time_frame
 from kwire.render.stats_view import ms
 
 MAX_ROWS = 30
@@ -50,9 +50,9 @@ def end_to_end_section(doc: dict) -> str:
     if not section or not (section["consumers"] or section["commits"]):
         return ""
     tl = section["timeline"]
-    if tl["start"] is None:
+    if tl["start_ts_ns"] is None:
         return ""
-    width = tl["bucket_s"]
+    start, width = time_frame(tl)
     counts = tl["series"]
     more = [f"the {counts['cap']} with the largest maxima" for kind in ("latency", "time_lag")
             if counts[kind] > counts["cap"]][:1]
@@ -62,6 +62,6 @@ def end_to_end_section(doc: dict) -> str:
             'yet delivered to the consumer was at its Fetch answers, or (commits) the record at the offset a group '
             f'committed when its commit was accepted, the largest per bucket{"; " + more[0] if more else ""}.</p>'
             '<div class="grid">'
-            + _chart("Latency over time", tl["latency"], tl["start"], width, "end-to-end latency per consumer")
-            + _chart("Time lag over time", tl["time_lag"], tl["start"], width, "lag in time per consumer and group")
+            + _chart("Latency over time", tl["latency"], start, width, "end-to-end latency per consumer")
+            + _chart("Time lag over time", tl["time_lag"], start, width, "lag in time per consumer and group")
             + '</div><div class="grid">' + _table(section) + '</div></section>')

@@ -20,7 +20,7 @@ from kwire.render.cuts import more_findings
 from kwire.render.html_charts import esc as escape
 from kwire.render.label_layout import spaced, text_width
 from kwire.render.member_labels import member_labels
-from kwire.render.times import utc_datetime, utc_text
+from kwire.render.times import in_seconds, utc_datetime, utc_text
 
 CSS = """
 .sev { font-weight:650; text-transform:uppercase; font-size:11.5px; letter-spacing:.4px; }
@@ -49,7 +49,7 @@ def _milliseconds(ts: float | None) -> str:
 
 
 def _evidence(items: list[dict]) -> str:
-    return "<br>".join(escape(f"{_milliseconds(e['ts'])} {e['api']} corr {e['correlation_id']} "
+    return "<br>".join(escape(f"{_milliseconds(in_seconds(e['ts_ns']))} {e['api']} corr {e['correlation_id']} "
                               f"{e['client']} → {e['broker']}") for e in items[:4]) + \
         (f"<br>… {len(items) - 4} more" if len(items) > 4 else "")
 
@@ -63,8 +63,8 @@ def findings_section(doc: dict) -> str:
                 'traffic.</p></section>')
     rows = []
     for f in findings[:MAX_ROWS]:
-        when = _utc(f["start"]) + (f" +{f['end'] - f['start']:,.1f} s" if f["end"] and f["start"] and
-                                   f["end"] > f["start"] else "")
+        start, end = f["start_ts_ns"], f["end_ts_ns"]
+        when = _utc(in_seconds(start)) + (f" +{(end - start) / 1e9:,.1f} s" if end and start and end > start else "")
         rows.append(f'<tr><td class="l"><span class="sev {escape(f["severity"])}">{escape(f["severity"])}</span></td>'
                     f'<td class="l"><b>{escape(f["kind"])}</b></td><td class="l">{escape(when)}</td>'
                     f'<td class="w">{escape(f["summary"])}</td><td class="ev">{_evidence(f["evidence"])}</td></tr>')
@@ -91,7 +91,8 @@ def _members_rows(group: dict, labels: dict) -> list[tuple[str, tuple[str, str],
     spans: dict[str, list] = {}
     for g in group["generations"]:
         for m in g["members"]:
-            spans.setdefault(m["member_id"], []).append((g["start"], g["end"], g["generation"]))
+            spans.setdefault(m["member_id"], []).append((in_seconds(g["start_ts_ns"]), in_seconds(g["end_ts_ns"]),
+                                                         g["generation"]))
     order = sorted(spans, key=lambda m: (spans[m][0][0], m))
     return [(m, labels[m], spans[m]) for m in order]
 
@@ -101,7 +102,7 @@ def _generation_numbers(group: dict, x, bottom: int) -> tuple[list[str], int]:
     overlap the one before left out (kwire.render.label_layout.spaced); (svg parts, how many left out)."""
     parts, boxes, numbers = [], [], []
     for g in group["generations"]:
-        gx, number = x(g["start"]), str(g["generation"])
+        gx, number = x(in_seconds(g["start_ts_ns"])), str(g["generation"])
         parts.append(f'<line x1="{gx:.1f}" x2="{gx:.1f}" y1="{TOP - 6}" y2="{bottom}" stroke="#94a3b8" '
                      'stroke-dasharray="3 3"/>')
         w = text_width(number)
@@ -125,8 +126,8 @@ def _member_row(y: int, label: tuple[str, str], member_id: str, member: dict, sp
         parts.append(f'<rect x="{x0:.1f}" y="{y + 3}" width="{max(x1 - x0, 1.5):.1f}" height="{ROW_H - 6}" '
                      f'rx="2" fill="{COLORS[number % len(COLORS)]}" opacity=".75"><title>generation {number}'
                      f'</title></rect>')
-    if member.get("left") == "expired" and member.get("last_seen") is not None:
-        mx = x(member["last_seen"])
+    if member.get("left") == "expired" and member.get("last_seen_ts_ns") is not None:
+        mx = x(in_seconds(member["last_seen_ts_ns"]))
         parts.append(f'<line x1="{mx:.1f}" x2="{mx:.1f}" y1="{y + 1}" y2="{y + ROW_H - 1}" stroke="#dc2626" '
                      f'stroke-width="3"><title>last seen; expired</title></line>')
     return parts
@@ -168,11 +169,11 @@ def timeline_chart(group: dict, start: float, end: float, labels: dict | None = 
 def _members_table(group: dict, labels: dict) -> str:
     """The group's members in the terminal's order (first seen, then member id), each with the piece
     of its id that labels it in the timeline above."""
-    ordered = sorted(group["members"].items(), key=lambda kv: (kv[1]["first_seen"] or 0, kv[0]))
+    ordered = sorted(group["members"].items(), key=lambda kv: (kv[1]["first_seen_ts_ns"] or 0, kv[0]))
     rows = "".join(
         f'<tr><td class="l part">{escape(labels[m][1])}</td><td class="n l">{escape(m)}</td>'
         f'<td class="n l">{escape(v["client_id"] or "-")}</td><td class="n l">{escape(v["client"] or "-")}</td>'
-        f'<td>{_utc(v["first_seen"])}</td><td>{_utc(v["last_seen"])}</td>'
+        f'<td>{_utc(in_seconds(v["first_seen_ts_ns"]))}</td><td>{_utc(in_seconds(v["last_seen_ts_ns"]))}</td>'
         f'<td class="l{" err" if v["left"] == "expired" else ""}">{escape(v["left"] or "")}</td></tr>'
         for m, v in ordered[:MAX_ROWS])
     more = (f'<p class="note">{len(ordered) - MAX_ROWS:,} more members in --json.</p>'
@@ -187,7 +188,7 @@ def groups_section(doc: dict) -> str:
     if not groups:
         return ""
     span = doc["span"]
-    start, end = span["start"] or 0, span["end"] or 0
+    start, end = in_seconds(span["start_ts_ns"]) or 0, in_seconds(span["end_ts_ns"]) or 0
     panels = []
     if len(groups) > MAX_GROUPS:  # said before the panels: the busiest MAX_GROUPS are drawn
         panels.append(f'<p class="note">The {MAX_GROUPS} groups with most generations; {len(groups) - MAX_GROUPS:,} '

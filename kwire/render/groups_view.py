@@ -20,6 +20,7 @@ from kwire.counts import count
 from kwire.render.cuts import more_findings
 from kwire.render.safe import wire_text
 from kwire.render.stats_view import utc
+from kwire.render.times import in_seconds
 
 SEVERITY_STYLE = {"critical": "bold red", "warning": "yellow", "info": "dim"}
 MAX_FINDINGS = 30
@@ -30,12 +31,12 @@ MAX_GROUP_GENERATIONS = 12  # the newest generations of one group in it
 
 
 def _when(finding: dict) -> str:
-    start, end = finding.get("start"), finding.get("end")
+    start, end = finding.get("start_ts_ns"), finding.get("end_ts_ns")
     if start is None:
         return "-"
-    text = utc(start)[11:-4]
+    text = utc(in_seconds(start))[11:-4]
     if end is not None and end > start:
-        text += f" +{end - start:,.1f} s"
+        text += f" +{(end - start) / 1e9:,.1f} s"
     return text
 
 
@@ -90,8 +91,9 @@ def groups_table(doc: dict) -> Table | None:
         latest = gens[-1] if gens else None
         left = sum(1 for m in g["members"].values() if m["left"] == "leave")
         expired = sum(1 for m in g["members"].values() if m["left"] == "expired")
+        formed = utc(in_seconds(latest["start_ts_ns"]))[11:-4] if latest else "-"
         table.add_row(wire_text(group_id), g["protocol"] or "-", g["coordinator"] or "-", f"{len(gens):,}",
-                      str(latest["generation"]) if latest else "-", utc(latest["start"])[11:-4] if latest else "-",
+                      str(latest["generation"]) if latest else "-", formed,
                       str(len(latest["members"])) if latest else "0", str(left),
                       Text(str(expired), style="bold red" if expired else ""), str(g["rebalance_in_progress"]),
                       str(sum(len(parts) for parts in g["commits"].values())))
@@ -105,10 +107,12 @@ def _member_label(group: dict, member_id: str) -> str:
     return f"{member.get('client_id') or '?'} {member_id}"
 
 
-def _gone_label(group: dict, member_id: str, formed: float | None) -> str:
-    """A member missing from a generation, and why when the wire says so: it had left or expired before."""
+def _gone_label(group: dict, member_id: str, formed: int | None) -> str:
+    """A member missing from a generation (formed at `formed`, epoch ns), and why when the wire says so: it had
+    left or expired before."""
     member = group["members"].get(member_id) or {}
-    before = formed is not None and member.get("last_seen") is not None and member["last_seen"] <= formed
+    last = member.get("last_seen_ts_ns")
+    before = formed is not None and last is not None and last <= formed
     why = f" ({'left' if member.get('left') == 'leave' else member['left']})" if before and member.get("left") else ""
     return _member_label(group, member_id) + why
 
@@ -118,7 +122,7 @@ def _change(group: dict, generation: dict) -> Text:
     if generation["joined"] is None:
         return Text("first seen", style="dim")
     parts = [f"+{_member_label(group, m)}" for m in generation["joined"]]
-    parts += [f"-{_gone_label(group, m, generation['start'])}" for m in generation["gone"]]
+    parts += [f"-{_gone_label(group, m, generation['start_ts_ns'])}" for m in generation["gone"]]
     return wire_text("; ".join(parts) or "same members")
 
 
@@ -141,9 +145,9 @@ def generations_table(doc: dict) -> Table | None:
         shown = shown[:max(0, MAX_GENERATION_ROWS - rows)]
         left_out += len(g["generations"]) - len(shown)
         for gen in shown:
-            table.add_row(wire_text(group_id), str(gen["generation"]), utc(gen["start"])[11:-4],
+            table.add_row(wire_text(group_id), str(gen["generation"]), utc(in_seconds(gen["start_ts_ns"]))[11:-4],
                           wire_text(gen["leader"] or "-"), str(len(gen["members"])), wire_text(gen["protocol_name"] or "-"),
-                          f"{gen['rebalance_s']:.1f}", _change(g, gen))
+                          f"{gen['rebalance_ms'] / 1000:.1f}", _change(g, gen))
         rows += len(shown)
     if left_out:
         table.caption = f"{left_out:,} earlier generations in --json"
@@ -159,7 +163,7 @@ def members_table(doc: dict) -> Table | None:
     rows = []
     for group_id, g in sorted(groups.items()):
         latest = {m["member_id"]: m["assignment"] for m in (g["generations"][-1]["members"] if g["generations"] else [])}
-        for member_id, m in sorted(g["members"].items(), key=lambda kv: (kv[1]["first_seen"] or 0, kv[0])):
+        for member_id, m in sorted(g["members"].items(), key=lambda kv: (kv[1]["first_seen_ts_ns"] or 0, kv[0])):
             rows.append((group_id, member_id, m, latest.get(member_id)))
     if not rows:
         return None
@@ -170,8 +174,9 @@ def members_table(doc: dict) -> Table | None:
     for group_id, member_id, m, assignment in rows[:MAX_MEMBERS]:
         left = m["left"] or ""
         table.add_row(wire_text(group_id), wire_text(member_id), wire_text(m["client_id"] or "-"), m["client"] or "-",
-                      utc(m["first_seen"])[11:-4],
-                      utc(m["last_seen"])[11:-4], Text(left, style="bold red" if left == "expired" else ""),
+                      utc(in_seconds(m["first_seen_ts_ns"]))[11:-4],
+                      utc(in_seconds(m["last_seen_ts_ns"]))[11:-4],
+                      Text(left, style="bold red" if left == "expired" else ""),
                       _assignment(assignment) if assignment is not None else Text("-"))
     if len(rows) > MAX_MEMBERS:
         table.caption = f"{count(len(rows) - MAX_MEMBERS, 'more member')} in --json"

@@ -1,7 +1,8 @@
 """The inline SVG charts of the HTML report: pure functions from figures to SVG text.
 
 - `rate_chart(timeline)`: exchanges per second over time as bars, failures stacked in red;
-- `line_chart(series, start, bucket_s, steps=)`: several series over the same time buckets, each
+- `time_frame(timeline)`: (start, width) in whole seconds of a document's timeline (its `start_ts_ns`, `bucket_ms`);
+- `line_chart(series, start, width_s, steps=)`: several series over the same time buckets, each
   one line through its samples (a bucket without a sample is bridged: lag is a level that holds
   between two measurements); with `steps` each sample spans its bucket, so a lone one is a line too;
 - `histogram_chart(buckets, latency, span)`: a latency histogram on a log axis with p50/p90/p99
@@ -107,9 +108,16 @@ def time_axis(frame: Frame, start: int, width_s: int, count: int) -> list[str]:
     return parts
 
 
+def time_frame(timeline: dict) -> tuple[int, int]:
+    """(first bucket's start, bucket width), whole seconds, of a timeline of the stats document (the document's
+    `timeline`, `end_to_end.timeline`; one without a sample starts at 0)."""
+    start = timeline["start_ts_ns"]
+    return (start // 1_000_000_000 if start is not None else 0), timeline["bucket_ms"] // 1000
+
+
 def rate_chart(timeline: dict) -> str:
     """Exchanges per second over time as bars, the failed ones stacked in red on top."""
-    width_s, start = timeline["bucket_s"], timeline["start"]
+    start, width_s = time_frame(timeline)
     total, failed = timeline["exchanges"], timeline["failed"]
     count = len(total)
     frame = Frame()

@@ -16,10 +16,11 @@ Every string from the capture is escaped (html_charts.esc).
 
 from __future__ import annotations
 
-from kwire.render.html_charts import PALETTE, esc, histogram_chart, histogram_span, line_chart, rate_chart, short
+from kwire.render.html_charts import (PALETTE, esc, histogram_chart, histogram_span, line_chart, rate_chart, short,
+                                     time_frame)
 from kwire.render.html_tables import exchange_table, figure_table, lag_table, partition_table, share_table
 from kwire.render.stats_view import human_bytes, ms, rate
-from kwire.render.times import utc_text
+from kwire.render.times import in_seconds, utc_text
 
 MAX_LAG_LINES = 8
 MAX_SOURCES = 6  # capture files named in the header; the rest are counted
@@ -77,7 +78,8 @@ def _num(n) -> str:
 
 def _header(doc: dict, sources, filters: str) -> str:
     span = doc["span"]
-    sub = (f'{_utc(span["start"])} → {_utc(span["end"])} UTC · {span["seconds"]:,.3f} s · '
+    sub = (f'{_utc(in_seconds(span["start_ts_ns"]))} → {_utc(in_seconds(span["end_ts_ns"]))} UTC · '
+           f'{span["duration_ms"] / 1000:,.3f} s · '
            f'{len(doc["brokers"])} brokers · {len(doc["client_ids"])} client ids')
     sources = list(sources)
     named = ", ".join(esc(s) for s in sources[:MAX_SOURCES])
@@ -112,10 +114,10 @@ def _kpis(doc: dict) -> str:
 
 def _timeline_section(doc: dict) -> str:
     tl = doc["timeline"]
-    w = tl["bucket_s"]
+    start, w = time_frame(tl)
     traffic = line_chart([("bytes out/s", [v / w for v in tl["request_bytes"]], PALETTE[0]),
                           ("bytes in/s", [v / w for v in tl["response_bytes"]], PALETTE[1])],
-                         tl["start"], w, fmt=lambda v: short(v) + "B", label="bytes per second")
+                         start, w, fmt=lambda v: short(v) + "B", label="bytes per second")
     return (f'<section><h2>Request rate and failures over time</h2><p class="note">Exchanges per second in '
             f'{w}-second buckets; red: failed (error code, decode error, or no partner).</p>'
             f'<div class="grid"><div class="panel"><h3>Requests / s</h3>{rate_chart(tl)}'
@@ -145,7 +147,7 @@ def _histogram_section(doc: dict) -> str:
 
 
 def _lag_section(doc: dict) -> str:
-    tl = doc["timeline"]
+    start, width = time_frame(doc["timeline"])
     lagging = [(topic, part, p) for topic, parts in doc["partitions"].items() for part, p in parts.items()
                if p["lag_samples"]]
     if not lagging:
@@ -157,9 +159,9 @@ def _lag_section(doc: dict) -> str:
     legend = "".join(f'<span><i style="background:{c}"></i>{esc(n)}</span>' for n, _, c in series)
     more = f" (the {MAX_LAG_LINES} with most lag)" if len(lagging) > MAX_LAG_LINES else ""
     return ('<section id="lag"><h2>Consumer lag per partition</h2><p class="note">HighWatermark minus the '
-            f'FetchOffset the consumer asked for, highest sample per {tl["bucket_s"]}-second bucket, one line per '
+            f'FetchOffset the consumer asked for, highest sample per {width}-second bucket, one line per '
             f'partition{more}.</p><div class="grid"><div class="panel"><h3>Lag over time</h3>'
-            f'{line_chart(series, tl["start"], tl["bucket_s"], label="lag per partition", steps=True)}'
+            f'{line_chart(series, start, width, label="lag per partition", steps=True)}'
             f'<div class="legend">{legend}</div></div><div class="panel"><h3>Lag by partition</h3>'
             f'{lag_table(lagging)}</div></div></section>')
 

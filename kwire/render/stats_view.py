@@ -16,7 +16,7 @@ from rich.text import Text
 from kwire.counts import count
 from kwire.render.cuts import more_rows
 from kwire.render.safe import wire_text
-from kwire.render.times import utc_text
+from kwire.render.times import in_seconds, utc_text
 from kwire.render.units import human_bytes
 
 MAX_ROWS = 30
@@ -133,7 +133,8 @@ def header(doc: dict) -> Text:
     lat = totals["latency_ms"]
     t = Text()
     t.append("kwire stats", style="bold")
-    t.append(f"  {utc(span['start'])} → {utc(span['end'])}  ({span['seconds']:.3f} s)\n", style="dim")
+    t.append(f"  {utc(in_seconds(span['start_ts_ns']))} → {utc(in_seconds(span['end_ts_ns']))}  "
+             f"({span['duration_ms'] / 1000:.3f} s)\n", style="dim")
     t.append(count(totals["exchanges"], "exchange"), style="bold")
     t.append(f"  ({totals['paired']:,} paired, {totals['no_response']:,} unanswered, "
              f"{totals['no_request']:,} without request)")

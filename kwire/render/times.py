@@ -5,6 +5,7 @@ flipped byte puts packets past the year 9999, where `datetime.fromtimestamp` rai
 formats times here. A time that a calendar date cannot hold (before year 1, after 9999, not finite)
 is shown as epoch seconds, `@9223372036.854775807`, never an exception.
 
+- `in_seconds(ts_ns)`: an instant of the stats document (epoch ns, named `*ts_ns`) as the epoch seconds these take.
 - `utc_datetime(seconds)`: the aware UTC datetime, or None when out of range.
 - `utc_text(seconds, fmt)`: strftime of it, or the epoch form.
 - `clock_ns(ts_ns)`: `HH:MM:SS.ffffff` (UTC) of a capture time in nanoseconds.
@@ -46,6 +47,11 @@ def epoch_ns_text(ts_ns: int) -> str:
     sign = "-" if ts_ns < 0 else ""
     whole, frac = divmod(abs(ts_ns), 1_000_000_000)
     return f"@{sign}{whole}.{frac:09d}"
+
+
+def in_seconds(ts_ns: int | None) -> float | None:
+    """Epoch ns as epoch seconds (None stays None)."""
+    return None if ts_ns is None else ts_ns / 1e9
 
 
 def utc_datetime(seconds) -> _dt.datetime | None:

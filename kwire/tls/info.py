@@ -136,18 +136,21 @@ class TlsInfo:
 
 
 def tls_row(conn: Connection, info: TlsInfo) -> dict:
-    """{ts, client, server, server_name, version, cipher_suite, alpn, resumed, decrypted, reason_kind, reason,
-    bytes_to_server, bytes_to_client, records_decrypted, records_failed} of one TLS connection."""
+    """{ts_ns, client, server, server_name, version, cipher_suite, alpn, resumed, decrypted, reason_kind, reason,
+    to_server_bytes, to_client_bytes, records_decrypted, records_failed} of one TLS connection (and, deprecated for
+    one release: `ts`, epoch s; `bytes_to_server`, `bytes_to_client`)."""
     client, server = (conn.b, conn.a) if info.client_direction == 1 else (conn.a, conn.b)
     to_server = 1 if info.client_direction == 1 else 0
     kind, reason = (None, None) if info.decrypted else _reason(info)
-    return {"ts": round(conn.first_ts_ns / 1e9, 9), "client": format_endpoint(*client),
+    to_server_bytes, to_client_bytes = info.ciphertext_bytes[to_server], info.ciphertext_bytes[1 - to_server]
+    return {"ts_ns": conn.first_ts_ns, "client": format_endpoint(*client),
             "server": format_endpoint(*server), "server_name": info.server_name, "version": info.version,
             "cipher_suite": info.cipher_suite, "alpn": info.alpn, "resumed": info.resumed,
             "decrypted": info.decrypted, "reason_kind": kind, "reason": reason,
-            "bytes_to_server": info.ciphertext_bytes[to_server],
-            "bytes_to_client": info.ciphertext_bytes[1 - to_server],
-            "records_decrypted": info.records_decrypted, "records_failed": info.records_failed}
+            "to_server_bytes": to_server_bytes, "to_client_bytes": to_client_bytes,
+            "records_decrypted": info.records_decrypted, "records_failed": info.records_failed,
+            "ts": round(conn.first_ts_ns / 1e9, 9), "bytes_to_server": to_server_bytes,  # deprecated
+            "bytes_to_client": to_client_bytes}
 
 
 MAX_LISTED = 1000
@@ -167,7 +170,7 @@ def _reason(info: TlsInfo) -> tuple[str, str]:
 
 
 def _order(row: dict) -> tuple:
-    return (row["ts"], row["client"], row["server"])
+    return (round(row["ts_ns"] / 1e9, 9), row["client"], row["server"])  # (to the ns as epoch s: the order it had)
 
 
 class TlsNotes:

@@ -27,7 +27,7 @@ def test_the_findings_log_names_episodes_by_the_registry():
 
 
 def test_every_finding_emitted_is_registered():
-    common = {"kind", "severity", "summary", "start", "end", "evidence"}
+    common = {"kind", "severity", "summary", "start_ts_ns", "end_ts_ns", "evidence", "start", "end"}
     for name in ("txn-abort", "txn-stall", "proxy-faults", "error-burst", "member-expired", "clean-classic"):
         for f in P.document(name)["findings"]:
             kind = KINDS[f["kind"]]

@@ -47,7 +47,7 @@ def test_start_once_then_end_when_quiet_or_gone():
     quiet = tracker.update(findings, latest + 3600)
     assert sorted(e["id"] for e in quiet) == sorted(finding_id(f) for f in findings)
     assert {(e["event"], e["reason"]) for e in quiet} == {("end", "quiet")}
-    grown = dict(findings[0], end=latest + 3700)
+    grown = dict(findings[0], end_ts_ns=int((latest + 3700) * 1e9))
     again = tracker.update([grown] + findings[1:], latest + 3700)
     assert [(e["event"], e["reason"], e["id"]) for e in again] == [("start", "again", finding_id(findings[0]))]
     gone = tracker.update(findings[1:], latest + 3701)
@@ -56,7 +56,8 @@ def test_start_once_then_end_when_quiet_or_gone():
 
 def test_a_growing_finding_keeps_its_id():
     finding = _findings("error-burst")[0]
-    grown = dict(finding, count=finding.get("count", 0) + 5, summary="more", end=(finding["end"] or 0) + 3)
+    grown = dict(finding, count=finding.get("count", 0) + 5, summary="more",
+                 end_ts_ns=(finding["end_ts_ns"] or 0) + 3_000_000_000)
     assert finding_id(grown) == finding_id(finding)
 
 

@@ -128,11 +128,12 @@ def test_histogram_draws_its_percentile_labels_above_the_plot_and_apart():
 
 def test_generation_numbers_that_would_overlap_are_left_out_and_said_so():
     group = {"protocol": "consumer", "coordinator": "b:9092", "rebalance_in_progress": 0,
-             "members": {"m-1": {"client_id": "c", "client": "h:1", "first_seen": 0.0, "last_seen": 600.0,
-                                 "left": None}},
-             "generations": [{"generation": g, "start": 100 + 0.2 * g, "end": 100 + 0.2 * (g + 1),
-                              "members": [{"member_id": "m-1"}]} for g in range(1, 13)]}
-    page = groups_section({"span": {"start": 0.0, "end": 600.0}, "groups": {"g": group}})
+             "members": {"m-1": {"client_id": "c", "client": "h:1", "first_seen_ts_ns": 0,
+                                 "last_seen_ts_ns": 600 * 10**9, "left": None}},
+             "generations": [{"generation": g, "start_ts_ns": (100_000 + 200 * g) * 10**6,
+                              "end_ts_ns": (100_000 + 200 * (g + 1)) * 10**6, "members": [{"member_id": "m-1"}]}
+                             for g in range(1, 13)]}
+    page = groups_section({"span": {"start_ts_ns": 0, "end_ts_ns": 600 * 10**9}, "groups": {"g": group}})
     numbers = re.findall(r'<text x="([\d.]+)" y="10">(\d+)</text>', page)
     assert 1 <= len(numbers) < 12
     boxes = sorted((float(x), float(x) + text_width(n)) for x, n in numbers)
