@@ -95,6 +95,11 @@ class ReportedPipeline:
         self.net = _Part(total=report.get("non_tcp", 0))
 
 
+def _ms(seconds: float | None) -> float | None:
+    """A duration in seconds as the vocabulary's milliseconds (null stays null)."""
+    return None if seconds is None else round(seconds * 1000, 3)
+
+
 def final_document(*, where: str, expression: str | None, seconds: float, health: dict, report: dict,
                    counted: int, files: list[str], error: str | None) -> dict:
     """`kwire live --json`: the run's final figures (docs/live.md)."""
@@ -103,12 +108,14 @@ def final_document(*, where: str, expression: str | None, seconds: float, health
         "format": FORMAT,
         "interface": where,
         "filter": expression,
-        "seconds": round(seconds, 3),
+        "duration_ms": round(seconds * 1000, 3),
+        "seconds": round(seconds, 3),  # deprecated: duration_ms in seconds, kept for one release
         "packets": health.get("packets", 0),
         "bytes": health.get("bytes", 0),
         "kernel_drops": health.get("kernel_drops"),
         "queue_drops": health.get("queue_drops", 0),
-        "figures_lag_max_s": health.get("figures_lag_max_s"),
+        "figures_lag_max_ms": _ms(health.get("figures_lag_max_s")),
+        "figures_lag_max_s": health.get("figures_lag_max_s"),  # deprecated: the same in seconds, for one release
         "truncated": health.get("truncated", 0),
         "gaps": report.get("gaps", 0),
         "gap_bytes": report.get("gap_bytes", 0),

@@ -23,8 +23,8 @@ ROOT = Path(__file__).resolve().parents[2]
 MIXED = ROOT / "tests" / "live" / "data" / "mixed.pcap"
 PY = sys.executable
 TX, RX = "kwj-tx", "kwj-rx"
-KEYS = {"format", "interface", "filter", "seconds", "packets", "bytes", "kernel_drops", "queue_drops",
-        "figures_lag_max_s", "truncated",
+KEYS = {"format", "interface", "filter", "duration_ms", "seconds", "packets", "bytes", "kernel_drops", "queue_drops",
+        "figures_lag_max_ms", "figures_lag_max_s", "truncated",
         "gaps", "gap_bytes", "kafka_connections", "exchanges", "counted", "lost", "files", "error"}
 
 
@@ -48,7 +48,8 @@ def test_json_of_a_replay():
     assert set(doc) == KEYS
     assert doc["format"] == "kwire-live/1" and doc["filter"] is None and doc["error"] is None
     assert doc["packets"] == 1104 and doc["kernel_drops"] is None and doc["queue_drops"] == 0
-    assert doc["figures_lag_max_s"] is None  # one process: nothing waits between capture and figures
+    assert doc["figures_lag_max_s"] is None and doc["figures_lag_max_ms"] is None  # one process: nothing waits
+    assert abs(doc["duration_ms"] - doc["seconds"] * 1000) <= 0.5  # the deprecated seconds: rounded to the ms
     assert doc["exchanges"] == _by_status(_summary(MIXED)) and doc["counted"] == 371
     assert proc.stderr.startswith("kwire: live ")
 
@@ -111,6 +112,7 @@ def test_live_json_and_the_packets_it_kept(veth, tmp_path):
     assert doc["packets"] == 1104 and doc["kernel_drops"] == 0 and doc["queue_drops"] == 0
     assert doc["exchanges"] == _by_status(_summary(MIXED)) and doc["counted"] == 371
     assert isinstance(doc["figures_lag_max_s"], float) and doc["figures_lag_max_s"] >= 0
+    assert doc["figures_lag_max_ms"] == round(doc["figures_lag_max_s"] * 1000, 3)
     assert doc["gaps"] == 0 and doc["lost"] == []
     # -w -C 0.05: files of about 50 KB named as tcpdump names them, the packets sent, in order
     files = doc["files"]
