@@ -47,8 +47,8 @@ CORE = (
     "kwire/analytics/produce_read.py", "kwire/analytics/read.py", "kwire/analytics/row.py",
     "kwire/analytics/resend_state.py", "kwire/analytics/resends.py", "kwire/analytics/series.py",
     "kwire/analytics/traffic.py",
-    "kwire/native/batch_json.py", "kwire/native/framing.py", "kwire/native/json_line.py", "kwire/native/raw_records.py", "kwire/native/record_walk.py",
-    "kwire/native/time_queue.py",
+    "kwire/native/batch_json.py", "kwire/native/framing.py", "kwire/native/json_line.py",
+    "kwire/native/raw_records.py", "kwire/native/record_walk.py", "kwire/native/time_queue.py",
 )
 SOURCES_FILE = "compiled-sources.txt"  # in the kwire package folder: "<module> <source_digest>" lines
 PURE_ENV = "KWIRE_PURE"

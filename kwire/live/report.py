@@ -108,7 +108,7 @@ def final_document(*, where: str, expression: str | None, seconds: float, health
         "format": FORMAT,
         "interface": where,
         "filter": expression,
-        "duration_ms": round(seconds * 1000, 3),
+        "duration_ms": _ms(seconds),
         "seconds": round(seconds, 3),  # deprecated: duration_ms in seconds, kept for one release
         "packets": health.get("packets", 0),
         "bytes": health.get("bytes", 0),
