@@ -22,6 +22,11 @@ checks each output against them). A leaf module: it imports nothing of kwire, so
   docs/vocabulary.md's "stats document" tables are made from these; tests/test_vocabulary.py walks the documents of
   every committed capture against them (every key declared, every declared key seen, types, nullability, units,
   the deprecated keys' values).
+- LIVE_DOCUMENT declares the keys of `kwire live --json` (kwire.live.report.final_document) and FINDINGS_LOG those
+  the findings log puts in front of a finding (kwire.live.findings_log; the finding's own keys are the stats
+  document's `findings[]`): DocKeys too, `live_keys()` and `findings_log_keys()` giving every path. Their tables
+  in docs/vocabulary.md come from them, and tests/live/test_vocabulary.py walks what `kwire live` writes on
+  committed captures against them.
 """
 
 from __future__ import annotations
@@ -972,4 +977,95 @@ def stats_keys() -> dict[str, DocKey]:
                 if getattr(inner, name):
                     moved[name] = f"{key.path}.{getattr(inner, name)}"
             out[full] = DocKey(**{**inner.__dict__, **moved})
+    return out
+
+
+# -- the live document and the findings log ------------------------------------------------------------------------
+
+_NO_LOSS = "no committed capture loses bytes (no connection's pairing resyncs)"
+_NO_LIVE = "a replay leaves it null; only a live capture gives a value"
+
+# Every key of `kwire live --json` (kwire.live.report.final_document), in the order docs/vocabulary.md lists them.
+LIVE_DOCUMENT = (
+    _k("format", "text", "string", False, '`"kwire-live/1"`'),
+    _k("interface", "text", "string", False, "what was captured: the interface, or the files replayed (joined by "
+                                             "`, `)"),
+    _k("filter", "text", "string", True, "the capture filter (null for a replay)"),
+    _k("duration_ms", "ms", "float", False, "how long the run lasted, wall clock (to the µs)"),
+    _old("seconds", "s", "float", False, "duration_ms", "`duration_ms` in seconds (to the ms)"),
+    _k("packets", "packets", "int", False, "packets captured"),
+    _k("bytes", "bytes", "int", False, "their bytes on the wire"),
+    _k("truncated", "packets", "int", False, "packets cut by the snap length"),
+    _k("kernel_drops", "packets", "int", True, f"packets the kernel dropped ({_NO_LIVE})"),
+    _k("queue_drops", "exchanges", "int", False, "exchanges left out of the figures because the dashboard's process "
+                                                 "fell behind (packets on the per-packet path)"),
+    _k("figures_lag_max_ms", "ms", "float", True, "the longest a batch of exchanges waited between the capture and "
+                                                  f"the figures ({_NO_LIVE})"),
+    _old("figures_lag_max_s", "s", "float", True, "figures_lag_max_ms", "`figures_lag_max_ms` in seconds"),
+    _k("gaps", "holes", "int", False, "TCP holes (bytes never captured)"),
+    _k("gap_bytes", "bytes", "int", False, "the bytes in them"),
+    _k("lost", "-", "list", False, "the connections that lost bytes, most first (at most 5)"),
+    _k("lost[]", "-", "object", False, "a connection", rare=_NO_LOSS),
+    _k("lost[].connection", "text", "string", False, '`"client → broker"` (`↔` when the roles are not known)',
+       rare=_NO_LOSS),
+    _k("lost[].gaps", "holes", "int", False, "its holes", rare=_NO_LOSS),
+    _k("lost[].bytes", "bytes", "int", False, "the bytes in them", rare=_NO_LOSS),
+    _k("kafka_connections", "connections", "int", False, "connections seen to carry Kafka"),
+    _k("exchanges", "-", "object", False, "every exchange the pipeline completed, filters aside, by status"),
+    *(_k(f"exchanges.{name}", "exchanges", "int", False, meaning) for name, meaning in (
+        ("total", "all of them"), ("paired", "with `status` paired"), ("no_response", "with `status` no_response"),
+        ("no_request", "with `status` no_request"))),
+    _k("counted", "exchanges", "int", False, "exchanges the dashboard counted (after `--api` and the other "
+                                             "filters, and any queue drops)"),
+    _k("files", "paths", "list", False, "the `-w` files written, in order"),
+    _k("files[]", "text", "string", False, "a file", rare="-w keeps what is captured live: a replay writes none"),
+    _k("error", "text", "string", True, "why the capture stopped early, or null"),
+)
+
+# The findings log (kwire.live.findings_log): each line is these keys, then the finding's own, which are the keys of
+# the stats document's `findings[]` (FINDING_ITEMS), declared there once for both outputs.
+FINDING_ITEMS = "findings[]"
+FINDINGS_LOG = (
+    _k("event", "kind", "string", False, "`start` when the finding is first known (or known again after it "
+                                         "ended); `end` when it ends"),
+    _k("id", "text", "string", False, "the same for a finding's start and end: a hash of its kind and what it is "
+                                      "about"),
+    _k("at_ts_ns", "epoch ns", "int", True, "capture time of the newest exchange when the event was written (null "
+                                            "before any)"),
+    _old("at", "epoch s", "float", True, "at_ts_ns", "`at_ts_ns` in epoch seconds"),
+    _k("reason", "kind", "string", False, "start: `new`, `again`; end: `quiet`, `gone`, `capture ended`"),
+    _k("ended_by", "kind", "string", False, "only with `capture ended`: what ended the capture (`replay finished`, "
+                                            "`capture stopped`, `error`, `signal`, `quit`, `duration`)"),
+    _k("capture_error", "text", "string", True, "only with `ended_by` `error`: the error",
+       rare="no replay of a committed capture fails"),
+)
+
+
+def _keyed(keys: tuple[DocKey, ...]) -> dict[str, DocKey]:
+    out: dict[str, DocKey] = {}
+    for key in keys:
+        assert key.path not in out, key.path
+        out[key.path] = key
+    return out
+
+
+def live_keys() -> dict[str, DocKey]:
+    """Every path of the `kwire live --json` document: path -> its DocKey."""
+    return _keyed(LIVE_DOCUMENT)
+
+
+def findings_log_keys() -> dict[str, DocKey]:
+    """Every path of a findings log line: the log's own keys, then those of a finding of the stats document
+    (`FINDING_ITEMS`) with that prefix taken off (a deprecated one's replacement too)."""
+    out = _keyed(FINDINGS_LOG)
+    prefix = FINDING_ITEMS + "."
+    for path, key in stats_keys().items():
+        if path.startswith(prefix):
+            moved = {"path": path[len(prefix):]}
+            for name in ("deprecated", "same_as"):
+                if getattr(key, name):
+                    assert getattr(key, name).startswith(prefix), path
+                    moved[name] = getattr(key, name)[len(prefix):]
+            assert moved["path"] not in out, path
+            out[moved["path"]] = DocKey(**{**key.__dict__, **moved})
     return out

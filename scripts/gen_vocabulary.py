@@ -5,10 +5,9 @@ The page holds blocks between two markers,
     <!-- BEGIN GENERATED vocabulary: exchange facts -->
     <!-- END GENERATED vocabulary: exchange facts -->
 
-(one each for `exchange facts`, `partition facts`, `metrics` and `stats document`), and this script replaces what
-lies between
-them with the table kwire.vocabulary declares (kwire/vocabulary.py is the one source: change a fact there, then
-run this). The text outside the markers is left alone.
+(one each for `exchange facts`, `partition facts`, `metrics`, `stats document`, `live document` and `findings
+log`), and this script replaces what lies between them with the table kwire.vocabulary declares
+(kwire/vocabulary.py is the one source: change a fact there, then run this). The text outside the markers is left alone.
 
     python scripts/gen_vocabulary.py           # rewrite the blocks
     python scripts/gen_vocabulary.py --check   # exit 1 when a block differs
@@ -24,8 +23,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from kwire.vocabulary import (EXCHANGE_FACTS, METRIC_LIST, OUTPUTS, PARTITION_TABLE, SHAPES,  # noqa: E402
-                              STATS_DOCUMENT)
+from kwire.vocabulary import (EXCHANGE_FACTS, FINDING_ITEMS, FINDINGS_LOG, LIVE_DOCUMENT, METRIC_LIST,  # noqa: E402
+                              OUTPUTS, PARTITION_TABLE, SHAPES, STATS_DOCUMENT)
 
 PAGE = ROOT / "docs" / "vocabulary.md"
 BEGIN = "<!-- BEGIN GENERATED vocabulary: {name} -->"
@@ -85,11 +84,19 @@ def stats_document() -> list[str]:
     return lines
 
 
+def findings_log() -> list[str]:
+    """The log's own keys, then where the finding's are declared."""
+    return doc_keys_table(FINDINGS_LOG) + ["", f"then every key of the finding: those of `{FINDING_ITEMS}` in the "
+                                               "stats document (above), without the prefix."]
+
+
 BLOCKS = {
     "exchange facts": lambda: facts_table(EXCHANGE_FACTS),
     "partition facts": lambda: facts_table(PARTITION_TABLE, ("parquet",)),
     "metrics": metrics_table,
     "stats document": stats_document,
+    "live document": lambda: doc_keys_table(LIVE_DOCUMENT),
+    "findings log": findings_log,
 }
 
 

@@ -8,7 +8,8 @@ from it: scripts/gen_vocabulary.py), docs/vocabulary.md of the kinds and depreca
 is taken from the output itself: JSON Lines objects from `exchange_record`, the
 Parquet table written with pyarrow from the rows `kwire spark --out` gathers and read back, the data
 source's declared columns, the stats document's exchange lists. (tests/spark/test_source.py reads a
-real DataFrame of the data source against JSON Lines.)
+real DataFrame of the data source against JSON Lines.) Only the tests of the Parquet table and the Spark schemas
+need pyarrow (and pyspark): they alone are skipped without them.
 """
 
 from __future__ import annotations
@@ -27,9 +28,8 @@ from kwire.pipeline import analyze_files
 from kwire.render.jsonl import DEPRECATED_KEYS, exchange_record
 from kwire.vocabulary import (EXCHANGE_FACTS, JSONL, METRIC_LIST, PARQUET, PARTITION_TABLE, SHAPES, STATS,
                               STATS_DOCUMENT, segments, stats_keys)
-
-pa = pytest.importorskip("pyarrow")
-pq = pytest.importorskip("pyarrow.parquet")
+from tests.vocabulary_walk import (beside, child, deprecated_checked, misplaced, shown, trie, type_problems,
+                                   unit_problems, walk)
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = (ROOT / "docs" / "vocabulary.md").read_text()
@@ -71,6 +71,8 @@ def exchanges():
 
 @pytest.fixture(scope="module")
 def parquet(exchanges, tmp_path_factory):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
     from kwire.spark.results import ARROW_EXCHANGES
 
     path = tmp_path_factory.mktemp("vocabulary") / "exchanges.parquet"
@@ -94,6 +96,7 @@ def test_json_lines_keys_are_the_documented_facts(exchanges):
 
 
 def test_parquet_and_data_source_columns_are_the_documented_facts(parquet):
+    pytest.importorskip("pyspark")
     from kwire.spark.schemas import EXCHANGE_SCHEMA
     from kwire.spark.source import EXCHANGE_DDL
 
@@ -177,6 +180,8 @@ def test_the_page_holds_the_tables_the_vocabulary_makes():
 
 
 def test_partition_columns_are_the_declared_facts(exchanges):
+    pytest.importorskip("pyarrow")
+    pytest.importorskip("pyspark")
     from kwire.analytics.facts import partition_rows
     from kwire.spark.results import ARROW_PARTITIONS
     from kwire.spark.schemas import PARTITION_SCHEMA
@@ -192,6 +197,7 @@ def test_partition_columns_are_the_declared_facts(exchanges):
 
 
 def test_the_exchange_schemas_state_the_declared_nullability(parquet, exchanges):
+    pytest.importorskip("pyspark")
     from kwire.spark.schemas import EXCHANGE_SCHEMA
 
     declared = {f.name: f.nullable for f in EXCHANGE_FACTS}
@@ -246,55 +252,7 @@ def test_every_declared_metric_is_in_the_operators_page():
 KEYS = stats_keys()
 # Every committed capture (and the TLS ones with their key logs): the documents the declaration is checked on.
 COMMITTED = sorted(p for p in (ROOT / "captures").glob("**/*") if p.name.endswith((".pcap", ".pcapng", ".pcap.gz")))
-JSON_TYPES = {dict: ("object", "map"), list: ("list",), str: ("string",), bool: ("bool",), int: ("int",),
-              float: ("float",)}
-# A name's suffix says its unit (docs/vocabulary.md, "Units"); Kafka's own instants keep Kafka's name.
-SUFFIX_UNITS = (("_timestamp_ms", "epoch ms"), ("ts_ns", "epoch ns"), ("_ms", "ms"), ("_bytes", "bytes"))
-
-
-def _trie() -> dict:
-    root: dict = {}
-    for path in KEYS:
-        node = root
-        for step in segments(path):
-            node = node.setdefault(step, {})
-        node[None] = path
-    return root
-
-
-TRIE = _trie()
-
-
-def _child(node: dict, key: str) -> tuple[dict | None, str | None]:
-    """The declared node of a dict's `key` under `node`: its own, else the map's `<name>` (and that name)."""
-    if key in node:
-        return node[key], None
-    wild = next((step for step in node if step is not None and step.startswith("<")), None)
-    return (node[wild], wild) if wild else (None, None)
-
-
-def walk(value, node=TRIE, where: str = "", bound: dict | None = None):
-    """(declared path or None, concrete path, value, the map keys bound on the way, the dict holding it) of every
-    value of a document, depth first; None where no declaration matches (and nothing below it is walked)."""
-    bound = bound or {}
-    if isinstance(value, dict):
-        for key, item in value.items():
-            child, wild = _child(node, key)
-            here = f"{where}.{key}" if where else key
-            if child is None:
-                yield None, here, item, bound, value
-                continue
-            inner = dict(bound, **{wild: key}) if wild else bound
-            yield child[None], here, item, inner, value
-            yield from walk(item, child, here, inner)
-    elif isinstance(value, list):
-        child = node.get("[]")
-        for item in value:
-            if child is None:
-                yield None, where + "[]", item, bound, None
-                break
-            yield child[None], where + "[]", item, bound, None
-            yield from walk(item, child, where + "[]", bound)
+TRIE = trie(KEYS)
 
 
 @pytest.fixture(scope="module")
@@ -324,34 +282,21 @@ def test_the_committed_captures_are_all_read():
 def test_every_key_of_the_stats_documents_is_declared_with_its_type(documents):
     problems = set()
     for name, doc in documents.items():
-        for path, here, value, _, _ in walk(doc):
-            if path is None:
-                problems.add(f"{here} ({name}): not declared in kwire/vocabulary.py")
-                continue
-            key = KEYS[path]
-            if value is None:
-                if not key.nullable:
-                    problems.add(f"{path}: null ({name}), declared not nullable")
-            elif not set(JSON_TYPES[type(value)]) & set(key.type.split("|")):
-                problems.add(f"{path}: a {type(value).__name__} ({name}), declared {key.type}")
+        problems |= type_problems(name, doc, KEYS, TRIE)
     assert not problems, "\n".join(sorted(problems)[:50])
 
 
-def _shown(documents) -> set[str]:
-    return {path for doc in documents.values() for path, *_ in walk(doc) if path is not None}
-
-
 def test_every_declared_key_shows_in_a_committed_capture_unless_rare(documents):
-    shown = _shown(documents)
-    unseen = [path for path, key in KEYS.items() if path not in shown and not key.rare]
+    seen = shown(documents.values(), TRIE)
+    unseen = [path for path, key in KEYS.items() if path not in seen and not key.rare]
     assert not unseen, f"declared, but no committed capture's document has them (declare them rare, with why): {unseen}"
     # a rare key every place of shows is not rare (a shape's key is rare when one of its places shows it never)
     places: dict[str, list[bool]] = {}
     for key in STATS_DOCUMENT:
         for inner in SHAPES.get(key.shape, ()):
             if inner.rare:
-                places.setdefault(f"*{key.shape}*.{inner.path}", []).append(f"{key.path}.{inner.path}" in shown)
-    stale = [path for path, key in KEYS.items() if key.rare and path in shown and not _in_shape(path)]
+                places.setdefault(f"*{key.shape}*.{inner.path}", []).append(f"{key.path}.{inner.path}" in seen)
+    stale = [path for path, key in KEYS.items() if key.rare and path in seen and not _in_shape(path)]
     stale += [name for name, seen in places.items() if all(seen)]
     assert not stale, f"declared rare, yet shown: {stale}"
 
@@ -361,21 +306,7 @@ def _in_shape(path: str) -> bool:
 
 
 def test_every_declared_unit_matches_its_name():
-    for path, key in KEYS.items():
-        steps = [s for s in segments(path) if s != "[]" and not s.startswith("<")]
-        name, parent = key.name, steps[-2] if len(steps) > 1 else ""
-        assert key.unit not in ("s", "epoch s") or key.deprecated, f"{path}: in seconds, and not deprecated"
-        if key.deprecated:
-            continue  # the old names are the drift (kept for one release; their values are checked below)
-        for suffix, unit in SUFFIX_UNITS:
-            if name.endswith(suffix):
-                assert key.unit == unit, (path, key.unit, unit)
-                break
-        for suffix, unit in SUFFIX_UNITS:
-            if key.unit == unit:  # the unit is said by the name, or by the object's name it is in (latency_ms.p50)
-                assert name.endswith(suffix) or parent.endswith(suffix), (path, key.unit)
-        assert not re.search(r"_(size|ns|s)$", name) or name.endswith(("ts_ns", "_per_s")), path
-        assert not name.endswith("_per_s") or key.unit.endswith("per s"), path
+    assert unit_problems(KEYS) == []
 
 
 def test_every_finding_key_is_declared():
@@ -389,56 +320,14 @@ def test_every_finding_key_is_declared():
 
 
 def test_a_deprecated_key_sits_beside_its_replacement():
-    for path, key in KEYS.items():
-        if not key.deprecated:
-            continue
-        new = KEYS.get(key.deprecated)
-        assert new is not None and not new.deprecated, path
-        parent = _parent(path)
-        assert _parent(key.deprecated) == parent or KEYS[parent].deprecated, (path, key.deprecated)
-
-
-def _old_value(old_unit: str, new_unit: str, new):
-    """What a deprecated key in `old_unit` holds, from its replacement's value `new` in `new_unit`."""
-    if new is None or old_unit == new_unit:
-        return new
-    if isinstance(new, list):
-        return [_old_value(old_unit, new_unit, v) for v in new]
-    scale = {("epoch s", "epoch ns"): 1e9, ("s", "ms"): 1e3}[(old_unit, new_unit)]
-    return new / scale
-
-
-def _close(old, expected, unit: str) -> bool:
-    if isinstance(old, list):
-        return isinstance(expected, list) and len(old) == len(expected) and all(
-            _close(a, b, unit) for a, b in zip(old, expected))
-    if old is None or expected is None or type(old) is not float and type(expected) is not float:
-        return old == expected or (type(old) is int and old == int(expected // 1))
-    # epoch seconds to the µs (or finer), seconds to the ms
-    return abs(old - expected) <= (1e-6 if unit == "epoch s" else 5e-4 + 1e-9)
-
-
-def _parent(path: str) -> str:
-    return path[:-2] if path.endswith("[]") else path.rsplit(".", 1)[0] if "." in path else ""
-
-
-def _beside(path: str) -> bool:
-    """A deprecated key beside its replacement (not a key or the items inside a deprecated object or list)."""
-    parent = _parent(path)
-    return KEYS[path].deprecated and not (parent and KEYS[parent].deprecated)
+    assert misplaced(KEYS) == []
 
 
 def test_deprecated_keys_hold_their_replacement_in_the_old_unit(documents):
     checked = set()
     for name, doc in documents.items():
-        for path, here, value, _, holder in walk(doc):
-            if path is None or not _beside(path):
-                continue
-            key, new = KEYS[path], KEYS[KEYS[path].deprecated]
-            expected = _old_value(key.unit, new.unit, holder[key.deprecated.rsplit(".", 1)[-1]])
-            assert _close(value, expected, key.unit), (name, here, value, expected)
-            checked.add(path)
-    assert checked == {path for path in KEYS if _beside(path)}
+        checked |= deprecated_checked(name, doc, KEYS, TRIE)
+    assert checked == {path for path in KEYS if beside(path, KEYS)}
 
 
 def _value_at(doc: dict, path: str, bound: dict):
@@ -451,7 +340,7 @@ def _value_at(doc: dict, path: str, bound: dict):
 def test_a_key_declared_the_same_as_another_is_equal_to_it(documents):
     checked = set()
     for doc in documents.values():
-        for path, _, value, bound, _ in walk(doc):
+        for path, _, value, bound, _ in walk(doc, TRIE):
             if path and KEYS[path].same_as:
                 assert value == _value_at(doc, KEYS[path].same_as, bound), path
                 checked.add(path)
@@ -463,10 +352,10 @@ def without_deprecated(value, node=TRIE):
     if isinstance(value, dict):
         out = {}
         for key, item in value.items():
-            child, _ = _child(node, key)
-            if child is not None and KEYS[child[None]].deprecated:
+            below, _ = child(node, key)
+            if below is not None and KEYS[below[None]].deprecated:
                 continue
-            out[key] = without_deprecated(item, child) if child is not None else item
+            out[key] = without_deprecated(item, below) if below is not None else item
         return out
     if isinstance(value, list):
         return [without_deprecated(item, node["[]"]) for item in value] if "[]" in node else value

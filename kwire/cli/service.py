@@ -93,21 +93,21 @@ class FindingsLog:
         if self.error or self.ended:
             return self.ended
         try:
-            findings, now_s, ended, error = self.feeder.call(self._findings)
+            findings, now_ns, ended, error = self.feeder.call(self._findings)
             ended = ended or cause
-            self._write(self.tracker.update(findings, now_s, ended, error))
+            self._write(self.tracker.update(findings, now_ns, ended, error))
             self.ended = ended
         except OSError as exc:
             self.error = f"cannot write {self.path}: {exc.strerror or exc}"
         return self.ended
 
     def _findings(self):
-        """(findings, capture time of the newest exchange, what ended the capture or None, its error)."""
+        """(findings, capture time of the newest exchange (epoch ns), what ended the capture or None, its error)."""
         from kwire.live.findings_log import capture_end
 
         state = self.state
         findings, _ = state.documents()
-        return findings, state.last_exchange_s(), capture_end(state.kind, state.finished, state.error), state.error
+        return findings, state.last_exchange_ns(), capture_end(state.kind, state.finished, state.error), state.error
 
     def _write(self, events: list[dict]) -> None:
         from kwire.live.findings_log import event_line

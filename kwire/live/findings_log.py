@@ -1,11 +1,11 @@
 """The findings log: each finding as one event when it is first known and again when it ends.
 
-`FindingsTracker.update(findings, now_s, ended)` compares the findings `kwire stats` would list
+`FindingsTracker.update(findings, now_ns, ended)` compares the findings `kwire stats` would list
 now (kwire.analytics.findings documents) with what it saw before and returns the events to log,
-each the finding's document with four keys in front (six at most):
+each the finding's document with five keys in front (seven at most; kwire.vocabulary.FINDINGS_LOG declares them):
 
-    {"event": "start" | "end", "id": ..., "at": capture time (epoch s), "reason": ..., ["ended_by": ...,
-     "capture_error": ...,] kind, severity, ...}
+    {"event": "start" | "end", "id": ..., "at_ts_ns": capture time (epoch ns), "at": the same in epoch s
+     (deprecated, for one release), "reason": ..., ["ended_by": ..., "capture_error": ...,] kind, severity, ...}
 
 - A finding is the same finding from one look to the next when its kind and the keys that say what
   it is about (`IDENTITY`: group, member, topic, partition, producer, broker, api, error, client...)
@@ -35,6 +35,7 @@ from kwire.analytics.findings import seconds
 from kwire.safe_text import json_safe
 
 QUIET_S = 60.0
+NS = 1_000_000_000
 MAX_KNOWN = 10_000
 IDENTITY = ("group_id", "member_id", "topic", "partition", "producer_id", "broker", "api", "error", "client",
             "client_id", "side", "api_version", "violation", "rule")
@@ -67,24 +68,25 @@ def finding_id(finding: dict) -> str:
     return hashlib.sha1(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def _moment(finding: dict) -> float:
-    """Its latest moment (its end, else its start) in epoch seconds, to the µs (0.0 when it has neither)."""
+def _moment(finding: dict) -> int:
+    """Its latest moment (its end, else its start) in epoch ns (0 when it has neither)."""
     at = finding.get("end_ts_ns")
     if at is None:
         at = finding.get("start_ts_ns")
-    return seconds(at) if at is not None else 0.0
+    return at if at is not None else 0
 
 
 class FindingsTracker:
     def __init__(self, quiet_s: float = QUIET_S):
-        self.quiet_s = quiet_s
-        self.known: dict[str, float] = {}   # id -> the latest moment seen of it
+        self.quiet_ns = round(quiet_s * NS)
+        self.known: dict[str, int] = {}     # id -> the latest moment seen of it (epoch ns)
         self.open: dict[str, dict] = {}     # id -> its latest document, while it has not ended
 
-    def update(self, findings: list[dict], now_s: float | None, ended: str | None = None,
+    def update(self, findings: list[dict], now_ns: int | None, ended: str | None = None,
                error: str | None = None) -> list[dict]:
-        """The events since the last look; `ended` (one of ENDED_BY, with the `error` that ended it) when
-        the capture has ended: every finding still open ends, with reason "capture ended"."""
+        """The events since the last look, `now_ns` the capture time of the newest exchange (epoch ns; None before
+        any); `ended` (one of ENDED_BY, with the `error` that ended it) when the capture has ended: every finding
+        still open ends, with reason "capture ended"."""
         if ended is not None and ended not in ENDED_BY:
             raise ValueError(f"not a way a capture ends: {ended!r}")
         events = []
@@ -98,7 +100,7 @@ class FindingsTracker:
                 self.open[fid] = finding
             elif before is None or moment > before:
                 self.open[fid] = finding
-                events.append(_event("start", fid, now_s, "new" if before is None else "again", finding))
+                events.append(_event("start", fid, now_ns, "new" if before is None else "again", finding))
             self.known[fid] = moment if before is None else max(before, moment)
         for fid, finding in list(self.open.items()):
             reason = None
@@ -106,11 +108,11 @@ class FindingsTracker:
                 reason = "capture ended"
             elif fid not in listed:
                 reason = "gone"
-            elif now_s is not None and now_s - self.known[fid] >= self.quiet_s:
+            elif now_ns is not None and now_ns - self.known[fid] >= self.quiet_ns:
                 reason = "quiet"
             if reason:
                 del self.open[fid]
-                events.append(_event("end", fid, now_s, reason, finding, _ending(ended, error)))
+                events.append(_event("end", fid, now_ns, reason, finding, _ending(ended, error)))
         self._forget()
         return events
 
@@ -136,7 +138,8 @@ def _ending(ended: str | None, error: str | None) -> dict:
     return {"ended_by": ended, "capture_error": error} if ended == FAILED else {"ended_by": ended}
 
 
-def _event(kind: str, fid: str, now_s: float | None, reason: str, finding: dict, ending: dict | None = None) -> dict:
-    out = {"event": kind, "id": fid, "at": now_s, "reason": reason, **(ending or {})}
+def _event(kind: str, fid: str, now_ns: int | None, reason: str, finding: dict, ending: dict | None = None) -> dict:
+    at = None if now_ns is None else now_ns / NS  # deprecated: `at_ts_ns` in epoch seconds, kept for one release
+    out = {"event": kind, "id": fid, "at_ts_ns": now_ns, "at": at, "reason": reason, **(ending or {})}
     out.update(finding)
     return out

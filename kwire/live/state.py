@@ -159,11 +159,10 @@ class DashboardState:
             self._documents_key = key
         return self._documents
 
-    def last_exchange_s(self) -> float | None:
-        """The latest request or response time counted (epoch seconds), None before any."""
-        last = max((a.last_ns for a in [self.window.retired, *self.window.live_parts()] if a.last_ns is not None),
+    def last_exchange_ns(self) -> int | None:
+        """The latest request or response time counted (epoch ns), None before any."""
+        return max((a.last_ns for a in [self.window.retired, *self.window.live_parts()] if a.last_ns is not None),
                    default=None)
-        return last / NS if last is not None else None
 
     def metrics_view(self, health: dict, report: dict) -> MetricsView:
         """What the exporter shows now (kwire.live.metric_families), made on the feeder's thread."""

@@ -68,6 +68,6 @@ def live_outputs(path: str) -> dict[str, bytes]:
     out["live --metrics"] = generate_latest(registry)
     findings, _ = state.documents()
     tracker = FindingsTracker()
-    events = tracker.update(findings, last / 1e9) + tracker.update(findings, last / 1e9, ended=REPLAY_FINISHED)
+    events = tracker.update(findings, last) + tracker.update(findings, last, ended=REPLAY_FINISHED)
     out["live --findings-log"] = "".join(event_line(e) for e in events).encode()
     return out

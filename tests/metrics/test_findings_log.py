@@ -26,6 +26,7 @@ from kwire.pipeline import analyze_files
 from tests.metrics.prometheus import Kwire, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
+NS = 1_000_000_000
 PROBLEMS = ["member-expired", "error-burst", "share-redelivery", "txn-stall", "proxy-faults"]
 
 
@@ -40,17 +41,18 @@ def test_start_once_then_end_when_quiet_or_gone():
     findings = _findings("proxy-faults")
     assert len({finding_id(f) for f in findings}) == len(findings) >= 2  # distinct findings, distinct ids
     tracker = FindingsTracker(quiet_s=60)
-    latest = max(f["end"] or f["start"] for f in findings)
+    latest = max(f["end_ts_ns"] or f["start_ts_ns"] for f in findings)
     events = tracker.update(findings, latest)
     assert [e["event"] for e in events] == ["start"] * len(findings)
-    assert tracker.update(findings, latest + 1) == []  # nothing new: nothing logged
-    quiet = tracker.update(findings, latest + 3600)
+    assert {(e["at_ts_ns"], e["at"]) for e in events} == {(latest, latest / 1e9)}
+    assert tracker.update(findings, latest + NS) == []  # nothing new: nothing logged
+    quiet = tracker.update(findings, latest + 3600 * NS)
     assert sorted(e["id"] for e in quiet) == sorted(finding_id(f) for f in findings)
-    assert {(e["event"], e["reason"]) for e in quiet} == {("end", "quiet")}
-    grown = dict(findings[0], end_ts_ns=int((latest + 3700) * 1e9))
-    again = tracker.update([grown] + findings[1:], latest + 3700)
+    assert {(e["event"], e["reason"], e["at_ts_ns"]) for e in quiet} == {("end", "quiet", latest + 3600 * NS)}
+    grown = dict(findings[0], end_ts_ns=latest + 3700 * NS)
+    again = tracker.update([grown] + findings[1:], latest + 3700 * NS)
     assert [(e["event"], e["reason"], e["id"]) for e in again] == [("start", "again", finding_id(findings[0]))]
-    gone = tracker.update(findings[1:], latest + 3701)
+    gone = tracker.update(findings[1:], latest + 3701 * NS)
     assert [(e["event"], e["reason"]) for e in gone] == [("end", "gone")]
 
 
@@ -118,7 +120,7 @@ def test_what_ended_a_capture_on_its_own_is_read_from_the_state():
 def test_the_capture_end_ends_every_open_finding_once():
     findings = _findings("proxy-faults")
     tracker = FindingsTracker()
-    latest = max(f["end"] or f["start"] for f in findings)
+    latest = max(f["end_ts_ns"] or f["start_ts_ns"] for f in findings)
     tracker.update(findings, latest)
     ended = tracker.update(findings, latest, SIGNAL)
     assert sorted(e["id"] for e in ended) == sorted(finding_id(f) for f in findings)
