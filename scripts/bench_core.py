@@ -91,7 +91,9 @@ def env_for(tree: Path, pure: bool) -> dict[str, str]:
 def output_digest(tree: Path, pure: bool, argv: list[str]) -> tuple[str, int]:
     done = subprocess.run([sys.executable, "-m", "kwire", *argv], cwd=tree, capture_output=True,
                           env=env_for(tree, pure))
-    found = re.search(rb"(\d[\d,]*) exchanges", done.stderr)  # "200,090 exchanges": grouped by commas
+    # the run's summary, "200,090 exchanges (200,090 paired, ...": grouped by commas, and not a note before it
+    # that counts some of them ("158 exchanges out of time order")
+    found = re.search(rb"(\d[\d,]*) exchanges \(", done.stderr)
     if done.returncode or not found:
         sys.exit(f"bench_core: {' '.join(argv)} failed in {tree}: {done.stderr[-2000:]!r}")
     return hashlib.sha256(done.stdout).hexdigest(), int(found.group(1).replace(b",", b""))
