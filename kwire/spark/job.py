@@ -189,12 +189,9 @@ def combine(mine: PartitionResult, theirs: PartitionResult) -> PartitionResult:
 
 def merge_results(blobs) -> PartitionResult:
     """Pickled PartitionResults as one, merged as they come (one blob unpickled at a time)."""
-    merged: PartitionResult | None = None
-    for blob in blobs:
-        result = loads(blob)
-        merged = result if merged is None else combine(merged, result)
-    merged.files = sorted(merged.files, key=lambda f: f.index)
-    return merged
+    total = _fold(loads(blob) for blob in blobs)
+    total.files = sorted(total.files, key=lambda f: f.index)
+    return total
 
 
 def merged(results, fan_in: int = FAN_IN) -> PartitionResult:
@@ -206,19 +203,22 @@ def merged(results, fan_in: int = FAN_IN) -> PartitionResult:
     while n > fan_in:
         n = -(-n // fan_in)
         partials = partials.mapPartitionsWithIndex(_keyed(n)).reduceByKey(combine, n).values()
-    last = None
-    for partial in partials.collect():  # at most fan_in
-        last = partial if last is None else combine(last, partial)
-    return last
+    return _fold(partials.collect())  # at most fan_in
+
+
+def _fold(results) -> PartitionResult | None:
+    """PartitionResults as one, merged as they come (None when there are none)."""
+    total = None
+    for result in results:
+        total = result if total is None else combine(total, result)
+    return total
 
 
 def _merged_partition(results):
     """One partition's PartitionResults as one (none for an empty partition)."""
-    last = None
-    for result in results:
-        last = result if last is None else combine(last, result)
-    if last is not None:
-        yield last
+    total = _fold(results)
+    if total is not None:
+        yield total
 
 
 def _keyed(n: int):
