@@ -5,7 +5,8 @@ exchange is counted, and members show up on their own connections (JoinGroup, he
 while their fetches go over others. So, before the job that counts, `group_members` runs the same
 map, shuffle and stitch as the counting job (kwire.spark.job.stitched) with DecodeOptions.members_of
 set: only the group apis are decoded, nothing is counted, and each task's members of G (host,
-client id) are merged on the driver: a small set. The archive is thus read twice.
+client id) are merged as the counting job's results are (kwire.spark.job.merged): a small set. The
+archive is thus read twice.
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ from kwire.spark.results import DecodeOptions
 
 
 def group_members(spark, paths: list[str], group: str, partitions: int, options: DecodeOptions) -> set[tuple]:
-    from kwire.spark.job import merge_results, stitched
+    from kwire.spark.job import merged, stitched
     from kwire.spark.wire import RESULT
 
     gather = replace(options, keep=ExchangeFilter(), rows=False, members_of=group)
     results = stitched(spark, paths, gather, partitions).where(f"kind = {RESULT}")
-    return {tuple(member) for member in merge_results(r[1] for r in results.collect()).members}
+    return {tuple(member) for member in merged(results).members}
