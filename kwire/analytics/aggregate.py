@@ -34,11 +34,14 @@ Definitions beyond those of kwire.analytics.facts:
 
 from __future__ import annotations
 
+from bisect import insort
+from operator import itemgetter
+
 from kwire.analytics.analysis import Analysis
 from kwire.analytics.caps import OTHERS, FoldedTable, NameTable
 from kwire.analytics.distribution import bucket_bounds, histogram
 from kwire.analytics.figures import Figures, PartitionFigures, ShareGroupFigures, add_row, ms, new_cell
-from kwire.analytics.facts import topic_names
+from kwire.analytics.facts import ns_to_s, topic_names
 from kwire.analytics.observe import sasl_principal
 from kwire.analytics.read import read_exchange
 from kwire.analytics.row import ExchangeRow, row_of
@@ -51,6 +54,7 @@ from kwire.tls.info import TlsNotes
 FORMAT = "kwire-stats/1"
 SLOWEST = 20
 FIRST = 20
+_KEY = itemgetter(0)  # a kept list's order: (key, brief row) pairs by key
 TIMELINE_BUCKETS = 120
 NULL_CLIENT_ID = "(null)"
 UNKNOWN = "(unknown)"  # api, version and client id of a response whose request was not seen
@@ -59,15 +63,18 @@ CELLS = 1024  # (api version, client id, broker) cells of exchanges not yet in t
 _TIMELINE_OPS = ("sum", "sum", "sum", "sum")  # exchanges, failed, request bytes, response bytes
 
 
-def _brief(row: dict) -> dict:
+def _brief(row: ExchangeRow) -> dict:
     """An exchange in `slowest` and `unanswered.first`: its facts under the names of every output
-    (docs/vocabulary.md); `ts` and `errors` are the deprecated names of ts_ns and error_codes."""
-    codes = list(row["error_codes"])
-    return {"ts_ns": row["ts_ns"], "ts": round(row["ts_ns"] / 1e9, 9), "api": row["api"],
-            "api_version": row["api_version"], "client_id": row["client_id"], "client": row["client"],
-            "broker": row["broker"], "correlation_id": row["correlation_id"], "latency_ms": ms(row["latency_ns"]),
-            "request_bytes": row["request_bytes"], "response_bytes": row["response_bytes"],
-            "status": row["status"], "unanswered": row["unanswered"], "error_codes": codes, "errors": codes}
+    (docs/vocabulary.md); `ts` and `errors` are the deprecated names of ts_ns and error_codes. Its fields read
+    as attributes (a row's mapping protocol is a look-up by name more); `ts` is ts_ns / 1e9, which is
+    round(ts_ns / 1e9, 9) for every integer (kwire.analytics.facts.ns_to_s)."""
+    codes = list(row.error_codes)
+    ts_ns = row.ts_ns
+    return {"ts_ns": ts_ns, "ts": ns_to_s(ts_ns), "api": row.api,
+            "api_version": row.api_version, "client_id": row.client_id, "client": row.client,
+            "broker": row.broker, "correlation_id": row.correlation_id, "latency_ms": ms(row.latency_ns),
+            "request_bytes": row.request_bytes, "response_bytes": row.response_bytes,
+            "status": row.status, "unanswered": row.unanswered, "error_codes": codes, "errors": codes}
 
 
 def _labels(api, version, client_id) -> tuple[tuple, str]:
@@ -262,8 +269,7 @@ class Aggregator:
     def _keep(kept: list, key: tuple, row: dict, limit: int) -> None:
         if len(kept) >= limit and key >= kept[-1][0]:
             return
-        kept.append((key, _brief(row)))
-        kept.sort(key=lambda item: item[0])
+        insort(kept, (key, _brief(row)), key=_KEY)  # after its equals, as a stable sort would put it
         del kept[limit:]
 
     # -- merging --------------------------------------------------------------------------------
@@ -280,9 +286,8 @@ class Aggregator:
             self.first_ns = other.first_ns
         if other.last_ns is not None and (self.last_ns is None or other.last_ns > self.last_ns):
             self.last_ns = other.last_ns
-        self.slowest = sorted(self.slowest + other.slowest, key=lambda item: item[0])[:SLOWEST]
-        self.unanswered_first = sorted(self.unanswered_first + other.unanswered_first,
-                                       key=lambda item: item[0])[:FIRST]
+        self.slowest = sorted(self.slowest + other.slowest, key=_KEY)[:SLOWEST]
+        self.unanswered_first = sorted(self.unanswered_first + other.unanswered_first, key=_KEY)[:FIRST]
         self.timeline.merge(other.timeline)
         self.analysis.merge(other.analysis)
         self.tls.merge(other.tls)

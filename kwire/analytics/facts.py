@@ -131,18 +131,22 @@ def exchange_row(ex: Exchange, found: list[int] | None = None) -> ExchangeRow:
     return row
 
 
-# Below this many ns, round(ns / 1e6, 6) is ns / 1e6 itself: ns and 1e6 are exact doubles, so the quotient
-# is the double nearest the 6-decimal number ns / 10**6; where doubles are closer together than half
-# a unit of the 6th decimal (under 2**32 ms) rounding to 6 decimals gives that number back, and
-# reading it gives the same double. round() writes and reads decimal digits: ten times a division.
-_EXACT_MS_BELOW_NS = 2**51
+# round(ns / 10**k, k) is ns / 10**k itself for every integer ns (k = 6: ms, 9: s), so these divide and do
+# not round (round() writes and reads decimal digits: a hundred times a division). Where doubles near x = ns /
+# 10**k lie closer than 10**-k (|x| under 2**33 ms, 2**23 s), ns is an exact double and x the double nearest
+# the k-decimal number ns / 10**k, which rounding x to k decimals gives back, and reading it gives x; where
+# they lie farther apart, the k-decimal number nearest x is nearer x than any other double, and reading it
+# gives x again. tests/analytics/test_facts.py holds the two equal over the whole range of int64.
 
 
 def ns_to_ms(ns: int) -> float:
     """round(ns / 1e6, 6): milliseconds to the nanosecond."""
-    if -_EXACT_MS_BELOW_NS < ns < _EXACT_MS_BELOW_NS:
-        return ns / 1e6
-    return round(ns / 1e6, 6)
+    return ns / 1e6
+
+
+def ns_to_s(ns: int) -> float:
+    """round(ns / 1e9, 9): seconds to the nanosecond (the deprecated instants in epoch seconds)."""
+    return ns / 1e9
 
 
 _GROUP_TREES: dict[tuple, tuple] = {}  # (api key, version) -> message_tree of its group ids

@@ -4,8 +4,9 @@ import random
 import tracemalloc
 from pathlib import Path
 
-from kwire.analytics.facts import (EXCHANGE_COLUMNS, PARTITION_COLUMNS, exchange_row, ns_to_ms, partition_rows,
-                                   records_facts, topic_names)
+from kwire.analytics.facts import (EXCHANGE_COLUMNS, PARTITION_COLUMNS, exchange_row, ns_to_ms, ns_to_s,
+                                   partition_rows, records_facts, topic_names)
+from kwire.analytics.figures import ms
 from kwire.analytics.observe import evidence
 from kwire.model import NO_RESPONSE, PAIRED, Exchange
 from kwire.codec.budget import RecordBudget
@@ -38,15 +39,33 @@ def test_exchange_row_basics():
     assert row["ts_ns"] == 1_000
 
 
-def test_latency_ms_is_rounded_to_the_nanosecond():
-    """ns_to_ms is round(ns / 1e6, 6), whatever the latency (it skips round() where it is sure to change nothing)."""
+def _ns_samples() -> list[int]:
+    """Integers over the whole of int64: each power of two and its neighbours, below and above each, random ones,
+    and dense runs where doubles near ns / 1e6 and ns / 1e9 come to lie farther apart than the last decimal kept
+    (2**33 ms, 2**23 s), where the reasoning in kwire.analytics.facts changes from one case to the other."""
     rng = random.Random(7)
     samples = list(range(-3000, 3000)) + [rng.randrange(-2**62, 2**62) for _ in range(20000)]
     for e in range(64):
         samples += [2**e + d for d in (-2, -1, 0, 1, 2)] + [rng.randrange(2**e + 1) for _ in range(200)]
-    for ns in samples:
+    for edge in (2**32 * 10**6, 2**33 * 10**6, 2**22 * 10**9, 2**23 * 10**9, 2**24 * 10**9):
+        samples += range(edge - 20000, edge + 20000)
+    return samples
+
+
+def test_latency_ms_is_rounded_to_the_nanosecond():
+    """ns_to_ms and figures.ms are round(ns / 1e6, 6), whatever the latency (a division: it never differs)."""
+    for ns in _ns_samples():
         assert ns_to_ms(ns) == round(ns / 1e6, 6), ns
         assert ns_to_ms(-ns) == round(-ns / 1e6, 6), -ns
+        assert ms(ns) == round(ns / 1e6, 6), ns
+    assert ms(None) is None
+
+
+def test_seconds_are_rounded_to_the_nanosecond():
+    """ns_to_s is round(ns / 1e9, 9), the deprecated instants in epoch seconds, for every int64."""
+    for ns in _ns_samples():
+        assert ns_to_s(ns) == round(ns / 1e9, 9), ns
+        assert ns_to_s(-ns) == round(-ns / 1e9, 9), -ns
 
 
 def test_unanswered_has_no_latency():
