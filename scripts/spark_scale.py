@@ -11,14 +11,16 @@ files, then `--repeat` timed jobs, the fastest kept) and reads Spark's own stage
 the map stage's task time per input byte, the later stages' task time per input byte, the bytes the shuffles
 wrote per input byte (the map stage's apart: the payload of connections cut by a file's edge), and the job's
 fixed cost (its wall time less its tasks' time). It then times the merge (kwire.spark.job.combine) on the
-run's own merged result: per result, and per file report it carries (every reduce task carries every file's
-report; timed with 2,000 of them). The figures are written to FILE and modelled.
+run's own merged result: per result, and per file report it carries (partition 0's reduce task's result
+carries every file's report; timed with 2,000 of them). The figures are written to FILE and modelled.
 
 The model (pure functions below), for C cores and F files of B bytes:
     time     = start-up + fixed + ceil(F / C) waves x map time of one file + reduce work / C + merge
-    merge    = (results per decode partition + FAN_IN x (levels + 1)) x (merge of one result of F reports)
-    shuffle  = input x measured ratio + the merge levels' partial results
-    driver   = (FAN_IN + 1) results of F reports (collect() would hold every reduce task's: 8 C of them)
+    merge    = (results per decode partition + FAN_IN x (levels + 1)) x (merge of one result)
+               + (levels + 2) x (merge of F reports: the one partial of each level that carries them)
+    shuffle  = input x measured ratio + the merge levels' partial results (one of each level with F reports)
+    driver   = (FAN_IN + 1) results and F reports (collect() held every reduce task's, each with F reports,
+               until 2026-12-04: 8 C of them)
 It assumes files independent and alike (no stragglers, no skew: a connection's bytes are spread as in the
 measured archive), the reduce work proportional to the bytes, the shuffle to the bytes that cross a file's
 edge (as many connections cut per byte as in the measured archive), and the merged result the size the
@@ -64,21 +66,24 @@ def merge_levels(partitions: int, fan_in: int = FAN_IN) -> list[int]:
 
 
 def result_bytes(fig: dict, files: int) -> float:
-    """A reduce task's pickled result: the merged tables plus every file's report."""
+    """A pickled result carrying `files` reports: the merged tables plus the reports (partition 0's reduce
+    task's, and the partial that merged it at each level, carry every file's; the others none)."""
     return fig["result_bytes"] + files * fig["report_bytes"]
 
 
 def result_merge_s(fig: dict, files: int) -> float:
-    """The time to merge one reduce task's result into another (unpickling its reports included)."""
+    """The time to merge one result carrying `files` reports into another (unpickling them included)."""
     return fig["merge_s"] + files * fig["report_merge_s"]
 
 
 def merge_time(fig: dict, files: int, cores: int, fan_in: int = FAN_IN) -> float:
     """The tree of kwire.spark.job.merged, level after level: each decode task merges the results it holds (its
-    reduce tasks' and its own), each level's task `fan_in` partials, the driver the last `fan_in`."""
+    reduce tasks' and its own), each level's task `fan_in` partials, the driver the last `fan_in`; on that path,
+    once a level (the decode task's, each of the tree's, the driver's), the partial with every file's report."""
     per_partition = REDUCE_PER_CORE // DECODE_PER_CORE + 1
-    steps = per_partition + fan_in * (len(merge_levels(DECODE_PER_CORE * cores, fan_in)) + 1)
-    return steps * result_merge_s(fig, files)
+    levels = len(merge_levels(DECODE_PER_CORE * cores, fan_in))
+    steps = per_partition + fan_in * (levels + 1)
+    return steps * result_merge_s(fig, 0) + (levels + 2) * files * fig["report_merge_s"]
 
 
 def job_time(fig: dict, files: int, file_bytes: float, cores: int) -> float:
@@ -89,17 +94,20 @@ def job_time(fig: dict, files: int, file_bytes: float, cores: int) -> float:
 
 
 def shuffle_bytes(fig: dict, files: int, file_bytes: float, cores: int) -> float:
-    tree = sum(merge_levels(DECODE_PER_CORE * cores)) * result_bytes(fig, files)
+    levels = merge_levels(DECODE_PER_CORE * cores)
+    tree = sum(levels) * result_bytes(fig, 0) + len(levels) * files * fig["report_bytes"]
     return fig["shuffle_per_byte"] * files * file_bytes + tree
 
 
 def driver_bytes(fig: dict, files: int) -> float:
-    """What the driver holds of the results at most: FAN_IN partials collected and the one it merges into."""
-    return (FAN_IN + 1) * result_bytes(fig, files)
+    """What the driver holds of the results at most: FAN_IN partials collected and the one it merges into, one
+    of them with every file's report."""
+    return (FAN_IN + 1) * result_bytes(fig, 0) + files * fig["report_bytes"]
 
 
 def collected_bytes(fig: dict, files: int, cores: int) -> float:
-    """What collect() held: every reduce task's result (with every report) and every decode task's."""
+    """What collect() held until 2026-12-04: every reduce task's result (each with every report, as every
+    reduce task's carried them) and every decode task's."""
     return REDUCE_PER_CORE * cores * result_bytes(fig, files) + DECODE_PER_CORE * cores * fig["result_bytes"]
 
 

@@ -22,15 +22,15 @@ kwire.spark.stitch), and kwire.analytics merges exactly whatever the split.
 (the busiest connections of a sample of the files dealt out by weight, the others crc32(flow) % N),
 before the map stage, by a small job that weighs the sample. Spark's repartition hashes the column,
 so the column holds, for each N, a number Spark hashes to that very partition (`partition_keys`), and
-every partition also gets every file's report.
+every partition also gets every file's report (its result carries them only from partition 0).
 
 Memory: map tasks hold a connection's events until it closes or its file ends (at most about a file);
 reduce tasks stream connections in sorted order; the driver holds at most FAN_IN merged results.
 
 The merge: every reduce and decode task hands back one pickled PartitionResult (its Aggregator, whose
-tables the caps policy of kwire.analytics.caps bounds, and every file's report). Collected, all of them
-would sit on the driver at once (10 per core; the 8 reduce tasks' each with every file's report: 2 MB
-for 10,000 files).
+tables the caps policy of kwire.analytics.caps bounds; partition 0's reduce task's also every file's
+report, 2 MB for 10,000 files, where every reduce task's carried them until 2026-12-04). Collected, all of
+them would sit on the driver at once (10 per core).
 `merged` merges them on the executors instead: each partition's results into one, then levels of a
 shuffle in which each task merges FAN_IN partials, until at most FAN_IN are left for the driver (a tree
 of our own rather than RDD.treeReduce's, whose last level's width follows from a depth, not a bound).
@@ -147,8 +147,10 @@ def stitched(spark, paths: list[str], options: DecodeOptions, n: int, decoders: 
     spread = decoders > 0
 
     def reduce(batches):
+        from pyspark import TaskContext
+
         settle_gc(collect=True)
-        reducer = Reducer(options, spread=spread)
+        reducer = Reducer(options, spread=spread, keep_reports=TaskContext.get().partitionId() == 0)
         for batch in batches:
             yield from reducer.batch(batch)
         yield from reducer.end()
@@ -178,7 +180,8 @@ def dealt(results, decoders: int, keys: list[int]):
 
 def combine(mine: PartitionResult, theirs: PartitionResult) -> PartitionResult:
     """Two PartitionResults as one (into `mine`), each table folded by the caps policy as it merges
-    (kwire.analytics.aggregate); every reduce task carries every file's report: kept once."""
+    (kwire.analytics.aggregate); a file's report that both carry (kwire.spark.source's tasks, which see
+    the files around their own) is kept once."""
     files = {f.index: f for f in mine.files}
     files.update((f.index, f) for f in theirs.files)
     mine.files, theirs.files = [], []

@@ -190,11 +190,16 @@ class Reducer:
     """One reduce task (module docstring); what batch() and end() return are OUT_SCHEMA rows.
     `own_file`: play only the connections whose first piece is in that file (kwire.spark.source, where
     each file's task sees the files around it too, and says when the capture ends: `end_ts`).
-    `spread`: exchanges that need only their own bytes leave undecoded, as RAWS rows (kwire.spark.spread)."""
+    `spread`: exchanges that need only their own bytes leave undecoded, as RAWS rows (kwire.spark.spread).
+    `keep_reports`: whether its result carries the files' reports. Every reduce task reads every file's report
+    (where the files overlap, when the capture ends, what to read again), but one result carrying them is
+    enough: kwire.spark.job gives them to partition 0's alone (at 10,000 files, 2 MB less in every other
+    result, pickled and unpickled at each level of the driver's merge)."""
 
     def __init__(self, options: DecodeOptions, own_file: int | None = None, end_ts: int | None = None,
-                 spread: bool = False):
+                 spread: bool = False, keep_reports: bool = True):
         self.options = options
+        self.keep_reports = keep_reports
         self.own_file = own_file
         self.given_end = end_ts
         self.spread = spread
@@ -302,7 +307,7 @@ class Reducer:
         self.result.add_run(self.pipeline)
         add_counts(self.result.tcp, {"gaps": self.gaps, "gap_bytes": self.gap_bytes})
         add_counts(self.result.tcp, self.repeats)
-        self.result.files = [self.reports[i] for i in sorted(self.reports)]
+        self.result.files = [self.reports[i] for i in sorted(self.reports)] if self.keep_reports else []
         self.out.append((RESULT, dumps(self.result)))
         return self._rows(end=True)
 

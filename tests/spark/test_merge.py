@@ -78,3 +78,22 @@ def test_the_job_never_collects_its_results(spark, driver_collects, tmp_path):
     assert result.document == _doc([QUICK])
     assert ("kind", "data") not in driver_collects.frames
     assert driver_collects.rdd and max(driver_collects.rdd) <= FAN_IN
+
+
+def test_only_partition_0_s_result_carries_the_files_reports(spark, tmp_path):
+    """Every reduce task reads every file's report, but only partition 0's result carries them; the job still
+    reports every file once, in order."""
+    from kwire.spark.job import stitched
+    from kwire.spark.results import DecodeOptions
+    from kwire.spark.wire import RESULT, loads
+
+    parts = rotate(QUICK, Path(tmp_path), 40)
+    paths = [str(p) for p in parts]
+    frame = stitched(spark, paths, DecodeOptions(), 4)
+    results = [loads(row["data"]) for row in frame.where(f"kind = {RESULT}").collect()]
+    assert len(results) == 4
+    carrying = [r for r in results if r.files]
+    assert len(carrying) == 1 and [f.index for f in carrying[0].files] == list(range(len(paths)))
+    job = run_job(spark, paths, partitions=4)
+    assert [f.index for f in job.files] == list(range(len(paths)))
+    assert job.document == _doc([QUICK])
