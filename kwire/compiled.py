@@ -41,14 +41,15 @@ CORE = (
     "kwire/kafka/connection.py", "kwire/kafka/headers.py", "kwire/kafka/pairing.py",
     "kwire/codec/budget.py", "kwire/codec/compiler.py", "kwire/codec/records.py", "kwire/codec/records_v2.py",
     "kwire/analytics/aggregate.py", "kwire/analytics/analysis.py", "kwire/analytics/caps.py", "kwire/analytics/delivery.py",
-    "kwire/analytics/distribution.py", "kwire/analytics/facts.py",
+    "kwire/analytics/facts.py",
     "kwire/analytics/figures.py",
     "kwire/analytics/findings_delivery.py", "kwire/analytics/mergeable.py", "kwire/analytics/observe.py",
     "kwire/analytics/produce_read.py", "kwire/analytics/read.py", "kwire/analytics/row.py",
     "kwire/analytics/resend_state.py", "kwire/analytics/resends.py", "kwire/analytics/series.py",
     "kwire/analytics/traffic.py",
-    "kwire/native/batch_json.py", "kwire/native/framing.py", "kwire/native/json_line.py",
-    "kwire/native/raw_records.py", "kwire/native/record_walk.py", "kwire/native/time_queue.py",
+    "kwire/native/batch_json.py", "kwire/native/distribution.py", "kwire/native/framing.py",
+    "kwire/native/json_line.py", "kwire/native/raw_records.py", "kwire/native/record_walk.py",
+    "kwire/native/time_queue.py",
 )
 SOURCES_FILE = "compiled-sources.txt"  # in the kwire package folder: "<module> <source_digest>" lines
 PURE_ENV = "KWIRE_PURE"

@@ -5,7 +5,7 @@
 - kwire.analytics.read: Exchange -> (row, partition rows, topic names, observations), each body read
   once for all of them (read_exchange: what stats, live and spark feed an Aggregator);
   kwire.analytics.produce_read: a Produce's partitions, batches and answer, read once.
-- kwire.analytics.distribution: exact latency distributions, nearest-rank percentiles, histograms.
+- kwire.native.distribution: exact latency distributions, nearest-rank percentiles, histograms.
 - kwire.analytics.series: mergeable time series with self-coarsening resolution.
 - kwire.analytics.aggregate: the mergeable Aggregator and its `document()` (the stats JSON).
 - kwire.analytics.exchange_kinds: waits (long polls answered empty) and version negotiation.
@@ -30,7 +30,7 @@ from kwire.safe_text import json_safe_text
 
 from kwire.analytics.aggregate import FORMAT, Aggregator
 from kwire.analytics.figures import Figures
-from kwire.analytics.distribution import nearest_rank, percentiles
+from kwire.native.distribution import nearest_rank, percentiles
 from kwire.analytics.facts import exchange_row, partition_rows, topic_names
 
 

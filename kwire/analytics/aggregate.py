@@ -23,7 +23,7 @@ Guarantees:
 Definitions beyond those of kwire.analytics.facts:
 - span: from the earliest exchange time to the latest request or response time; rates
   (requests_per_s) are a group's exchanges divided by the whole span, null when the span is 0.
-- latency percentiles: nearest rank (kwire.analytics.distribution) over every paired exchange.
+- latency percentiles: nearest rank (kwire.native.distribution) over every paired exchange.
 - lag_last: the lag of the latest sample (ties: the larger lag); lag_max: the largest sample.
 - topic ids are named when any Metadata response in the traffic names them (the smallest name if
   several do; filtered-out exchanges count, see `learn_names`); partitions seen under both the id
@@ -39,7 +39,7 @@ from operator import itemgetter
 
 from kwire.analytics.analysis import Analysis
 from kwire.analytics.caps import OTHERS, FoldedTable, NameTable
-from kwire.analytics.distribution import bucket_bounds, histogram
+from kwire.native.distribution import bucket_bounds, histogram
 from kwire.analytics.figures import Figures, PartitionFigures, ShareGroupFigures, add_row, ms, new_cell
 from kwire.analytics.facts import ns_to_s, topic_names
 from kwire.analytics.observe import sasl_principal

@@ -27,7 +27,7 @@ From the writes and deliveries kwire.analytics.end_to_end kept (all of them, sor
   CreateTime (the producer's clock), per producer, over its writes to the partitions some consumer
   read: beside the latency, never in it.
 
-Percentiles: nearest rank (kwire.analytics.distribution). Times in ms, rounded to the µs. The same figures
+Percentiles: nearest rank (kwire.native.distribution). Times in ms, rounded to the µs. The same figures
 over the capture's time: kwire.analytics.end_to_end_timeline.
 """
 
@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 
-from kwire.analytics.distribution import nearest_rank
+from kwire.native.distribution import nearest_rank
 from kwire.analytics import end_to_end as caps
 from kwire.analytics.end_to_end_timeline import timeline
 from kwire.analytics.relay import RELAY_WINDOW_NS

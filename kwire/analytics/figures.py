@@ -13,7 +13,7 @@ a counts-only row) is counted in a cell (`new_cell`) alone, added to a Figures b
 
 from __future__ import annotations
 
-from kwire.analytics.distribution import merge_into, percentiles
+from kwire.native.distribution import merge_into, percentiles
 from kwire.analytics.facts import ACK_COLUMNS, ACK_TYPES
 from kwire.analytics.row import PartitionRow, row_of
 from kwire.analytics.series import Series

@@ -20,7 +20,7 @@ counts summed, a lag: the largest). A group keeps the label the group families g
 
 from __future__ import annotations
 
-from kwire.analytics.distribution import bucket_of
+from kwire.native.distribution import bucket_of
 from kwire.analytics.end_to_end import EndToEndState
 from kwire.analytics.end_to_end_doc import deliveries
 from kwire.live.labels import OTHER

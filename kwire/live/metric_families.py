@@ -8,7 +8,7 @@ Names follow Prometheus' conventions: the `kwire_` prefix, base units (seconds, 
 counters. Each family is declared once, in kwire.vocabulary.METRICS (its type, unit, labels and HELP text),
 and listed from there in docs/vocabulary.md; docs/metrics.md says what each means to an operator.
 
-Latency histograms use kwire's own latency buckets (kwire.analytics.distribution: 4 per doubling),
+Latency histograms use kwire's own latency buckets (kwire.native.distribution: 4 per doubling),
 one edge in four: `le` from 45 us to 47 s doubling each time, so the histogram's buckets are
 unions of the buckets `kwire stats` draws and a quantile of it falls in the bucket that holds the
 exact figure of `stats`.
@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.utils import floatToGoString
 
-from kwire.analytics.distribution import bucket_bounds
+from kwire.native.distribution import bucket_bounds
 from kwire.analytics.figures import PartitionFigures
 from kwire.analytics.findings import seconds
 from kwire.live.end_to_end_families import end_to_end_families

@@ -7,7 +7,7 @@ counts - and keeps, since the start:
 - per (api, api_version, client_id, broker): exchanges, failed, no_response, no_request,
   decode errors, request and response bytes (the columns of `CELL`);
 - per (api, broker): served latencies and long-poll waits as counts per kwire latency bucket
-  (kwire.analytics.distribution.bucket_of, 4 per doubling) with their sums in ns, and throttling
+  (kwire.native.distribution.bucket_of, 4 per doubling) with their sums in ns, and throttling
   (ThrottleTimeMs summed, responses throttled);
 - per (api, error): error codes by Kafka's name.
 
@@ -26,7 +26,7 @@ states `merge`; `folded(caps)` then keeps the busiest values of each label). Own
 from __future__ import annotations
 
 from kwire.analytics.aggregate import NULL_CLIENT_ID, UNKNOWN, Aggregator
-from kwire.analytics.distribution import bucket_of
+from kwire.native.distribution import bucket_of
 from kwire.live.labels import OTHER, LabelCaps, ranked
 from kwire.model import NO_REQUEST, NO_RESPONSE
 

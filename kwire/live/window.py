@@ -30,7 +30,7 @@ from collections import deque
 from kwire.analytics import Aggregator
 from kwire.analytics.analysis import Analysis
 from kwire.analytics.figures import Figures
-from kwire.analytics.distribution import percentiles
+from kwire.native.distribution import percentiles
 
 NS = 1_000_000_000
 

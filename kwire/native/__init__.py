@@ -17,6 +17,8 @@ is), which plain-Python callers use through a few classes and functions, given w
 (caches, functions) so that nothing here imports a layer of kwire:
 
 - `batch_json`: a records field of whole v2 batches in, its summary's JSON text out (kwire.render.records_json);
+- `distribution`: exact latency distributions (integer ns -> count), merged, their nearest-rank percentiles and
+  log histograms (kwire.analytics' figures and documents, kwire.live's metrics);
 - `json_line`: an exchange's JSON line from cached parts in one orjson call, the renderer's call, its record
   sets' hook and the run's record budgets (kwire.render.jsonl, values, records_run);
 - `record_walk`: classic pcap's record loop over a reader's buffer, and `RecordSink`, what capture readers hand

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from kwire.analytics import Aggregator, exchange_row
-from kwire.analytics.distribution import histogram
+from kwire.native.distribution import histogram
 from kwire.analytics.observe import observations
 from kwire.live.labels import OTHER, LabelCaps, parse_cap, ranked
 from kwire.live.metrics_state import CELL, MeteredAggregator, MetricsState

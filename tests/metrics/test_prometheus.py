@@ -14,7 +14,7 @@ from bisect import bisect_left
 
 import pytest
 
-from kwire.analytics.distribution import bucket_bounds
+from kwire.native.distribution import bucket_bounds
 from kwire.live.metric_families import HISTOGRAM_BUCKETS
 from tests.metrics.flood import client_id_flood
 from tests.metrics.prometheus import MISSING, ROOT, Kwire, Prometheus, free_port, get

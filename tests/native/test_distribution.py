@@ -5,7 +5,7 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kwire.analytics.distribution import (add_value, bucket_bounds, bucket_of, histogram, merge_into,
+from kwire.native.distribution import (add_value, bucket_bounds, bucket_of, histogram, merge_into,
                                           nearest_rank, percentiles)
 
 

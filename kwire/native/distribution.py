@@ -1,5 +1,9 @@
 """Exact latency distributions: value -> count maps, percentiles by nearest rank, log histograms.
 
+Native code (compiled whole: distribution.pxd beside this file), a kernel the analytics (kwire.analytics.figures,
+aggregate, end_to_end_doc) and the live metrics call through these few functions: it knows of latencies only that
+they are integer nanoseconds, and imports nothing of kwire.
+
 A distribution is a dict {latency in integer ns: number of exchanges}. It merges by adding counts,
 so partial results (Spark partitions, live snapshots) combine to exactly the whole. Latencies come
 from capture timestamps (micro- or nanosecond resolution), so the number of distinct values stays far
