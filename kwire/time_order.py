@@ -40,11 +40,8 @@ def exchange_times(item) -> tuple[int, int, int, bool]:
     """(request time, completion time, wire bytes, given up) of an Exchange or a RawExchange (kwire.kafka.pairing)."""
     given_up = item.given_up_ts_ns
     if type(item) is Exchange:
-        start = item.request_ts_ns  # Exchange.ts_ns, from its fields (the property is one more call per exchange)
-        if start is None:
-            start = item.response_ts_ns or 0
-        done = item.response_ts_ns or given_up or start
-        return start, done, (item.request_size or 0) + (item.response_size or 0), given_up is not None
+        done = item.response_ts_ns or given_up or item.request_ts_ns or 0
+        return item.ts_ns, done, (item.request_size or 0) + (item.response_size or 0), given_up is not None
     request = item.request
     done = item.response_ts_ns or given_up or (request.ts_ns if request is not None else 0)
     if request is None:

@@ -356,8 +356,8 @@ class Aggregator:
         """`span`; `start`, `end` (epoch s) and `seconds` are the deprecated names of its instants and duration."""
         first, last = self.first_ns, self.last_ns
         return {"start_ts_ns": first, "end_ts_ns": last, "duration_ms": ms(span_ns),
-                "start": round(first / 1e9, 9) if first is not None else None,
-                "end": round(last / 1e9, 9) if last is not None else None, "seconds": round(span_ns / 1e9, 9)}
+                "start": ns_to_s(first) if first is not None else None,
+                "end": ns_to_s(last) if last is not None else None, "seconds": ns_to_s(span_ns)}
 
     def _timeline_frame(self, partitions: dict) -> tuple[int, int, int]:
         """(bucket width in s, first bucket index, bucket count) shared by every series: a power of

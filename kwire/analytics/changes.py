@@ -44,6 +44,7 @@ when the document is made; principals are kept for the MAX_PRINCIPALS smallest (
 from __future__ import annotations
 
 from kwire.analytics.changes_apis import member_commit_entry
+from kwire.analytics.facts import ns_to_s
 from kwire.analytics.mergeable import Capped, Kept, choose, keep_smallest, merge_counts
 from kwire.analytics import tags as T
 
@@ -268,7 +269,7 @@ def _naming_members(change: dict, members: dict) -> dict:
 
 
 def _shown(change: dict, principal: str | None) -> dict:
-    return {"ts_ns": change["ts_ns"], "ts": round(change["ts_ns"] / 1e9, 9),  # (ts: deprecated, epoch s)
+    return {"ts_ns": change["ts_ns"], "ts": ns_to_s(change["ts_ns"]),  # (ts: deprecated, epoch s)
             "client": change["client"], "broker": change["broker"],
             "client_id": change["client_id"], "principal": principal, "correlation_id": change["correlation_id"],
             "api": change["api"], "operation": change["operation"], "resources": change["resources"],

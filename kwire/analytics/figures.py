@@ -14,7 +14,7 @@ a counts-only row) is counted in a cell (`new_cell`) alone, added to a Figures b
 from __future__ import annotations
 
 from kwire.native.distribution import merge_into, percentiles
-from kwire.analytics.facts import ACK_COLUMNS, ACK_TYPES
+from kwire.analytics.facts import ACK_COLUMNS, ACK_TYPES, ns_to_ms
 from kwire.analytics.row import PartitionRow, row_of
 from kwire.analytics.series import Series
 from kwire.fields import reduce_by_fields, set_fields
@@ -27,8 +27,8 @@ _ACK_NAMES = tuple(ACK_TYPES.values())
 
 
 def ms(ns: int | None) -> float | None:
-    """round(ns / 1e6, 6), None for None: a division (kwire.analytics.facts.ns_to_ms says why it is exact)."""
-    return None if ns is None else ns / 1e6
+    """kwire.analytics.facts.ns_to_ms, None for None."""
+    return None if ns is None else ns_to_ms(ns)
 
 
 class Figures:

@@ -76,10 +76,7 @@ SILENCING_MS = 60_000  # a throttle this long silences a client that honours it 
 
 
 def evidence(ex: Exchange) -> tuple:
-    ts = ex.request_ts_ns  # Exchange.ts_ns from its fields: the property is one call more per exchange
-    if ts is None:
-        ts = ex.response_ts_ns or 0
-    return (ts, ex.client, ex.broker, ex.correlation_id, ex.api)
+    return (ex.ts_ns, ex.client, ex.broker, ex.correlation_id, ex.api)
 
 
 def observations(ex: Exchange, watch=None, row: dict | None = None, produce: tuple | None = None) -> list[tuple]:

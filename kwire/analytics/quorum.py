@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 
+from kwire.analytics.facts import ns_to_s
 from kwire.analytics.mergeable import NS, Kept
 
 MAX_EVENTS = 20000
@@ -36,8 +37,8 @@ BEHIND_S = 10
 
 
 def epoch_s(ns):
-    """Epoch ns as the deprecated epoch seconds of the section (9 decimals)."""
-    return None if ns is None else round(ns / 1e9, 9)
+    """Epoch ns as the deprecated epoch seconds of the section (9 decimals: kwire.analytics.facts.ns_to_s)."""
+    return None if ns is None else ns_to_s(ns)
 
 
 class QuorumState:

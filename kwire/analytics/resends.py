@@ -41,10 +41,7 @@ _UNREAD = object()
 
 
 def _evidence(ex: Exchange) -> tuple:
-    ts = ex.request_ts_ns  # Exchange.ts_ns from its fields: the property is one call more per batch
-    if ts is None:
-        ts = ex.response_ts_ns or 0
-    return (ts, ex.client, ex.broker, ex.correlation_id, ex.api)
+    return (ex.ts_ns, ex.client, ex.broker, ex.correlation_id, ex.api)
 
 
 def _data(records):
@@ -88,11 +85,8 @@ class ResendReader:
 
     def batch(self, label, index, failed: bool, data, pos: int, head: tuple, out: list) -> None:
         ex, watch = self.ex, self.watch
-        ts = ex.request_ts_ns  # Exchange.ts_ns, as in _evidence
-        if ts is None:
-            ts = ex.response_ts_ns or 0
-        wanted = watch is not None and watch.wants(label, index, self.producer, ex.client, head[7], head[8], ts,
-                                                   failed)
+        wanted = watch is not None and watch.wants(label, index, self.producer, ex.client, head[7], head[8],
+                                                   ex.ts_ns, failed)
         if not (failed or wanted):
             return
         prints = record_prints(data, pos, 12 + head[1])

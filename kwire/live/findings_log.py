@@ -32,10 +32,10 @@ import json
 
 from kwire.analytics.finding_kinds import EPISODES
 from kwire.analytics.findings import seconds
+from kwire.analytics.series import NS
 from kwire.safe_text import json_safe
 
 QUIET_S = 60.0
-NS = 1_000_000_000
 MAX_KNOWN = 10_000
 IDENTITY = ("group_id", "member_id", "topic", "partition", "producer_id", "broker", "api", "error", "client",
             "client_id", "side", "api_version", "violation", "rule")
