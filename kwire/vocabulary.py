@@ -964,6 +964,15 @@ STATS_DOCUMENT = (
 )
 
 
+def _repathed(key: DocKey, path_of) -> DocKey:
+    """`key` under the path `path_of` gives its path, the keys it names (deprecated, same_as) moved alike."""
+    moved = {"path": path_of(key.path)}
+    for name in ("deprecated", "same_as"):
+        if getattr(key, name):
+            moved[name] = path_of(getattr(key, name))
+    return DocKey(**{**key.__dict__, **moved})
+
+
 def stats_keys() -> dict[str, DocKey]:
     """Every path of the stats document, shapes expanded: path -> its DocKey (a shape's keys with full paths)."""
     out: dict[str, DocKey] = {}
@@ -971,12 +980,8 @@ def stats_keys() -> dict[str, DocKey]:
         assert key.path not in out, key.path
         out[key.path] = key
         for inner in SHAPES.get(key.shape, ()):
-            full = f"{key.path}.{inner.path}"
-            moved = {"path": full}
-            for name in ("deprecated", "same_as"):
-                if getattr(inner, name):
-                    moved[name] = f"{key.path}.{getattr(inner, name)}"
-            out[full] = DocKey(**{**inner.__dict__, **moved})
+            full = _repathed(inner, lambda path: f"{key.path}.{path}")
+            out[full.path] = full
     return out
 
 
@@ -1059,13 +1064,14 @@ def findings_log_keys() -> dict[str, DocKey]:
     (`FINDING_ITEMS`) with that prefix taken off (a deprecated one's replacement too)."""
     out = _keyed(FINDINGS_LOG)
     prefix = FINDING_ITEMS + "."
+
+    def unprefixed(path: str) -> str:
+        assert path.startswith(prefix), path
+        return path[len(prefix):]
+
     for path, key in stats_keys().items():
         if path.startswith(prefix):
-            moved = {"path": path[len(prefix):]}
-            for name in ("deprecated", "same_as"):
-                if getattr(key, name):
-                    assert getattr(key, name).startswith(prefix), path
-                    moved[name] = getattr(key, name)[len(prefix):]
-            assert moved["path"] not in out, path
-            out[moved["path"]] = DocKey(**{**key.__dict__, **moved})
+            moved = _repathed(key, unprefixed)
+            assert moved.path not in out, path
+            out[moved.path] = moved
     return out
