@@ -151,7 +151,7 @@ def core_extensions() -> list:
                      nthreads=os.cpu_count() or 1, quiet=True)  # flags: OptionalBuildExt.run
 
 
-_DIGESTS: dict[str, str] = {}  # core source ("kwire/fused.py") -> its source_digest when cythonize read it
+_DIGESTS: dict[str, str] = {}  # core source ("kwire/native/fused.py") -> its source_digest when cythonize read it
 
 
 def _relative(path: str) -> str:

@@ -2,7 +2,7 @@
 
 kwire is pure Python. Where a C compiler is there at `pip install`, setup.py also compiles the
 modules of the per-packet, per-frame and per-exchange path (CORE below) with Cython, as they are:
-the same .py files, no second source. A compiled module (kwire/tcp/flows.cpython-311-...so) sits
+the same .py files, no second source. A compiled module (kwire/native/tcp_flows.cpython-311-...so) sits
 beside its .py, and Python's import would always take it; this module decides instead:
 
 - the compiled module runs only when it was built from the .py beside it: setup.py writes the
@@ -34,10 +34,10 @@ import sys
 # kwire/fields.py, kwire/codec/records_legacy.py) stays plain Python: every module compiled here is one more
 # outside kwire/native, where native code is to live (issue 44, docs/internals.md).
 CORE = (
-    "kwire/fused.py", "kwire/pipeline.py", "kwire/exchanges.py", "kwire/enrich.py",
+    "kwire/native/fused.py", "kwire/pipeline.py", "kwire/exchanges.py", "kwire/enrich.py",
     "kwire/model.py", "kwire/outcomes.py", "kwire/parallel.py", "kwire/parts_wire.py",
     "kwire/net/decode.py", "kwire/net/layers.py", "kwire/net/layout.py", "kwire/net/segment.py",
-    "kwire/tcp/flows.py", "kwire/tcp/outoforder.py", "kwire/tcp/reassembly.py",
+    "kwire/native/tcp_flows.py", "kwire/native/tcp_outoforder.py", "kwire/native/tcp_reassembly.py",
     "kwire/kafka/connection.py", "kwire/kafka/headers.py", "kwire/kafka/pairing.py",
     "kwire/codec/budget.py", "kwire/codec/compiler.py", "kwire/codec/records.py", "kwire/codec/records_v2.py",
     "kwire/analytics/aggregate.py", "kwire/analytics/analysis.py", "kwire/analytics/caps.py", "kwire/analytics/delivery.py",

@@ -1,7 +1,7 @@
 """The whole path from capture records to Exchanges, and the counters a run reports.
 
 `Pipeline` is sans-IO. It wires the layers through their contracts: capture records go to a
-RecordSink (kwire.fused.RecordFeed: the fast path, or PlainFeed), which feeds TCP (kwire.tcp.FlowTable);
+RecordSink (kwire.native.fused.RecordFeed: the fast path, or PlainFeed), which feeds TCP (kwire.tcp.FlowTable);
 TCP hands each connection's bytes to its stream consumer: kwire.tls.TlsDetector looks at the first
 bytes and puts a TlsStream (decrypting with the key log, when one is given) in front of the Kafka
 consumer, or steps aside for plaintext (kwire.kafka.connection.KafkaStream, made by KafkaLayer.open);
@@ -27,7 +27,7 @@ from kwire.counts import count as counted
 from kwire.enrich import Enricher
 from kwire.errors import CaptureError
 from kwire.fields import reduce_by_fields, set_fields
-from kwire.fused import PlainFeed, RecordFeed
+from kwire.native.fused import PlainFeed, RecordFeed
 from kwire.kafka.connection import DEFAULT_MAX_FRAME, KafkaLayer
 from kwire.kafka.pairing import RawExchange
 from kwire.kafka.resync import request_chain
@@ -35,7 +35,7 @@ from kwire.model import NO_REQUEST, NO_RESPONSE, PAIRED, Exchange
 from kwire.outcomes import is_malformed
 from kwire.net.decode import SUPPORTED_LINKTYPES, TUNNEL, UNOPENED, DecodeCounters, decode_empty, decode_segment
 from kwire.net.drops import DROPS, FRAGMENTS, MALFORMED, SHORT, TOO_DEEP
-from kwire.tcp.flows import FlowTable
+from kwire.native.tcp_flows import FlowTable
 from kwire.tcp.stream import Connection
 from kwire.tls import KeyLog, KeySource, TlsDetector, TlsInfo
 from kwire.tls.info import TlsNotes, tls_row

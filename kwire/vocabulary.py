@@ -101,7 +101,7 @@ EXCHANGE_FACTS = (
          "an ApiVersions answered UNSUPPORTED_VERSION: version negotiation, no error"),
     Fact("closed_by", "side", "string", True, J,
          "`connection_closed` after a FIN or RST only: `broker` or `client`, the side whose FIN or RST came first "
-         "(kwire.tcp.flows); absent otherwise"),
+         "(kwire.native.tcp_flows); absent otherwise"),
     Fact("request", "object", "object", True, J,
          "the decoded request body, field names exactly as in Kafka's message schemas; null when not decoded"),
     Fact("response", "object", "object", True, J, "the decoded response body"),

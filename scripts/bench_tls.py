@@ -107,7 +107,7 @@ def plaintext_reference(path: Path, broker_port: int) -> tuple[float, int]:
     from kwire.capture.files import read_captures
     from kwire.kafka.connection import KafkaLayer
     from kwire.net.decode import decode_segment
-    from kwire.tcp.flows import FlowTable
+    from kwire.native.tcp_flows import FlowTable
 
     segments = [s for s in (decode_segment(p) for p in read_captures([path])) if s is not None
                 and broker_port in (s.src_port, s.dst_port)]

@@ -78,7 +78,7 @@ def test_compiled_and_pure_give_the_same_bytes_on_every_committed_capture(needs_
 
 
 def test_modules_run_compiled_unless_kwire_pure(needs_compiled_core):
-    code = "import kwire.net.layout as m, kwire.fused as f; print(m.__file__); print(f.__file__)"
+    code = "import kwire.net.layout as m, kwire.native.fused as f; print(m.__file__); print(f.__file__)"
     compiled_files = run_python(code, pure=False).stdout.split()
     pure_files = run_python(code, pure=True).stdout.split()
     assert all(f.endswith(".so") for f in compiled_files), compiled_files
@@ -135,25 +135,25 @@ def test_the_digest_is_the_same_however_the_path_is_spelled(monkeypatch):
     module that cimports another's declarations ordered its files by the path as given, so the two differed and
     18 freshly built modules ran from their .py."""
     monkeypatch.chdir(ROOT)
-    for module in ("kwire/analytics/aggregate.py", "kwire/tcp/flows.py", "kwire/net/layout.py"):
+    for module in ("kwire/analytics/aggregate.py", "kwire/native/tcp_flows.py", "kwire/net/layout.py"):
         assert compiled.source_digest(module) == compiled.source_digest(str(ROOT / module)), module
 
 
 def test_a_module_runs_from_source_when_declarations_it_depends_on_changed(needs_compiled_core, tmp_path):
-    """In a copy of the built package, an edit of kwire/tcp/reassembly.pxd (HalfStream's fields) makes
+    """In a copy of the built package, an edit of kwire/native/tcp_reassembly.pxd (HalfStream's fields) makes
     reassembly and the modules whose compiled form reads those fields (flows, fused) run from their .py,
     together; the others stay compiled, and the packet path still gives the same exchanges."""
     built = built_modules()
-    typed = ("kwire.tcp.reassembly", "kwire.tcp.flows", "kwire.fused")
+    typed = ("kwire.native.tcp_reassembly", "kwire.native.tcp_flows", "kwire.native.fused")
     if not all(name in built for name in typed):
         pytest.skip("the typed modules were not compiled here")
-    py_only = hashlib.sha256((ROOT / "kwire" / "tcp" / "flows.py").read_bytes()).hexdigest()
-    assert built["kwire.tcp.flows"] == compiled.source_digest(str(ROOT / "kwire" / "tcp" / "flows.py")) != py_only
+    py_only = hashlib.sha256((ROOT / "kwire" / "native" / "tcp_flows.py").read_bytes()).hexdigest()
+    assert built["kwire.native.tcp_flows"] == compiled.source_digest(str(ROOT / "kwire" / "native" / "tcp_flows.py")) != py_only
     copy = tmp_path / "kwire"
     shutil.copytree(ROOT / "kwire", copy, ignore=shutil.ignore_patterns("__pycache__", "*.c"))
-    with open(copy / "tcp" / "reassembly.pxd", "a") as f:
+    with open(copy / "native" / "tcp_reassembly.pxd", "a") as f:
         f.write("# edited\n")
-    code = ("import kwire.fused as f, kwire.tcp.flows as t, kwire.tcp.reassembly as r, kwire.native.framing as k; "
+    code = ("import kwire.native.fused as f, kwire.native.tcp_flows as t, kwire.native.tcp_reassembly as r, kwire.native.framing as k; "
             "print(f.__file__, t.__file__, r.__file__, k.__file__); "
             "from kwire.pipeline import Pipeline; print(Pipeline)")
     env = dict(os.environ, PYTHONPATH=str(tmp_path))
@@ -187,7 +187,7 @@ def test_without_a_compiler_the_wheel_is_pure_python_and_runs(tmp_path):
     assert built.returncode == 0, built.stderr[-3000:]
     wheel, = tmp_path.glob("kwire-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
-    assert "kwire/fused.py" in names and "kwire/compiled.py" in names
+    assert "kwire/native/fused.py" in names and "kwire/compiled.py" in names
     assert not [n for n in names if n.endswith((".so", ".pyd", ".c"))]
     target = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(target)

@@ -1,4 +1,4 @@
-"""The fast path (kwire.fused: records straight from the read buffer into TCP and on to the Kafka
+"""The fast path (kwire.native.fused: records straight from the read buffer into TCP and on to the Kafka
 connections, runs of held records in one loop) gives exactly the exchanges and counters of the plain
 path (every record a Packet, decoded by kwire.net, fed to TCP), on every committed capture."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import kwire.pipeline
-from kwire.fused import RecordFeed
+from kwire.native.fused import RecordFeed
 from kwire.pipeline import RunSummary, analyze_files
 from kwire.render.jsonl import exchange_json_line
 

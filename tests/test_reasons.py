@@ -18,7 +18,7 @@ from kwire.net import decode
 from kwire.net.drops import DROP_NAMES, DROPS, SHORT
 from kwire.outcomes import UNANSWERED_KINDS
 from kwire.pipeline import RunSummary, analyze_files
-from kwire.tcp import flows
+from kwire.native import tcp_flows as flows
 from kwire.tcp.closes import CLOSE_NAMES, CLOSED_COUNTERS, CLOSES
 from kwire.tls.info import TlsInfo
 from kwire.tls.reasons import NOT_DECRYPTED, UNSUPPORTED_CIPHER_SUITE
@@ -75,7 +75,7 @@ def test_the_closing_line_says_a_drop_in_the_tables_words():
 
 
 def test_every_close_is_a_registered_reason_and_names_what_is_unanswered():
-    passed = _passed("kwire.tcp.flows", {"_close": 2})
+    passed = _passed("kwire.native.tcp_flows", {"_close": 2})
     assert len(passed) >= 6 and [(line, v) for line, v in passed if v not in CLOSES] == []
     assert set(CLOSED_COUNTERS) <= set(flows.TABLE_COUNTERS)
     assert set(CLOSE_REASONS) == set(CLOSE_NAMES) and set(CLOSE_REASONS.values()) <= set(UNANSWERED_KINDS)

@@ -152,7 +152,7 @@ RULES_LIST = (
          f"support, UNSUPPORTED_VERSION); {_DEFS}*Response.json (ErrorCode); the Java client names the close a "
          f"disconnect (NetworkClient: 'Disconnected from node', the request failed)",
          "A request left unanswered because its broker closed the connection: the broker's FIN or RST came before "
-         "the client's (kwire.tcp.flows records who closed first; an exchange's `closed_by`), the oldest of those pending "
+         "the client's (kwire.native.tcp_flows records who closed first; an exchange's `closed_by`), the oldest of those pending "
          "at the close (a broker reads a connection's requests in order: the later ones are not counted), its body "
          "decoded whole, "
          "and its api and version are in the range the broker advertised in ApiVersions on that connection (on a "

@@ -17,7 +17,7 @@ copied into the ring, and is attached before the socket receives anything.
 
 Walking a block (`walk_block`): each frame goes to `sink.record(ts_ns, linktype, ring, start, stop,
 wire_len)` straight from the ring; when the sink held it, the frames that follow are offered at once
-(`sink.frame_run` with FRAMES, kwire.fused's loop over ring frames). A frame whose VLAN tag the
+(`sink.frame_run` with FRAMES, kwire.native.fused's loop over ring frames). A frame whose VLAN tag the
 kernel took out (TP_STATUS_VLAN_VALID) gets it back before the sink sees it, as libpcap does.
 
 Link types, chosen per socket: a named interface with an Ethernet header (Ethernet, veth, bridge,
@@ -71,7 +71,7 @@ _FRAME = struct.Struct("=IIIIIIH")  # tp_next_offset, tp_sec, tp_nsec, tp_snaple
 _VLAN = struct.Struct("=IH")         # tp_vlan_tci, tp_vlan_tpid (at 32)
 _TAG = struct.Struct(">HH")
 
-# Ring frames for kwire.fused's frame loop: (next, seconds, captured, wire, status, data offset).
+# Ring frames for kwire.native.fused's frame loop: (next, seconds, captured, wire, status, data offset).
 FRAMES = FrameLayout(struct.Struct("=II4xIIIH").unpack_from, struct.Struct("=4xII").unpack_from,
                      TP_STATUS_VLAN_VALID)
 

@@ -13,7 +13,7 @@ request with acks=0, which no broker answers, is reported as `no_response` at on
 (`unanswered`, a kind of kwire.outcomes: pending_overflow, connection_closed, connection_idle,
 capture_ended, no_answer_expected); the TCP layer's close reasons map to them by CLOSE_REASONS. After a FIN or
 RST, connection_closed is handed on with the side that closed first (kwire.outcomes.CLOSED_BY: conn.closer, set by
-kwire.tcp.flows), which kwire.exchanges makes the exchange's `closed_by`.
+kwire.native.tcp_flows), which kwire.exchanges makes the exchange's `closed_by`.
 
 Memory: pending requests keep their bodies (for decoding when the answer comes) up to
 MAX_PENDING_BYTES per connection; past that the oldest pending bodies are dropped (`body` None,
@@ -39,7 +39,7 @@ from kwire.tcp.stream import END_CLOSE, FIN_CLOSE, IDLE_CLOSE, REUSED_CLOSE, RST
 
 __all__ = ["PAIRED", "NO_RESPONSE", "NO_REQUEST", "Pairing", "RawExchange", "PendingRequest", "CLOSE_REASONS"]
 
-# The TCP layer's reasons a connection ends (kwire.tcp.flows) -> why its pending requests went unanswered.
+# The TCP layer's reasons a connection ends (kwire.native.tcp_flows) -> why its pending requests went unanswered.
 CLOSE_REASONS = {FIN_CLOSE: CONNECTION_CLOSED, RST_CLOSE: CONNECTION_CLOSED, REUSED_CLOSE: CONNECTION_CLOSED,
                  IDLE_CLOSE: CONNECTION_IDLE, END_CLOSE: CAPTURE_ENDED}
 

@@ -8,7 +8,7 @@
 - `requests_in_flight(pipeline)`: requests waiting for their answer, the oldest one's time and the
   count per broker, in one walk over the open connections (of a Pipeline, or as a report gave them).
 - `lost_connections(pipeline)`: "client → broker" and the bytes lost, for the connections whose
-  pairing had to resync after a gap (kwire.tcp.flows.FlowTable.losses).
+  pairing had to resync after a gap (kwire.native.tcp_flows.FlowTable.losses).
 - `final_document(...)`: the `kwire live --json` document.
 """
 

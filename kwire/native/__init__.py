@@ -13,8 +13,18 @@ compiled module of kwire cimports under the module's name (`cimport kwire.native
 - `cython_stand_in`: the `cython.compiled` the pure-Python build reads where Cython is not installed.
 
 And modules compiled whole (setup.py, typed by the `.pxd` beside them; without a compiler their `.py` runs as it
-is), which plain-Python callers use through a few classes and functions, given what they need to know of Kafka
-(caches, functions) so that nothing here imports a layer of kwire:
+is: that is the pure-Python reference, compared with the compiled build on every committed capture and the fuzz
+corpus by tests/test_compiled.py and tests/fuzz/test_builds.py), which plain-Python callers use through a few
+classes and functions. Of kwire they import only the contracts of the layers they implement (pyproject.toml's
+import contract): kwire.capture.packet (the records' layouts, Packet), kwire.net.segment and kwire.net.layout (a
+TCP segment, its flags, the header layout) and kwire.tcp.stream with kwire.tcp.closes (Connection, the stream
+consumer's interface, the close reasons); what they need of Kafka they are given (caches, functions):
+
+- `fused`: capture records in, TCP's stream consumers' calls out: the record loops (RecordFeed, the fast path
+  for plain IPv4 TCP, the rest handed on as Packets) in front of the flow table;
+- `tcp_flows`, `tcp_reassembly`, `tcp_outoforder`: TCP itself behind kwire.tcp.stream's contract: the flow table
+  (FlowTable: connections, their opening, closing and eviction), each direction's reassembly (HalfStream) and
+  its out-of-order segments and holes;
 
 - `batch_json`: a records field of whole v2 batches in, its summary's JSON text out (kwire.render.records_json);
 - `distribution`: exact latency distributions (integer ns -> count), merged, their nearest-rank percentiles and
@@ -22,11 +32,14 @@ is), which plain-Python callers use through a few classes and functions, given w
 - `json_line`: an exchange's JSON line from cached parts in one orjson call, the renderer's call, its record
   sets' hook and the run's record budgets (kwire.render.jsonl, values, records_run);
 - `record_walk`: classic pcap's record loop over a reader's buffer, and `RecordSink`, what capture readers hand
-  their records to (kwire.capture.packet names it; kwire.fused's sinks derive from it);
+  their records to (kwire.capture.packet names it; kwire.native.fused's sinks derive from it);
 - `time_queue`: payloads held in time order in sorted columns, released by a bound (kwire.time_order).
 
-The modules of kwire.compiled.CORE outside this package still sit in their layers, each with its .pxd; they
-move in here a layer at a time, behind one contract (capture records in, paired exchanges and their facts as
-columns out: issue 44), so that outside this package every module is plain Python. kwire.render and
-kwire.capture are plain Python already.
+So the boundary stands today at TCP's stream consumer: capture records in (kwire.capture's readers hand them
+to `fused.RecordFeed`), the StreamConsumer calls of kwire.tcp.stream out; framing (`framing`) is native too.
+The modules of kwire.compiled.CORE outside this package still sit in their layers (net's slow path, kafka's
+pairing, codec, exchanges, the analytics), the typed ones with a .pxd; they move in here a layer at a time,
+behind one contract (capture records in, paired exchanges and their facts as columns out: issue 44), so that
+outside this package every module is plain Python. kwire.render, kwire.capture and kwire.tcp are plain Python
+already (kwire.tcp keeps the contract, the close reasons and a recorder).
 """

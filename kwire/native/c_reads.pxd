@@ -159,7 +159,7 @@ cdef inline (long long, long long, long long, Py_ssize_t) _request_head(object b
 
 cdef inline (Py_ssize_t, Py_ssize_t, Py_ssize_t, Py_ssize_t, Py_ssize_t, Py_ssize_t, Py_ssize_t, Py_ssize_t) _ipv4_tcp(
         object buf, Py_ssize_t frame, bint ethernet) except *:
-    """The fields of an IPv4 (no options) TCP packet kwire.fused tests, where kwire.net.layout's KEYED structs have
+    """The fields of an IPv4 (no options) TCP packet kwire.native.fused tests, where kwire.net.layout's KEYED structs have
     them (their key aside): head, total length, fragment field, protocol, sequence and acknowledgement numbers, data
     offset byte, flags. `frame` is where its Ethernet frame starts (a raw packet's: 14 bytes before the packet),
     `ethernet` whether there is one: head is then the 32 bits at 12 (Ethernet type, version and IHL, TOS), else the

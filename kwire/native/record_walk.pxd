@@ -1,5 +1,5 @@
 # Cython declarations for kwire/native/record_walk.py (compiled by setup.py; the .py runs as it is without
-# Cython): RecordSink is an extension type, so the loop calls record() in C (kwire/fused.pxd's sinks derive from
+# Cython): RecordSink is an extension type, so the loop calls record() in C (kwire/native/fused.pxd's sinks derive from
 # it); the loop's positions and lengths are C integers (positions in the chunk, 32-bit lengths from the record
 # headers and their sums over one chunk), and so is a record's time while it is worked out (32-bit seconds and
 # fraction: its nanoseconds fit in 64 bits).

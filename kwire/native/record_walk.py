@@ -1,7 +1,7 @@
 """Captured records walked out of a reader's buffer and handed to a sink: kwire.capture's loop over classic pcap.
 
 `RecordSink` is what a capture reader hands its records to (the contract is its docstring; kwire.capture.packet
-names it for the capture layer, and kwire.fused's sinks derive from it). `pcap_chunk` is classic pcap's record
+names it for the capture layer, and kwire.native.fused's sinks derive from it). `pcap_chunk` is classic pcap's record
 loop: the record headers of one buffer read (as C integers, compiled), each whole record handed to the sink,
 empty records alike handed over as one run (`copies`: at memcmp speed), and the runs a sink takes after a record
 (`RecordSink.run`). What a reader knows of its file comes in as arguments: the record layout, the byte order,

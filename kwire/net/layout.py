@@ -1,7 +1,7 @@
 """Where the fields of the commonest packet lie: untagged Ethernet, IPv4 without options, TCP.
 
 One definition of that header layout and of the test that a packet is one, for every path that reads
-it straight from a capture's buffer: kwire.net.decode's fast path and kwire.fused's. Each unpacker
+it straight from a capture's buffer: kwire.net.decode's fast path and kwire.native.fused's. Each unpacker
 reads the fields its caller checks, in one struct call (offsets: Ethernet type at 12, IPv4 at 14, TCP
 at 34):
 
@@ -12,13 +12,13 @@ at 34):
   are, `header_key`): a TCP direction is looked up by it without building a tuple.
 - RAW_IPV4_TCP_KEYED: KEYED's fields for a packet without link header (raw IP, as live capture on
   every interface hands them over): everything 14 bytes earlier, `head` without the Ethernet type.
-- KEY_AT, KEY_SIZE: where KEYED's key lies. kwire.fused reads the other fields with native code's
+- KEY_AT, KEY_SIZE: where KEYED's key lies. kwire.native.fused reads the other fields with native code's
   `kwire.native.c_reads._ipv4_tcp` (C reads compiled), which holds these structs' offsets: tests/net/test_layout.py
   holds the two to each other.
 
 The test, `plain_ipv4_tcp(head, frag, proto)`: IPv4 in untagged Ethernet, no IP options, not a
 fragment (more-fragments flag and offset 0; DF and the reserved bit may be set), carrying TCP (a raw
-packet's head lies between RAW_HEAD_LO and RAW_HEAD_HI instead). kwire.fused's per-record paths write
+packet's head lies between RAW_HEAD_LO and RAW_HEAD_HI instead). kwire.native.fused's per-record paths write
 the same expression inline, with these same names: a call per record costs its run loop 1.7 % more
 instructions on a bulk transfer (callgrind, 20,000 packets). It compares small numbers and makes
 none: a mask that leaves a large number, or a shift, would cost as much again.

@@ -1,7 +1,7 @@
 """The map side of `kwire spark`: one capture file -> Arrow rows of kwire.spark.wire (runs on executors).
 
 `read_file(index, path, parts, options)` reads the file with kwire's own readers through the fast
-path (kwire.fused.RecordFeed) into a FlowTable whose consumer is a kwire.spark.pieces.Recorder, so TCP
+path (kwire.native.fused.RecordFeed) into a FlowTable whose consumer is a kwire.spark.pieces.Recorder, so TCP
 (reordering, retransmissions, ACKs, holes) is done here, once. Each connection then goes one of two
 ways:
 
@@ -28,14 +28,14 @@ from kwire.capture.files import CaptureReader
 from kwire.capture.packet import Packet, RecordSink
 from kwire.capture.stats import CaptureStats
 from kwire.errors import KwireError
-from kwire.fused import RecordFeed
+from kwire.native.fused import RecordFeed
 from kwire.net.decode import SUPPORTED_LINKTYPES, DecodeCounters, decode_segment
 from kwire.spark.pieces import OPEN, Piece, Recorder, Replayer, lead_bytes
 from kwire.spark.placement import Placement
 from kwire.spark.results import DecodeOptions, Facts, PartitionResult, add_counts
 from kwire.spark.wire import (DATA, INTERIOR, PIECE, PROWS, REPORT, RESULT, XROWS, RowBuffer, dumps,
                               flow_bytes, table_bytes)
-from kwire.tcp.flows import FlowTable
+from kwire.native.tcp_flows import FlowTable
 
 LINGER_NS = FlowTable().linger_ns          # a FIN/RST-closed 4-tuple ignores late segments this long
 IDLE_NS = FlowTable().idle_timeout_ns      # a connection this long without a segment is evicted

@@ -16,7 +16,7 @@ connection really ends with this file, at the time it really ends.
 
 `Replayer` plays events back into a real consumer (kwire.tls.TlsDetector -> kwire.kafka) exactly as
 TCP would: it keeps what the consumer's data() asks for (the bytes it still needs of a direction)
-and holds in-order bytes back until they are in, the rule of kwire.tcp.reassembly.HalfStream.hold,
+and holds in-order bytes back until they are in, the rule of kwire.native.tcp_reassembly.HalfStream.hold,
 so the consumer sees the calls and times it sees in `kwire stats`.
 """
 
@@ -162,7 +162,7 @@ class Replayer:
 
     def close(self, ts_ns: int, reason: str, closer: int | None = None) -> None:
         """Close, `closer` the direction whose FIN or RST came first (set on the connection first, as TCP sets it
-        before it closes: kwire.tcp.flows)."""
+        before it closes: kwire.native.tcp_flows)."""
         self.flush(0)
         self.flush(1)
         conn = self.conn

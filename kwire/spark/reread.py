@@ -20,7 +20,7 @@ from kwire.capture.files import open_captures
 from kwire.errors import KwireError
 from kwire.net.decode import decode_segment
 from kwire.spark.wire import flow_bytes
-from kwire.tcp.flows import FlowTable
+from kwire.native.tcp_flows import FlowTable
 
 IDLE_NS = FlowTable().idle_timeout_ns
 SWEEP_NS = FlowTable().sweep_interval_ns

@@ -35,7 +35,7 @@ from kwire.spark.reread import Dirty, files_overlap, reread
 from kwire.spark.results import DecodeOptions, Facts, PartitionResult, add_counts
 from kwire.spark.spread import RawBatches
 from kwire.spark.wire import DATA, RESULT, dumps, loads, out_batches
-from kwire.tcp.outoforder import MASK, count_differences
+from kwire.native.tcp_outoforder import MASK, count_differences
 from kwire.tcp.stream import Connection
 
 DROP = "drop"  # a tail left out: the connection goes on in the next file
@@ -70,7 +70,7 @@ def _skips(nxt: list, piece: Piece, flip: bool) -> tuple | None:
     (in the chain's orientation), or None when the piece does not go on where the chain stopped.
     A piece goes on where its start is the chain's next sequence number, or a little before it: a
     segment retransmitted across the file edge, whose bytes TCP had (counted, then dropped, as
-    kwire.tcp.reassembly does with any old bytes), provided the piece handed over at least that many
+    kwire.native.tcp_reassembly does with any old bytes), provided the piece handed over at least that many
     bytes before any gap (Piece.lead)."""
     skip = [0, 0]
     for d in (0, 1):

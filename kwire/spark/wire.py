@@ -73,7 +73,7 @@ _PORT = struct.Struct(">H").pack
 
 
 def flow_bytes(src_ip: bytes, src_port: int, dst_ip: bytes, dst_port: int) -> bytes:
-    """A connection's canonical key (lower ip, port first, as kwire.tcp.flows.FlowKey): both
+    """A connection's canonical key (lower ip, port first, as kwire.native.tcp_flows.FlowKey): both
     directions, in every file, share it."""
     if (src_ip, src_port) <= (dst_ip, dst_port):
         return src_ip + _PORT(src_port) + dst_ip + _PORT(dst_port)

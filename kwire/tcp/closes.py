@@ -1,6 +1,6 @@
 """Why a TCP connection ended: the tcp layer's close reasons, registered (kwire.reasons).
 
-The FlowTable (kwire.tcp.flows) closes each connection once under one of these names: its stream consumer's
+The FlowTable (kwire.native.tcp_flows) closes each connection once under one of these names: its stream consumer's
 `close(ts_ns, reason)` gets it (kwire.tcp.stream, the contract), the table counts it as `closed_<name>`
 (RunSummary.tcp; kwire spark's tcp counts), and the Kafka layer names the requests still pending at it
 unanswered by kind (kwire.kafka.pairing.CLOSE_REASONS: connection_closed, connection_idle, capture_ended). Which

@@ -1,5 +1,5 @@
 """closed_instead_of_answering (kwire.analytics.rules): a broker that closes the connection instead of answering a
-request it advertised, and who closed first (kwire.tcp.flows: an exchange's `closed_by`).
+request it advertised, and who closed first (kwire.native.tcp_flows: an exchange's `closed_by`).
 
 Real traffic: Tansu 0.6.0 closes the connection on every DeleteRecords (captures/admin and captures/changes, the
 clients' results saying the disconnect: kafka-python "socket disconnected", aiokafka "Connection ... closed",

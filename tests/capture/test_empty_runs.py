@@ -13,7 +13,7 @@ import kwire.pipeline
 from kwire.capture.files import open_captures, read_captures
 from kwire.capture.packet import RecordSink
 from kwire.capture.stats import CaptureStats
-from kwire.fused import RecordFeed
+from kwire.native.fused import RecordFeed
 from kwire.pipeline import RunSummary, analyze_files
 from kwire.render.jsonl import exchange_json_line
 from tests.capture import builders as b

@@ -17,7 +17,7 @@ from kwire.capture.pcapwrite import FILE_HEADER, PcapWriter
 from kwire.capture.source import open_source
 from kwire.errors import CaptureError
 
-from tests.test_fused import CLIENT, SERVER, ether_ipv4_tcp
+from tests.native.test_fused import CLIENT, SERVER, ether_ipv4_tcp
 
 TS = 1_795_000_000_000_000_001
 HEADER = struct.Struct("=IIII")

@@ -19,7 +19,7 @@ import pytest
 from kwire.capture.files import read_captures
 
 from tests.capture.builders import pcap
-from tests.test_fused import ether_ipv4_tcp
+from tests.native.test_fused import ether_ipv4_tcp
 from tests.netns import in_namespace, veth_namespace
 
 ROOT = Path(__file__).resolve().parents[2]

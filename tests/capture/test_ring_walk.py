@@ -1,6 +1,6 @@
 """kwire.capture.ring's walk of TPACKET_V3 blocks, on blocks the tests build (tests/capture/ring_blocks):
 every frame handed over byte for byte with its time and wire length, VLAN tags put back, blocks as
-pcap records, and kwire.fused's frame loop giving exactly what packet-by-packet gives on random
+pcap records, and kwire.native.fused's frame loop giving exactly what packet-by-packet gives on random
 bulk-like traffic laid out in ring frames (any link-header offset, any padding between frames)."""
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ from kwire.capture.pcap import PcapReader
 from kwire.capture.pcapwrite import PcapWriter
 from kwire.capture.ring import RingStats, block_records, walk_block
 from kwire.capture.source import open_source
-from kwire.fused import RecordFeed
+from kwire.native.fused import RecordFeed
 from kwire.net.decode import decode_segment
-from kwire.tcp.flows import FlowTable
+from kwire.native.tcp_flows import FlowTable
 
 from tests.capture.ring_blocks import TP_STATUS_VLAN_TPID_VALID, TP_STATUS_VLAN_VALID, Frame, block
-from tests.test_fused import ScriptedConsumers
-from tests.test_fused_run import DEMANDS, Scripted, bulk_records, reference
+from tests.native.test_fused import ScriptedConsumers
+from tests.native.test_fused_run import DEMANDS, Scripted, bulk_records, reference
 
 TS = 1_795_000_000_123_456_789
 
@@ -93,7 +93,7 @@ def test_a_block_as_pcap_records_reads_back_as_the_same_packets(tmp_path, file_s
     assert len(writer.files) == (1 if file_size is None else len(writer.files)) and writer.records == 31
 
 
-# ---- kwire.fused's loop over ring frames, against the packet-by-packet path ---------------------------
+# ---- kwire.native.fused's loop over ring frames, against the packet-by-packet path ---------------------------
 
 
 def _through_ring(records, seed: int, rng: random.Random, per_block: int) -> tuple:

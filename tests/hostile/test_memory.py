@@ -104,6 +104,6 @@ def test_tls_connections_are_freed_without_the_cycle_collector(tmp_path):
 
 
 def test_open_connections_are_capped_for_the_memory_of_a_tls_connection():
-    from kwire.tcp.flows import FlowTable
+    from kwire.native.tcp_flows import FlowTable
 
     assert FlowTable().max_connections <= 65_536

@@ -1,4 +1,4 @@
-"""What an open connection costs: the flow table holds up to 65,536 of them (kwire.tcp.flows.MAX_CONNECTIONS),
+"""What an open connection costs: the flow table holds up to 65,536 of them (kwire.native.tcp_flows.MAX_CONNECTIONS),
 so 100,000 brokers that never close (tests/hostile3/changes.py, many_brokers) meet the 500 MB bound only if each
 costs a few kilobytes. A connection read in step from its handshake keeps no resync state it has not needed:
 one find_start callback for both framers (it was a partial each, with its args tuple and kwargs dict), no scan

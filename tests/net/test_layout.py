@@ -1,5 +1,5 @@
 """kwire.net.layout.plain_ipv4_tcp, the fast paths' one test of "the commonest packet", against
-scapy's reading of the same headers, and the places that write it inline (kwire.fused's record path
+scapy's reading of the same headers, and the places that write it inline (kwire.native.fused's record path
 for Ethernet and raw IP, and decode_record's fast path) against it: each takes exactly the packets
 the test accepts."""
 
@@ -12,11 +12,11 @@ from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.l2 import Dot1Q, Ether
 
 from kwire.capture.packet import Packet
-from kwire.fused import RecordFeed
+from kwire.native.fused import RecordFeed
 from kwire.net.decode import decode_segment
 from kwire.net.layout import ETH_IPV4_TCP, RAW_IPV4_TCP_KEYED, plain_ipv4_tcp
 from kwire.net.segment import ACK, SYN
-from kwire.tcp.flows import FlowTable
+from kwire.native.tcp_flows import FlowTable
 
 CLIENT, SERVER = ("10.0.0.1", 40000), ("10.0.0.2", 9092)
 PAYLOAD = b"kafka bytes"
@@ -83,13 +83,13 @@ def test_the_fast_paths_take_exactly_what_the_test_accepts(case):
     head, total, frag_field, proto_field = ETH_IPV4_TCP(frame, 0)[:4]
     assert plain_ipv4_tcp(head, frag_field, proto_field) == expected
 
-    # kwire.fused, Ethernet: the fast path takes it (no Packet for the plain path) exactly then
+    # kwire.native.fused, Ethernet: the fast path takes it (no Packet for the plain path) exactly then
     seen: list = []
     _, feed = _open_table(seen)
     feed.record(10, 1, frame, 0, len(frame), len(frame))
     assert (not seen) == expected
 
-    # kwire.fused, raw IP: the same test without the Ethernet header
+    # kwire.native.fused, raw IP: the same test without the Ethernet header
     head_raw, _, frag_raw, proto_raw = RAW_IPV4_TCP_KEYED(raw, 0)[:4]
     seen = []
     _, feed = _open_table(seen)
@@ -107,7 +107,7 @@ def test_the_fast_paths_take_exactly_what_the_test_accepts(case):
 
 
 def test_native_reads_of_the_fields_are_the_keyed_structs():
-    """kwire.native.c_reads._ipv4_tcp (kwire.fused's reads of a file's packets; its C form, compiled, is held to this one
+    """kwire.native.c_reads._ipv4_tcp (kwire.native.fused's reads of a file's packets; its C form, compiled, is held to this one
     by tests/test_compiled.py's captures) and KEY_AT give what ETH_IPV4_TCP_KEYED and RAW_IPV4_TCP_KEYED give, on
     bytes where every field differs, a raw packet at its buffer's start too; short of bytes it raises IndexError."""
     import random

@@ -14,7 +14,7 @@ import sys
 import time
 
 from kwire.net.segment import ACK, SYN, Segment
-from kwire.tcp.flows import FlowTable
+from kwire.native.tcp_flows import FlowTable
 from kwire.tcp.recorder import StreamRecorder
 
 MSS = 1448

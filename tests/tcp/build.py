@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kwire.net.segment import ACK, Segment
-from kwire.tcp.flows import FlowTable
+from kwire.native.tcp_flows import FlowTable
 from kwire.tcp.recorder import StreamClosed, StreamData, StreamGap, StreamRecorder
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from kwire.capture.files import read_captures
 from kwire.net.decode import decode_segment
-from kwire.tcp.flows import FlowTable
+from kwire.native.tcp_flows import FlowTable
 
 
 class _NoHold:

@@ -23,9 +23,9 @@ would do, in one step where it can:
   call per record for the shared part would cost 750. The twins differ only in the lines that read
   a record's header and step to the next one; keep the rest alike.
 
-tests/test_fused.py runs every committed capture and random bulk-like captures through this path and
+tests/native/test_fused.py runs every committed capture and random bulk-like captures through this path and
 through the plain one (`PlainFeed`) and requires the same exchanges and counters
-(tests/test_fused_run.py and tests/capture/test_ring_walk.py: the runs, over pcap records and ring
+(tests/native/test_fused_run.py and tests/capture/test_ring_walk.py: the runs, over pcap records and ring
 frames).
 """
 
@@ -40,9 +40,9 @@ from kwire.net.layout import (ETH_IPV4_TCP_KEYED, ETHERNET_HEADER, FRAGMENTED, I
                               MIN_RAW, PLAIN_HEAD_HI, PLAIN_HEAD_LO, RAW_HEAD_HI, RAW_HEAD_LO, RAW_IPV4_TCP_KEYED,
                               SLOW_BY_FLAGS, SLOW_FLAGS, TCP_PAYLOAD_AT, reverse_key)
 from kwire.net.segment import ACK
-from kwire.tcp.flows import FlowTable
-from kwire.tcp.outoforder import HALF, MASK
-from kwire.tcp.reassembly import HalfStream
+from kwire.native.tcp_flows import FlowTable
+from kwire.native.tcp_outoforder import HALF, MASK
+from kwire.native.tcp_reassembly import HalfStream
 
 PacketFeed = Callable[[Packet], None]
 EmptyFeed = Callable[[int, int, int, int], None]  # ts, link type, wire length, count: empty records alike

@@ -1,4 +1,4 @@
-# Cython declarations for kwire/fused.py (the compiled core, setup.py; the .py stays the one source and
+# Cython declarations for kwire/native/fused.py (the compiled core, setup.py; the .py stays the one source and
 # runs as it is without Cython): the loops' locals that hold buffer offsets and lengths are C integers
 # (each read from a 16- or 32-bit header field, or a position inside the buffer), the flow table and the
 # direction they work on are typed, so their fields are read in C. Sequence numbers, times and what the
@@ -7,8 +7,8 @@
 cimport cython
 cimport kwire.native.c_reads as c_reads
 from kwire.native.record_walk cimport RecordSink
-from kwire.tcp.flows cimport FlowTable
-from kwire.tcp.reassembly cimport HalfStream
+from kwire.native.tcp_flows cimport FlowTable
+from kwire.native.tcp_reassembly cimport HalfStream
 
 # the header layout's constants (kwire.net.layout, kwire.net.segment), read as C integers: compared with
 # the typed fields below without making a Python int of them each time

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from kwire.net.segment import ACK, FIN, RST, SYN
 from kwire.tcp.recorder import StreamClosed, StreamData
-from kwire.tcp.flows import FlowKey, flow_key
-from kwire.tcp.outoforder import ACK_GRACE_SEGMENTS
+from kwire.native.tcp_flows import FlowKey, flow_key
+from kwire.native.tcp_outoforder import ACK_GRACE_SEGMENTS
 
 from tests.tcp.build import EventTable, CLIENT, SERVER, c2s, closes, data_of, feed_all, pieces, s2c, seg
 
@@ -208,9 +208,9 @@ def test_closed_connections_are_freed_without_the_cycle_collector():
     import gc
 
     from kwire.net.segment import SYN
-    from kwire.tcp.flows import FlowTable
+    from kwire.native.tcp_flows import FlowTable
 
-    from .build import SERVER, seg
+    from tests.tcp.build import SERVER, seg
 
     table = FlowTable(max_connections=100)
     gc.collect()

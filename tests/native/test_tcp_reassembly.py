@@ -7,7 +7,7 @@ import pytest
 from kwire.net.segment import ACK, FIN, SYN
 from kwire.tcp.recorder import StreamData, StreamGap
 
-from kwire.tcp.outoforder import ACK_GRACE_SEGMENTS, count_differences, signed_delta
+from kwire.native.tcp_outoforder import ACK_GRACE_SEGMENTS, count_differences, signed_delta
 
 from tests.tcp.build import EventTable, c2s, data_of, feed_all, pieces, s2c
 

@@ -4,12 +4,12 @@
 consumers (the contract of kwire.tcp.stream; `open_stream(conn)` makes a connection's consumer when
 its first byte, gap or close comes), `flush(ts_ns)` ends the capture (remaining holes become gaps,
 every open connection closes with reason "end"), `counters()` reports what it saw. Each direction is
-a `kwire.tcp.reassembly.HalfStream`.
+a `kwire.native.tcp_reassembly.HalfStream`.
 
 Connections and roles:
 - A connection is keyed by the canonical `FlowKey` (lower (ip, port) endpoint first); segments look
   their direction up by their own (src ip, src port, dst ip, dst port) tuple, and IPv4 directions
-  also by the header bytes that hold it (`by_header`, kwire.net.layout.header_key) for kwire.fused.
+  also by the header bytes that hold it (`by_header`, kwire.net.layout.header_key) for kwire.native.fused.
 - A SYN (without ACK) opens a connection with `a` = its sender and initiator 0. A SYN-ACK seen first
   (the SYN was missed) also opens one with initiator 0: the receiver of the SYN-ACK is the client, so
   it becomes `a`, and the SYN-ACK's ACK number tells where a's bytes start.
@@ -43,8 +43,8 @@ from typing import NamedTuple
 
 from kwire.net.layout import SLOW_FLAGS, header_key
 from kwire.net.segment import ACK, FIN, RST, SYN, Segment
-from kwire.tcp.outoforder import ACK_GRACE_SEGMENTS, HALF, MASK
-from kwire.tcp.reassembly import HALF_COUNTERS, HalfStream
+from kwire.native.tcp_outoforder import ACK_GRACE_SEGMENTS, HALF, MASK
+from kwire.native.tcp_reassembly import HALF_COUNTERS, HalfStream
 from kwire.tcp.closes import CLOSED_COUNTERS, END_CLOSE, FIN_CLOSE, IDLE_CLOSE, RST_CLOSE, REUSED_CLOSE
 from kwire.tcp.stream import Connection, StreamFactory
 
@@ -162,7 +162,7 @@ class FlowTable:
 
     def established_at(self, h: HalfStream, ts: int, buf, p: int, end: int, seq: int, ack: int,
                        flags: int) -> bool:
-        """established() for the payload buf[p:end], read where it lies (kwire.fused: no Segment is
+        """established() for the payload buf[p:end], read where it lies (kwire.native.fused: no Segment is
         made). When the segment acknowledges nothing the peer has not sent and neither direction has
         a hole or a close due, the common cases are done here: a pure ACK is counted, in-order bytes
         of a clean direction are held (the consumer wants more than they are: True, a run of records

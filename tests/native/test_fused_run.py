@@ -1,4 +1,4 @@
-"""kwire.fused.RecordFeed.run: a run of classic pcap records held in one loop gives exactly what the
+"""kwire.native.fused.RecordFeed.run: a run of classic pcap records held in one loop gives exactly what the
 record-by-record path gives (events, counters, state, capture statistics), whatever the records
 are: bulk transfers with interleaved ACKs, two connections taking turns, holes, retransmissions,
 cut and damaged records, sweeps falling inside a run, chunk boundaries inside a run."""
@@ -16,12 +16,12 @@ from kwire.capture.packet import Packet, RecordLayout
 from kwire.capture.pcap import PcapReader
 from kwire.capture.source import open_source
 from kwire.capture.stats import CaptureStats
-from kwire.fused import RecordFeed
+from kwire.native.fused import RecordFeed
 from kwire.net.decode import DecodeCounters, decode_segment
 from kwire.net.segment import ACK, FIN, PSH, RST
-from kwire.tcp.flows import FlowTable
+from kwire.native.tcp_flows import FlowTable
 
-from tests.test_fused import ISN, SISN, ScriptedConsumers, describe, ether_ipv4_tcp
+from tests.native.test_fused import ISN, SISN, ScriptedConsumers, describe, ether_ipv4_tcp
 
 DEMANDS = (0, 1, 40, 700, 5000, 5000, 100_000, 100_000)
 OTHER_CLIENT = (b"\x0a\x00\x00\x03", 40001)

@@ -3,7 +3,7 @@
 `HalfStream` owns the expected sequence number, the bounded out-of-order buffer, the bytes held for
 the consumer and the per-direction counters. It is sans-IO: methods take sequence numbers, payloads
 and capture times, and hand what is deliverable to the connection's StreamConsumer (the contract of
-kwire.tcp.stream): data() for ordered bytes, gap() for bytes never captured. `kwire.tcp.flows.FlowTable`
+kwire.tcp.stream): data() for ordered bytes, gap() for bytes never captured. `kwire.native.tcp_flows.FlowTable`
 drives two of them per connection; the consumer is opened (by the table's factory) when the first
 byte or gap of either direction is handed over.
 
@@ -32,7 +32,7 @@ Guarantees and the one way each ambiguity is resolved:
 from __future__ import annotations
 
 
-from kwire.tcp.outoforder import HALF, MASK, OutOfOrder, count_differences, signed_delta
+from kwire.native.tcp_outoforder import HALF, MASK, OutOfOrder, count_differences, signed_delta
 from kwire.tcp.stream import Connection, StreamConsumer, StreamFactory
 
 
@@ -55,7 +55,7 @@ HALF_COUNTERS = (
 
 class HalfStream(OutOfOrder):
     """Reassembly state of one direction of one connection (the out-of-order buffer and the holes:
-    kwire.tcp.outoforder)."""
+    kwire.native.tcp_outoforder)."""
 
     __slots__ = (
         "conn", "direction", "peer", "limit", "open_stream", "stream",
@@ -233,7 +233,7 @@ class HalfStream(OutOfOrder):
             data = self._take_held()
             self.want = self.consumer().data(self.direction, self.held_ts, data)
 
-    # -- what a fused loop (kwire.fused) may do to this direction, and nothing else -------------
+    # -- what a fused loop (kwire.native.fused) may do to this direction, and nothing else -------------
 
     def run_from(self) -> tuple[int, int, int] | None:
         """A loop about to hold this direction's in-order segments: (nxt, want, the peer's nxt) when
@@ -262,7 +262,7 @@ class HalfStream(OutOfOrder):
     def settled(self) -> bool:
         """Does this direction's state hold nothing but its next sequence number (nothing buffered or
         held, no hole, no FIN, no close due)? What a reader that stops between two capture files may
-        carry over as a number (kwire.tcp.flows.FlowTable.edges)."""
+        carry over as a number (kwire.native.tcp_flows.FlowTable.edges)."""
         return self.nxt is None or (not self.starts and self.fin_at is None and self.ack_hole is None
                                     and self.lost_at is None and not self.held and not self.close_due)
 

@@ -1,4 +1,4 @@
-"""kwire.fused.RecordFeed.record: the fast path gives exactly what the plain path (decode_record +
+"""kwire.native.fused.RecordFeed.record: the fast path gives exactly what the plain path (decode_record +
 FlowTable.feed) gives, for random packets of every kind, with consumers asking TCP to hold bytes
 at random; and it declines what it must leave to the plain path."""
 
@@ -11,10 +11,10 @@ import struct
 import pytest
 
 from kwire.capture.packet import Packet
-from kwire.fused import RecordFeed
+from kwire.native.fused import RecordFeed
 from kwire.net.decode import DecodeCounters, decode_segment
 from kwire.net.segment import ACK, FIN, PSH, SYN
-from kwire.tcp.flows import FlowTable
+from kwire.native.tcp_flows import FlowTable
 from kwire.tcp.recorder import StreamClosed, StreamData, StreamGap
 
 CLIENT = (b"\x0a\x00\x00\x01", 40000)

@@ -1,10 +1,10 @@
-# Cython declarations for kwire/tcp/reassembly.py (the compiled core, setup.py; the .py stays the one
+# Cython declarations for kwire/native/tcp_reassembly.py (the compiled core, setup.py; the .py stays the one
 # source and runs as it is without Cython). HalfStream is an extension type: its fields are read in C by
-# the code that knows the type (kwire.tcp.flows, kwire.fused). C integers only where the range is bounded:
+# the code that knows the type (kwire.native.tcp_flows, kwire.native.fused). C integers only where the range is bounded:
 # the counters (bytes and segments of one capture), the direction, and byte counts below a frame's size;
 # sequence numbers (None before a start), times and the consumer's answer stay Python objects.
 
-from kwire.tcp.outoforder cimport OutOfOrder
+from kwire.native.tcp_outoforder cimport OutOfOrder
 
 cdef class HalfStream(OutOfOrder):
     cdef public object conn, open_stream, stream, limit

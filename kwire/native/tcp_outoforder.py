@@ -1,6 +1,6 @@
 """One direction's bytes that wait for a hole to fill, and holes declared lost.
 
-`OutOfOrder` is the part of kwire.tcp.reassembly.HalfStream (a mixin: the state is HalfStream's own)
+`OutOfOrder` is the part of kwire.native.tcp_reassembly.HalfStream (a mixin: the state is HalfStream's own)
 that keeps out-of-order runs in a bounded buffer (`starts`/`chunks`, offsets from `base`, sorted and
 non-overlapping; bytes already buffered win over a later copy, whose differing bytes are counted as
 conflicting), hands them over once the hole before them fills (`_drain`), and declares a hole lost

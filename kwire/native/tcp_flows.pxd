@@ -1,9 +1,9 @@
-# Cython declarations for kwire/tcp/flows.py (the compiled core, setup.py; the .py stays the one source).
-# FlowTable is an extension type so that kwire.fused reads by_header and next_sweep, and established_at()
+# Cython declarations for kwire/native/tcp_flows.py (the compiled core, setup.py; the .py stays the one source).
+# FlowTable is an extension type so that kwire.native.fused reads by_header and next_sweep, and established_at()
 # reads and writes the HalfStream's fields, in C. Times, sequence numbers and settings stay Python ints.
 
 cimport cython
-from kwire.tcp.reassembly cimport HalfStream
+from kwire.native.tcp_reassembly cimport HalfStream
 
 cdef class _Flow:
     cdef public object key, conn, halves, tuples
