@@ -4,9 +4,11 @@ Layers, lowest first; a module imports only the layers before its own in this ch
 kwire.model and kwire.errors), as pyproject.toml's import-linter contract states and tests/test_layers.py
 checks:
 
-capture -> net -> tcp -> tls -> kafka -> codec -> enrich -> exchanges -> parts_wire -> fused -> pipeline | time_order
+capture -> net -> tcp -> tls -> kafka -> codec -> enrich -> exchanges -> parts_wire -> pipeline | time_order
 -> query -> analytics -> forkpool -> parallel -> live -> render -> selection | keyfile -> spark -> cli
 
+Native code (kwire.native: TCP's engine, the fused record loop, framing, the compiled decoders and other
+kernels) sits below every layer and imports, of kwire, only the contracts of the layers it implements.
 The kafka layer frames and pairs, and hands on raw exchanges (frames, not bodies); kwire.exchanges decodes
 the bodies with kwire.codec and builds each Exchange (kwire.model). docs/internals.md has the map.
 """
