@@ -139,6 +139,26 @@ def test_the_digest_is_the_same_however_the_path_is_spelled(monkeypatch):
         assert compiled.source_digest(module) == compiled.source_digest(str(ROOT / module)), module
 
 
+def test_the_finder_reads_each_source_once_and_finds_the_same_digests(monkeypatch):
+    """The finder's memo (one per process): every core module's digest with it is the digest without it, and
+    no source file is opened twice, though the modules' declarations cimport the same files (analytics)."""
+    fresh = {path: compiled.source_digest(str(ROOT / path)) for path in compiled.CORE}
+    opened: list[str] = []
+    real_open = open
+
+    def counting_open(path, *args, **kwargs):
+        opened.append(path)
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(compiled, "open", counting_open, raising=False)
+    memo: dict = {}
+    memoized = {path: compiled.source_digest(str(ROOT / path), memo) for path in fresh}
+    assert memoized == fresh
+    sources = [path for path in opened if path.endswith(".py")]
+    assert len(sources) == len(set(sources)) and len(sources) >= len(fresh)
+    assert len(opened) == len(set(opened))
+
+
 def test_a_module_runs_from_source_when_declarations_it_depends_on_changed(needs_compiled_core, tmp_path):
     """In a copy of the built package, an edit of kwire/native/tcp_reassembly.pxd (HalfStream's fields) makes
     reassembly and the modules whose compiled form reads those fields (flows, fused) run from their .py,
