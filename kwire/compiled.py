@@ -38,7 +38,7 @@ CORE = (
     "kwire/model.py", "kwire/outcomes.py", "kwire/parallel.py", "kwire/parts_wire.py",
     "kwire/net/decode.py", "kwire/net/layers.py", "kwire/net/layout.py", "kwire/net/segment.py",
     "kwire/native/tcp_flows.py", "kwire/native/tcp_outoforder.py", "kwire/native/tcp_reassembly.py",
-    "kwire/kafka/connection.py", "kwire/kafka/headers.py", "kwire/kafka/pairing.py",
+    "kwire/kafka/connection.py", "kwire/native/kafka_headers.py", "kwire/native/kafka_pairing.py",
     "kwire/codec/budget.py", "kwire/codec/compiler.py", "kwire/codec/records.py", "kwire/codec/records_v2.py",
     "kwire/analytics/aggregate.py", "kwire/analytics/analysis.py", "kwire/analytics/caps.py", "kwire/analytics/delivery.py",
     "kwire/analytics/facts.py",

@@ -1,11 +1,11 @@
 # Cython declarations for kwire/exchanges.py (the compiled core, setup.py; the .py stays the one source and runs
 # as it is without Cython): exchange_parts reads a pairing's RawExchange and its PendingRequest in C (extension
-# types, kwire/kafka/pairing.pxd); _build reads the plan of its api and version (an extension type) in C,
+# types, kwire/native/kafka_pairing.pxd); _build reads the plan of its api and version (an extension type) in C,
 # and its parts, a plain tuple, item by item (an ExchangeParts, a tuple of a subclass, is copied into one first).
 
 cimport cython
-from kwire.kafka.headers cimport RequestHeader
-from kwire.kafka.pairing cimport PendingRequest, RawExchange
+from kwire.native.kafka_headers cimport RequestHeader
+from kwire.native.kafka_pairing cimport PendingRequest, RawExchange
 from kwire.model cimport new_exchange
 
 # the module's private caches: dicts, so a look-up is a C call (a module attribute's .get is a Python call)

@@ -8,7 +8,7 @@ so, it is malformed at the null, its first fault); malformed (where and why, fro
 reason); no_decoder (no schema for the api and version: the body stays None, the exchange still
 has name, version, ids, sizes and latency); and what the layers below say left a body undecodable:
 PendingRequest.lost / RawExchange.response_lost, a body kind (not_kept: pairing dropped the request
-body under its bound, kwire.kafka.pairing.MAX_PENDING_BYTES; cut_by_snaplen: the packet path saw the
+body under its bound, kwire.native.kafka_pairing.MAX_PENDING_BYTES; cut_by_snaplen: the packet path saw the
 snap length cut it), carried as `request_lost` / `response_lost` and becoming the body's outcome. A
 body past the decoder's entries bound is not_kept, or, of an api that changes the cluster
 (kwire.codec.overlay.READ_IN_PART), read in part: kept_in_part (kwire.codec.partial).
@@ -36,8 +36,8 @@ from kwire.codec.version_refusal import decode_mock_refusal
 from kwire.errors import BodyTooLarge, DecodeError, NullNotNullable
 from kwire.fields import reduce_by_fields, set_fields
 from kwire.kafka.apis import API_BY_NAME, API_VERSIONS_KEY, api_name
-from kwire.kafka.headers import header_versions, parse_response_header
-from kwire.kafka.pairing import RawExchange
+from kwire.native.kafka_headers import header_versions, parse_response_header
+from kwire.native.kafka_pairing import RawExchange
 from kwire.model import PAIRED, Exchange, new_exchange
 from kwire.outcomes import (ANSWER_NOT_CAPTURED, CLOSED_BY, CONNECTION_CLOSED, DECODED_BODY, MALFORMED,
                             NO_DECODER_BODY, BodyOutcome, cut_body, kept_in_part, lost_body, malformed, null_in_body,
@@ -183,7 +183,7 @@ def _wire(raw: RawExchange, request_span) -> tuple | None:
 
 class _Plan:
     """What building an exchange of one (api, version) needs, looked up once per exchange: the api's
-    name, its body decoders, whether its response header is flexible (kwire.kafka.headers)."""
+    name, its body decoders, whether its response header is flexible (kwire.native.kafka_headers)."""
 
     __slots__ = ("name", "request", "response", "flexible_header", "embedded")
     __reduce__ = reduce_by_fields  # the same state compiled or not (kwire.fields)
@@ -250,7 +250,7 @@ def _build(parts: tuple, decode: bool) -> Exchange:
             response, resp_outcome = _cut_response(api_key, api_version, resp_body, resp_size)
         else:
             response, resp_outcome = _decode_response(plan, api_key, api_version, resp_body)
-    elif resp_body is None and status == PAIRED:  # kwire.kafka.pairing: answered, answer not captured
+    elif resp_body is None and status == PAIRED:  # kwire.native.kafka_pairing: answered, answer not captured
         resp_outcome = ANSWER_NOT_CAPTURED
     # every field at once (kwire.model.new_exchange: compiled, set in C, no __init__ to parse its arguments)
     extra = {}
@@ -270,7 +270,7 @@ def build_exchange(raw: RawExchange, *, decode: bool = True) -> Exchange:
 
 
 def _decode_response(plan: _Plan, api_key: int, version: int, body) -> tuple[dict | None, BodyOutcome]:
-    """(decoded response or None, its outcome). The header is kwire.kafka.headers'; its common
+    """(decoded response or None, its outcome). The header is kwire.native.kafka_headers'; its common
     cases (no tagged field in a flexible header, a header of correlation id alone) are read here."""
     if plan.flexible_header:
         pos = 5 if len(body) > 4 and not body[4] else -1

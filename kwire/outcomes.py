@@ -37,7 +37,7 @@ What can happen to an exchange (its `status`), and why an unanswered one was giv
                      no_answer_expected (a Produce with Acks 0), connection_closed (FIN, RST, or
                      its ports reused; after a FIN or RST the exchange's `closed_by` says whose came
                      first, broker or client), connection_idle (swept after kwire's idle time), capture_ended (still open when the capture ended), pending_overflow (the
-                     connection held more pending requests than kwire.kafka.pairing.MAX_PENDING)
+                     connection held more pending requests than kwire.native.kafka_pairing.MAX_PENDING)
     no_request       an orphan: a response whose request was not captured
 
 Who a kind blames (`blames`): SENDER (the client or broker wrote something Kafka's schema does not
@@ -75,7 +75,7 @@ PENDING_OVERFLOW = "pending_overflow"
 
 # ---- who closed first: an exchange's `closed_by` (its `extra`, beside unanswered connection_closed) ------------
 BROKER_SIDE, CLIENT_SIDE = "broker", "client"
-# connection_closed as pairing hands it on with the side whose FIN or RST came first (kwire.kafka.pairing ->
+# connection_closed as pairing hands it on with the side whose FIN or RST came first (kwire.native.kafka_pairing ->
 # kwire.exchanges, which makes it unanswered connection_closed and closed_by the side): never an Exchange's kind
 CLOSED_BY = {f"{CONNECTION_CLOSED}/{side}": side for side in (BROKER_SIDE, CLIENT_SIDE)}
 CLOSED_BY_BROKER, CLOSED_BY_CLIENT = CLOSED_BY
@@ -134,7 +134,7 @@ NOT_KEPT_BODY = BodyOutcome(NOT_KEPT, reason="its connection held more unanswere
                                               "KWIRE_MAX_PENDING_BYTES")
 NO_DECODER_BODY = BodyOutcome(NO_DECODER)
 CUT_BODY = BodyOutcome(CUT_BY_SNAPLEN, reason="the snap length cut its packets")
-# A request answered, by a broker's order, though its answer's packets were lost: kwire.kafka.pairing pairs a
+# A request answered, by a broker's order, though its answer's packets were lost: kwire.native.kafka_pairing pairs a
 # request still pending when a later one on its connection is answered (a broker answers in order).
 ANSWER_NOT_CAPTURED = BodyOutcome(CUT_BY_SNAPLEN, reason="the answer was not captured; a later request's answer "
                                                          "was, and a broker answers a connection's requests in order")
@@ -154,7 +154,7 @@ _LOST = {NOT_KEPT: NOT_KEPT_BODY, CUT_BY_SNAPLEN: CUT_BODY}
 
 
 def lost_body(kind: str) -> BodyOutcome:
-    """The outcome of a body a layer below decoding marked with a body kind (kwire.kafka.pairing's
+    """The outcome of a body a layer below decoding marked with a body kind (kwire.native.kafka_pairing's
     PendingRequest.lost, RawExchange.response_lost: NOT_KEPT, CUT_BY_SNAPLEN, UNDECRYPTABLE)."""
     return _LOST.get(kind) or BodyOutcome(kind)
 

@@ -36,8 +36,8 @@ from kwire.codec.marks import carries_records
 from kwire.enrich import enriched
 from kwire.exchanges import build_from_parts
 from kwire.forkpool import ForkPool, WorkerDied, can_fork
-from kwire.kafka.headers import version_key
-from kwire.kafka.pairing import RawExchange
+from kwire.native.kafka_headers import version_key
+from kwire.native.kafka_pairing import RawExchange
 from kwire.model import Exchange
 from kwire.outcomes import is_malformed
 from kwire.parts_wire import PartsWriter, unpack
@@ -88,7 +88,7 @@ def offloadable(raw: RawExchange) -> bool:
     return not local
 
 
-_STAYS: dict[int, bool] = {}  # kwire.kafka.headers.version_key -> kwire.enrich.enriched
+_STAYS: dict[int, bool] = {}  # kwire.native.kafka_headers.version_key -> kwire.enrich.enriched
 
 
 def offloadable_with_records(raw: RawExchange) -> bool:

@@ -5,7 +5,7 @@
 cimport cython
 cimport kwire.exchanges as _exchanges
 cimport kwire.native.c_parts as c_parts
-from kwire.kafka.pairing cimport PendingRequest, RawExchange
+from kwire.native.kafka_pairing cimport PendingRequest, RawExchange
 
 
 @cython.locals(request=PendingRequest)

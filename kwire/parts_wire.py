@@ -29,7 +29,7 @@ from __future__ import annotations
 import pickle
 
 from kwire import exchanges as _exchanges  # compiled: _plain_parts is a C call (kwire/parts_wire.pxd)
-from kwire.kafka.pairing import RawExchange
+from kwire.native.kafka_pairing import RawExchange
 from kwire.native import c_parts
 
 from kwire.native.c_parts import BYTES, HEAD, MAX_SIZE, PICKLED, TEXT, _SIZED  # the format's (its tags, head)

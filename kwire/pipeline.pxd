@@ -5,7 +5,7 @@
 
 cimport kwire.exchanges as _exchanges
 from kwire.enrich cimport Enricher
-from kwire.kafka.pairing cimport RawExchange
+from kwire.native.kafka_pairing cimport RawExchange
 from kwire.model cimport Exchange
 
 cdef class RunSummary:

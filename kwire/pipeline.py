@@ -29,7 +29,7 @@ from kwire.errors import CaptureError
 from kwire.fields import reduce_by_fields, set_fields
 from kwire.native.fused import PlainFeed, RecordFeed
 from kwire.kafka.connection import DEFAULT_MAX_FRAME, KafkaLayer
-from kwire.kafka.pairing import RawExchange
+from kwire.native.kafka_pairing import RawExchange
 from kwire.kafka.resync import request_chain
 from kwire.model import NO_REQUEST, NO_RESPONSE, PAIRED, Exchange
 from kwire.outcomes import is_malformed

@@ -37,7 +37,7 @@ Settled = Callable[[int], tuple[int, int]]  # kwire.pipeline.Pipeline.settled
 
 
 def exchange_times(item) -> tuple[int, int, int, bool]:
-    """(request time, completion time, wire bytes, given up) of an Exchange or a RawExchange (kwire.kafka.pairing)."""
+    """(request time, completion time, wire bytes, given up) of an Exchange or a RawExchange (kwire.native.kafka_pairing)."""
     given_up = item.given_up_ts_ns
     if type(item) is Exchange:
         done = item.response_ts_ns or given_up or item.request_ts_ns or 0

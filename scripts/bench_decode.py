@@ -21,8 +21,8 @@ from kwire.codec.records import summarize_records
 from kwire.codec.schemas import schema_for
 from kwire.codec.values import RawRecords
 from kwire.exchanges import build_from_parts, exchange_parts
-from kwire.kafka.headers import parse_response_header
-from kwire.kafka.pairing import PAIRED
+from kwire.native.kafka_headers import parse_response_header
+from kwire.native.kafka_pairing import PAIRED
 from kwire.pipeline import analyze_files
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from kwire.errors import DecodeError
-from kwire.kafka import pairing
+from kwire.native import kafka_pairing as pairing
 from kwire.outcomes import (BODY_KINDS, KINDS, MALFORMED, NOT_KEPT, SENDER, TRAILING_BYTES, BodyOutcome,
                             NOT_KEPT_BODY,
                             describe, error_text, malformed)
@@ -41,7 +41,7 @@ def _committed_captures() -> list[Path]:
 
 def _expected_not_kept(cap: int) -> set[tuple[str, int]]:
     """(api, correlation id) of the request bodies a per-connection cap of `cap` bytes drops, the
-    oldest waiting first (README, kwire.kafka.pairing), from the client's own log in its order."""
+    oldest waiting first (README, kwire.native.kafka_pairing), from the client's own log in its order."""
     kept: dict[tuple, list] = {}  # connection -> [[corr, api, size, waiting]] oldest first
     dropped = set()
     for rec in truthlog.parse(P.log(NAME)):

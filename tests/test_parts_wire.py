@@ -11,7 +11,7 @@ import pytest
 
 from kwire.exchanges import exchange_parts
 from kwire.native.framing import CutFrame
-from kwire.kafka.pairing import RawExchange
+from kwire.native.kafka_pairing import RawExchange
 from kwire.parts_wire import PartsWriter, frames_size, pack, unpack
 from kwire.pipeline import analyze_files
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from kwire.kafka.pairing import CLOSE_REASONS
+from kwire.native.kafka_pairing import CLOSE_REASONS
 from kwire.net import decode
 from kwire.net.drops import DROP_NAMES, DROPS, SHORT
 from kwire.outcomes import UNANSWERED_KINDS

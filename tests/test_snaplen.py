@@ -103,7 +103,7 @@ def test_an_answer_lost_in_a_gap_is_paired_without_it():
     from kwire.exchanges import build_exchange
     from kwire.tcp.recorder import StreamGap
     from tests.kafka.frames import Tracker, request_frame, response_frame
-    from tests.kafka.test_pairing import conn, feed
+    from tests.native.test_kafka_pairing import conn, feed
 
     t = Tracker()
     c = conn()

@@ -22,7 +22,7 @@ import pytest
 
 from kwire.analytics import Aggregator
 from kwire.analytics.facts import exchange_row
-from kwire.kafka import pairing
+from kwire.native import kafka_pairing as pairing
 from kwire.outcomes import KINDS
 from kwire.pipeline import analyze_files
 from kwire.render.jsonl import DEPRECATED_KEYS, exchange_record

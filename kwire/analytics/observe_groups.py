@@ -76,7 +76,7 @@ def _join(ex: Exchange, group: str, out: list) -> None:
             if other.get("MemberId"):
                 out.append((T.IN_GENERATION, group, generation, other["MemberId"], at))
     _member(out, ex, group, member, CLASSIC)
-    # (paired without its answer's time: an answer a capture gap took, kwire.kafka.pairing)
+    # (paired without its answer's time: an answer a capture gap took, kwire.native.kafka_pairing)
     latency = ex.response_ts_ns - ex.ts_ns if ex.status == PAIRED and ex.response_ts_ns is not None else None
     unanswered = ex.request_ts_ns is not None and ex.status != PAIRED
     if isinstance(timeout, int) and (unanswered or latency is not None and latency >= timeout * 1_000_000):

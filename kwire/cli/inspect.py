@@ -23,7 +23,7 @@ from kwire.capture.source import STDIN
 from kwire.cli.output import binary_writer
 from kwire.cli.progress import read_progress
 from kwire.counts import count
-from kwire.kafka.pairing import RawExchange
+from kwire.native.kafka_pairing import RawExchange
 from kwire.parallel import OrderedRenderer, default_jobs, offloadable, offloadable_with_records
 from kwire.pipeline import RunSummary
 from kwire.render.jsonl import JsonLines

@@ -27,7 +27,7 @@ from kwire.capture.source import STDIN
 from kwire.cli.faults import without_faulty
 from kwire.errors import KwireError, fault_line, is_fault
 from kwire.counts import count as counted
-from kwire.kafka.pairing import RawExchange
+from kwire.native.kafka_pairing import RawExchange
 from kwire.parallel import FoldedBatches, default_jobs, offloadable_to_fold, produce_shard
 from kwire.pipeline import RunSummary
 from kwire.render.units import human_bytes

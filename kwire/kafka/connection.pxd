@@ -5,8 +5,8 @@
 
 cimport cython
 from kwire.native.framing cimport Framer
-from kwire.kafka.headers cimport RequestHeader
-from kwire.kafka.pairing cimport Pairing
+from kwire.native.kafka_headers cimport RequestHeader
+from kwire.native.kafka_pairing cimport Pairing
 
 cdef class KafkaStream:
     cdef public object conn, layer, emit, counters, state, reader, client_dir, roles, max_frame, client_id

@@ -33,8 +33,8 @@ from typing import Callable
 
 from kwire.kafka.apis import APIS
 from kwire.native.framing import CutFrame, Framer
-from kwire.kafka.headers import parse_cut_request_header, parse_request_header, plausible_request
-from kwire.kafka.pairing import Pairing, RawExchange
+from kwire.native.kafka_headers import parse_cut_request_header, parse_request_header, plausible_request
+from kwire.native.kafka_pairing import Pairing, RawExchange
 from kwire.kafka.resync import KEEP_TAIL, find_response_start, scan_requests
 from kwire.kafka.roles import RoleDetector
 from kwire.tcp.stream import Connection

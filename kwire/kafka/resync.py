@@ -1,6 +1,6 @@
 """Finding the next frame start in the middle of a stream (capture began mid-stream, or a gap).
 
-Requests: candidates are spots where a plausible request header begins (kwire.kafka.headers).
+Requests: candidates are spots where a plausible request header begins (kwire.native.kafka_headers).
 Bytes inside a frame can look like a header by chance, so a candidate is checked along the chain:
 "confirmed" when its frame ends exactly at the end of the bytes held or on another plausible header,
 "open" when its frame runs past the bytes held, rejected otherwise. The first confirmed candidate
@@ -17,7 +17,7 @@ import re
 import struct
 import sys
 
-from kwire.kafka.headers import plausible_request
+from kwire.native.kafka_headers import plausible_request
 
 _I32 = struct.Struct(">i")
 _I16 = struct.Struct(">h")

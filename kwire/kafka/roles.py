@@ -17,7 +17,7 @@ from __future__ import annotations
 import struct
 
 from kwire.errors import DecodeError
-from kwire.kafka.headers import parse_request_header, plausible_request
+from kwire.native.kafka_headers import parse_request_header, plausible_request
 
 MAX_EARLY_FRAMES = 64  # frames held while the roles of a connection are unknown
 UNDECIDED_RAW = 64 * 1024  # bytes of each side kept while roles are unknown, to rescan the broker's side

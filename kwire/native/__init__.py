@@ -18,13 +18,18 @@ corpus by tests/test_compiled.py and tests/fuzz/test_builds.py), which plain-Pyt
 classes and functions. Of kwire they import only the contracts of the layers they implement (pyproject.toml's
 import contract): kwire.capture.packet (the records' layouts, Packet), kwire.net.segment and kwire.net.layout (a
 TCP segment, its flags, the header layout) and kwire.tcp.stream with kwire.tcp.closes (Connection, the stream
-consumer's interface, the close reasons); what they need of Kafka they are given (caches, functions):
+consumer's interface, the close reasons), kwire.kafka.apis and kwire.kafka.primitives (the api table, varints),
+kwire.errors, kwire.outcomes and kwire.fields (error types, what became of a body, pickling by field); what else
+they need of Kafka they are given (caches, functions):
 
 - `fused`: capture records in, TCP's stream consumers' calls out: the record loops (RecordFeed, the fast path
   for plain IPv4 TCP, the rest handed on as Packets) in front of the flow table;
 - `tcp_flows`, `tcp_reassembly`, `tcp_outoforder`: TCP itself behind kwire.tcp.stream's contract: the flow table
   (FlowTable: connections, their opening, closing and eviction), each direction's reassembly (HalfStream) and
   its out-of-order segments and holes;
+- `kafka_headers`, `kafka_pairing`: a Kafka request's header read from its frame (RequestHeader) and the pairing
+  of requests with responses by correlation id (Pairing, PendingRequest, RawExchange: what kwire.kafka.connection's
+  stream consumer hands on);
 
 - `batch_json`: a records field of whole v2 batches in, its summary's JSON text out (kwire.render.records_json);
 - `distribution`: exact latency distributions (integer ns -> count), merged, their nearest-rank percentiles and
@@ -36,9 +41,10 @@ consumer's interface, the close reasons); what they need of Kafka they are given
 - `time_queue`: payloads held in time order in sorted columns, released by a bound (kwire.time_order).
 
 So the boundary stands today at TCP's stream consumer: capture records in (kwire.capture's readers hand them
-to `fused.RecordFeed`), the StreamConsumer calls of kwire.tcp.stream out; framing (`framing`) is native too.
-The modules of kwire.compiled.CORE outside this package still sit in their layers (net's slow path, kafka's
-pairing, codec, exchanges, the analytics), the typed ones with a .pxd; they move in here a layer at a time,
+to `fused.RecordFeed`), the StreamConsumer calls of kwire.tcp.stream out; Kafka's framing (`framing`), request
+headers and pairing are native too, driven by kwire.kafka.connection's stream consumer.
+The modules of kwire.compiled.CORE outside this package still sit in their layers (net's slow path, the Kafka
+stream consumer, codec, exchanges, the analytics), the typed ones with a .pxd; they move in here a layer at a time,
 behind one contract (capture records in, paired exchanges and their facts as columns out: issue 44), so that
 outside this package every module is plain Python. kwire.render, kwire.capture and kwire.tcp are plain Python
 already (kwire.tcp keeps the contract, the close reasons and a recorder).

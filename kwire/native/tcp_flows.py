@@ -212,7 +212,7 @@ class FlowTable:
         n = len(payload)
         h.bytes += n
         if flags & (FIN | RST) and h.conn.closer is None:
-            h.conn.closer = h.direction  # who closed first (kwire.kafka.pairing: the broker or the client)
+            h.conn.closer = h.direction  # who closed first (kwire.native.kafka_pairing: the broker or the client)
         if flags & RST:
             self._close(self._flows[h.conn.id], ts, RST_CLOSE)
             return

@@ -19,7 +19,7 @@ from kwire.enrich import Enricher
 from kwire.analytics.facts import EXCHANGE_COLUMNS
 from kwire.analytics.read import read_exchange
 from kwire.group_filter import members_of, offload_all_but_groups
-from kwire.kafka.pairing import RawExchange
+from kwire.native.kafka_pairing import RawExchange
 from kwire.parallel import offloadable_to_fold
 from kwire.pipeline import Pipeline, RunSummary
 from kwire.query import ExchangeFilter

@@ -30,7 +30,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 from kwire.gc_policy import settle_gc
-from kwire.kafka.pairing import RawExchange
+from kwire.native.kafka_pairing import RawExchange
 from kwire.parallel import BATCH, BATCH_BYTES, decode_packed, produce_shard
 from kwire.parts_wire import PartsWriter
 from kwire.spark.results import DecodeOptions, Facts, PartitionResult

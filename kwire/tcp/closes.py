@@ -3,7 +3,7 @@
 The FlowTable (kwire.native.tcp_flows) closes each connection once under one of these names: its stream consumer's
 `close(ts_ns, reason)` gets it (kwire.tcp.stream, the contract), the table counts it as `closed_<name>`
 (RunSummary.tcp; kwire spark's tcp counts), and the Kafka layer names the requests still pending at it
-unanswered by kind (kwire.kafka.pairing.CLOSE_REASONS: connection_closed, connection_idle, capture_ended). Which
+unanswered by kind (kwire.native.kafka_pairing.CLOSE_REASONS: connection_closed, connection_idle, capture_ended). Which
 direction sent the first FIN or RST is the connection's `closer` (kwire.tcp.stream.Connection): after "fin" or
 "rst", the exchange's `closed_by` (broker or client).
 """

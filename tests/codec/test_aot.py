@@ -27,8 +27,8 @@ from kwire.codec import aot
 from kwire.codec.aot_build import module_sources
 from kwire.codec.compiler import _Generator
 from kwire.codec.schemas import schema_for
-from kwire.kafka.headers import parse_response_header
-from kwire.kafka.pairing import PAIRED
+from kwire.native.kafka_headers import parse_response_header
+from kwire.native.kafka_pairing import PAIRED
 from kwire.pipeline import analyze_files
 from tests.codec.test_differential_kio import _cases as _kio_cases, _kio_entity, entity_strategy
 

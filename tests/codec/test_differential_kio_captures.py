@@ -19,8 +19,8 @@ from kio.serial import entity_reader  # noqa: E402
 from kwire.codec.compiler import decoder_for  # noqa: E402
 from kwire.codec.schemas import all_schemas  # noqa: E402
 from kwire.kafka.apis import APIS  # noqa: E402
-from kwire.kafka.headers import parse_response_header  # noqa: E402
-from kwire.kafka.pairing import PAIRED  # noqa: E402
+from kwire.native.kafka_headers import parse_response_header  # noqa: E402
+from kwire.native.kafka_pairing import PAIRED  # noqa: E402
 from kwire.pipeline import analyze_files  # noqa: E402
 from tests.codec.test_differential_kio import _kio_entity, _kio_versions, compare, snake  # noqa: E402
 

@@ -60,7 +60,7 @@ from kwire.codec.schema import Field, MessageSchema
 from kwire.codec.schemas import all_schemas
 from kwire.errors import CaptureError, DecodeError
 from kwire.native.framing import CutFrame, Framer
-from kwire.kafka.headers import parse_request_header, parse_response_header, plausible_request
+from kwire.native.kafka_headers import parse_request_header, parse_response_header, plausible_request
 from kwire.kafka.resync import KEEP_TAIL, find_response_start
 from kwire.net.segment import Segment
 from kwire.render.jsonl import exchange_json

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kwire.kafka.headers import parse_request_header
+from kwire.native.kafka_headers import parse_request_header
 from kwire.kafka.roles import MAX_EARLY_FRAMES, RoleDetector
 from kwire.pipeline import RunSummary, analyze_files
 from kwire.render.jsonl import exchange_json_line

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from kwire.kafka.pairing import RawExchange
+from kwire.native.kafka_pairing import RawExchange
 from kwire.parallel import BATCH, offloadable
 from kwire.parts_wire import pack, unpack
 from kwire.pipeline import analyze_files

@@ -1,11 +1,11 @@
-# Cython declarations for kwire/kafka/pairing.py (the compiled core, setup.py; the .py stays the one
+# Cython declarations for kwire/native/kafka_pairing.py (the compiled core, setup.py; the .py stays the one
 # source). Pairing, PendingRequest and RawExchange are extension types (pickled by Cython's generated
 # code), their counters C integers (counts of one connection's requests and
 # bytes); correlation ids and times stay Python ints.
 
 cimport cython
 cimport kwire.native.c_reads as c_reads
-from kwire.kafka.headers cimport RequestHeader
+from kwire.native.kafka_headers cimport RequestHeader
 
 @cython.locals(pos=Py_ssize_t, version=Py_ssize_t, n=Py_ssize_t)
 cpdef produce_acks(RequestHeader header, body)

@@ -32,7 +32,7 @@ MAX_CLIENT_ID = 1024
 
 class RequestHeader:
     """A request header's fields. (A class of its own rather than a named tuple: the compiled core makes it
-    an extension type, kwire/kafka/headers.pxd, whose fields the pairing and the main process's offloading
+    an extension type, kwire/native/kafka_headers.pxd, whose fields the pairing and the main process's offloading
     read in C; it compares and prints as a dataclass would.)"""
 
     __slots__ = ("api_key", "api_version", "correlation_id", "client_id", "header_size", "tagged")

@@ -1,4 +1,4 @@
-# Cython declarations for kwire/kafka/headers.py (the compiled core, setup.py; the .py stays the one source
+# Cython declarations for kwire/native/kafka_headers.py (the compiled core, setup.py; the .py stays the one source
 # and runs as it is without Cython): a request header's sizes and offsets are C integers (read from its
 # 16-bit fields, or positions inside the frame body); the api key, version and correlation id stay Python ints.
 # RequestHeader is an extension type, so that the pairing and the main process's offloading read its fields in C.

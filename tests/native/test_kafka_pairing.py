@@ -1,6 +1,6 @@
 """Pairing by (connection, correlation id), roles, confirmation, mid-stream joins and gaps."""
 
-from kwire.kafka.pairing import NO_REQUEST, NO_RESPONSE, PAIRED
+from kwire.native.kafka_pairing import NO_REQUEST, NO_RESPONSE, PAIRED
 from kwire.tcp.recorder import StreamClosed, StreamData, StreamGap
 from kwire.tcp.stream import Connection
 from tests.kafka.frames import Tracker, request_frame, response_frame
@@ -161,11 +161,11 @@ def test_acks_0_produce_is_reported_unanswered_at_once_and_not_kept():
 
 
 def test_pending_bodies_are_bounded_by_bytes():
-    from kwire.kafka.pairing import Pairing
+    from kwire.native.kafka_pairing import Pairing
 
     pairing = Pairing(conn(), 0, max_bytes=10_000)
     out = []
-    from kwire.kafka.headers import parse_request_header
+    from kwire.native.kafka_headers import parse_request_header
     for corr in range(100):
         body = request_frame(3, 1, corr, body=b"x" * 1000)[4:]
         pairing.request(parse_request_header(body), body, corr, out.append)

@@ -27,12 +27,12 @@ import os
 from collections import deque
 from typing import Callable
 
-from kwire.native import c_reads  # compiled: kwire/native/c_reads.pxd's C reads (kwire/kafka/pairing.pxd)
+from kwire.native import c_reads  # compiled: kwire/native/c_reads.pxd's C reads (kwire/native/kafka_pairing.pxd)
 from kwire.fields import fields_equal, fields_repr
 from kwire.kafka.primitives import read_uvarint
 
 from kwire.native.framing import CutFrame
-from kwire.kafka.headers import RequestHeader
+from kwire.native.kafka_headers import RequestHeader
 from kwire.outcomes import (CAPTURE_ENDED, CLOSED_BY_BROKER, CLOSED_BY_CLIENT, CONNECTION_CLOSED, CONNECTION_IDLE,
                             NO_ANSWER_EXPECTED, NO_REQUEST, NO_RESPONSE, NOT_KEPT, PAIRED, PENDING_OVERFLOW)
 from kwire.tcp.stream import END_CLOSE, FIN_CLOSE, IDLE_CLOSE, REUSED_CLOSE, RST_CLOSE, Connection
@@ -66,7 +66,7 @@ def frame_size(body) -> int:
 
 class PendingRequest:
     """A request waiting for its answer. (A class of its own rather than a dataclass: the compiled core
-    makes it an extension type, kwire/kafka/pairing.pxd; it compares and prints as a dataclass would.)"""
+    makes it an extension type, kwire/native/kafka_pairing.pxd; it compares and prints as a dataclass would.)"""
 
     __slots__ = ("header", "body", "ts_ns", "size", "dropped", "lost", "done", "span", "held")
 

@@ -3,7 +3,7 @@ import struct
 import pytest
 
 from kwire.errors import DecodeError
-from kwire.kafka.headers import parse_request_header, parse_response_header, plausible_request
+from kwire.native.kafka_headers import parse_request_header, parse_response_header, plausible_request
 from tests.kafka.frames import request_frame, response_frame
 
 
