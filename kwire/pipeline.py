@@ -4,7 +4,7 @@
 RecordSink (kwire.native.fused.RecordFeed: the fast path, or PlainFeed), which feeds TCP (kwire.tcp.FlowTable);
 TCP hands each connection's bytes to its stream consumer: kwire.tls.TlsDetector looks at the first
 bytes and puts a TlsStream (decrypting with the key log, when one is given) in front of the Kafka
-consumer, or steps aside for plaintext (kwire.kafka.connection.KafkaStream, made by KafkaLayer.open);
+consumer, or steps aside for plaintext (kwire.native.kafka_connection.KafkaStream, made by KafkaLayer.open);
 every TLS connection is noted in the summary when it closes (`tls_row`: what it showed, and why it
 was not decrypted). Kafka hands completed RawExchanges to the pipeline, which decodes them
 (kwire.exchanges), enriches them (kwire.enrich) and counts them. `feed(packet)` and
@@ -28,9 +28,9 @@ from kwire.enrich import Enricher
 from kwire.errors import CaptureError
 from kwire.fields import reduce_by_fields, set_fields
 from kwire.native.fused import PlainFeed, RecordFeed
-from kwire.kafka.connection import DEFAULT_MAX_FRAME, KafkaLayer
+from kwire.native.kafka_connection import DEFAULT_MAX_FRAME, KafkaLayer
 from kwire.native.kafka_pairing import RawExchange
-from kwire.kafka.resync import request_chain
+from kwire.native.kafka_resync import request_chain
 from kwire.model import NO_REQUEST, NO_RESPONSE, PAIRED, Exchange
 from kwire.outcomes import is_malformed
 from kwire.net.decode import SUPPORTED_LINKTYPES, TUNNEL, UNOPENED, DecodeCounters, decode_empty, decode_segment

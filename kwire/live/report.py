@@ -14,7 +14,7 @@
 
 from __future__ import annotations
 
-from kwire.kafka.connection import CONFIRMED
+from kwire.native.kafka_connection import CONFIRMED
 
 FORMAT = "kwire-live/1"
 LOST_SHOWN = 5  # connections named in a report

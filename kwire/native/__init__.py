@@ -27,10 +27,10 @@ they need of Kafka they are given (caches, functions):
 - `tcp_flows`, `tcp_reassembly`, `tcp_outoforder`: TCP itself behind kwire.tcp.stream's contract: the flow table
   (FlowTable: connections, their opening, closing and eviction), each direction's reassembly (HalfStream) and
   its out-of-order segments and holes;
-- `kafka_headers`, `kafka_pairing`: a Kafka request's header read from its frame (RequestHeader) and the pairing
-  of requests with responses by correlation id (Pairing, PendingRequest, RawExchange: what kwire.kafka.connection's
-  stream consumer hands on);
-
+- `kafka_connection`, `kafka_roles`, `kafka_resync`, `kafka_headers`, `kafka_pairing`: Kafka's stream layer, the
+  StreamConsumer of a TCP connection that carries Kafka (KafkaStream): which end is the client (RoleDetector, on
+  any port), framing (`framing`), finding the next frame after a gap, a request's header (RequestHeader) and the
+  pairing of requests with responses by correlation id (Pairing, PendingRequest, RawExchange: what it hands on);
 - `batch_json`: a records field of whole v2 batches in, its summary's JSON text out (kwire.render.records_json);
 - `distribution`: exact latency distributions (integer ns -> count), merged, their nearest-rank percentiles and
   log histograms (kwire.analytics' figures and documents, kwire.live's metrics);
@@ -40,12 +40,13 @@ they need of Kafka they are given (caches, functions):
   their records to (kwire.capture.packet names it; kwire.native.fused's sinks derive from it);
 - `time_queue`: payloads held in time order in sorted columns, released by a bound (kwire.time_order).
 
-So the boundary stands today at TCP's stream consumer: capture records in (kwire.capture's readers hand them
-to `fused.RecordFeed`), the StreamConsumer calls of kwire.tcp.stream out; Kafka's framing (`framing`), request
-headers and pairing are native too, driven by kwire.kafka.connection's stream consumer.
-The modules of kwire.compiled.CORE outside this package still sit in their layers (net's slow path, the Kafka
-stream consumer, codec, exchanges, the analytics), the typed ones with a .pxd; they move in here a layer at a time,
-behind one contract (capture records in, paired exchanges and their facts as columns out: issue 44), so that
-outside this package every module is plain Python. kwire.render, kwire.capture and kwire.tcp are plain Python
-already (kwire.tcp keeps the contract, the close reasons and a recorder).
+So the boundary stands today at raw exchanges: capture records in (kwire.capture's readers hand them to
+`fused.RecordFeed`), TCP's streams through Kafka's stream layer (`kafka_connection`), raw exchanges out
+(RawExchange: two frames, their times), which kwire.exchanges decodes. TLS sits between the two as plain Python
+(kwire.tls: a StreamConsumer that wraps Kafka's). The modules of kwire.compiled.CORE outside this package still sit
+in their layers (net's slow path, codec, exchanges, the analytics), the typed ones with a .pxd; they move in here a
+layer at a time, behind one contract (capture records in, paired exchanges and their facts as columns out: issue
+44), so that outside this package every module is plain Python. kwire.render, kwire.capture, kwire.tcp and
+kwire.kafka are plain Python already (kwire.tcp keeps the contract, the close reasons and a recorder; kwire.kafka
+the api table, the error codes and the wire's primitives).
 """

@@ -1,7 +1,7 @@
 """Cut one direction of a TCP stream into Kafka frames (4-byte big-endian length, then the body).
 
 Native code (compiled: an extension type, framing.pxd beside this file) that the kafka layer's connection
-(kwire.kafka.connection) and pairing (kwire.native.kafka_pairing) use: it knows of Kafka only that its frames are
+(kwire.native.kafka_connection) and pairing (kwire.native.kafka_pairing) use: it knows of Kafka only that its frames are
 length-prefixed, and imports nothing of kwire outside kwire.native.
 
 A Framer is sans-IO: `feed(data)` returns the frame bodies that data completed. It starts synced

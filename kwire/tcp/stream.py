@@ -20,7 +20,7 @@ itself a stream (TLS) wraps another consumer and speaks the same interface to it
         TCP's sizes are exact (sequence numbers), so a consumer may follow a frame of known length
         through the gap. A stream layer whose losses are known only as a bound (TLS: ciphertext lost,
         the plaintext in it is less) calls the consumer's `gap_at_most(direction, ts_ns, size)` instead,
-        when it has one (kwire.kafka.connection.KafkaStream does: it then resynchronises).
+        when it has one (kwire.native.kafka_connection.KafkaStream does: it then resynchronises).
     consumer.close(ts_ns, reason) -> None
         The connection ended: "fin", "rst", "idle" (evicted), "end" (of the capture) or "reused"
         (a new SYN on its 4-tuple), the names kwire.tcp.closes registers. Everything held was handed

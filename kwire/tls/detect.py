@@ -19,7 +19,7 @@ How it decides (states UNDECIDED -> TLS | NOT_TLS):
   while both hold, up to DECIDE_BYTES of one direction (the detection window). A segment that is
   exactly one Kafka-like frame (a 4-byte length equal to the rest), or a Kafka request frame chain
   that parses anywhere in the bytes held (`plain`, given by the pipeline:
-  kwire.kafka.resync.request_chain, which searches every offset, those after a prefix that looks
+  kwire.native.kafka_resync.request_chain, which searches every offset, those after a prefix that looks
   like records too), says not TLS at once. At the window's end, a chain of at least two plausible
   record headers (kwire.tls.records) that began in its first FIRST_BOUNDARY bytes (where a TLS
   stream's first record boundary lies), runs record after record to the end of the direction's
@@ -289,7 +289,7 @@ class TlsDetector:
     def __init__(self, open_inner: StreamFactory, keys: KeySource | None = None, report=None,
                  *, key_wait_bytes: int = 0, plain=None):
         """`plain(buf, scan) -> (parsed, open frame start)`: does a plaintext Kafka request frame
-        chain parse in these mid-stream bytes (kwire.kafka.resync.request_chain, given by the
+        chain parse in these mid-stream bytes (kwire.native.kafka_resync.request_chain, given by the
         pipeline: this layer does not know Kafka)? None: record chains alone decide."""
         self.open_inner = open_inner
         self.plain = plain

@@ -61,7 +61,7 @@ from kwire.codec.schemas import all_schemas
 from kwire.errors import CaptureError, DecodeError
 from kwire.native.framing import CutFrame, Framer
 from kwire.native.kafka_headers import parse_request_header, parse_response_header, plausible_request
-from kwire.kafka.resync import KEEP_TAIL, find_response_start
+from kwire.native.kafka_resync import KEEP_TAIL, find_response_start
 from kwire.net.segment import Segment
 from kwire.render.jsonl import exchange_json
 from kwire.render.records_json import summary_fragment

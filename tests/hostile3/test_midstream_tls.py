@@ -77,7 +77,7 @@ def test_detection_work_is_linear_in_the_bytes(tmp_path, monkeypatch, capture):
     """Every byte a segment of its own, detection held to the end of its window: the bytes searched
     for record and request headers, and the chains and headers the detector looks at, stay a few
     per byte (the record chains waiting for their next header were all looked at again per segment)."""
-    import kwire.kafka.resync as resync
+    import kwire.native.kafka_resync as resync
     import kwire.tls.detect as detect
     from tests.hostile import generators
 

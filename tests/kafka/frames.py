@@ -29,7 +29,7 @@ class Tracker:
     (kwire.tcp.recorder's event types): on_event returns what that event made the layer emit."""
 
     def __init__(self, port_hints: frozenset = frozenset()):
-        from kwire.kafka.connection import KafkaLayer
+        from kwire.native.kafka_connection import KafkaLayer
 
         self.emitted: list = []
         self.layer = KafkaLayer(self.emitted.append, port_hints=port_hints)
@@ -68,8 +68,8 @@ class Tracker:
 
 
 def find_request_start(buf, max_frame: int, client_id: bytes | None = None) -> int:
-    """The next request start in `buf` searched at once (kwire.kafka.resync.scan_requests)."""
-    from kwire.kafka.resync import scan_requests
+    """The next request start in `buf` searched at once (kwire.native.kafka_resync.scan_requests)."""
+    from kwire.native.kafka_resync import scan_requests
 
     return scan_requests(buf, {}, max_frame, client_id, True)[0]
 
@@ -77,7 +77,7 @@ def find_request_start(buf, max_frame: int, client_id: bytes | None = None) -> i
 def finder(find):
     """A Framer's find_start from a function that returns just an offset (or -1): keeps a short tail
     while nothing is found, as kwire's own finders do."""
-    from kwire.kafka.resync import KEEP_TAIL
+    from kwire.native.kafka_resync import KEEP_TAIL
 
     def find_start(direction, buf, scan):
         start = find(buf)

@@ -11,7 +11,7 @@ from kwire.capture.files import read_captures
 from kwire.live.report import ReportedPipeline, pipeline_report, requests_in_flight
 from kwire.live.state import DashboardState
 from kwire.live.window import NS, Window
-from kwire.kafka.connection import CONFIRMED
+from kwire.native.kafka_connection import CONFIRMED
 from kwire.pipeline import Pipeline, analyze_files
 
 MIXED = str(Path(__file__).parent / "data" / "mixed.pcap")

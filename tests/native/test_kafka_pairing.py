@@ -202,9 +202,9 @@ def test_byte_by_byte_delivery_pairs_the_same():
 def test_undecided_connection_holds_bounded_bytes_on_non_kafka_traffic():
     # No handshake, bytes that never frame as Kafka: what is held stays small, whatever the volume
     # (an unsynced buffer rescanned per segment made this quadratic once).
-    from kwire.kafka.resync import KEEP_TAIL
-    from kwire.kafka.connection import IGNORED
-    from kwire.kafka.roles import UNDECIDED_RAW
+    from kwire.native.kafka_resync import KEEP_TAIL
+    from kwire.native.kafka_connection import IGNORED
+    from kwire.native.kafka_roles import UNDECIDED_RAW
 
     t = Tracker()
     c = Connection(1, CLIENT, BROKER, None, 0)
@@ -225,7 +225,7 @@ def test_a_hinted_connection_counts_as_kafka():
 
 
 def test_states_follow_the_evidence():
-    from kwire.kafka.connection import CANDIDATE, CONFIRMED, IGNORED, ROLES_UNKNOWN
+    from kwire.native.kafka_connection import CANDIDATE, CONFIRMED, IGNORED, ROLES_UNKNOWN
 
     t = Tracker()
     c = conn()

@@ -1,4 +1,4 @@
-"""kwire.kafka.roles: which side is the client when no handshake was captured.
+"""kwire.native.kafka_roles: which side is the client when no handshake was captured.
 
 On a real recording that begins inside a busy producer's connection (tests/kafka/data/
 midstream-busy-producer.pcap.gz: packets 600,001-610,000 of the many-small benchmark recording,
@@ -13,11 +13,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from kwire.native.kafka_headers import parse_request_header
-from kwire.kafka.roles import MAX_EARLY_FRAMES, RoleDetector
+from kwire.native.kafka_roles import MAX_EARLY_FRAMES, RoleDetector
 from kwire.pipeline import RunSummary, analyze_files
 from kwire.render.jsonl import exchange_json_line
 
-MIDSTREAM = Path(__file__).parent / "data" / "midstream-busy-producer.pcap.gz"
+MIDSTREAM = Path(__file__).parents[1] / "kafka" / "data" / "midstream-busy-producer.pcap.gz"
 
 
 def _lines(**hints) -> tuple[list[bytes], RunSummary]:

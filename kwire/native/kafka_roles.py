@@ -112,7 +112,7 @@ class RoleDetector:
         that begins inside a busy connection shows this: the broker's bytes cannot be framed until
         requests are pending (its first answers are to requests sent before the capture began), and
         TCP may hand the client's side over as one burst. Roles only: the connection still has to
-        be seen answered (kwire.kafka.connection's CANDIDATE state) before it counts as Kafka."""
+        be seen answered (kwire.native.kafka_connection's CANDIDATE state) before it counts as Kafka."""
         sides = {d for d, _, _ in self.early}
         if len(sides) != 1:
             return None

@@ -5,7 +5,7 @@ factory, or the inner factory of a stream layer below Kafka such as TLS); the Ra
 completes go to the `emit` the layer was given, in order. A stream is in one of four states, and data()
 hands the bytes to the reader of the state it is in (`reader`: h11's per-state readers):
 
-    ROLES_UNKNOWN  no handshake was captured: both directions are framed and kept (kwire.kafka.roles)
+    ROLES_UNKNOWN  no handshake was captured: both directions are framed and kept (kwire.native.kafka_roles)
                    until one side's requests are seen answered by the other.
                    -> CANDIDATE (its early frames replayed), or IGNORED (no decision in 64 frames).
     CANDIDATE      roles known (from the SYN, or decided), not yet seen to be Kafka: exchanges are
@@ -23,7 +23,7 @@ A `--port` hint starts a connection CONFIRMED (the hinted port is the broker's).
 `KafkaLayer(track_spans=True)` (what `kwire inspect -w` needs), the readers also note where each
 frame lies in its direction's bytes (`received`: bytes and gaps handed over so far; a frame ends where
 the bytes the framer still holds begin) and exchanges carry those spans. Mid-stream and after
-gaps the framers resynchronise (kwire.kafka.resync): the request side on the next plausible request
+gaps the framers resynchronise (kwire.native.kafka_resync): the request side on the next plausible request
 header, the response side on the next length whose correlation id is pending.
 """
 
@@ -35,8 +35,8 @@ from kwire.kafka.apis import APIS
 from kwire.native.framing import CutFrame, Framer
 from kwire.native.kafka_headers import parse_cut_request_header, parse_request_header, plausible_request
 from kwire.native.kafka_pairing import Pairing, RawExchange
-from kwire.kafka.resync import KEEP_TAIL, find_response_start, scan_requests
-from kwire.kafka.roles import RoleDetector
+from kwire.native.kafka_resync import KEEP_TAIL, find_response_start, scan_requests
+from kwire.native.kafka_roles import RoleDetector
 from kwire.tcp.stream import Connection
 
 DEFAULT_MAX_FRAME = 256 * 1024 * 1024  # Kafka's own socket.request.max.bytes default is 100 MiB
@@ -122,7 +122,7 @@ class KafkaStream:
             pairing = self.pairing
             if direction == self.client_dir:
                 for body in frames:
-                    self._request(body, ts_ns, emit)  # a C call, compiled (kwire/kafka/connection.pxd)
+                    self._request(body, ts_ns, emit)  # a C call, compiled (kwire/native/kafka_connection.pxd)
             else:
                 count = self.frames
                 for body in frames:

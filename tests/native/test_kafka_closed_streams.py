@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import gc
 
-from kwire.kafka.connection import KafkaLayer, KafkaStream
+from kwire.native.kafka_connection import KafkaLayer, KafkaStream
 from kwire.tcp.stream import Connection
 from tests.kafka.frames import request_frame, response_frame
 

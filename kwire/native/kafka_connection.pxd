@@ -1,4 +1,4 @@
-# Cython declarations for kwire/kafka/connection.py (the compiled core, setup.py; the .py stays the one
+# Cython declarations for kwire/native/kafka_connection.py (the compiled core, setup.py; the .py stays the one
 # source). KafkaStream is an extension type; data() reaches its framer and pairing in C. Its counters are
 # C integers (frames and bytes of one connection); everything else stays a Python object. Spark's follow
 # mode pickles streams: Cython's generated pickling of extension types covers every field.

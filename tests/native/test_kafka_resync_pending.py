@@ -1,4 +1,4 @@
-"""kwire.kafka.resync.find_response_start with many requests pending (a connection after a gap under
+"""kwire.native.kafka_resync.find_response_start with many requests pending (a connection after a gap under
 overload): the windows read at once give exactly what one search per pending id gives."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 import struct
 
-from kwire.kafka.resync import FEW_PENDING, find_response_start
+from kwire.native.kafka_resync import FEW_PENDING, find_response_start
 
 MAX_FRAME = 100 << 20
 
