@@ -36,7 +36,8 @@ import sys
 CORE = (
     "kwire/native/fused.py", "kwire/pipeline.py", "kwire/exchanges.py", "kwire/enrich.py",
     "kwire/model.py", "kwire/outcomes.py", "kwire/parallel.py", "kwire/parts_wire.py",
-    "kwire/net/decode.py", "kwire/net/layers.py", "kwire/net/layout.py", "kwire/net/segment.py",
+    "kwire/native/net_decode.py", "kwire/native/net_layers.py", "kwire/native/net_tunnels.py",
+    "kwire/net/layout.py", "kwire/net/segment.py",
     "kwire/native/tcp_flows.py", "kwire/native/tcp_outoforder.py", "kwire/native/tcp_reassembly.py",
     "kwire/native/kafka_connection.py", "kwire/native/kafka_headers.py", "kwire/native/kafka_pairing.py",
     "kwire/native/kafka_resync.py", "kwire/native/kafka_roles.py",

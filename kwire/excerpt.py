@@ -32,7 +32,7 @@ from kwire.capture.packet import LINKTYPE_RAW
 from kwire.capture.pcapwrite import PcapWriter
 from kwire.model import Exchange
 from kwire.net.build import tcp_packet
-from kwire.net.decode import decode_segment
+from kwire.native.net_decode import decode_segment
 from kwire.net.segment import ACK, FIN, RST, SYN, Segment
 
 MASK = 0xFFFFFFFF

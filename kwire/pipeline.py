@@ -33,7 +33,7 @@ from kwire.native.kafka_pairing import RawExchange
 from kwire.native.kafka_resync import request_chain
 from kwire.model import NO_REQUEST, NO_RESPONSE, PAIRED, Exchange
 from kwire.outcomes import is_malformed
-from kwire.net.decode import SUPPORTED_LINKTYPES, TUNNEL, UNOPENED, DecodeCounters, decode_empty, decode_segment
+from kwire.native.net_decode import SUPPORTED_LINKTYPES, TUNNEL, UNOPENED, DecodeCounters, decode_empty, decode_segment
 from kwire.net.drops import DROPS, FRAGMENTS, MALFORMED, SHORT, TOO_DEEP
 from kwire.native.tcp_flows import FlowTable
 from kwire.tcp.stream import Connection

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from kwire.native.kafka_pairing import CLOSE_REASONS
-from kwire.net import decode
+from kwire.native import net_decode as decode
 from kwire.net.drops import DROP_NAMES, DROPS, SHORT
 from kwire.outcomes import UNANSWERED_KINDS
 from kwire.pipeline import RunSummary, analyze_files
@@ -56,10 +56,10 @@ def _passed(module: str, calls: dict[str, int]) -> list[tuple[int, object]]:
     return out
 
 
-@pytest.mark.parametrize("module", ["kwire.net.layers", "kwire.net.tunnels", "kwire.net.decode"])
+@pytest.mark.parametrize("module", ["kwire.native.net_layers", "kwire.native.net_tunnels", "kwire.native.net_decode"])
 def test_every_drop_is_counted_under_a_registered_name(module):
     passed = _passed(module, {"reject": 1, "note": 1})
-    assert passed or module == "kwire.net.decode"
+    assert passed or module == "kwire.native.net_decode"
     assert [(line, v) for line, v in passed if v not in DROPS] == []
 
 

@@ -9,8 +9,8 @@ not a capture, truncated header all raise CaptureError before any packet); packe
 
 Link types are not judged here: the capture layer does not know which ones kwire decodes. Each
 reader records the link types its file declares in `CaptureStats.linktypes` (type -> file names)
-and on `reader.linktypes`; the pipeline compares them with kwire.net.decode.SUPPORTED_LINKTYPES
-and reports "unknown link type N in FILE" (kwire.net.decode also counts such packets).
+and on `reader.linktypes`; the pipeline compares them with kwire.native.net_decode.SUPPORTED_LINKTYPES
+and reports "unknown link type N in FILE" (kwire.native.net_decode also counts such packets).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ how far a compressed file expands, and how much of the files a run has read.
 
 `linktypes` maps every link type a file declared (pcap header, pcapng interface block) to the
 names of the files that declared it, before any packet of it is yielded: the pipeline checks it
-against kwire.net.decode.SUPPORTED_LINKTYPES to report "unknown link type N in FILE".
+against kwire.native.net_decode.SUPPORTED_LINKTYPES to report "unknown link type N in FILE".
 """
 
 from __future__ import annotations

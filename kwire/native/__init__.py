@@ -18,7 +18,8 @@ corpus by tests/test_compiled.py and tests/fuzz/test_builds.py), which plain-Pyt
 classes and functions. Of kwire they import only the contracts of the layers they implement (pyproject.toml's
 import contract): kwire.capture.packet (the records' layouts, Packet), kwire.net.segment and kwire.net.layout (a
 TCP segment, its flags, the header layout) and kwire.tcp.stream with kwire.tcp.closes (Connection, the stream
-consumer's interface, the close reasons), kwire.kafka.apis and kwire.kafka.primitives (the api table, varints),
+consumer's interface, the close reasons), kwire.net.tables and kwire.net.drops (the dissector tables, why a
+packet was dropped), kwire.kafka.apis and kwire.kafka.primitives (the api table, varints),
 kwire.errors, kwire.outcomes and kwire.fields (error types, what became of a body, pickling by field); what else
 they need of Kafka they are given (caches, functions):
 
@@ -31,6 +32,9 @@ they need of Kafka they are given (caches, functions):
   StreamConsumer of a TCP connection that carries Kafka (KafkaStream): which end is the client (RoleDetector, on
   any port), framing (`framing`), finding the next frame after a gap, a request's header (RequestHeader) and the
   pairing of requests with responses by correlation id (Pairing, PendingRequest, RawExchange: what it hands on);
+- `net_decode`, `net_layers`, `net_tunnels`: the net layer's decoders, for every packet the fused loop does not
+  take (VLAN tags, IPv6, tunnels, Linux cooked captures: decode_segment -> a kwire.net.segment.Segment), registered
+  in kwire.net.tables' dissector tables, where a new link layer or tunnel is added;
 - `batch_json`: a records field of whole v2 batches in, its summary's JSON text out (kwire.render.records_json);
 - `distribution`: exact latency distributions (integer ns -> count), merged, their nearest-rank percentiles and
   log histograms (kwire.analytics' figures and documents, kwire.live's metrics);
@@ -44,7 +48,7 @@ So the boundary stands today at raw exchanges: capture records in (kwire.capture
 `fused.RecordFeed`), TCP's streams through Kafka's stream layer (`kafka_connection`), raw exchanges out
 (RawExchange: two frames, their times), which kwire.exchanges decodes. TLS sits between the two as plain Python
 (kwire.tls: a StreamConsumer that wraps Kafka's). The modules of kwire.compiled.CORE outside this package still sit
-in their layers (net's slow path, codec, exchanges, the analytics), the typed ones with a .pxd; they move in here a
+in their layers (net's segment and layout, codec, exchanges, the analytics), the typed ones with a .pxd; they move in here a
 layer at a time, behind one contract (capture records in, paired exchanges and their facts as columns out: issue
 44), so that outside this package every module is plain Python. kwire.render, kwire.capture, kwire.tcp and
 kwire.kafka are plain Python already (kwire.tcp keeps the contract, the close reasons and a recorder; kwire.kafka

@@ -1,7 +1,7 @@
 """Why a captured packet did not become a TCP segment: the net layer's drop reasons, registered (kwire.reasons).
 
-Each name is a kwire.net.decode.DecodeCounters field, counted once per packet by `reject` or `note`
-(kwire.net.layers) under the constant made here; RunSummary.net keeps the counts by these names (what `kwire
+Each name is a kwire.native.net_decode.DecodeCounters field, counted once per packet by `reject` or `note`
+(kwire.native.net_layers) under the constant made here; RunSummary.net keeps the counts by these names (what `kwire
 spark` sums per file), `kwire live`'s dashboard shows their total, and the closing line's no-Kafka note says
 those with a `text` by count (non_ip and non_tcp by what the packets were: "UDP to port 53 not opened").
 """

@@ -1,7 +1,7 @@
 """Where the fields of the commonest packet lie: untagged Ethernet, IPv4 without options, TCP.
 
 One definition of that header layout and of the test that a packet is one, for every path that reads
-it straight from a capture's buffer: kwire.net.decode's fast path and kwire.native.fused's. Each unpacker
+it straight from a capture's buffer: kwire.native.net_decode's fast path and kwire.native.fused's. Each unpacker
 reads the fields its caller checks, in one struct call (offsets: Ethernet type at 12, IPv4 at 14, TCP
 at 34):
 

@@ -4,14 +4,14 @@ As Wireshark's dissector tables do, each header names its payload by a number an
 number to the decoder of that payload: `LINKS` (pcap link type), `ETHERTYPES` (Ethernet type, also
 what Linux cooked headers, VLAN tags, GRE and Geneve carry), `IPPROTOS` (IPv4 protocol and IPv6
 next header) and `UDP_PORTS` (destination port of a UDP datagram that carries a tunnel). The
-decoders register themselves: kwire.net.layers (link layers, IP, TCP) and kwire.net.tunnels (VXLAN,
-Geneve, GRE/ERSPAN, IP-in-IP, MPLS, PPPoE). kwire.net.decode walks from a link type to TCP through
+decoders register themselves: kwire.native.net_layers (link layers, IP, TCP) and kwire.native.net_tunnels (VXLAN,
+Geneve, GRE/ERSPAN, IP-in-IP, MPLS, PPPoE). kwire.native.net_decode walks from a link type to TCP through
 these tables.
 
 A decoder is `decode(ts_ns, data, off, end, n, counters)`: its header starts at data[off], its
 layer's bytes end at `end` (what the enclosing header says; NO_END when nothing said so: the link
 layer) and n bytes were captured. It returns the Segment (TCP reached), the next step
-`(decoder, offset, end)`, or None after counting why in `counters` (a kwire.net.decode
+`(decoder, offset, end)`, or None after counting why in `counters` (a kwire.native.net_decode
 DecodeCounters, or None). Every decoder checks the bytes it reads against n and every length it
 reads against `end` before it uses them.
 """

@@ -29,7 +29,7 @@ from kwire.capture.packet import Packet, RecordSink
 from kwire.capture.stats import CaptureStats
 from kwire.errors import KwireError
 from kwire.native.fused import RecordFeed
-from kwire.net.decode import SUPPORTED_LINKTYPES, DecodeCounters, decode_segment
+from kwire.native.net_decode import SUPPORTED_LINKTYPES, DecodeCounters, decode_segment
 from kwire.spark.pieces import OPEN, Piece, Recorder, Replayer, lead_bytes
 from kwire.spark.placement import Placement
 from kwire.spark.results import DecodeOptions, Facts, PartitionResult, add_counts

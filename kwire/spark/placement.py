@@ -21,7 +21,7 @@ import zlib
 from heapq import heapify, heapreplace
 
 from kwire.capture.files import read_captures
-from kwire.net.decode import DecodeCounters, decode_segment
+from kwire.native.net_decode import DecodeCounters, decode_segment
 from kwire.spark.wire import flow_bytes
 
 SAMPLE_EVERY = 16  # files per sampled file

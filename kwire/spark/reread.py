@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from kwire.capture.files import open_captures
 from kwire.errors import KwireError
-from kwire.net.decode import decode_segment
+from kwire.native.net_decode import decode_segment
 from kwire.spark.wire import flow_bytes
 from kwire.native.tcp_flows import FlowTable
 

@@ -17,7 +17,7 @@ from kwire.capture.pcapwrite import PcapWriter
 from kwire.capture.ring import RingStats, block_records, walk_block
 from kwire.capture.source import open_source
 from kwire.native.fused import RecordFeed
-from kwire.net.decode import decode_segment
+from kwire.native.net_decode import decode_segment
 from kwire.native.tcp_flows import FlowTable
 
 from tests.capture.ring_blocks import TP_STATUS_VLAN_TPID_VALID, TP_STATUS_VLAN_VALID, Frame, block

@@ -483,7 +483,7 @@ _TUNNEL_LINKTYPES = (1, 0, 101, 108, 113, 276, 228, 229)
 def tunnels(data: bytes):
     """The bytes behind each link type, and inside VXLAN, Geneve and GRE headers: decode_record
     returns a Segment within the bytes or None, counted once; it never raises."""
-    from kwire.net.decode import DecodeCounters, decode_record
+    from kwire.native.net_decode import DecodeCounters, decode_record
 
     if not data:
         return None

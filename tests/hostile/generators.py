@@ -93,7 +93,7 @@ def tls_gap_garbage(path, scale: int = 1, seed: int = 1) -> None:
     Produce connection a gap of 2,000 bytes from the client and `600 * scale` application-data
     records of random bytes that verify under no key and no sequence number."""
     from kwire.capture.files import read_captures
-    from kwire.net.decode import decode_segment
+    from kwire.native.net_decode import decode_segment
 
     rng = random.Random(seed)
     packets = list(read_captures([str(TLS13)]))

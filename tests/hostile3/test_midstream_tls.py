@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from kwire.capture.files import read_captures
-from kwire.net.decode import decode_segment
+from kwire.native.net_decode import decode_segment
 from kwire.pipeline import RunSummary, analyze_files
 from kwire.tls import KeyLog
 from tests.hostile3 import midstream_tls

@@ -12,7 +12,7 @@ import pytest
 
 from kwire.capture.packet import Packet
 from kwire.native.fused import RecordFeed
-from kwire.net.decode import DecodeCounters, decode_segment
+from kwire.native.net_decode import DecodeCounters, decode_segment
 from kwire.net.segment import ACK, FIN, PSH, SYN
 from kwire.native.tcp_flows import FlowTable
 from kwire.tcp.recorder import StreamClosed, StreamData, StreamGap

@@ -17,7 +17,7 @@ from kwire.capture.pcap import PcapReader
 from kwire.capture.source import open_source
 from kwire.capture.stats import CaptureStats
 from kwire.native.fused import RecordFeed
-from kwire.net.decode import DecodeCounters, decode_segment
+from kwire.native.net_decode import DecodeCounters, decode_segment
 from kwire.net.segment import ACK, FIN, PSH, RST
 from kwire.native.tcp_flows import FlowTable
 

@@ -13,7 +13,7 @@ from scapy.layers.l2 import Dot1Q, Ether
 
 from kwire.capture.packet import Packet
 from kwire.native.fused import RecordFeed
-from kwire.net.decode import decode_segment
+from kwire.native.net_decode import decode_segment
 from kwire.net.layout import ETH_IPV4_TCP, RAW_IPV4_TCP_KEYED, plain_ipv4_tcp
 from kwire.net.segment import ACK, SYN
 from kwire.native.tcp_flows import FlowTable

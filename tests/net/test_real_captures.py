@@ -11,7 +11,7 @@ import pytest
 
 from kwire.capture.files import open_capture
 from kwire.capture.stats import CaptureStats
-from kwire.net.decode import DecodeCounters, decode_segment
+from kwire.native.net_decode import DecodeCounters, decode_segment
 
 DATA = Path(__file__).resolve().parent.parent / "capture" / "data"
 CAPTURES = {

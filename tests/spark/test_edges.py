@@ -14,7 +14,7 @@ import pytest
 from kwire.analytics.facts import EXCHANGE_COLUMNS, exchange_row
 from kwire.capture.files import read_captures
 from kwire.capture.packet import LINKTYPE_ETHERNET, Packet
-from kwire.net.decode import decode_segment
+from kwire.native.net_decode import decode_segment
 from kwire.pipeline import RunSummary, analyze_files
 from kwire.spark.results import DecodeOptions
 from kwire.spark.source import last_time, owned_exchanges

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kwire.capture.files import read_captures
-from kwire.net.decode import decode_segment
+from kwire.native.net_decode import decode_segment
 from kwire.native.tcp_flows import FlowTable
 
 

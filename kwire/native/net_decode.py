@@ -3,7 +3,7 @@
 `decode_record` (and `decode_segment`, the same for a Packet) takes the commonest packet, untagged
 Ethernet carrying IPv4 without options and unfragmented TCP, with one struct call (the fast path);
 every other packet walks the dissector tables of kwire.net.tables from its link type to TCP: the
-link layers, IPv4 and IPv6 of kwire.net.layers and the tunnels of kwire.net.tunnels (VXLAN, Geneve,
+link layers, IPv4 and IPv6 of kwire.native.net_layers and the tunnels of kwire.native.net_tunnels (VXLAN, Geneve,
 GRE and ERSPAN, IP in IP, MPLS, PPPoE), nested in any order, at most MAX_LAYERS headers deep.
 
 Guarantees: it never raises on any bytes; it returns a Segment, or None and adds one to the matching
@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
 from kwire.capture.packet import Packet
-from kwire.net import tunnels  # noqa: F401 - registers the tunnels in the tables
+from kwire.native import net_tunnels  # noqa: F401 - registers the tunnels in the tables
 from kwire.net.drops import DROP_NAMES, TOO_DEEP
-from kwire.net.layers import reject
+from kwire.native.net_layers import reject
 from kwire.net.layout import ETH_IPV4_TCP, ETHERNET_HEADER, MIN_FRAME, TCP_PAYLOAD_AT, plain_ipv4_tcp
 from kwire.net.segment import Segment
 from kwire.net.tables import LINKS, MAX_LAYERS, MAX_NOTES, NO_END

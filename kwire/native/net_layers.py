@@ -12,7 +12,7 @@ captured bytes. An IP packet that claims more bytes than its enclosing layer hol
 Segment's `missing` is how many payload bytes its IP length says were sent beyond those captured
 (the snap length cut them); a segment whose TCP options are cut still comes out, with no payload.
 
-`reject`, `note` and `opened` are how every decoder counts (DecodeCounters in kwire.net.decode).
+`reject`, `note` and `opened` are how every decoder counts (DecodeCounters in kwire.native.net_decode).
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ import struct
 
 import pytest
 
-from kwire.net.decode import DecodeCounters, decode_record
+from kwire.native.net_decode import DecodeCounters, decode_record
 from kwire.net.tables import MAX_LAYERS, add_vxlan_ports
 from kwire.pipeline import RunSummary, analyze_files
 from kwire.render.jsonl import exchange_json

@@ -18,7 +18,7 @@
 
 Each one counts itself opened (`opened`: the summary's "VXLAN: 12,345 packets") and says what it did
 not open (`note`: "UDP to port 53"). A length from a header that runs past its enclosing layer is
-malformed; how deep tunnels nest is bounded by kwire.net.tables.MAX_LAYERS (kwire.net.decode).
+malformed; how deep tunnels nest is bounded by kwire.net.tables.MAX_LAYERS (kwire.native.net_decode).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from __future__ import annotations
 from struct import Struct
 
 from kwire.net.drops import MALFORMED, NON_IP, NON_TCP, SHORT
-from kwire.net.layers import by_ethertype, ethernet, ipv4, ipv6, note, opened, reject
+from kwire.native.net_layers import by_ethertype, ethernet, ipv4, ipv6, note, opened, reject
 from kwire.net.tables import ETHERTYPES, GENEVE_PORT, IPPROTOS, UDP_PORTS, VXLAN_PORTS
 
 _U16 = Struct("!H").unpack_from

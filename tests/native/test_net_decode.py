@@ -32,7 +32,7 @@ from kwire.capture.packet import (
     LINKTYPE_RAW,
     Packet,
 )
-from kwire.net.decode import SUPPORTED_LINKTYPES, DecodeCounters, decode_segment, decode_segments
+from kwire.native.net_decode import SUPPORTED_LINKTYPES, DecodeCounters, decode_segment, decode_segments
 from kwire.net.segment import ACK, PSH, SYN
 
 V4 = dict(src="192.0.2.1", dst="198.51.100.7")
