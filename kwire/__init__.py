@@ -8,10 +8,10 @@ capture -> net -> tcp -> tls -> kafka -> codec -> enrich -> exchanges -> parts_w
 -> query -> analytics -> forkpool -> parallel -> live -> render -> selection | keyfile -> spark -> cli
 
 Native code (kwire.native: the net layer's decoders, TCP's engine, the fused record loop, Kafka's stream layer with
-its roles, framing, resync, request headers and pairing, the compiled decoders and other kernels) sits below every
-layer and imports, of kwire, only the contracts and tables of the layers it implements. Kafka's stream layer frames
-and pairs, and hands on raw exchanges (frames, not bodies); kwire.exchanges decodes the bodies with kwire.codec and
-builds each Exchange (kwire.model). docs/internals.md has the map.
+its roles, framing, resync, request headers and pairing, the walk of record batches, the compiled decoders and
+other kernels) sits below every layer and imports, of kwire, only the contracts and tables of the layers it
+implements. Kafka's stream layer frames and pairs, and hands on raw exchanges (frames, not bodies); kwire.exchanges
+decodes the bodies with kwire.codec and builds each Exchange (kwire.model). docs/internals.md has the map.
 """
 
 __version__ = "0.1.0"

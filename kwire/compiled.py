@@ -31,8 +31,8 @@ import sys
 # spends its time per packet and per exchange (cProfile of stats and inspect --json), not every module: each
 # one costs about 2 s of the machine's compiler at install, and a module that runs once per capture gains nothing.
 # A module whose compiled form saves no measurable work (callgrind of each run as Python alone, docs/speed.md:
-# kwire/fields.py, kwire/codec/records_legacy.py) stays plain Python: every module compiled here is one more
-# outside kwire/native, where native code is to live (issue 44, docs/internals.md).
+# kwire/fields.py, kwire/native/codec_records_legacy.py) stays plain Python: each costs install time, and each one
+# outside kwire/native is native code outside the place it is to live (issue 44, docs/internals.md).
 CORE = (
     "kwire/native/fused.py", "kwire/pipeline.py", "kwire/exchanges.py", "kwire/enrich.py",
     "kwire/model.py", "kwire/outcomes.py", "kwire/parallel.py", "kwire/parts_wire.py",
@@ -41,7 +41,7 @@ CORE = (
     "kwire/native/tcp_flows.py", "kwire/native/tcp_outoforder.py", "kwire/native/tcp_reassembly.py",
     "kwire/native/kafka_connection.py", "kwire/native/kafka_headers.py", "kwire/native/kafka_pairing.py",
     "kwire/native/kafka_resync.py", "kwire/native/kafka_roles.py",
-    "kwire/codec/budget.py", "kwire/codec/compiler.py", "kwire/codec/records.py", "kwire/codec/records_v2.py",
+    "kwire/native/codec_budget.py", "kwire/codec/compiler.py", "kwire/native/codec_records.py", "kwire/native/codec_records_v2.py",
     "kwire/analytics/aggregate.py", "kwire/analytics/analysis.py", "kwire/analytics/caps.py", "kwire/analytics/delivery.py",
     "kwire/analytics/facts.py",
     "kwire/analytics/figures.py",

@@ -17,7 +17,7 @@ import argparse
 import time
 
 from kwire.codec.compiler import decoder_for
-from kwire.codec.records import summarize_records
+from kwire.native.codec_records import summarize_records
 from kwire.codec.schemas import schema_for
 from kwire.codec.values import RawRecords
 from kwire.exchanges import build_from_parts, exchange_parts

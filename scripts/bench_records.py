@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Throughput of `--records` decoding: `kwire.codec.records.decode_records` on every records field of
+"""Throughput of `--records` decoding: `kwire.native.codec_records.decode_records` on every records field of
 the given captures, plus synthetic record sets (many small records with headers, uncompressed and
 zstd), best of several rounds in CPU time. Used to check that changes to the record decoder do not
 slow `--records` down (docs/bounds.md).
@@ -13,7 +13,7 @@ import argparse
 import struct
 import time
 
-from kwire.codec.records import decode_records
+from kwire.native.codec_records import decode_records
 from kwire.codec.values import RawRecords
 from kwire.pipeline import analyze_files
 

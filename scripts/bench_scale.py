@@ -42,7 +42,7 @@ from tests.campaign import traffic  # noqa: E402
 
 
 def _issue_capture(path: Path, name: str) -> None:
-    from tests.codec.test_compression import zstd_zeros
+    from tests.native.test_codec_compression import zstd_zeros
     from tests.codec.test_records_encoder import ZSTD, v2_batch
     from tests.fuzz.conversation import conversation_pcap
     from tests.render.hostile import bomb_capture, exchange, produce_exchange

@@ -21,7 +21,7 @@ from kwire.codec.schemas import all_schemas
 
 PACKAGE = Path(__file__).resolve().parents[1] / "kwire"
 PASCAL = re.compile(r"^[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*$")
-# Keys of kwire's own record-batch summaries and records (kwire.codec.records, records_v2, records_legacy),
+# Keys of kwire's own record-batch summaries and records (kwire.native.codec_records, records_v2, records_legacy),
 # which no Kafka message defines; and a text kwire.spark.session searches Spark's output for.
 OWN_KEYS = {"Attributes", "BaseTimestamp", "BatchLength", "Compression", "Control", "CrcValid", "DecompressedSize",
             "IsControl", "IsTransactional", "KeySize", "Lz4BrokenHeaderChecksum", "Magic", "RecordCount",

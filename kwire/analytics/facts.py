@@ -41,7 +41,7 @@ from kwire.analytics.produce_read import request_partitions
 from kwire.analytics.row import (ACK_COLUMNS, ACK_TYPES, EXCHANGE_COLUMNS, PARTITION_COLUMNS, ExchangeRow,
                                  PartitionRow)
 from kwire.codec.marks import message_tree, values
-from kwire.codec.records import count_records, count_v2_records
+from kwire.native.codec_records import count_records, count_v2_records
 from kwire.codec.schema import GROUP_ID
 from kwire.codec.values import RawRecords
 from kwire.enrich import topic_label, topic_pairs

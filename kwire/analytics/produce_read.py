@@ -12,7 +12,7 @@ error). They read them here, once per exchange (kwire.analytics.read):
   batches: per batch, control batches left out, (key, producer id, transactional, position, v2
   header fields or None), key ("pid", producer id, epoch, base sequence) or ("crc", crc, -1, -1)
   when the producer is not idempotent; records: the RecordCount of the non-control batches when the
-  field is nothing but whole v2 batches (kwire.codec.records.count_v2_records), else None.
+  field is nothing but whole v2 batches (kwire.native.codec_records.count_v2_records), else None.
 - `read_answer(ex)`: (codes, failed, bases): codes is kwire.query.response_error_codes(ex), the same
   list; failed the (topic, partition) answered with a non-zero ErrorCode, an empty set when no code
   was found (the partitions' codes are looked at in the walk that finds the codes, not in another);
@@ -26,7 +26,7 @@ from __future__ import annotations
 import struct
 
 from kwire.native import c_reads
-from kwire.codec.records import count_records
+from kwire.native.codec_records import count_records
 from kwire.codec.values import RawRecords
 from kwire.enrich import topic_label
 from kwire.model import Exchange
@@ -34,7 +34,7 @@ from kwire.query import error_codes, error_tree, response_error_codes
 
 _I32 = struct.Struct(">i")
 _LEGACY_CRC = struct.Struct(">qiI")
-_V2_MIN_LENGTH = 61 - 12  # kwire.codec.records.V2_MIN_BATCH_LENGTH
+_V2_MIN_LENGTH = 61 - 12  # kwire.native.codec_records.V2_MIN_BATCH_LENGTH
 _CONTROL = 0x20
 _TRANSACTIONAL = 0x10
 

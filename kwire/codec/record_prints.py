@@ -23,7 +23,7 @@ from __future__ import annotations
 import struct
 from hashlib import blake2b
 
-from kwire.codec.compression import decompress
+from kwire.native.codec_compression import decompress
 from kwire.errors import DecodeError
 from kwire.kafka.primitives import read_varint, read_varlong
 

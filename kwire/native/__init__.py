@@ -35,6 +35,11 @@ they need of Kafka they are given (caches, functions):
 - `net_decode`, `net_layers`, `net_tunnels`: the net layer's decoders, for every packet the fused loop does not
   take (VLAN tags, IPv6, tunnels, Linux cooked captures: decode_segment -> a kwire.net.segment.Segment), registered
   in kwire.net.tables' dissector tables, where a new link layer or tunnel is added;
+- `codec_records`, `codec_records_v2`, `codec_records_legacy`, `codec_budget`, `codec_compression`: a records
+  field's record batches walked (CRCs checked, decompressed within the exchange's RecordBudget, summarized or
+  decoded), for kwire.codec's decoders and the analytics that read records; codec_records_legacy (v0/v1 message
+  sets) and codec_compression (the codecs' libraries, bounded) run as Python in every build: compiling them saves
+  nothing measurable (docs/speed.md);
 - `batch_json`: a records field of whole v2 batches in, its summary's JSON text out (kwire.render.records_json);
 - `distribution`: exact latency distributions (integer ns -> count), merged, their nearest-rank percentiles and
   log histograms (kwire.analytics' figures and documents, kwire.live's metrics);
@@ -48,7 +53,7 @@ So the boundary stands today at raw exchanges: capture records in (kwire.capture
 `fused.RecordFeed`), TCP's streams through Kafka's stream layer (`kafka_connection`), raw exchanges out
 (RawExchange: two frames, their times), which kwire.exchanges decodes. TLS sits between the two as plain Python
 (kwire.tls: a StreamConsumer that wraps Kafka's). The modules of kwire.compiled.CORE outside this package still sit
-in their layers (net's segment and layout, codec, exchanges, the analytics), the typed ones with a .pxd; they move in here a
+in their layers (net's segment and layout, codec's compiler, exchanges, the analytics), the typed ones with a .pxd; they move in here a
 layer at a time, behind one contract (capture records in, paired exchanges and their facts as columns out: issue
 44), so that outside this package every module is plain Python. kwire.render, kwire.capture, kwire.tcp and
 kwire.kafka are plain Python already (kwire.tcp keeps the contract, the close reasons and a recorder; kwire.kafka

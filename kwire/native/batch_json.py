@@ -2,7 +2,7 @@
 
 `summary_text(data, listed, crc32c, attributes_json)` reads the field's bytes and, when it is the common case
 (one or more whole v2 batches, at most `listed` of them), returns (text, batches): the JSON that orjson writes
-for kwire.codec.records.summarize_records' dict of the field, and how many batches it lists. Anything else (a
+for kwire.native.codec_records.summarize_records' dict of the field, and how many batches it lists. Anything else (a
 cut or legacy entry, garbage, more batches than `listed`, an empty field, a last offset past 64 bits) returns
 None, and the caller summarises the field the general way. `summary_fragment` is the same, charged to a
 record budget and made an orjson.Fragment. `crc32c(bytes) -> int` checks each batch's CRC and
@@ -23,7 +23,7 @@ LOG_OVERHEAD = 12  # a log entry's BaseOffset and BatchLength
 V2_HEADER_SIZE = 61  # a v2 batch's header, from BaseOffset to RecordCount
 V2_MIN_BATCH_LENGTH = V2_HEADER_SIZE - LOG_OVERHEAD
 
-# A batch as orjson writes summarize_records' dict of it (kwire.codec.records._v2_summary), in printf's terms:
+# A batch as orjson writes summarize_records' dict of it (kwire.native.codec_records._v2_summary), in printf's terms:
 # %lld a number, %s a text. Compiled, kwire/native/c_text.pxd's put_format writes it in C; Python's bytes %
 # takes it with %d for %lld. _ONE: a field of one batch (the common Produce), its size then the batch.
 _BATCH = (b'{"BaseOffset":%lld,"BatchLength":%lld,"PartitionLeaderEpoch":%lld,"Magic":%lld,"Crc":%lld,'
@@ -93,7 +93,7 @@ def summary_text(data, listed: int, crc32c, attributes_json) -> tuple[bytes, int
 
 def summary_fragment(data, budget, crc32c, attributes_json, fragment):
     """summary_text's text made `fragment(text)` (an orjson.Fragment), the batches it lists taken from
-    `budget.batches` (any object with that count: a kwire.codec.budget.RecordBudget); None as summary_text."""
+    `budget.batches` (any object with that count: a kwire.native.codec_budget.RecordBudget); None as summary_text."""
     made = summary_text(data, budget.batches, crc32c, attributes_json)
     if made is None:
         return None

@@ -18,7 +18,7 @@ value; bytes become {"hex": ...}. The exchange's budget is made at its first rec
 handed back by `take_budget()`.
 
 `RunBudgets` is what a run's exchanges may spend on their record sets: `budget()` makes each exchange's
-(`make(data, entries, batches, run_open)`: kwire.codec.budget.RecordBudget), `charge(budget)` counts what it
+(`make(data, entries, batches, run_open)`: kwire.native.codec_budget.RecordBudget), `charge(budget)` counts what it
 decompressed, and the exchanges refused a decompression once `limit` was used up (kwire.render.records_run).
 
 Compiled (setup.py; json_line.pxd); run as Python, the same code. tests/render/test_jsonl_fast.py holds its

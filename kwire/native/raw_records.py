@@ -1,7 +1,7 @@
 """RawRecords: the bytes of a decoded body's `records` field (record batches), kept undecoded.
 
 A Fetch response of 50 MB stays a memoryview into its frame until a renderer asks for a summary
-(kwire.codec.records.summarize_records) or for every record (decode_records); kwire.codec.values names it for the
+(kwire.native.codec_records.summarize_records) or for every record (decode_records); kwire.codec.values names it for the
 codec layer. Compiled, it is an extension type (raw_records.pxd beside this file), and the compiled decoders
 (kwire.native._aot_*, kwire.codec.aot) make one with `raw_records`, a C call; as Python it is this slots class.
 """

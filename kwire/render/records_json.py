@@ -1,6 +1,6 @@
 """A records field's summary written as JSON text, for `inspect --json`'s common case.
 
-kwire.codec.records.summarize_records gives a records field as plain data (dicts), which orjson then
+kwire.native.codec_records.summarize_records gives a records field as plain data (dicts), which orjson then
 writes. When the field is the common case, whole v2 batches every one of which the exchange's
 budget lists, `summary_fragment` has that same JSON written by the native core
 (kwire.native.batch_json: the bytes orjson writes for summarize_records' dict,
@@ -20,8 +20,8 @@ try:
 except ImportError:  # pragma: no cover - orjson is a dependency; without it nothing here is called
     orjson = None
 
-from kwire.codec.budget import RecordBudget
-from kwire.codec.records import crc32c, v2_attributes
+from kwire.native.codec_budget import RecordBudget
+from kwire.native.codec_records import crc32c, v2_attributes
 from kwire.native import batch_json
 
 def attributes_json(attributes: int) -> bytes:

@@ -1,4 +1,4 @@
-"""The record budgets of a run: one kwire.codec.budget.RecordBudget per exchange, and what `--records`
+"""The record budgets of a run: one kwire.native.codec_budget.RecordBudget per exchange, and what `--records`
 may decompress over the whole run, with the environment variables that change them (plain numbers).
 
 - KWIRE_MAX_DECOMPRESSED_BYTES (default 1 GiB): bytes decompressed over the whole run, a failed
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 
-from kwire.codec.budget import DEFAULT_BATCHES, DEFAULT_DATA, DEFAULT_ENTRIES, RecordBudget
+from kwire.native.codec_budget import DEFAULT_BATCHES, DEFAULT_DATA, DEFAULT_ENTRIES, RecordBudget
 from kwire.native.json_line import RunBudgets
 
 

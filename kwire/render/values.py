@@ -3,7 +3,7 @@
 `plain_body(body, records=..., show_secrets=...)` turns a decoded body into dicts, lists, str, int,
 float, bool and None: RawRecords become a summary of their batches (records="summary"), every
 record ("full") or their size ("none"); bytes become {"hex": ...}; unknown tagged fields keep
-their tags as text keys. Record sets draw on `budget`, a kwire.codec.budget.RecordBudget: the caller
+their tags as text keys. Record sets draw on `budget`, a kwire.native.codec_budget.RecordBudget: the caller
 gives one per exchange, shared by the request and the response (kwire.render.records_run).
 
 Secrets: the fields the schemas mark as secrets (kwire.codec.overlay.ROLES: SaslAuthenticate AuthBytes,
@@ -25,10 +25,10 @@ from __future__ import annotations
 
 import orjson
 
-from kwire.codec.budget import RecordBudget
+from kwire.native.codec_budget import RecordBudget
 from kwire.codec.config_secrets import sensitive_config
 from kwire.codec.overlay import field_names_with, messages_with
-from kwire.codec.records import crc32c, decode_records, summarize_records
+from kwire.native.codec_records import crc32c, decode_records, summarize_records
 from kwire.codec.sasl import sasl_view
 from kwire.codec.schema import CONFIG_NAME, CONFIG_SENSITIVE, CONFIG_VALUE, SECRET
 from kwire.codec.values import RawRecords

@@ -9,8 +9,8 @@ from kwire.analytics.facts import (EXCHANGE_COLUMNS, PARTITION_COLUMNS, exchange
 from kwire.analytics.figures import ms
 from kwire.analytics.observe import evidence
 from kwire.model import NO_RESPONSE, PAIRED, Exchange
-from kwire.codec.budget import RecordBudget
-from kwire.codec.records import summarize_records
+from kwire.native.codec_budget import RecordBudget
+from kwire.native.codec_records import summarize_records
 from kwire.pipeline import analyze_files
 from tests.codec.test_records_encoder import control_batch, legacy_message, legacy_wrapper, v2_batch
 

@@ -14,8 +14,8 @@ from kwire.analytics.observe import observations
 from kwire.analytics.produce_read import read_answer, scan_batches
 from kwire.analytics.read import read_exchange
 from kwire.analytics.resend_state import ResendState
-from kwire.codec.budget import RecordBudget
-from kwire.codec.records import count_records, count_v2_records, summarize_records
+from kwire.native.codec_budget import RecordBudget
+from kwire.native.codec_records import count_records, count_v2_records, summarize_records
 from kwire.enrich import Enricher, topic_label
 from kwire.model import PAIRED, Exchange
 from kwire.pipeline import analyze_files

@@ -32,7 +32,7 @@ from typing import Callable, NamedTuple
 
 from tests.campaign import traffic
 from tests.campaign.hostile import FAMILIES, hostile
-from tests.codec.test_compression import gzip_zeros, zstd_zeros
+from tests.native.test_codec_compression import gzip_zeros, zstd_zeros
 from tests.codec.test_records_encoder import (GZIP, LZ4, SNAPPY, ZSTD, legacy_message, legacy_wrapper, v2_batch)
 from tests.fuzz import targets
 from tests.fuzz.conversation import conversation_pcap

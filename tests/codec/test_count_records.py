@@ -9,7 +9,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kwire.codec.records import count_v2_records, summarize_records
+from kwire.native.codec_records import count_v2_records, summarize_records
 from kwire.codec.values import RawRecords
 from kwire.pipeline import analyze_files
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kwire.codec.records import decode_records, summarize_records
+from kwire.native.codec_records import decode_records, summarize_records
 
 kio_schema = pytest.importorskip("kio.records.schema")
 kio_writers = pytest.importorskip("kio.records.writers")

@@ -8,7 +8,7 @@ import struct
 
 import pytest
 
-from kwire.codec.records import decode_records, summarize_records
+from kwire.native.codec_records import decode_records, summarize_records
 
 ck = pytest.importorskip("confluent_kafka")
 

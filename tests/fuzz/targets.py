@@ -53,9 +53,9 @@ except ImportError:  # pragma: no cover - a dependency
     orjson = None
 
 from kwire.capture.files import open_capture
-from kwire.codec.budget import RecordBudget
+from kwire.native.codec_budget import RecordBudget
 from kwire.codec.compiler import decoder_for
-from kwire.codec.records import count_v2_records, decode_records, summarize_records
+from kwire.native.codec_records import count_v2_records, decode_records, summarize_records
 from kwire.codec.schema import Field, MessageSchema
 from kwire.codec.schemas import all_schemas
 from kwire.errors import CaptureError, DecodeError

@@ -16,8 +16,8 @@ import pytest
 
 from kwire.capture.files import open_capture
 from kwire.capture.source import MAX_RECORD
-from kwire.codec.budget import RecordBudget
-from kwire.codec.records import decode_records
+from kwire.native.codec_budget import RecordBudget
+from kwire.native.codec_records import decode_records
 from kwire.errors import CaptureError, DecodeError
 from kwire.native.framing import Framer
 from tests.kafka.frames import finder

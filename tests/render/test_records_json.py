@@ -1,5 +1,5 @@
 """kwire.render.records_json: a records field's summary written as JSON text is, byte for byte, what
-orjson writes for kwire.codec.records.summarize_records' dict, and charges the budget the same; every
+orjson writes for kwire.native.codec_records.summarize_records' dict, and charges the budget the same; every
 field that is not whole v2 batches all listed goes the general way (None, the budget untouched)."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from kwire.codec.budget import RecordBudget
-from kwire.codec.records import crc32c, summarize_records
+from kwire.native.codec_budget import RecordBudget
+from kwire.native.codec_records import crc32c, summarize_records
 from kwire.codec.values import RawRecords
 from kwire.pipeline import RunSummary, analyze_files
 from kwire.render.records_json import summary_fragment

@@ -5,11 +5,11 @@ from __future__ import annotations
 import lz4.frame
 import pytest
 
-from kwire.codec import compression as c
-from kwire.codec.budget import RecordBudget
-from kwire.codec.records import decode_records, summarize_records
+from kwire.native import codec_compression as c
+from kwire.native.codec_budget import RecordBudget
+from kwire.native.codec_records import decode_records, summarize_records
 
-from .test_records_encoder import GZIP, LZ4, SNAPPY, compress, legacy_message, legacy_wrapper, v2_batch
+from tests.codec.test_records_encoder import GZIP, LZ4, SNAPPY, compress, legacy_message, legacy_wrapper, v2_batch
 
 TS = 1_600_000_000_000
 

@@ -15,10 +15,10 @@ import zstandard
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kwire.codec import compression as c
+from kwire.native import codec_compression as c
 from kwire.errors import DecodeError
 
-from .test_records_encoder import compress, xerial
+from tests.codec.test_records_encoder import compress, xerial
 
 DATA = b"".join(b"record %d of something fairly compressible; " % i for i in range(5000))
 CODECS = [c.GZIP, c.SNAPPY, c.LZ4, c.ZSTD]
@@ -258,7 +258,7 @@ def test_a_codec_library_that_cannot_be_mapped_is_out_of_memory(monkeypatch):
     out of memory (one line from the CLI), not an import error with a traceback; other import errors stay."""
     import builtins
 
-    from kwire.codec import compression
+    from kwire.native import codec_compression as compression
 
     real_import = builtins.__import__
 

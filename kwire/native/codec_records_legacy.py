@@ -16,9 +16,9 @@ from __future__ import annotations
 import struct
 import zlib
 
-from kwire.codec.budget import DATA_CUT, ENTRIES_CUT, note_cut
-from kwire.codec.compression import LZ4, codec_name, repair_legacy_lz4
-from kwire.codec.records_v2 import text_or_hex
+from kwire.native.codec_budget import DATA_CUT, ENTRIES_CUT, note_cut
+from kwire.native.codec_compression import LZ4, codec_name, repair_legacy_lz4
+from kwire.native.codec_records_v2 import text_or_hex
 from kwire.errors import DecodeError
 
 HEAD = struct.Struct(">qiIbb")  # Offset, MessageSize, Crc, Magic, Attributes: 18 bytes
@@ -136,7 +136,7 @@ def _inner_messages(mv) -> tuple[list, str | None]:
 
 def decode_legacy(mv, pos: int, budget, cuts: dict) -> dict:
     """A whole v0/v1 message at pos with "Records": itself, or a wrapper's inner messages, within
-    `budget` (a kwire.codec.budget.RecordBudget; budget cuts are counted in `cuts`)."""
+    `budget` (a kwire.native.codec_budget.RecordBudget; budget cuts are counted in `cuts`)."""
     try:
         fields = _parse(mv, pos)
     except DecodeError:

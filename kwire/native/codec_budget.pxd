@@ -1,4 +1,4 @@
-# Cython declarations for kwire/codec/budget.py (the compiled core, setup.py; the .py stays the one source and
+# Cython declarations for kwire/native/codec_budget.py (the compiled core, setup.py; the .py stays the one source and
 # runs as it is without Cython): RecordBudget, one per exchange with record sets, is an extension type, so it
 # is made, and read by the record walkers that cimport it, in C. Its amounts stay Python ints.
 

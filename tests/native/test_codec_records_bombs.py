@@ -8,11 +8,11 @@ import struct
 
 import pytest
 
-from kwire.codec.budget import RecordBudget
-from kwire.codec.records import decode_records, summarize_records
+from kwire.native.codec_budget import RecordBudget
+from kwire.native.codec_records import decode_records, summarize_records
 
-from .test_compression import GIB, _peak, gzip_zeros, lz4_zeros, zstd_zeros
-from .test_records_encoder import GZIP, LZ4, SNAPPY, ZSTD, legacy_wrapper, v2_batch
+from tests.native.test_codec_compression import GIB, _peak, gzip_zeros, lz4_zeros, zstd_zeros
+from tests.codec.test_records_encoder import GZIP, LZ4, SNAPPY, ZSTD, legacy_wrapper, v2_batch
 
 BOMBS = {
     "gzip": (GZIP, lambda: gzip_zeros(1024)),

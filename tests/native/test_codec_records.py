@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kwire.codec.records import decode_records, summarize_records
+from kwire.native.codec_records import decode_records, summarize_records
 
-from .test_records_encoder import (GZIP, LZ4, NONE, SNAPPY, ZSTD, control_batch, v2_batch, v2_record,
+from tests.codec.test_records_encoder import (GZIP, LZ4, NONE, SNAPPY, ZSTD, control_batch, v2_batch, v2_record,
                                    varint)
 
 TS = 1_700_000_000_000

@@ -8,7 +8,7 @@ Owns the public entry points:
 - `count_v2_records(buf)`: the records a set of whole v2 batches holds, from their headers alone
   (the statistics' fast path; None when the set is anything else).
 - `decode_records(buf, budget)`: what summarize_records gives, and "Records" on every batch, within a
-  kwire.codec.budget.RecordBudget: one per exchange, shared by every records field of its request and
+  kwire.native.codec_budget.RecordBudget: one per exchange, shared by every records field of its request and
   response. Batches decode until the budget's record data bytes (decompressed, or as stored when not
   compressed; what a failed decompression made counts too) or its entries (records and record
   headers) are used up; a batch past either gets an "error" and no (or only its first) records, and
@@ -64,12 +64,12 @@ def _crc32c_function():
 
 crc32c = _crc32c_function()
 
-from kwire.codec.compression import NONE, codec_name, decompress
-from kwire.codec.records_legacy import HEAD_FIELDS as LEGACY_FIELDS
-from kwire.codec.records_legacy import MIN_SIZE as LEGACY_MIN_SIZE
-from kwire.codec.records_legacy import decode_legacy, legacy_attributes, summarize_legacy
-from kwire.codec.budget import BATCHES_CUT, DATA_CUT, ENTRIES_CUT, RecordBudget, note_cut
-from kwire.codec.records_v2 import decode_v2_records
+from kwire.native.codec_compression import NONE, codec_name, decompress
+from kwire.native.codec_records_legacy import HEAD_FIELDS as LEGACY_FIELDS
+from kwire.native.codec_records_legacy import MIN_SIZE as LEGACY_MIN_SIZE
+from kwire.native.codec_records_legacy import decode_legacy, legacy_attributes, summarize_legacy
+from kwire.native.codec_budget import BATCHES_CUT, DATA_CUT, ENTRIES_CUT, RecordBudget, note_cut
+from kwire.native.codec_records_v2 import decode_v2_records
 from kwire.errors import DecodeError
 
 V2_HEADER = struct.Struct(">qiibIhiqqqhii")  # 61 bytes: every field up to and including RecordCount

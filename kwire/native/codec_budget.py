@@ -1,5 +1,5 @@
 """What decoding the record sets of one exchange may spend: the budget `decode_records` and
-`summarize_records` draw on (kwire.codec.records).
+`summarize_records` draw on (kwire.native.codec_records).
 
 One RecordBudget per exchange, shared by every records field of its request and response:
 
@@ -7,7 +7,7 @@ One RecordBudget per exchange, shared by every records field of its request and 
   before failing counts too: a bomb's excess, a corrupt stream's first blocks), an uncompressed
   batch's bytes. Nothing is decompressed once it is used up.
 - `entries`: records and record headers made into values (a record counts 1, each header 1).
-- `batches`: batch entries listed in the records fields; past it, batches are summed (kwire.codec.records
+- `batches`: batch entries listed in the records fields; past it, batches are summed (kwire.native.codec_records
   "unlisted"), never kept one by one.
 - `run_open`: whether the run's decompression budget (kept by the caller: kwire.render.records_run)
   still lets this exchange open compressed batches. `decompressed` counts what this exchange
@@ -21,7 +21,7 @@ limits when a caller gives none.
 
 from __future__ import annotations
 
-from kwire.codec.compression import DecompressedTooLarge, decompress, produced_by
+from kwire.native.codec_compression import DecompressedTooLarge, decompress, produced_by
 from kwire.errors import DecodeError
 from kwire.fields import reduce_by_fields, set_fields
 

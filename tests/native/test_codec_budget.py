@@ -1,4 +1,4 @@
-"""kwire.codec.budget: one RecordBudget per exchange, drawn on by every records field it decodes.
+"""kwire.native.codec_budget: one RecordBudget per exchange, drawn on by every records field it decodes.
 
 Record headers count like records; batches past the listed budget are summed, not kept; the run's
 decompression gate stops compressed batches from being opened and says so; `count_records` agrees
@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import random
 
-from kwire.codec.budget import RecordBudget
-from kwire.codec.records import count_records, decode_records, summarize_records
+from kwire.native.codec_budget import RecordBudget
+from kwire.native.codec_records import count_records, decode_records, summarize_records
 
-from .test_compression import zstd_zeros
-from .test_records_encoder import GZIP, ZSTD, control_batch, legacy_message, v2_batch
+from tests.native.test_codec_compression import zstd_zeros
+from tests.codec.test_records_encoder import GZIP, ZSTD, control_batch, legacy_message, v2_batch
 
 
 def test_record_headers_count_against_the_entries():
