@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from kwire.capture.files import open_capture  # noqa: E402
 from kwire.capture.stats import CaptureStats  # noqa: E402
-from kwire.net.decode import DecodeCounters, decode_segment  # noqa: E402
+from kwire.native.net_decode import DecodeCounters, decode_segment  # noqa: E402
 
 
 def _checksum(data: bytes) -> int:

@@ -105,8 +105,8 @@ def capture_deliveries(path: Path, tls_port: int):
 def plaintext_reference(path: Path, broker_port: int) -> tuple[float, int]:
     """kwire.tcp + kwire.kafka over the capture's plaintext leg (its packets only)."""
     from kwire.capture.files import read_captures
-    from kwire.kafka.connection import KafkaLayer
-    from kwire.net.decode import decode_segment
+    from kwire.native.kafka_connection import KafkaLayer
+    from kwire.native.net_decode import decode_segment
     from kwire.native.tcp_flows import FlowTable
 
     segments = [s for s in (decode_segment(p) for p in read_captures([path])) if s is not None
