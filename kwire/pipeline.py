@@ -1,17 +1,18 @@
 """The whole path from capture records to Exchanges, and the counters a run reports.
 
-`Pipeline` is sans-IO. It wires the layers through their contracts: capture records go to a
-RecordSink (kwire.native.fused.RecordFeed: the fast path, or PlainFeed), which feeds TCP (kwire.tcp.FlowTable);
-TCP hands each connection's bytes to its stream consumer: kwire.tls.TlsDetector looks at the first
-bytes and puts a TlsStream (decrypting with the key log, when one is given) in front of the Kafka
-consumer, or steps aside for plaintext (kwire.native.kafka_connection.KafkaStream, made by KafkaLayer.open);
-every TLS connection is noted in the summary when it closes (`tls_row`: what it showed, and why it
-was not decrypted). Kafka hands completed RawExchanges to the pipeline, which decodes them
-(kwire.exchanges), enriches them (kwire.enrich) and counts them. `feed(packet)` and
-`feed_capture(source)` return the Exchanges completed so far, in order; `finish()` the rest
-(requests never answered, connections still open at the end). `analyze_files(paths)` drives it
-over capture files (the only function here that opens anything). inspect, stats, live and the Spark
-executors all run this same code, so they cannot disagree on what an exchange is.
+`Pipeline` is sans-IO. It wires the layers through their contracts: capture records go to a RecordSink
+(kwire.native.fused.RecordFeed: the fast path, or PlainFeed), which feeds TCP
+(kwire.native.tcp_flows.FlowTable); TCP hands each connection's bytes to its stream consumer:
+kwire.tls.TlsDetector looks at the first bytes and puts a TlsStream (decrypting with the key log, when
+one is given) in front of the Kafka consumer, or steps aside for plaintext
+(kwire.native.kafka_connection.KafkaStream, made by KafkaLayer.open); every TLS connection is noted in
+the summary when it closes (`tls_row`: what it showed, and why it was not decrypted). Kafka hands
+completed RawExchanges to the pipeline, which decodes them (kwire.exchanges), enriches them
+(kwire.enrich) and counts them. `feed(packet)` and `feed_capture(source)` return the Exchanges completed
+so far, in order; `finish()` the rest (requests never answered, connections still open at the end).
+`analyze_files(paths)` drives it over capture files (the only function here that opens anything).
+inspect, stats, live and the Spark executors all run this same code, so they cannot disagree on what an
+exchange is.
 """
 
 from __future__ import annotations
