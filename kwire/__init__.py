@@ -4,14 +4,16 @@ Layers, lowest first; a module imports only the layers before its own in this ch
 kwire.model and kwire.errors), as pyproject.toml's import-linter contract states and tests/test_layers.py
 checks:
 
-capture -> net -> tcp -> tls -> kafka -> codec -> enrich -> exchanges -> parts_wire -> pipeline | time_order
--> query -> analytics -> forkpool -> parallel -> live -> render -> selection | keyfile -> spark -> cli
+capture -> net -> tcp -> tls -> kafka -> codec -> pipeline | time_order -> query -> analytics -> forkpool
+-> parallel -> live -> render -> selection | keyfile -> spark -> cli
 
 Native code (kwire.native: the net layer's decoders, TCP's engine, the fused record loop, Kafka's stream layer with
-its roles, framing, resync, request headers and pairing, the walk of record batches, the compiled decoders and
-other kernels) sits below every layer and imports, of kwire, only the contracts and tables of the layers it
-implements. Kafka's stream layer frames and pairs, and hands on raw exchanges (frames, not bodies); kwire.exchanges
-decodes the bodies with kwire.codec and builds each Exchange (kwire.model). docs/internals.md has the map.
+its roles, framing, resync, request headers and pairing, the walk of record batches, the compiled decoders, the
+exchange builder with its enricher and the exchange parts' wire format, and other kernels) implements the layers
+up to the Exchange and imports, of kwire, only their contracts and tables. Kafka's stream layer frames and pairs,
+and hands on raw exchanges (frames, not bodies); kwire.native.exchange_build decodes the bodies with kwire.codec's
+decoders and builds each Exchange (kwire.model), kwire.native.exchange_enrich names its topics and measures lag.
+docs/internals.md has the map.
 """
 
 __version__ = "0.1.0"

@@ -125,7 +125,7 @@ def new_exchange(connection_id, client, broker, status, correlation_id, api_key,
                  request_ts_ns, response_ts_ns, given_up_ts_ns, request_size, response_size, request, response,
                  request_outcome, response_outcome, unanswered, extra, wire) -> Exchange:
     """Exchange(...) with every field given (`extra` a dict), made without a call of its __init__: the
-    per-exchange path's maker (kwire.exchanges). Compiled, a C call that sets the fields in C."""
+    per-exchange path's maker (kwire.native.exchange_build). Compiled, a C call that sets the fields in C."""
     ex = Exchange.__new__(Exchange)
     ex.connection_id = connection_id
     ex.client = client

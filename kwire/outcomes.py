@@ -76,7 +76,7 @@ PENDING_OVERFLOW = "pending_overflow"
 # ---- who closed first: an exchange's `closed_by` (its `extra`, beside unanswered connection_closed) ------------
 BROKER_SIDE, CLIENT_SIDE = "broker", "client"
 # connection_closed as pairing hands it on with the side whose FIN or RST came first (kwire.native.kafka_pairing ->
-# kwire.exchanges, which makes it unanswered connection_closed and closed_by the side): never an Exchange's kind
+# kwire.native.exchange_build, which makes it unanswered connection_closed and closed_by the side): never an Exchange's kind
 CLOSED_BY = {f"{CONNECTION_CLOSED}/{side}": side for side in (BROKER_SIDE, CLIENT_SIDE)}
 CLOSED_BY_BROKER, CLOSED_BY_CLIENT = CLOSED_BY
 

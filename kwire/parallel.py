@@ -6,15 +6,15 @@ own bytes, so it can run elsewhere. `OrderedRenderer` takes the pipeline's outpu
 Exchanges it renders itself, RawExchanges (those `offloadable` picks) it ships in batches to a
 pool of worker processes, and it hands back rendered bytes strictly in the order they came.
 
-What stays in the main process: exchanges kwire.enrich reads or changes (kwire.enrich.enriched(api,
+What stays in the main process: exchanges kwire.native.exchange_enrich reads or changes (kwire.native.exchange_enrich.enriched(api,
 version): a Metadata answer names topic ids for later Fetches, Fetch requests remember offsets for
 lag; that state lives in one process and needs the capture's order) and responses without a
 request (nothing to decode).
 
 Bounded: at most `max_inflight` batches are out at a time; the main process waits for the oldest
 when there are more. The pool starts with the first full batch, so small captures never pay for it.
-A batch travels as one bytes object: each exchange's kwire.exchanges.ExchangeParts written into it
-as it comes (kwire.parts_wire), between kwire's own processes (kwire.forkpool: forked workers,
+A batch travels as one bytes object: each exchange's kwire.native.exchange_build.ExchangeParts written into it
+as it comes (kwire.native.exchange_wire), between kwire's own processes (kwire.forkpool: forked workers,
 pipes); a worker's result is a batch's rendered bytes in one piece and their sizes (RenderEach),
 and a count. Output is byte-for-byte what one process writes.
 
@@ -33,14 +33,14 @@ from typing import Callable, Iterator
 
 from kwire.analytics.resend_state import shard_of
 from kwire.codec.marks import carries_records
-from kwire.enrich import enriched
-from kwire.exchanges import build_from_parts
+from kwire.native.exchange_enrich import enriched
+from kwire.native.exchange_build import build_from_parts
 from kwire.forkpool import ForkPool, WorkerDied, can_fork
 from kwire.native.kafka_headers import version_key
 from kwire.native.kafka_pairing import RawExchange
 from kwire.model import Exchange
 from kwire.outcomes import is_malformed
-from kwire.parts_wire import PartsWriter, unpack
+from kwire.native.exchange_wire import PartsWriter, unpack
 
 # Exchanges per batch sent to a worker, and batches out at a time for each worker and for the main process
 # (max_inflight: 4 x (jobs + 1)): 256 and 4 rather than 512 and 2 (the same exchanges in flight, in pieces half
@@ -88,7 +88,7 @@ def offloadable(raw: RawExchange) -> bool:
     return not local
 
 
-_STAYS: dict[int, bool] = {}  # kwire.native.kafka_headers.version_key -> kwire.enrich.enriched
+_STAYS: dict[int, bool] = {}  # kwire.native.kafka_headers.version_key -> kwire.native.exchange_enrich.enriched
 
 
 def offloadable_with_records(raw: RawExchange) -> bool:
@@ -144,7 +144,7 @@ def _run_batch(packed: bytes, task) -> tuple[object, int]:
 
 
 def decode_packed(packed: bytes) -> tuple[list[Exchange], int]:
-    """A batch of exchange parts (kwire.parts_wire) decoded, in order, and how many of them had decode
+    """A batch of exchange parts (kwire.native.exchange_wire) decoded, in order, and how many of them had decode
     errors."""
     exchanges = [build_from_parts(parts) for parts in unpack(packed)]
     errors = 0

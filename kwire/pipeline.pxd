@@ -3,8 +3,8 @@
 # reads it and the kwire.model.Exchange in C. Its counts stay Python ints. ExchangeSink, which the Kafka layer
 # hands each exchange, is one too: decoding, enriching and counting an exchange are C calls from it.
 
-cimport kwire.exchanges as _exchanges
-from kwire.enrich cimport Enricher
+cimport kwire.native.exchange_build as _exchanges
+from kwire.native.exchange_enrich cimport Enricher
 from kwire.native.kafka_pairing cimport RawExchange
 from kwire.model cimport Exchange
 

@@ -7,8 +7,8 @@ kwire.tls.TlsDetector looks at the first bytes and puts a TlsStream (decrypting 
 one is given) in front of the Kafka consumer, or steps aside for plaintext
 (kwire.native.kafka_connection.KafkaStream, made by KafkaLayer.open); every TLS connection is noted in
 the summary when it closes (`tls_row`: what it showed, and why it was not decrypted). Kafka hands
-completed RawExchanges to the pipeline, which decodes them (kwire.exchanges), enriches them
-(kwire.enrich) and counts them. `feed(packet)` and `feed_capture(source)` return the Exchanges completed
+completed RawExchanges to the pipeline, which decodes them (kwire.native.exchange_build), enriches them
+(kwire.native.exchange_enrich) and counts them. `feed(packet)` and `feed_capture(source)` return the Exchanges completed
 so far, in order; `finish()` the rest (requests never answered, connections still open at the end).
 `analyze_files(paths)` drives it over capture files (the only function here that opens anything).
 inspect, stats, live and the Spark executors all run this same code, so they cannot disagree on what an
@@ -22,10 +22,10 @@ from typing import Callable, Iterable, Iterator
 
 from kwire.capture.files import open_captures
 from kwire.capture.packet import Packet
-from kwire import exchanges as _exchanges  # compiled: its cpdef functions called in C (kwire/pipeline.pxd)
+from kwire.native import exchange_build as _exchanges  # compiled: its cpdef functions called in C (kwire/pipeline.pxd)
 from kwire.capture.stats import CaptureStats
 from kwire.counts import count as counted
-from kwire.enrich import Enricher
+from kwire.native.exchange_enrich import Enricher
 from kwire.errors import CaptureError
 from kwire.fields import reduce_by_fields, set_fields
 from kwire.native.fused import PlainFeed, RecordFeed
@@ -158,7 +158,7 @@ class RunSummary:
 
 
 class ExchangeSink:
-    """Where the Kafka layer hands each exchange it completes (a Pipeline's): decoded (kwire.exchanges),
+    """Where the Kafka layer hands each exchange it completes (a Pipeline's): decoded (kwire.native.exchange_build),
     enriched and counted into `out`; or, when `offload(raw)` picks it, counted by status and put into `out`
     as it is. An extension type when compiled (kwire/pipeline.pxd), so that its work per exchange is C calls;
     it holds no reference to its Pipeline (whose `summary` and `enricher` are its own)."""
@@ -222,7 +222,7 @@ class Pipeline:
 
     @property
     def enricher(self):
-        """What enriches each decoded exchange (kwire.enrich.Enricher; kwire.spark.results puts its own)."""
+        """What enriches each decoded exchange (kwire.native.exchange_enrich.Enricher; kwire.spark.results puts its own)."""
         return self.sink.enricher
 
     @enricher.setter

@@ -1,7 +1,7 @@
 """Which exchanges a user asked to see: the filters of `inspect` (and of `stats`).
 
 A filter is a predicate over a decoded Exchange. Topic matching looks at the fields the schemas mark as
-holding a topic name or a topic id (kwire.codec.marks), and at the names kwire.enrich gave topic ids.
+holding a topic name or a topic id (kwire.codec.marks), and at the names kwire.native.exchange_enrich gave topic ids.
 "Errors" means: a non-zero ErrorCode anywhere in the response, a decode error, or an exchange that is
 not paired; an ApiVersions answered UNSUPPORTED_VERSION is version negotiation, not an error
 (kwire.codec.version_refusal). `error_codes(body)` walks every value of a body; `response_error_codes(ex)`
@@ -26,7 +26,7 @@ from typing import NamedTuple
 from kwire.codec.marks import TOPICS, message_tree, walk
 from kwire.codec.schemas import schema_for
 from kwire.codec.version_refusal import is_version_refusal
-from kwire.enrich import ZERO_UUID, topic_label
+from kwire.native.exchange_enrich import ZERO_UUID, topic_label
 from kwire.kafka.apis import API_BY_NAME
 from kwire.model import NO_RESPONSE, PAIRED, Exchange
 from kwire.outcomes import is_malformed
@@ -149,7 +149,7 @@ def _collect_error_codes(node: dict, out: list) -> None:
 
 
 def topics_of(ex: Exchange) -> set[str]:
-    """Every topic name and id the exchange's bodies hold, and the names kwire.enrich gave the ids."""
+    """Every topic name and id the exchange's bodies hold, and the names kwire.native.exchange_enrich gave the ids."""
     names: set[str] = set()
     for kind, body in (("request", ex.request), ("response", ex.response)):
         if not body:
@@ -179,7 +179,7 @@ PARTITION_LISTS = frozenset({"Partitions", "PartitionIndexes"})  # []int32 parti
 
 
 class TopicPartitions(NamedTuple):
-    label: str  # as kwire.enrich.topic_label names the topic struct
+    label: str  # as kwire.native.exchange_enrich.topic_label names the topic struct
     names: frozenset[str]  # every name and id the struct gives the topic (what --topic matches)
     partitions: tuple[int, ...]  # in body order, repeats removed
 

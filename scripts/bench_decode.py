@@ -5,7 +5,7 @@ Collects every request and response body of the paired exchanges in the given ca
 frames as the wire carried them), then times decoding them all, several rounds, in CPU time:
 bodies/s, exchanges/s and MB/s. Records stay lazy (batch summaries are a renderer's business), as
 in `kwire inspect` without --records; `--records` also summarises every record batch. `--build`
-times what the pipeline does per exchange instead: kwire.exchanges.build_from_parts (both bodies
+times what the pipeline does per exchange instead: kwire.native.exchange_build.build_from_parts (both bodies
 decoded and the Exchange made), on every exchange.
 
     python scripts/bench_decode.py captures/*.pcap /tmp/many-small.pcap [--rounds 5] [--records | --build]
@@ -20,7 +20,7 @@ from kwire.codec.compiler import decoder_for
 from kwire.native.codec_records import summarize_records
 from kwire.codec.schemas import schema_for
 from kwire.codec.values import RawRecords
-from kwire.exchanges import build_from_parts, exchange_parts
+from kwire.native.exchange_build import build_from_parts, exchange_parts
 from kwire.native.kafka_headers import parse_response_header
 from kwire.native.kafka_pairing import PAIRED
 from kwire.pipeline import analyze_files

@@ -2,10 +2,10 @@
 """What the live dashboard's process spends per exchange, on a real capture.
 
 Reads the captures once through a Pipeline that offloads every exchange, as the capture process of
-`kwire live` does (kwire.live.sniffer), and keeps the kwire.exchanges.ExchangeParts it would send,
+`kwire live` does (kwire.live.sniffer), and keeps the kwire.native.exchange_build.ExchangeParts it would send,
 in batches of BATCH. Then times, several rounds, in CPU time, what the dashboard's process does
 with them (kwire.live.ringfeed.RingFeeder._take): unpickle each message as the channel does and unpack its
-batch (kwire.parts_wire), decode
+batch (kwire.native.exchange_wire), decode
 and enrich each exchange, DashboardState.add_exchanges, and a snapshot every second of capture time
 (the screen asks about once a second), with the collector settled as the kwire command settles
 it. Prints microseconds per exchange, best of the rounds, and
@@ -28,15 +28,15 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from kwire.capture.files import open_captures  # noqa: E402
 from kwire.cli.main import settle_gc  # noqa: E402
-from kwire.enrich import Enricher  # noqa: E402
-from kwire.exchanges import build_from_parts  # noqa: E402
+from kwire.native.exchange_enrich import Enricher  # noqa: E402
+from kwire.native.exchange_build import build_from_parts  # noqa: E402
 from kwire.live.report import ReportedPipeline  # noqa: E402
 from kwire.live.labels import LabelCaps  # noqa: E402
 from kwire.live.metric_families import families  # noqa: E402
 from kwire.live.metrics_state import MetricsState  # noqa: E402
 from kwire.live.state import DashboardState  # noqa: E402
 from prometheus_client import CollectorRegistry, generate_latest  # noqa: E402
-from kwire.parts_wire import PartsWriter, unpack  # noqa: E402
+from kwire.native.exchange_wire import PartsWriter, unpack  # noqa: E402
 from kwire.pipeline import Pipeline  # noqa: E402
 
 BATCH = 1024  # kwire.live.sniffer.BATCH

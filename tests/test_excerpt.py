@@ -20,7 +20,7 @@ def kwire(*args: str) -> subprocess.CompletedProcess:
 
 
 def _unnamed(node):
-    """A body without the topic names kwire.enrich adds from Metadata answers (which an excerpt of
+    """A body without the topic names kwire.native.exchange_enrich adds from Metadata answers (which an excerpt of
     other exchanges does not carry)."""
     if isinstance(node, dict):
         return {k: _unnamed(v) for k, v in node.items() if k != "TopicName"}

@@ -138,7 +138,7 @@ def test_kinds_are_registered_once_with_their_text():
 
 
 def test_malformed_carries_the_field_and_offset_as_data():
-    from kwire.exchanges import decode_body
+    from kwire.native.exchange_build import decode_body
 
     body = bytes.fromhex("00000003" "00000001" "00")  # Metadata v0 request: Topics claims 3, then 1 byte
     decoded, outcome = decode_body(3, "request", 0, body, 0)
@@ -153,7 +153,7 @@ def test_a_body_the_packet_path_marks_cut_maps_to_its_kind():
     """What issue 26's packet path sets (PendingRequest.lost / RawExchange.response_lost =
     CUT_BY_SNAPLEN) becomes the body's outcome: not decoded, not malformed, blaming nobody on the wire."""
     from kwire.analytics.observe import observations
-    from kwire.exchanges import build_from_parts, exchange_parts
+    from kwire.native.exchange_build import build_from_parts, exchange_parts
     from kwire.outcomes import CUT_BY_SNAPLEN, is_malformed
 
     raw = next(iter(_raw_exchanges(ROOT / "captures" / "produce-consume-none.pcap")))
@@ -188,7 +188,7 @@ def test_a_body_past_the_entries_bound_is_kept_in_part(monkeypatch):
     """decode_body reads a body past KWIRE_MAX_BODY_ENTRIES in part (kwire.codec.partial): the elements the
     bound holds kept, the rest counted in the body and in the outcome, which blames nobody on the wire."""
     from kwire.codec import compiler
-    from kwire.exchanges import decode_body
+    from kwire.native.exchange_build import decode_body
     from kwire.outcomes import KEPT_IN_PART, KWIRE, blames
     from tests.render.hostile import encode_body
 

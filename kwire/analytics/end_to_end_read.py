@@ -12,7 +12,7 @@ a second time:
 - `fetch_reads(ex, spans, out)`: a consumer's Fetch answer (a follower's, ReplicaId >= 0, is not a
   consumer): per partition answered, (T.E2E_READ, ts, "fetch", consumer, topic, partition,
   fetch offset, first, last, batches, False); ts the answer's capture time, fetch offset the one the
-  request asked (kwire.enrich's lag rows; -1 when unknown), first/last/batches the whole batches the
+  request asked (kwire.native.exchange_enrich's lag rows; -1 when unknown), first/last/batches the whole batches the
   answer carried (kwire.analytics.resends.fetched reads them in its walk of the batch headers;
   -1, -1, 0 for an answer without records: it still says where the consumer stands), then the answer's
   correlation id and `leg`, a number for its broker address (zlib's CRC-32 of it): the same answer seen on
@@ -38,7 +38,7 @@ from zlib import crc32
 from kwire.analytics import tags as T
 from kwire.codec.record_prints import CONTROL, batch_heads
 from kwire.codec.values import RawRecords
-from kwire.enrich import topic_label
+from kwire.native.exchange_enrich import topic_label
 from kwire.model import Exchange
 
 

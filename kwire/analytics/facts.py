@@ -8,7 +8,7 @@ Owns the extraction from a decoded Exchange; nothing here counts or aggregates:
 - `partition_rows(ex)`: one PartitionRow (kwire.analytics.row) per (topic, partition) the exchange moved
   records for or measured: Fetch (bytes, records, lag), Produce (bytes, records), ShareFetch (bytes, records,
   acquired, redelivered, acknowledgements), ShareAcknowledge (acknowledgements). The `partitions` table.
-- `topic_names(ex)`: the (topic id, topic name) pairs a response states side by side (kwire.enrich).
+- `topic_names(ex)`: the (topic id, topic name) pairs a response states side by side (kwire.native.exchange_enrich).
 
 Definitions (the statistics inherit them):
 - ts_ns: the exchange's time, its request's capture time (its response's when it has no request).
@@ -27,10 +27,10 @@ Definitions (the statistics inherit them):
 - wait: a Fetch or ShareFetch answered empty at about its MaxWaitMs (kwire.analytics.exchange_kinds).
 - records: the RecordCount of every whole (not cut), non-control batch of a records field; a legacy
   compressed wrapper is not opened and counts 0. bytes: the size of the records field.
-- lag: exchange.extra["lag"] as kwire.enrich computes it (HighWatermark minus the FetchOffset asked).
+- lag: exchange.extra["lag"] as kwire.native.exchange_enrich computes it (HighWatermark minus the FetchOffset asked).
 - acknowledgements: records per AcknowledgeType (one type for the whole batch, or one per offset).
 - topic: the topic's label as the bodies give it ("Topic", "TopicName", "Name", then "TopicId"),
-  the precedence kwire.enrich uses; ids still unnamed are named later by `Aggregator.document`.
+  the precedence kwire.native.exchange_enrich uses; ids still unnamed are named later by `Aggregator.document`.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from kwire.codec.marks import message_tree, values
 from kwire.native.codec_records import count_records, count_v2_records
 from kwire.codec.schema import GROUP_ID
 from kwire.codec.values import RawRecords
-from kwire.enrich import topic_label, topic_pairs
+from kwire.native.exchange_enrich import topic_label, topic_pairs
 from kwire.kafka.error_codes import error_name
 from kwire.model import PAIRED, Exchange
 from kwire.outcomes import DECODED, MALFORMED, error_text, trailing_size

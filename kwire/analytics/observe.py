@@ -54,7 +54,7 @@ An evidence is (ts_ns, client, broker, correlation_id, api): it names an exchang
 
 from __future__ import annotations
 
-from kwire.enrich import topic_label
+from kwire.native.exchange_enrich import topic_label
 from kwire.analytics.changes_read import change_of
 from kwire.codec.version_refusal import throttle_read_as_asked
 from kwire.analytics.changes_apis import READERS as CHANGE_APIS
@@ -104,7 +104,7 @@ def observations(ex: Exchange, watch=None, row: dict | None = None, produce: tup
         out += [(T.QUORUM_EVENT, i, event) for i, event in enumerate(quorum_events(ex))]
     if api in RULE_APIS:
         rule_observations(ex, out)
-    if ex.unanswered is not None and ex.extra:  # connection_closed with its closed_by (kwire.exchanges)
+    if ex.unanswered is not None and ex.extra:  # connection_closed with its closed_by (kwire.native.exchange_build)
         broker_closed(ex, out)
     response = ex.response
     if response:

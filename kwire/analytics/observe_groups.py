@@ -34,7 +34,7 @@ named by id until kwire.analytics names them. Times are ns; a request's time unl
 
 from __future__ import annotations
 
-from kwire.enrich import topic_label
+from kwire.native.exchange_enrich import topic_label
 from kwire.codec.consumer_protocol import ASSIGNMENT_KEY, assignment_partitions
 from kwire.model import PAIRED, Exchange
 from kwire.analytics import tags as T

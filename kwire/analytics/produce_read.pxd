@@ -4,7 +4,7 @@
 
 cimport cython
 cimport kwire.native.c_reads as c_reads
-from kwire.enrich cimport topic_label
+from kwire.native.exchange_enrich cimport topic_label
 from kwire.model cimport Exchange
 
 # the module's private caches: dicts, so a look-up is a C call (a module attribute's .get is a Python call)

@@ -28,7 +28,7 @@ import struct
 from kwire.native import c_reads
 from kwire.native.codec_records import count_records
 from kwire.codec.values import RawRecords
-from kwire.enrich import topic_label
+from kwire.native.exchange_enrich import topic_label
 from kwire.model import Exchange
 from kwire.query import error_codes, error_tree, response_error_codes
 

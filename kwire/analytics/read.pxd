@@ -5,7 +5,7 @@
 from kwire.analytics.facts cimport exchange_row, produce_rows
 from kwire.analytics.observe cimport observations
 from kwire.analytics.produce_read cimport read_answer, request_partitions
-from kwire.enrich cimport topic_pairs
+from kwire.native.exchange_enrich cimport topic_pairs
 from kwire.model cimport Exchange
 
 cpdef tuple read_exchange(Exchange ex, watch=*)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from kwire.analytics.facts import exchange_row, partition_rows, produce_rows, topic_names
 from kwire.analytics.observe import observations
 from kwire.analytics.produce_read import read_answer, request_partitions
-from kwire.enrich import topic_pairs
+from kwire.native.exchange_enrich import topic_pairs
 from kwire.model import Exchange
 
 

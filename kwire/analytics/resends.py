@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from kwire.codec.record_prints import CONTROL, batch_heads, record_prints
 from kwire.codec.values import RawRecords
-from kwire.enrich import topic_label
+from kwire.native.exchange_enrich import topic_label
 from kwire.fields import reduce_by_fields, set_fields
 from kwire.kafka.error_codes import error_name
 from kwire.model import PAIRED, Exchange

@@ -18,7 +18,7 @@ it reads the throttle):
     ("rw", request_ns, answered_ns, throttle_ms, api_version, evidence)   throttle_not_honoured's window
 
 and, for a request left unanswered by a connection its broker closed first (`broker_closed`, called by
-kwire.analytics.observe for every unanswered exchange; the exchange's `closed_by`, kwire.exchanges):
+kwire.analytics.observe for every unanswered exchange; the exchange's `closed_by`, kwire.native.exchange_build):
 
     ("rc", closed_ns, api_key, api_version, decoded, evidence)   closed_instead_of_answering's candidate: decoded
                                                     whether the request body decoded whole
@@ -35,7 +35,7 @@ from kwire.analytics.rules_read_admin import READERS as ADMIN_READERS
 from kwire.codec.record_prints import CONTROL, V2_HEADER_SIZE, batch_heads
 from kwire.codec.values import RawRecords
 from kwire.codec.version_refusal import MOCK_LAYOUT
-from kwire.enrich import topic_label
+from kwire.native.exchange_enrich import topic_label
 from kwire.errors import DecodeError
 from kwire.kafka.primitives import read_varint, read_varlong
 from kwire.model import PAIRED, Exchange

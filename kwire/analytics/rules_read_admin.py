@@ -23,7 +23,7 @@ from __future__ import annotations
 from zlib import crc32
 
 from kwire.analytics import tags as T
-from kwire.enrich import topic_label
+from kwire.native.exchange_enrich import topic_label
 from kwire.model import NO_RESPONSE, PAIRED, Exchange
 
 VALIDATED, CREATED, EXISTS, AUTO = "validated", "created", "exists", "auto"

@@ -211,7 +211,7 @@ class _Generator:
     def __init__(self, schema: MessageSchema, version: int, lenient: bool = False):
         self.schema = schema
         self.version = version
-        self.lenient = lenient  # every null read as None, nullable or not (kwire.exchanges, after NullNotNullable)
+        self.lenient = lenient  # every null read as None, nullable or not (kwire.native.exchange_build, after NullNotNullable)
         self.flexible = schema.is_flexible(version)
         self.namespace: dict[str, object] = dict(_RUNTIME)
         self.chunks: list[str] = []

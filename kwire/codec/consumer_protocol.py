@@ -7,7 +7,7 @@ fields of the group apis, each an int16 version followed by the message (never f
 - ConsumerProtocolAssignment (v0-v3): SyncGroup request Assignments[].Assignment, SyncGroup response
   Assignment, DescribeGroups response Groups[].Members[].MemberAssignment.
 
-`decode_embedded(exchange)` is the one entry point (kwire.exchanges calls it after the bodies are
+`decode_embedded(exchange)` is the one entry point (kwire.native.exchange_build calls it after the bodies are
 decoded): it adds the decoded message right after the raw bytes it came from, under the message's
 name ("ConsumerProtocolSubscription" / "ConsumerProtocolAssignment"), as a dict starting with
 "Version". The raw bytes stay. Rules:

@@ -103,7 +103,7 @@ ROLES: dict[str, dict[str, str]] = {
     "IncrementalAlterConfigsRequest": _config_entries("Resources.Configs"),
 }
 
-# The apis whose requests (and answers) past KWIRE_MAX_BODY_ENTRIES are read in part (kwire.exchanges): the
+# The apis whose requests (and answers) past KWIRE_MAX_BODY_ENTRIES are read in part (kwire.native.exchange_build): the
 # admin apis the change log reads (kwire.analytics.changes_apis.READERS: tests/analytics/test_changes_caps.py
 # checks they are the same), so that padding a destructive request never hides it. Other bodies past the bound
 # are not kept: reading a million-entry answer in part costs seconds and a bound's worth of memory, for no

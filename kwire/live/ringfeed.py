@@ -5,8 +5,8 @@ snapshot, stop, wait, running, error, totals). `start()` opens the kwire.capture
 and the -w file in this process, so no permission, an unknown interface, a bad filter or a file that
 cannot be created fail with one CaptureError before any screen is drawn; then it forks the capture
 process (kwire.live.sniffer) and starts its thread. The thread decodes the exchanges each batch
-carries (kwire.exchanges.build_from_parts), enriches them in the order they completed
-(kwire.enrich: the order the Pipeline itself would enrich them in) and adds them to the
+carries (kwire.native.exchange_build.build_from_parts), enriches them in the order they completed
+(kwire.native.exchange_enrich: the order the Pipeline itself would enrich them in) and adds them to the
 DashboardState; it keeps the capture's last report for the snapshot (packets, drops, TCP and Kafka
 counters, requests in flight, connections that lost bytes).
 
@@ -24,9 +24,9 @@ import time
 
 from kwire.capture.pcapwrite import PcapWriter
 from kwire.capture.ring import RING_BYTES, RingCapture
-from kwire.enrich import Enricher
-from kwire.exchanges import build_from_parts
-from kwire.parts_wire import unpack
+from kwire.native.exchange_enrich import Enricher
+from kwire.native.exchange_build import build_from_parts
+from kwire.native.exchange_wire import unpack
 from kwire.live.feeder import IDLE_WAIT_S, SnapshotThread
 from kwire.live.report import ReportedPipeline
 from kwire.live.snapshot import Snapshot

@@ -6,7 +6,7 @@ RawExchange is offloaded (nothing is decoded here: decoding and figures are the 
 work, kwire.live.ringfeed), and sends over a kwire.live.channel pipe:
 
 - ("batch", parts, report): the exchanges completed since the last batch, their
-  kwire.exchanges.ExchangeParts in completion order packed as one bytes object (kwire.parts_wire; b""
+  kwire.native.exchange_build.ExchangeParts in completion order packed as one bytes object (kwire.native.exchange_wire; b""
   when there are none), and the capture's report so far (REPORT);
 - ("end", parts, report): the same, last: after the dashboard asked it to stop (a byte, or the end
   of file, on the stop pipe) and the blocks the kernel had handed over by then were read, or after
@@ -31,7 +31,7 @@ from kwire.capture.ring import NS, RingCapture
 from kwire.errors import CaptureError
 from kwire.live.channel import Sender, channel
 from kwire.live.report import pipeline_report
-from kwire.parts_wire import PartsWriter
+from kwire.native.exchange_wire import PartsWriter
 from kwire.pipeline import Pipeline
 
 BATCH = 1024       # exchanges per batch at most

@@ -9,7 +9,7 @@ compiled module of kwire cimports under the module's name (`cimport kwire.native
 - `c_text`: a decimal and a %lld/%s format written into a caller's buffer; a batch key's text and a batch
   header's JSON text made whole;
 - `c_ints`: a time's bucket at a resolution, a dict's look-up as a C call;
-- `c_parts`: the exchange parts' wire format (kwire.parts_wire) written and read;
+- `c_parts`: the exchange parts' wire format (kwire.native.exchange_wire) written and read;
 - `cython_stand_in`: the `cython.compiled` the pure-Python build reads where Cython is not installed.
 
 And modules compiled whole (setup.py, typed by the `.pxd` beside them; without a compiler their `.py` runs as it
@@ -19,9 +19,10 @@ classes and functions. Of kwire they import only the contracts of the layers the
 import contract): kwire.capture.packet (the records' layouts, Packet), kwire.net.segment and kwire.net.layout (a
 TCP segment, its flags, the header layout) and kwire.tcp.stream with kwire.tcp.closes (Connection, the stream
 consumer's interface, the close reasons), kwire.net.tables and kwire.net.drops (the dissector tables, why a
-packet was dropped), kwire.kafka.apis and kwire.kafka.primitives (the api table, varints),
+packet was dropped), kwire.kafka.apis and kwire.kafka.primitives (the api table, varints), kwire.codec (the
+schemas and the decoders made from them), kwire.model (the Exchange, what the boundary hands out),
 kwire.errors, kwire.outcomes and kwire.fields (error types, what became of a body, pickling by field); what else
-they need of Kafka they are given (caches, functions):
+they need they are given (caches, functions):
 
 - `fused`: capture records in, TCP's stream consumers' calls out: the record loops (RecordFeed, the fast path
   for plain IPv4 TCP, the rest handed on as Packets) in front of the flow table;
@@ -32,6 +33,11 @@ they need of Kafka they are given (caches, functions):
   StreamConsumer of a TCP connection that carries Kafka (KafkaStream): which end is the client (RoleDetector, on
   any port), framing (`framing`), finding the next frame after a gap, a request's header (RequestHeader) and the
   pairing of requests with responses by correlation id (Pairing, PendingRequest, RawExchange: what it hands on);
+- `exchange_build`, `exchange_enrich`, `exchange_wire`: paired exchanges out: a RawExchange's bodies decoded with
+  kwire.codec's decoders into an Exchange (kwire.model; `build_exchange`, or `exchange_parts` then
+  `build_from_parts` where the decoding is done in another process), the enrichment that needs the capture's
+  order (Enricher: topic ids named from Metadata answers, each Fetch's lag against the offsets asked before), and
+  the exchange parts' wire format between kwire's processes and Spark's tasks (PartsWriter, unpack);
 - `net_decode`, `net_layers`, `net_tunnels`: the net layer's decoders, for every packet the fused loop does not
   take (VLAN tags, IPv6, tunnels, Linux cooked captures: decode_segment -> a kwire.net.segment.Segment), registered
   in kwire.net.tables' dissector tables, where a new link layer or tunnel is added;
@@ -49,13 +55,15 @@ they need of Kafka they are given (caches, functions):
   their records to (kwire.capture.packet names it; kwire.native.fused's sinks derive from it);
 - `time_queue`: payloads held in time order in sorted columns, released by a bound (kwire.time_order).
 
-So the boundary stands today at raw exchanges: capture records in (kwire.capture's readers hand them to
-`fused.RecordFeed`), TCP's streams through Kafka's stream layer (`kafka_connection`), raw exchanges out
-(RawExchange: two frames, their times), which kwire.exchanges decodes. TLS sits between the two as plain Python
-(kwire.tls: a StreamConsumer that wraps Kafka's). The modules of kwire.compiled.CORE outside this package still sit
-in their layers (net's segment and layout, codec's compiler, exchanges, the analytics), the typed ones with a .pxd; they move in here a
-layer at a time, behind one contract (capture records in, paired exchanges and their facts as columns out: issue
-44), so that outside this package every module is plain Python. kwire.render, kwire.capture, kwire.tcp and
-kwire.kafka are plain Python already (kwire.tcp keeps the contract, the close reasons and a recorder; kwire.kafka
-the api table, the error codes and the wire's primitives).
+So the boundary stands today at paired exchanges: capture records in (kwire.capture's readers hand them to
+`fused.RecordFeed`), TCP's streams through Kafka's stream layer (`kafka_connection`), raw exchanges (RawExchange:
+two frames, their times) decoded into Exchanges (`exchange_build`) and enriched (`exchange_enrich`) out. TLS sits
+between TCP and Kafka as plain Python (kwire.tls: a StreamConsumer that wraps Kafka's); kwire.pipeline wires a run
+(its ExchangeSink hands each raw exchange to `exchange_build`). The modules of kwire.compiled.CORE outside this
+package still sit in their layers (the Exchange in kwire.model, net's segment and layout, codec's compiler, the
+pipeline's sink, kwire.parallel's choice of what to offload, the analytics), the typed ones with a .pxd; they move
+in here, or become plain Python, behind one contract (capture records in, paired exchanges and their facts as
+columns out: issue 44), so that outside this package every module is plain Python. kwire.render, kwire.capture,
+kwire.tcp and kwire.kafka are plain Python already (kwire.tcp keeps the contract, the close reasons and a
+recorder; kwire.kafka the api table, the error codes and the wire's primitives).
 """

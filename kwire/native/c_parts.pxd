@@ -1,4 +1,4 @@
-# The exchange parts' wire format (kwire.parts_wire) written and read in C, inlined by Cython where this file is
+# The exchange parts' wire format (kwire.native.exchange_wire) written and read in C, inlined by Cython where this file is
 # cimported (`cimport kwire.native.c_parts as c_parts`); kwire/native/c_parts.py is the same in Python, what the
 # pure build runs under the same names. Little-endian, written byte by byte: the same bytes on any machine. A
 # writer takes the batch's bytearray and the bytes packed in it (the bytearray may hold room past them) and

@@ -1,6 +1,6 @@
 """kwire/native/c_parts.pxd's wire format in Python: what the pure-Python build runs under the same names (a
-compiled module cimports the .pxd as `c_parts`, so there each is C). kwire.parts_wire's docstring gives the
-format; tests/test_parts_wire.py holds the two builds to the same bytes.
+compiled module cimports the .pxd as `c_parts`, so there each is C). kwire.native.exchange_wire's docstring gives the
+format; tests/native/test_exchange_wire.py holds the two builds to the same bytes.
 
 A writer takes the batch's bytearray and the bytes packed in it and returns the bytes packed after the value, -1
 when it wrote nothing (the caller writes the value its other way); `_unpack(data, unpickled)` reads the rows back,

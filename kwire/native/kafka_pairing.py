@@ -13,12 +13,12 @@ request with acks=0, which no broker answers, is reported as `no_response` at on
 (`unanswered`, a kind of kwire.outcomes: pending_overflow, connection_closed, connection_idle,
 capture_ended, no_answer_expected); the TCP layer's close reasons map to them by CLOSE_REASONS. After a FIN or
 RST, connection_closed is handed on with the side that closed first (kwire.outcomes.CLOSED_BY: conn.closer, set by
-kwire.native.tcp_flows), which kwire.exchanges makes the exchange's `closed_by`.
+kwire.native.tcp_flows), which kwire.native.exchange_build makes the exchange's `closed_by`.
 
 Memory: pending requests keep their bodies (for decoding when the answer comes) up to
 MAX_PENDING_BYTES per connection; past that the oldest pending bodies are dropped (`body` None,
 `dropped` True: the exchange is still paired and timed, and says its request body was not kept).
-Bodies stay raw here (kwire.exchanges decodes them); a RawExchange is what the Kafka layer hands on.
+Bodies stay raw here (kwire.native.exchange_build decodes them); a RawExchange is what the Kafka layer hands on.
 """
 
 from __future__ import annotations

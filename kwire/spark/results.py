@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from kwire.analytics import Aggregator
-from kwire.enrich import Enricher
+from kwire.native.exchange_enrich import Enricher
 from kwire.analytics.facts import EXCHANGE_COLUMNS
 from kwire.analytics.read import read_exchange
 from kwire.group_filter import members_of, offload_all_but_groups
@@ -60,7 +60,7 @@ class DecodeOptions:
 
 
 class ConnectionEnricher(Enricher):
-    """kwire.enrich.Enricher, one per connection: a task replays connections in an order unrelated to
+    """kwire.native.exchange_enrich.Enricher, one per connection: a task replays connections in an order unrelated to
     capture time, so names one connection's Metadata answers teach are kept to that connection (a
     connection's fetch offsets are its own anyway). The document does not depend on it (the
     Aggregator names topic ids from every answer); `--topic NAME` matches ids only where the same

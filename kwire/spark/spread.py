@@ -6,7 +6,7 @@ and needs nothing but each exchange's own bytes for the exchanges kwire.parallel
 enricher needs none of them, their frames are small), so, as `kwire stats --jobs` does in process,
 the reduce task leaves those undecoded (DecodeOptions.pipeline(spread=True)) and ships them in batches:
 
-    reduce task   Facts.add(RawExchange)  --RawBatches-->  RAWS rows (a packed batch: kwire.parts_wire)
+    reduce task   Facts.add(RawExchange)  --RawBatches-->  RAWS rows (a packed batch: kwire.native.exchange_wire)
                   --repartition(d), round robin-->         every task a like share of the batches, in
                                                            the order they left their reduce task; those of
                                                            one shard's Produce exchanges to one task
@@ -22,7 +22,7 @@ depends on nothing another saw (each connection in capture order; connections of
 their reduce tasks and flow keys give). Without it, the reduce stage lasts as long as the busiest connection:
 one task decodes all of it while the other cores idle. A batch is packed by the kwire task that
 built it and read by another kwire task of the same job (as kwire.parallel's batches between kwire's
-own processes): ints, strings and bytes in kwire.parts_wire's format; captured bytes stay bytes values.
+own processes): ints, strings and bytes in kwire.native.exchange_wire's format; captured bytes stay bytes values.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import pyarrow as pa
 from kwire.gc_policy import settle_gc
 from kwire.native.kafka_pairing import RawExchange
 from kwire.parallel import BATCH, BATCH_BYTES, decode_packed, produce_shard
-from kwire.parts_wire import PartsWriter
+from kwire.native.exchange_wire import PartsWriter
 from kwire.spark.results import DecodeOptions, Facts, PartitionResult
 from kwire.spark.wire import RESULT, dumps, is_raws, out_batches, raws_kind
 

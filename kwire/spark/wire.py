@@ -17,8 +17,8 @@ repartitions them by `part` and sorts each partition by SORT_COLUMNS; a reduce t
 A reduce task's rows (OUT_SCHEMA) are RESULT, XROWS and PROWS, and, when it spreads decoding
 (kwire.spark.stitch.Reducer's `spread`),
 
-    RAWS      exchanges paired but not decoded: a batch of kwire.exchanges.ExchangeParts packed by
-              kwire.parts_wire, for the decode stage (kwire.spark.spread), dealt to any decode task
+    RAWS      exchanges paired but not decoded: a batch of kwire.native.exchange_build.ExchangeParts packed by
+              kwire.native.exchange_wire, for the decode stage (kwire.spark.spread), dealt to any decode task
     ROUTED+s  the same, of Produce exchanges whose producer is of shard s (kwire.parallel.produce_shard):
               every such batch of shard s goes to one decode task (kwire.spark.job.dealt)
 

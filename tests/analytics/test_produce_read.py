@@ -16,7 +16,7 @@ from kwire.analytics.read import read_exchange
 from kwire.analytics.resend_state import ResendState
 from kwire.native.codec_budget import RecordBudget
 from kwire.native.codec_records import count_records, count_v2_records, summarize_records
-from kwire.enrich import Enricher, topic_label
+from kwire.native.exchange_enrich import Enricher, topic_label
 from kwire.model import PAIRED, Exchange
 from kwire.pipeline import analyze_files
 from kwire.query import response_error_codes

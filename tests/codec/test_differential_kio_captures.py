@@ -68,7 +68,7 @@ def test_kwire_reads_what_kio_reads_on_real_traffic(capture: Path):
             continue
         if api_key == 18 and kind == "response" and body[:2] == b"\x00\x23":
             # UNSUPPORTED_VERSION answers: Kafka says they use the v0 body whatever the version asked
-            # (kwire.exchanges applies that rule); kio reads them as the asked version. Kafka wins.
+            # (kwire.native.exchange_build applies that rule); kio reads them as the asked version. Kafka wins.
             continue
         entity, kio_end = kio_read(api_key, version, kind, body)
         if entity is None:

@@ -1,7 +1,7 @@
 """A null where Kafka's schema does not allow one (issue 46's null_not_nullable): every decoder of a body (the
 generated source, the decoders compiled ahead of time, the part reader of kwire.codec.partial) stops at that
 field with NullNotNullable, at the byte its length starts, as Kafka's own readers do ("non-nullable field ...
-was serialized as null"); nullable fields still read null; kwire.exchanges shows the body read leniently.
+was serialized as null"); nullable fields still read null; kwire.native.exchange_build shows the body read leniently.
 
 The bodies are written here byte by byte (each a few fields); the same faults on real traffic (Tansu's CreateAcls,
 the mock's SyncGroup and OffsetFetch) are tests/analytics/test_rules.py's. kio, an independent decoder, is the
@@ -19,7 +19,7 @@ from kwire.codec.compiler import _Generator, decoder_for
 from kwire.codec.partial import decode_in_part
 from kwire.codec.schemas import schema_for
 from kwire.errors import NULL_NOT_NULLABLE, DecodeError, NullNotNullable
-from kwire.exchanges import decode_body
+from kwire.native.exchange_build import decode_body
 
 I16, I32 = struct.Struct(">h").pack, struct.Struct(">i").pack
 

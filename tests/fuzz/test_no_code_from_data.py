@@ -39,9 +39,9 @@ ALLOWED = {
     # Batches kwire's main process builds (tuples of ints, strings, bytes), to the workers it forked,
     # and their results back, over pipes only the two hold.
     ("forkpool.py", "pickle"),
-    # Inside such a batch (kwire.parts_wire), the few values that are neither ints, strings nor bytes (where
+    # Inside such a batch (kwire.native.exchange_wire), the few values that are neither ints, strings nor bytes (where
     # frames lie on the wire: tuples kwire made of its own counts), pickled and unpickled by kwire alone.
-    ("parts_wire.py", "pickle"),
+    ("native/exchange_wire.py", "pickle"),
     # Batches kwire's capture process builds (tuples of ints, strings, bytes), to the dashboard's
     # process over a pipe only the two hold: as kwire.forkpool does.
     ("live/channel.py", "pickle"),

@@ -18,8 +18,8 @@ import pytest
 
 from kwire.analytics import Aggregator
 from kwire.capture.files import open_captures
-from kwire.enrich import Enricher
-from kwire.exchanges import build_from_parts, exchange_parts
+from kwire.native.exchange_enrich import Enricher
+from kwire.native.exchange_build import build_from_parts, exchange_parts
 from kwire.live.state import DashboardState
 from kwire.live.window import NS
 from kwire.pipeline import Pipeline, analyze_files

@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from kwire.native.kafka_pairing import RawExchange
 from kwire.parallel import BATCH, offloadable
-from kwire.parts_wire import pack, unpack
+from kwire.native.exchange_wire import pack, unpack
 from kwire.pipeline import analyze_files
 from kwire.spark.job import dealt, partition_keys
 from kwire.spark.results import DecodeOptions

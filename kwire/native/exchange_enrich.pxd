@@ -1,4 +1,4 @@
-# Cython declarations for kwire/enrich.py (the compiled core, setup.py; the .py stays the one source and runs
+# Cython declarations for kwire/native/exchange_enrich.py (the compiled core, setup.py; the .py stays the one source and runs
 # as it is without Cython): topic_pairs and topic_label, called by compiled modules for every exchange, in C
 # (a topic struct is a dict: its fields read without a method lookup); the Enricher and its plan per api and
 # version are extension types, reading the Exchange in C.

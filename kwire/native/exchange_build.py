@@ -161,7 +161,7 @@ def _plain_parts(raw: RawExchange, owned: bool) -> tuple:
         return (conn.id, client, broker, raw.status, raw.correlation_id, None, None, None, 0,
                 None, None, None, raw.response_ts_ns, raw.response_size, resp_body, None,
                 _wire(raw, None), raw.unanswered, None, raw.response_lost)
-    header = req.header  # compiled: an extension type, its fields read in C (kwire/exchanges.pxd)
+    header = req.header  # compiled: an extension type, its fields read in C (kwire/native/exchange_build.pxd)
     api_key, api_version, client_id, header_size = header.api_key, header.api_version, header.client_id, \
         header.header_size
     body = req.body

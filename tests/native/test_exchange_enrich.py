@@ -1,4 +1,4 @@
-"""kwire.enrich: topic ids get their names in every api and version, found by the schemas' marks.
+"""kwire.native.exchange_enrich: topic ids get their names in every api and version, found by the schemas' marks.
 
 The checks here do not use the marks: they look for Kafka's own field names ("TopicId", and "Topic",
 "Name", "TopicName" beside it) in bodies decoded from random valid encodings of every (api, kind,
@@ -14,7 +14,7 @@ import pytest
 
 from kwire.codec.compiler import decoder_for
 from kwire.codec.schemas import all_schemas
-from kwire.enrich import Enricher, enriched, topic_pairs
+from kwire.native.exchange_enrich import Enricher, enriched, topic_pairs
 from kwire.kafka.apis import APIS
 from kwire.model import Exchange
 from tests.fuzz.targets import encode

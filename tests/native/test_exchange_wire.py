@@ -1,4 +1,4 @@
-"""kwire.parts_wire: a batch of exchange parts packed as one bytes object and read back, the same bytes in both
+"""kwire.native.exchange_wire: a batch of exchange parts packed as one bytes object and read back, the same bytes in both
 builds (CI runs this file compiled and pure), every value back as it went (bodies as bytes), and a reader that
 refuses anything cut, lengthened or of a kind it never writes with a ValueError."""
 
@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from kwire.exchanges import exchange_parts
+from kwire.native.exchange_build import exchange_parts
 from kwire.native.framing import CutFrame
 from kwire.native.kafka_pairing import RawExchange
-from kwire.parts_wire import PartsWriter, frames_size, pack, unpack
+from kwire.native.exchange_wire import PartsWriter, frames_size, pack, unpack
 from kwire.pipeline import analyze_files
 
-CAPTURES = Path(__file__).parent.parent / "captures"
+CAPTURES = Path(__file__).resolve().parents[2] / "captures"
 
 
 def _i64(v: int) -> bytes:

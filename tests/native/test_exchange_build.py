@@ -1,4 +1,4 @@
-"""kwire.exchanges.build_from_parts against the plain way of decoding one body (decode_body, with
+"""kwire.native.exchange_build.build_from_parts against the plain way of decoding one body (decode_body, with
 kwire.native.kafka_headers.parse_response_header for where a response body starts): its per-(api, version)
 plan and its in-place reading of common response headers must give the same bodies and outcomes."""
 
@@ -8,7 +8,7 @@ import pytest
 
 from kwire.codec.consumer_protocol import EMBEDDED_API_KEYS
 from kwire.errors import DecodeError
-from kwire.exchanges import build_from_parts, decode_body, exchange_parts
+from kwire.native.exchange_build import build_from_parts, decode_body, exchange_parts
 from kwire.native.kafka_headers import parse_response_header
 from kwire.outcomes import MALFORMED
 from kwire.pipeline import analyze_files

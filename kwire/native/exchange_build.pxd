@@ -1,4 +1,4 @@
-# Cython declarations for kwire/exchanges.py (the compiled core, setup.py; the .py stays the one source and runs
+# Cython declarations for kwire/native/exchange_build.py (the compiled core, setup.py; the .py stays the one source and runs
 # as it is without Cython): exchange_parts reads a pairing's RawExchange and its PendingRequest in C (extension
 # types, kwire/native/kafka_pairing.pxd); _build reads the plan of its api and version (an extension type) in C,
 # and its parts, a plain tuple, item by item (an ExchangeParts, a tuple of a subclass, is copied into one first).

@@ -1,8 +1,8 @@
 """Exchanges' parts packed as one bytes object: how a batch of them travels to another process.
 
 kwire.parallel ships batches of exchanges to its worker processes, and kwire.spark.spread ships them
-between Spark tasks: each exchange as the plain values of kwire.exchanges.ExchangeParts (read off a
-RawExchange by kwire.exchanges._plain_parts), its bodies as bytes. Pickling a list of 512 tuples of 20
+between Spark tasks: each exchange as the plain values of kwire.native.exchange_build.ExchangeParts (read off a
+RawExchange by kwire.native.exchange_build._plain_parts), its bodies as bytes. Pickling a list of 512 tuples of 20
 values, and building those tuples first, cost the main process of `inspect --json` (which reads,
 reassembles and pairs while its workers decode) a fifth of its time on many small exchanges.
 `PartsWriter.add(raw)` writes an exchange's values straight into one buffer instead, its bodies
@@ -21,14 +21,14 @@ tag byte and what it holds:
 The data is made by kwire of values it built, never of captured bytes as a pickle; `unpack` still
 checks every size against the data it has, and raises ValueError on anything it did not write. The values are
 written and read by kwire.native.c_parts: compiled, in C (c_parts.pxd); in the pure-Python build the same bytes
-with struct (c_parts.py; tests/test_parts_wire.py holds the two to them).
+with struct (c_parts.py; tests/native/test_exchange_wire.py holds the two to them).
 """
 
 from __future__ import annotations
 
 import pickle
 
-from kwire import exchanges as _exchanges  # compiled: _plain_parts is a C call (kwire/parts_wire.pxd)
+from kwire.native import exchange_build as _exchanges  # compiled: _plain_parts is a C call (kwire/native/exchange_wire.pxd)
 from kwire.native.kafka_pairing import RawExchange
 from kwire.native import c_parts
 

@@ -1,9 +1,9 @@
-# Cython declarations for kwire/parts_wire.py (the compiled core, setup.py; the .py stays the one source and runs
+# Cython declarations for kwire/native/exchange_wire.py (the compiled core, setup.py; the .py stays the one source and runs
 # as it is without Cython): PartsWriter is an extension type; its values are written and read in C by
 # kwire/native/c_parts.pxd.
 
 cimport cython
-cimport kwire.exchanges as _exchanges
+cimport kwire.native.exchange_build as _exchanges
 cimport kwire.native.c_parts as c_parts
 from kwire.native.kafka_pairing cimport PendingRequest, RawExchange
 
