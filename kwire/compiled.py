@@ -34,8 +34,8 @@ import sys
 # kwire/fields.py, kwire/native/codec_records_legacy.py) stays plain Python: each costs install time, and each one
 # outside kwire/native is native code outside the place it is to live (issue 44, docs/internals.md).
 CORE = (
-    "kwire/native/fused.py", "kwire/pipeline.py", "kwire/native/exchange_build.py", "kwire/native/exchange_enrich.py",
-    "kwire/model.py", "kwire/outcomes.py", "kwire/parallel.py", "kwire/native/exchange_wire.py",
+    "kwire/native/fused.py", "kwire/native/exchange_build.py", "kwire/native/exchange_enrich.py",
+    "kwire/native/exchange_sink.py", "kwire/native/exchange_wire.py", "kwire/model.py", "kwire/outcomes.py",
     "kwire/native/net_decode.py", "kwire/native/net_layers.py", "kwire/native/net_tunnels.py",
     "kwire/net/layout.py", "kwire/net/segment.py",
     "kwire/native/tcp_flows.py", "kwire/native/tcp_outoforder.py", "kwire/native/tcp_reassembly.py",

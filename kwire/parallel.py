@@ -3,7 +3,7 @@
 The main process reads the capture, reassembles TCP and pairs frames (kwire.pipeline); decoding
 the bodies and rendering them is most of the remaining work and needs nothing but the exchange's
 own bytes, so it can run elsewhere. `OrderedRenderer` takes the pipeline's output in order:
-Exchanges it renders itself, RawExchanges (those `offloadable` picks) it ships in batches to a
+Exchanges it renders itself, RawExchanges (those kwire.native.exchange_sink.offloadable picks) it ships in batches to a
 pool of worker processes, and it hands back rendered bytes strictly in the order they came.
 
 What stays in the main process: exchanges kwire.native.exchange_enrich reads or changes (kwire.native.exchange_enrich.enriched(api,
@@ -32,14 +32,12 @@ from collections import deque
 from typing import Callable, Iterator
 
 from kwire.analytics.resend_state import shard_of
-from kwire.codec.marks import carries_records
-from kwire.native.exchange_enrich import enriched
 from kwire.native.exchange_build import build_from_parts
 from kwire.forkpool import ForkPool, WorkerDied, can_fork
-from kwire.native.kafka_headers import version_key
 from kwire.native.kafka_pairing import RawExchange
 from kwire.model import Exchange
 from kwire.outcomes import is_malformed
+from kwire.native.exchange_sink import PRODUCE
 from kwire.native.exchange_wire import PartsWriter, unpack
 
 # Exchanges per batch sent to a worker, and batches out at a time for each worker and for the main process
@@ -49,9 +47,7 @@ from kwire.native.exchange_wire import PartsWriter, unpack
 BATCH = 256
 INFLIGHT_PER_JOB = 4
 BATCH_BYTES = 1 << 20  # or fewer, when their frames add up to this
-MAX_OFFLOADED_BYTES = 64 << 10  # request + response frames of an exchange sent to a worker
 MIN_CPUS = 2
-PRODUCE = 0  # api key
 MAX_QUEUED = 4096  # texts rendered here that may wait in the tag of one batch in progress
 MAX_QUEUED_BYTES = 8 << 20  # or fewer, when they add up to this (a Produce of 1,000 batches: 800 KB of JSON)
 
@@ -68,47 +64,6 @@ def _test_knob(name: str, default: int) -> int:
 # Test knobs: KWIRE_TEST_BATCH exchanges per batch makes workers start and share the traffic even on a small
 # capture; KWIRE_TEST_HOLD_BYTES makes a folding worker hand its state over that often (kwire stats).
 BATCH = _test_knob("KWIRE_TEST_BATCH", BATCH)
-
-
-def offloadable(raw: RawExchange) -> bool:
-    """Should this exchange be decoded and rendered in another process? Only when nothing but its
-    own bytes is needed, and they are few: a big frame's decoding is cheap per byte (record
-    batches are summarised, not decoded) while shipping it costs copies both ways."""
-    req = raw.request
-    if req is None or req.size + (raw.response_size or 0) > MAX_OFFLOADED_BYTES:
-        return False
-    header = req.header
-    api_key, api_version = header.api_key, header.api_version  # compiled: read in C (kwire/parallel.pxd)
-    key = version_key(api_key, api_version)  # both int16 off the wire: one int, not a tuple
-    local = _STAYS.get(key)
-    if local is None:
-        local = enriched(api_key, api_version)
-        if len(_STAYS) < 4096:  # bounded: the wire chooses these numbers
-            _STAYS[key] = local
-    return not local
-
-
-_STAYS: dict[int, bool] = {}  # kwire.native.kafka_headers.version_key -> kwire.native.exchange_enrich.enriched
-
-
-def offloadable_with_records(raw: RawExchange) -> bool:
-    """`offloadable` when every record is decoded (`--records`): exchanges of apis that carry records
-    stay here too, where the run's decompression budget is kept and charged in capture order
-    (kwire.render.records_run), so what it cuts does not depend on the number of workers."""
-    return offloadable(raw) and not carries_records(raw.request.header.api_key)
-
-
-def offloadable_to_fold(raw: RawExchange) -> bool:
-    """`offloadable`, and every Produce exchange of a version the enricher leaves alone, however big: what
-    `kwire stats` sends to workers (FoldedBatches routes a producer's Produce exchanges all to one, where
-    they are read for resends in their order, `produce_shard`; one counted here would be read apart)."""
-    if offloadable(raw):
-        return True
-    req = raw.request
-    if req is None:
-        return False
-    header = req.header
-    return header.api_key == PRODUCE and not enriched(PRODUCE, header.api_version)
 
 
 def produce_shard(raw: RawExchange) -> int | None:

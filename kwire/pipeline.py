@@ -7,9 +7,9 @@ kwire.tls.TlsDetector looks at the first bytes and puts a TlsStream (decrypting 
 one is given) in front of the Kafka consumer, or steps aside for plaintext
 (kwire.native.kafka_connection.KafkaStream, made by KafkaLayer.open); every TLS connection is noted in
 the summary when it closes (`tls_row`: what it showed, and why it was not decrypted). Kafka hands
-completed RawExchanges to the pipeline, which decodes them (kwire.native.exchange_build), enriches them
-(kwire.native.exchange_enrich) and counts them. `feed(packet)` and `feed_capture(source)` return the Exchanges completed
-so far, in order; `finish()` the rest (requests never answered, connections still open at the end).
+completed RawExchanges to the pipeline's sink (kwire.native.exchange_sink.ExchangeSink), which decodes them
+(kwire.native.exchange_build), enriches them (kwire.native.exchange_enrich) and counts them into the RunSummary.
+`feed(packet)` and `feed_capture(source)` return the Exchanges completed so far, in order; `finish()` the rest (requests never answered, connections still open at the end).
 `analyze_files(paths)` drives it over capture files (the only function here that opens anything).
 inspect, stats, live and the Spark executors all run this same code, so they cannot disagree on what an
 exchange is.
@@ -17,23 +17,20 @@ exchange is.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator
 
 from kwire.capture.files import open_captures
 from kwire.capture.packet import Packet
-from kwire.native import exchange_build as _exchanges  # compiled: its cpdef functions called in C (kwire/pipeline.pxd)
 from kwire.capture.stats import CaptureStats
 from kwire.counts import count as counted
 from kwire.native.exchange_enrich import Enricher
+from kwire.native.exchange_sink import ExchangeCounts, ExchangeSink
 from kwire.errors import CaptureError
-from kwire.fields import reduce_by_fields, set_fields
 from kwire.native.fused import PlainFeed, RecordFeed
 from kwire.native.kafka_connection import DEFAULT_MAX_FRAME, KafkaLayer
 from kwire.native.kafka_pairing import RawExchange
 from kwire.native.kafka_resync import request_chain
-from kwire.model import NO_REQUEST, NO_RESPONSE, PAIRED, Exchange
-from kwire.outcomes import is_malformed
+from kwire.model import Exchange
 from kwire.native.net_decode import SUPPORTED_LINKTYPES, TUNNEL, UNOPENED, DecodeCounters, decode_empty, decode_segment
 from kwire.net.drops import DROPS, FRAGMENTS, MALFORMED, SHORT, TOO_DEEP
 from kwire.native.tcp_flows import FlowTable
@@ -46,51 +43,22 @@ def plain_kafka(buf, scan: dict) -> tuple[bool, int]:
     """For kwire.tls.detect: does a plaintext Kafka request frame chain parse in these bytes?"""
     return request_chain(buf, scan, DEFAULT_MAX_FRAME)
 
-@dataclass  # compiled, an extension type (kwire/pipeline.pxd; Cython's dataclass takes no `slots`)
-class RunSummary:
-    """What one run saw, for the closing summary line and `stats`."""
 
-    capture: CaptureStats = field(default_factory=CaptureStats)
-    net: dict[str, int] = field(default_factory=dict)
-    tcp: dict[str, int] = field(default_factory=dict)
-    kafka: dict[str, int] = field(default_factory=dict)
-    connections: set[int] = field(default_factory=set)  # connections that carried Kafka
-    exchanges: int = 0
-    paired: int = 0
-    no_response: int = 0
-    no_request: int = 0
-    decode_errors: int = 0
-    capture_errors: list[str] = field(default_factory=list)
-    unknown_linktypes: dict[int, list[str]] = field(default_factory=dict)
-    tls: TlsNotes = field(default_factory=TlsNotes)  # the TLS connections (kwire.tls.info.tls_row)
-    keylog_given: bool = False
+class RunSummary(ExchangeCounts):
+    """What one run saw, for the closing summary line and `stats`: the exchanges it counted (ExchangeCounts: by
+    status, their connections, the decode errors; counted by the native sink, kwire.native.exchange_sink) and the
+    counters of every layer."""
 
-    __reduce__ = reduce_by_fields  # the same state compiled or not (kwire.fields)
-    __setstate__ = set_fields
-
-    def count(self, ex: Exchange) -> None:
-        status = ex.status  # count_status, inline: once per exchange
-        self.exchanges += 1
-        self.connections.add(ex.connection_id)
-        if status == PAIRED:
-            self.paired += 1
-        elif status == NO_RESPONSE:
-            self.no_response += 1
-        elif status == NO_REQUEST:
-            self.no_request += 1
-        if is_malformed(ex):
-            self.decode_errors += 1
-
-    def count_status(self, status: str, connection_id: int) -> None:
-        """An exchange whose bodies are decoded elsewhere (its decode errors are added there)."""
-        self.exchanges += 1
-        self.connections.add(connection_id)
-        if status == PAIRED:
-            self.paired += 1
-        elif status == NO_RESPONSE:
-            self.no_response += 1
-        elif status == NO_REQUEST:
-            self.no_request += 1
+    def __init__(self) -> None:
+        super().__init__()
+        self.capture = CaptureStats()
+        self.net: dict[str, int] = {}
+        self.tcp: dict[str, int] = {}
+        self.kafka: dict[str, int] = {}
+        self.capture_errors: list[str] = []
+        self.unknown_linktypes: dict[int, list[str]] = {}
+        self.tls = TlsNotes()  # the TLS connections (kwire.tls.info.tls_row)
+        self.keylog_given = False
 
     @property
     def gaps(self) -> int:
@@ -155,37 +123,6 @@ class RunSummary:
         if connections:
             said.append(f"{counted(connections, 'TCP connection')}, none seen to be Kafka")
         return [f"no Kafka: {'; '.join(said)}"] if said else []
-
-
-class ExchangeSink:
-    """Where the Kafka layer hands each exchange it completes (a Pipeline's): decoded (kwire.native.exchange_build),
-    enriched and counted into `out`; or, when `offload(raw)` picks it, counted by status and put into `out`
-    as it is. An extension type when compiled (kwire/pipeline.pxd), so that its work per exchange is C calls;
-    it holds no reference to its Pipeline (whose `summary` and `enricher` are its own)."""
-
-    __slots__ = ("offload", "decode", "enricher", "summary", "out")
-    __reduce__ = reduce_by_fields  # the same state compiled or not (kwire.fields)
-    __setstate__ = set_fields
-
-    def __init__(self, offload: Callable[[RawExchange], bool] | None, decode: bool, enricher, summary: RunSummary):
-        self.offload = offload
-        self.decode = decode
-        self.enricher = enricher
-        self.summary = summary
-        self.out: list = []
-
-    def on_raw(self, raw: RawExchange) -> None:
-        """The Kafka layer completed an exchange: decode, enrich, count it (or offload it)."""
-        offload = self.offload
-        if offload is not None and offload(raw):
-            self.summary.count_status(raw.status, raw.conn.id)
-            self.out.append(raw)
-            return
-        ex = _exchanges._build(_exchanges._plain_parts(raw, False), self.decode)  # build_exchange, in C
-        if self.decode:
-            self.enricher.enrich(ex)
-        self.summary.count(ex)
-        self.out.append(ex)
 
 
 class Pipeline:

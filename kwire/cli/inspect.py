@@ -24,7 +24,8 @@ from kwire.cli.output import binary_writer
 from kwire.cli.progress import read_progress
 from kwire.counts import count
 from kwire.native.kafka_pairing import RawExchange
-from kwire.parallel import OrderedRenderer, default_jobs, offloadable, offloadable_with_records
+from kwire.native.exchange_sink import offloadable, offloadable_with_records
+from kwire.parallel import OrderedRenderer, default_jobs
 from kwire.pipeline import RunSummary
 from kwire.render.jsonl import JsonLines
 from kwire.render.records_run import RecordsRun

@@ -28,7 +28,8 @@ from kwire.cli.faults import without_faulty
 from kwire.errors import KwireError, fault_line, is_fault
 from kwire.counts import count as counted
 from kwire.native.kafka_pairing import RawExchange
-from kwire.parallel import FoldedBatches, default_jobs, offloadable_to_fold, produce_shard
+from kwire.native.exchange_sink import offloadable_to_fold
+from kwire.parallel import FoldedBatches, default_jobs, produce_shard
 from kwire.pipeline import RunSummary
 from kwire.render.units import human_bytes
 from kwire.safe_text import term_safe

@@ -38,6 +38,9 @@ they need they are given (caches, functions):
   `build_from_parts` where the decoding is done in another process), the enrichment that needs the capture's
   order (Enricher: topic ids named from Metadata answers, each Fetch's lag against the offsets asked before), and
   the exchange parts' wire format between kwire's processes and Spark's tasks (PartsWriter, unpack);
+- `exchange_sink`: where Kafka's stream layer hands each raw exchange (ExchangeSink: decoded, enriched, counted
+  into an ExchangeCounts, kwire.pipeline.RunSummary's base), and which exchanges another process may decode
+  (`offloadable`: kwire.parallel, kwire spark);
 - `net_decode`, `net_layers`, `net_tunnels`: the net layer's decoders, for every packet the fused loop does not
   take (VLAN tags, IPv6, tunnels, Linux cooked captures: decode_segment -> a kwire.net.segment.Segment), registered
   in kwire.net.tables' dissector tables, where a new link layer or tunnel is added;
@@ -59,9 +62,9 @@ So the boundary stands today at paired exchanges: capture records in (kwire.capt
 `fused.RecordFeed`), TCP's streams through Kafka's stream layer (`kafka_connection`), raw exchanges (RawExchange:
 two frames, their times) decoded into Exchanges (`exchange_build`) and enriched (`exchange_enrich`) out. TLS sits
 between TCP and Kafka as plain Python (kwire.tls: a StreamConsumer that wraps Kafka's); kwire.pipeline wires a run
-(its ExchangeSink hands each raw exchange to `exchange_build`). The modules of kwire.compiled.CORE outside this
+(its ExchangeSink, `exchange_sink`'s, hands each raw exchange to `exchange_build`). The modules of kwire.compiled.CORE outside this
 package still sit in their layers (the Exchange in kwire.model, net's segment and layout, codec's compiler, the
-pipeline's sink, kwire.parallel's choice of what to offload, the analytics), the typed ones with a .pxd; they move
+analytics), the typed ones with a .pxd; they move
 in here, or become plain Python, behind one contract (capture records in, paired exchanges and their facts as
 columns out: issue 44), so that outside this package every module is plain Python. kwire.render, kwire.capture,
 kwire.tcp and kwire.kafka are plain Python already (kwire.tcp keeps the contract, the close reasons and a

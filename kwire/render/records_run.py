@@ -12,7 +12,7 @@ may decompress over the whole run, with the environment variables that change th
 
 `RecordsRun` is kept in one process and charged in capture order: when records are decoded, the
 exchanges of apis that carry records (kwire.codec.marks.carries_records) are never sent to worker
-processes (kwire.parallel.offloadable_with_records), so what the run's budget cuts, and so the
+processes (kwire.native.exchange_sink.offloadable_with_records), so what the run's budget cuts, and so the
 output, does not depend on `--jobs`.
 """
 

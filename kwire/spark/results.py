@@ -20,7 +20,7 @@ from kwire.analytics.facts import EXCHANGE_COLUMNS
 from kwire.analytics.read import read_exchange
 from kwire.group_filter import members_of, offload_all_but_groups
 from kwire.native.kafka_pairing import RawExchange
-from kwire.parallel import offloadable_to_fold
+from kwire.native.exchange_sink import offloadable_to_fold
 from kwire.pipeline import Pipeline, RunSummary
 from kwire.query import ExchangeFilter
 from kwire.spark.wire import PROWS, XROWS, table_bytes
@@ -46,7 +46,7 @@ class DecodeOptions:
     def pipeline(self, spread: bool = False) -> Pipeline:
         """A Pipeline whose stream layers (TLS, Kafka, decoding) a task drives connection by connection,
         each connection enriched on its own (ConnectionEnricher); gathering a group's members, only
-        the group apis are decoded; `spread`: the exchanges kwire.parallel.offloadable_to_fold picks are
+        the group apis are decoded; `spread`: the exchanges kwire.native.exchange_sink.offloadable_to_fold picks are
         left undecoded, for the decode stage (kwire.spark.spread: every Produce exchange of a shard decoded by
         one task)."""
         self.open_tunnels()

@@ -2,7 +2,7 @@
 
 A connection is reassembled, decrypted and paired by one reduce task (kwire.spark.stitch): its bytes
 must meet the stream layers in order. Decoding the bodies and counting them is most of what remains,
-and needs nothing but each exchange's own bytes for the exchanges kwire.parallel.offloadable picks (the
+and needs nothing but each exchange's own bytes for the exchanges kwire.native.exchange_sink.offloadable picks (the
 enricher needs none of them, their frames are small), so, as `kwire stats --jobs` does in process,
 the reduce task leaves those undecoded (DecodeOptions.pipeline(spread=True)) and ships them in batches:
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import orjson
 
 import kwire.parallel as parallel
+from kwire.native.exchange_sink import offloadable_with_records
 from kwire.cli.inspect import write_json_lines
 from kwire.cli.keys import Reading
 from kwire.pipeline import RunSummary, analyze_files
@@ -99,7 +100,7 @@ def _json_run(path, jobs: int, limit: int) -> tuple[list[dict], RecordsRun]:
     out.buffer = io.BytesIO()
     run = RecordsRun(limit=limit)
     write_json_lines(Reading([str(path)]), RunSummary(), None, JsonLines("full", False, ExchangeFilter(), run), jobs,
-                     out, offload=parallel.offloadable_with_records)
+                     out, offload=offloadable_with_records)
     return [orjson.loads(line) for line in out.buffer.getvalue().splitlines()], run
 
 

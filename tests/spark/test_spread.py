@@ -12,7 +12,8 @@ from pathlib import Path
 import pyarrow as pa
 
 from kwire.native.kafka_pairing import RawExchange
-from kwire.parallel import BATCH, offloadable
+from kwire.native.exchange_sink import offloadable
+from kwire.parallel import BATCH
 from kwire.native.exchange_wire import pack, unpack
 from kwire.pipeline import analyze_files
 from kwire.spark.job import dealt, partition_keys
