@@ -31,17 +31,18 @@ import sys
 # spends its time per packet and per exchange (cProfile of stats and inspect --json), not every module: each
 # one costs about 2 s of the machine's compiler at install, and a module that runs once per capture gains nothing.
 # A module whose compiled form saves no measurable work (callgrind of each run as Python alone, docs/speed.md:
-# kwire/fields.py, kwire/native/codec_records_legacy.py) stays plain Python: each costs install time, and each one
-# outside kwire/native is native code outside the place it is to live (issue 44, docs/internals.md).
+# kwire/fields.py, kwire/native/codec_records_legacy.py, kwire/codec/compiler.py: start-up alone) stays plain Python:
+# each costs install time, and each one outside kwire/native is native code outside the place it is to live (issue 44,
+# docs/internals.md); where a plain module's function was the hot part, it moved in (kwire.outcomes' is_malformed is
+# kwire.native.exchange_build's).
 CORE = (
     "kwire/native/fused.py", "kwire/native/exchange_build.py", "kwire/native/exchange_enrich.py",
-    "kwire/native/exchange_sink.py", "kwire/native/exchange_wire.py", "kwire/model.py", "kwire/outcomes.py",
+    "kwire/native/exchange_sink.py", "kwire/native/exchange_wire.py", "kwire/model.py",
     "kwire/native/net_decode.py", "kwire/native/net_layers.py", "kwire/native/net_tunnels.py",
-    "kwire/net/layout.py", "kwire/net/segment.py",
     "kwire/native/tcp_flows.py", "kwire/native/tcp_outoforder.py", "kwire/native/tcp_reassembly.py",
     "kwire/native/kafka_connection.py", "kwire/native/kafka_headers.py", "kwire/native/kafka_pairing.py",
     "kwire/native/kafka_resync.py", "kwire/native/kafka_roles.py",
-    "kwire/native/codec_budget.py", "kwire/codec/compiler.py", "kwire/native/codec_records.py", "kwire/native/codec_records_v2.py",
+    "kwire/native/codec_budget.py", "kwire/native/codec_records.py", "kwire/native/codec_records_v2.py",
     "kwire/analytics/aggregate.py", "kwire/analytics/analysis.py", "kwire/analytics/caps.py", "kwire/analytics/delivery.py",
     "kwire/analytics/facts.py",
     "kwire/analytics/figures.py",

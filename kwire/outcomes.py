@@ -5,8 +5,9 @@ say which one happened, every outcome kwire reports is one kind registered here,
 whom it blames and the text a person reads. The Exchange carries kinds (`request_outcome`,
 `response_outcome`: a BodyOutcome; `status` and `unanswered`: exchange kinds); every output
 carries them under the names of docs/vocabulary.md; counters, filters and findings read kinds
-(`is_malformed`, `blames`), never text. Text comes only from `describe` (and from the decoder's own
-words for what was wrong at a malformed field, kept as the outcome's `reason`).
+(`blames`; whether an exchange is malformed: kwire.native.exchange_build.is_malformed), never text. Text comes
+only from `describe` (and from the decoder's own words for what was wrong at a malformed field, kept as the
+outcome's `reason`).
 
 What can happen to a body (a request or response frame's body, after its header):
     decoded          decoded whole
@@ -218,14 +219,6 @@ def kind_of(outcome: BodyOutcome | None) -> str | None:
 
 def trailing_size(outcome: BodyOutcome | None) -> int:
     return outcome.size if outcome is not None and outcome.kind == TRAILING_BYTES else 0
-
-
-def is_malformed(ex) -> bool:
-    """A body of the exchange did not decode as Kafka's schema says (what `decode_errors` counts and
-    `failed` includes); bodies not kept, cut or without a decoder are not malformed."""
-    req, resp = ex.request_outcome, ex.response_outcome
-    return ((req is not None and req is not DECODED_BODY and req.kind == MALFORMED)  # most bodies: DECODED_BODY
-            or (resp is not None and resp is not DECODED_BODY and resp.kind == MALFORMED))
 
 
 def blames(kind: str | None) -> str | None:

@@ -32,11 +32,10 @@ from collections import deque
 from typing import Callable, Iterator
 
 from kwire.analytics.resend_state import shard_of
-from kwire.native.exchange_build import build_from_parts
+from kwire.native.exchange_build import build_from_parts, is_malformed
 from kwire.forkpool import ForkPool, WorkerDied, can_fork
 from kwire.native.kafka_pairing import RawExchange
 from kwire.model import Exchange
-from kwire.outcomes import is_malformed
 from kwire.native.exchange_sink import PRODUCE
 from kwire.native.exchange_wire import PartsWriter, unpack
 

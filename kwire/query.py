@@ -29,7 +29,7 @@ from kwire.codec.version_refusal import is_version_refusal
 from kwire.native.exchange_enrich import ZERO_UUID, topic_label
 from kwire.kafka.apis import API_BY_NAME
 from kwire.model import NO_RESPONSE, PAIRED, Exchange
-from kwire.outcomes import is_malformed
+from kwire.native.exchange_build import is_malformed
 
 
 def parse_api(text: str) -> int:

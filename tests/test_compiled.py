@@ -78,7 +78,7 @@ def test_compiled_and_pure_give_the_same_bytes_on_every_committed_capture(needs_
 
 
 def test_modules_run_compiled_unless_kwire_pure(needs_compiled_core):
-    code = "import kwire.net.layout as m, kwire.native.fused as f; print(m.__file__); print(f.__file__)"
+    code = "import kwire.native.net_layers as m, kwire.native.fused as f; print(m.__file__); print(f.__file__)"
     compiled_files = run_python(code, pure=False).stdout.split()
     pure_files = run_python(code, pure=True).stdout.split()
     assert all(f.endswith(".so") for f in compiled_files), compiled_files
@@ -86,20 +86,20 @@ def test_modules_run_compiled_unless_kwire_pure(needs_compiled_core):
 
 
 def test_a_module_whose_source_changed_runs_from_source(needs_compiled_core):
-    code = ("import kwire.compiled as c; c._finder.built_from['kwire.net.layout'] = '0' * 64; "
-            "import kwire.net.layout as m, kwire.net.segment as s; print(m.__file__); print(s.__file__)")
+    code = ("import kwire.compiled as c; c._finder.built_from['kwire.native.net_layers'] = '0' * 64; "
+            "import kwire.native.net_layers as m, kwire.native.net_tunnels as s; print(m.__file__); print(s.__file__)")
     changed, unchanged = run_python(code, pure=False).stdout.split()
-    assert changed.endswith("layout.py") and unchanged.endswith(".so")
+    assert changed.endswith("net_layers.py") and unchanged.endswith(".so")
 
 
 def test_report_counts_a_changed_source(tmp_path, monkeypatch):
-    digest = compiled.source_digest(str(ROOT / "kwire" / "net" / "layout.py"))
-    sources = {"kwire.net.layout": digest, "kwire.net.segment": "0" * 64}
+    digest = compiled.source_digest(str(ROOT / "kwire" / "native" / "net_layers.py"))
+    sources = {"kwire.native.net_layers": digest, "kwire.native.net_tunnels": "0" * 64}
     monkeypatch.setattr(compiled, "_built_from", lambda: sources)
     monkeypatch.setattr(compiled, "_finder", compiled.SourceWhereNewer(pure=False))
     report = compiled.report()
     assert report.startswith("compiled core: 1 of 2 modules (1 changed since the build run from source: "
-                             "kwire.net.segment"), report
+                             "kwire.native.net_tunnels"), report
 
 
 def test_the_digest_covers_the_declarations_and_what_they_cimport(tmp_path):

@@ -154,7 +154,8 @@ def test_a_body_the_packet_path_marks_cut_maps_to_its_kind():
     CUT_BY_SNAPLEN) becomes the body's outcome: not decoded, not malformed, blaming nobody on the wire."""
     from kwire.analytics.observe import observations
     from kwire.native.exchange_build import build_from_parts, exchange_parts
-    from kwire.outcomes import CUT_BY_SNAPLEN, is_malformed
+    from kwire.native.exchange_build import is_malformed
+    from kwire.outcomes import CUT_BY_SNAPLEN
 
     raw = next(iter(_raw_exchanges(ROOT / "captures" / "produce-consume-none.pcap")))
     raw.response_lost = CUT_BY_SNAPLEN

@@ -79,7 +79,7 @@ def exchange_row(ex: Exchange, found: list[int] | None = None) -> ExchangeRow:
     req, resp = ex.request_outcome, ex.response_outcome
     req_kind = None if req is None else req.kind
     resp_kind = None if resp is None else resp.kind
-    # kwire.query.has_error: not paired, a malformed body (kwire.outcomes.is_malformed), or an error code
+    # kwire.query.has_error: not paired, a malformed body (kwire.native.exchange_build.is_malformed), or an error code
     failed = status != PAIRED or req_kind == MALFORMED or resp_kind == MALFORMED or bool(codes)
     api = ex.api
     request = ex.request

@@ -60,13 +60,13 @@ they need they are given (caches, functions):
 
 So the boundary stands today at paired exchanges: capture records in (kwire.capture's readers hand them to
 `fused.RecordFeed`), TCP's streams through Kafka's stream layer (`kafka_connection`), raw exchanges (RawExchange:
-two frames, their times) decoded into Exchanges (`exchange_build`) and enriched (`exchange_enrich`) out. TLS sits
-between TCP and Kafka as plain Python (kwire.tls: a StreamConsumer that wraps Kafka's); kwire.pipeline wires a run
-(its ExchangeSink, `exchange_sink`'s, hands each raw exchange to `exchange_build`). The modules of kwire.compiled.CORE outside this
-package still sit in their layers (the Exchange in kwire.model, net's segment and layout, codec's compiler, the
-analytics), the typed ones with a .pxd; they move
-in here, or become plain Python, behind one contract (capture records in, paired exchanges and their facts as
-columns out: issue 44), so that outside this package every module is plain Python. kwire.render, kwire.capture,
-kwire.tcp and kwire.kafka are plain Python already (kwire.tcp keeps the contract, the close reasons and a
-recorder; kwire.kafka the api table, the error codes and the wire's primitives).
+two frames, their times) decoded into Exchanges (`exchange_build`), enriched (`exchange_enrich`) and counted
+(`exchange_sink`) out. TLS sits between TCP and Kafka as plain Python (kwire.tls: a StreamConsumer that wraps
+Kafka's); kwire.pipeline, plain Python, wires a run. The modules of kwire.compiled.CORE outside this package are
+the Exchange (kwire.model) and the analytics that read it field by field, each with a .pxd; they move in here, or
+become plain Python, behind one contract (capture records in, paired exchanges and their facts as columns out:
+issue 44), so that outside this package every module is plain Python. kwire.capture, kwire.net, kwire.tcp,
+kwire.kafka, kwire.codec and kwire.render are plain Python already (kwire.net keeps the dissector tables, the
+segment and the header layout; kwire.tcp the contract, the close reasons and a recorder; kwire.kafka the api
+table, the error codes and the wire's primitives; kwire.codec the schemas and the generator of their decoders).
 """

@@ -6,7 +6,7 @@
 cimport cython
 from kwire.native.kafka_headers cimport RequestHeader
 from kwire.native.kafka_pairing cimport PendingRequest, RawExchange
-from kwire.model cimport new_exchange
+from kwire.model cimport Exchange, new_exchange
 
 # the module's private caches: dicts, so a look-up is a C call (a module attribute's .get is a Python call)
 cdef dict _PLANS
@@ -24,3 +24,4 @@ cpdef build_from_parts(parts, bint decode=*)
 @cython.locals(plan=_Plan)
 cpdef _build(tuple parts, bint decode)
 cpdef tuple _decode_response(_Plan plan, api_key, version, body)
+cpdef bint is_malformed(Exchange ex)

@@ -18,6 +18,9 @@ first (kwire.outcomes.CLOSED_BY): it becomes unanswered connection_closed and `e
 
 Protocol quirk, kept here: an ApiVersions response whose ErrorCode is UNSUPPORTED_VERSION (35) is
 written in the v0 body whatever version was asked (the broker cannot know which the client speaks).
+
+`is_malformed(ex)`: whether a body of the exchange did not decode (what a run's decode errors count; compiled, a C
+call that reads the exchange's outcomes in C).
 """
 
 from __future__ import annotations
@@ -321,3 +324,11 @@ def _refusal(body, pos: int, v0: BodyOutcome) -> tuple[dict, BodyOutcome]:
     except DecodeError:
         return ({"ErrorCode": UNSUPPORTED_VERSION},
                 v0._replace(reason=f"UNSUPPORTED_VERSION answer is not the v0 body Kafka specifies ({v0.reason})"))
+
+
+def is_malformed(ex: Exchange) -> bool:
+    """A body of the exchange did not decode as Kafka's schema says (what `decode_errors` counts and
+    `failed` includes); bodies not kept, cut or without a decoder are not malformed."""
+    req, resp = ex.request_outcome, ex.response_outcome
+    return ((req is not None and req is not DECODED_BODY and req.kind == MALFORMED)  # most bodies: DECODED_BODY
+            or (resp is not None and resp is not DECODED_BODY and resp.kind == MALFORMED))

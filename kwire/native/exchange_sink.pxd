@@ -6,6 +6,7 @@
 
 cimport cython
 cimport kwire.native.exchange_build as _exchanges
+from kwire.native.exchange_build cimport is_malformed
 from kwire.native.exchange_enrich cimport Enricher
 from kwire.native.kafka_headers cimport RequestHeader, version_key
 from kwire.native.kafka_pairing cimport PendingRequest, RawExchange

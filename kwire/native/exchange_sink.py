@@ -23,10 +23,10 @@ from kwire.codec.marks import carries_records
 from kwire.fields import reduce_by_fields, set_fields
 from kwire.model import NO_REQUEST, NO_RESPONSE, PAIRED, Exchange
 from kwire.native import exchange_build as _exchanges  # compiled: its cpdef functions called in C (the .pxd)
+from kwire.native.exchange_build import is_malformed
 from kwire.native.exchange_enrich import enriched
 from kwire.native.kafka_headers import version_key
 from kwire.native.kafka_pairing import RawExchange
-from kwire.outcomes import is_malformed
 
 MAX_OFFLOADED_BYTES = 64 << 10  # request + response frames of an exchange sent to a worker
 PRODUCE = 0  # api key

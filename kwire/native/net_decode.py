@@ -29,7 +29,8 @@ from kwire.capture.packet import Packet
 from kwire.native import net_tunnels  # noqa: F401 - registers the tunnels in the tables
 from kwire.net.drops import DROP_NAMES, TOO_DEEP
 from kwire.native.net_layers import reject
-from kwire.net.layout import ETH_IPV4_TCP, ETHERNET_HEADER, MIN_FRAME, TCP_PAYLOAD_AT, plain_ipv4_tcp
+from kwire.net.layout import (ETH_IPV4_TCP, ETHERNET_HEADER, FRAGMENTED, IPPROTO_TCP, MIN_FRAME, PLAIN_HEAD_HI,
+                               PLAIN_HEAD_LO, TCP_PAYLOAD_AT)
 from kwire.net.segment import Segment
 from kwire.net.tables import LINKS, MAX_LAYERS, MAX_NOTES, NO_END
 
@@ -97,7 +98,8 @@ def decode_record(ts_ns: int, linktype: int, data, counters: DecodeCounters | No
         # Fast path, the common case: untagged Ethernet, IPv4 without options, unfragmented TCP.
         # One unpack; anything else falls through to the general path below.
         head, total, frag, proto, src, dst, sport, dport, seq, ack, doff, flags = ETH_IPV4_TCP(data, 0)
-        if plain_ipv4_tcp(head, frag, proto):
+        # kwire.net.layout.plain_ipv4_tcp's test, inline (the same names): a plain-Python call per packet
+        if PLAIN_HEAD_LO <= head <= PLAIN_HEAD_HI and proto == IPPROTO_TCP and not frag & FRAGMENTED:
             p = TCP_PAYLOAD_AT[doff]
             end = ETHERNET_HEADER + total
             if MIN_FRAME <= p <= end and p <= n:

@@ -21,7 +21,8 @@ from kwire.codec.values import RawRecords
 from kwire.counts import count as counted
 from kwire.kafka.error_codes import error_name
 from kwire.model import PAIRED, Exchange
-from kwire.outcomes import is_cut, is_malformed
+from kwire.native.exchange_build import is_malformed
+from kwire.outcomes import is_cut
 from kwire.query import error_codes, topic_partitions
 from kwire.render.units import human_bytes
 
