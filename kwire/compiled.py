@@ -37,22 +37,22 @@ import sys
 # kwire.native.exchange_build's).
 CORE = (
     "kwire/native/fused.py", "kwire/native/exchange_build.py", "kwire/native/exchange_enrich.py",
-    "kwire/native/exchange_sink.py", "kwire/native/exchange_wire.py", "kwire/model.py",
+    "kwire/native/exchange_sink.py", "kwire/native/exchange_wire.py", "kwire/native/exchange_facts.py",
+    "kwire/native/exchange_produce.py", "kwire/native/exchange_row.py", "kwire/native/exchange_errors.py",
+    "kwire/model.py",
     "kwire/native/net_decode.py", "kwire/native/net_layers.py", "kwire/native/net_tunnels.py",
     "kwire/native/tcp_flows.py", "kwire/native/tcp_outoforder.py", "kwire/native/tcp_reassembly.py",
     "kwire/native/kafka_connection.py", "kwire/native/kafka_headers.py", "kwire/native/kafka_pairing.py",
     "kwire/native/kafka_resync.py", "kwire/native/kafka_roles.py",
     "kwire/native/codec_budget.py", "kwire/native/codec_records.py", "kwire/native/codec_records_v2.py",
-    "kwire/analytics/aggregate.py", "kwire/analytics/analysis.py", "kwire/analytics/caps.py", "kwire/analytics/delivery.py",
-    "kwire/analytics/facts.py",
-    "kwire/analytics/figures.py",
-    "kwire/analytics/findings_delivery.py", "kwire/analytics/mergeable.py", "kwire/analytics/observe.py",
-    "kwire/analytics/produce_read.py", "kwire/analytics/read.py", "kwire/analytics/row.py",
-    "kwire/analytics/resend_state.py", "kwire/analytics/resends.py", "kwire/analytics/series.py",
-    "kwire/analytics/traffic.py",
     "kwire/native/batch_json.py", "kwire/native/distribution.py", "kwire/native/framing.py",
     "kwire/native/json_line.py", "kwire/native/raw_records.py", "kwire/native/record_walk.py",
     "kwire/native/time_queue.py",
+    "kwire/analytics/aggregate.py", "kwire/analytics/analysis.py", "kwire/analytics/caps.py",
+    "kwire/analytics/delivery.py", "kwire/analytics/figures.py", "kwire/analytics/findings_delivery.py",
+    "kwire/analytics/mergeable.py", "kwire/analytics/observe.py", "kwire/analytics/read.py",
+    "kwire/analytics/resend_state.py", "kwire/analytics/resends.py", "kwire/analytics/series.py",
+    "kwire/analytics/traffic.py",
 )
 SOURCES_FILE = "compiled-sources.txt"  # in the kwire package folder: "<module> <source_digest>" lines
 PURE_ENV = "KWIRE_PURE"

@@ -1,7 +1,7 @@
 """kwire's one table of facts: every fact an exchange or a partition carries, and every Prometheus metric family,
 declared once with its name, unit, type, nullability and meaning.
 
-From these declarations come the columns of an exchange's and a partition's row (kwire.analytics.row), the Arrow
+From these declarations come the columns of an exchange's and a partition's row (kwire.native.exchange_row), the Arrow
 and Spark schemas of the Parquet tables and of the data source (kwire.spark.results, kwire.spark.schemas), the
 families the metrics service and `stats --metrics` write (kwire.live.metric_families: name, type, unit, labels and
 HELP text), and the tables of docs/vocabulary.md (scripts/gen_vocabulary.py writes them; tests/test_vocabulary.py

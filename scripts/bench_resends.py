@@ -21,7 +21,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from kwire.analytics import Aggregator, observe  # noqa: E402
-from kwire.analytics.facts import exchange_row, partition_rows, topic_names  # noqa: E402
+from kwire.native.exchange_facts import exchange_row, partition_rows, topic_names  # noqa: E402
 from kwire.pipeline import analyze_files  # noqa: E402
 
 

@@ -99,7 +99,7 @@ def test_a_capture_cut_before_any_kafka_byte_says_so(tmp_path):
 def test_an_answer_lost_in_a_gap_is_paired_without_it():
     """Requests 1, 2, 3; the broker's bytes holding 1's end and 2's start were lost; 3 is answered. 2 was
     answered too (in order): a paired exchange, its answer marked as not captured, not a failure."""
-    from kwire.analytics.facts import exchange_row
+    from kwire.native.exchange_facts import exchange_row
     from kwire.native.exchange_build import build_exchange
     from kwire.tcp.recorder import StreamGap
     from tests.kafka.frames import Tracker, request_frame, response_frame

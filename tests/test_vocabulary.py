@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from kwire.analytics import Aggregator
-from kwire.analytics.facts import exchange_row
+from kwire.native.exchange_facts import exchange_row
 from kwire.native import kafka_pairing as pairing
 from kwire.outcomes import KINDS
 from kwire.pipeline import analyze_files
@@ -182,7 +182,7 @@ def test_the_page_holds_the_tables_the_vocabulary_makes():
 def test_partition_columns_are_the_declared_facts(exchanges):
     pytest.importorskip("pyarrow")
     pytest.importorskip("pyspark")
-    from kwire.analytics.facts import partition_rows
+    from kwire.native.exchange_facts import partition_rows
     from kwire.spark.results import ARROW_PARTITIONS
     from kwire.spark.schemas import PARTITION_SCHEMA
 

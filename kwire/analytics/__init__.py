@@ -1,14 +1,14 @@
 """Analytics shared by `kwire stats`, `kwire spark` and `kwire live`: one definition of each figure.
 
-- kwire.analytics.facts: Exchange -> flat rows (exchange_row, partition_rows, topic_names);
-  kwire.analytics.row: the rows' type (ExchangeRow, PartitionRow: fields, and a Mapping of their names).
+- kwire.native.exchange_facts: Exchange -> flat rows (exchange_row, partition_rows, topic_names);
+  kwire.native.exchange_row: the rows' type (ExchangeRow, PartitionRow: fields, and a Mapping of their names).
 - kwire.analytics.read: Exchange -> (row, partition rows, topic names, observations), each body read
   once for all of them (read_exchange: what stats, live and spark feed an Aggregator);
-  kwire.analytics.produce_read: a Produce's partitions, batches and answer, read once.
+  kwire.native.exchange_produce: a Produce's partitions, batches and answer, read once.
 - kwire.native.distribution: exact latency distributions, nearest-rank percentiles, histograms.
 - kwire.analytics.series: mergeable time series with self-coarsening resolution.
 - kwire.analytics.aggregate: the mergeable Aggregator and its `document()` (the stats JSON).
-- kwire.analytics.exchange_kinds: waits (long polls answered empty) and version negotiation.
+- kwire.native.exchange_kinds: waits (long polls answered empty) and version negotiation.
 - kwire.analytics.observe, observe_groups, resends: Exchange -> observations for groups and findings.
 - kwire.analytics.analysis: the mergeable state behind `groups` (kwire.analytics.groups) and
   `findings` (kwire.analytics.findings and findings_groups, findings_traffic, findings_delivery,
@@ -31,7 +31,7 @@ from kwire.safe_text import json_safe_text
 from kwire.analytics.aggregate import FORMAT, Aggregator
 from kwire.analytics.figures import Figures
 from kwire.native.distribution import nearest_rank, percentiles
-from kwire.analytics.facts import exchange_row, partition_rows, topic_names
+from kwire.native.exchange_facts import exchange_row, partition_rows, topic_names
 
 
 _SCALAR_ARRAY = re.compile(r"\[\s+((?:-?[0-9][0-9.eE+-]*|null|true|false)(?:,\s+(?:-?[0-9][0-9.eE+-]*|null|true|false))*)\s+\]")

@@ -9,7 +9,7 @@ from kwire.analytics.analysis cimport Analysis
 from kwire.analytics.caps cimport FoldedTable
 from kwire.analytics.figures cimport Figures, PartitionFigures
 from kwire.analytics.series cimport Series
-from kwire.analytics.row cimport ExchangeRow, PartitionRow, row_of
+from kwire.native.exchange_row cimport ExchangeRow, PartitionRow, row_of
 from kwire.model cimport Exchange
 
 cdef class Aggregator:

@@ -1,6 +1,6 @@
 """The Aggregator: every figure of `kwire stats`, `kwire spark` and `kwire live`, defined once.
 
-Feed it the rows of kwire.analytics.facts (`add(row, partitions, names)`, or `add_exchange(ex)`),
+Feed it the rows of kwire.native.exchange_facts (`add(row, partitions, names)`, or `add_exchange(ex)`),
 merge Aggregators built over other parts of the traffic (`merge`), and ask for `document()`: the
 summary as one JSON-ready dict, whose layout docs/stats-document.md documents.
 
@@ -20,7 +20,7 @@ Guarantees:
   anything reads them (`total`, `by_*`, `merge`, `document`, the state sent to another process): the
   same figures, the tables' rows in the same order.
 
-Definitions beyond those of kwire.analytics.facts:
+Definitions beyond those of kwire.native.exchange_facts:
 - span: from the earliest exchange time to the latest request or response time; rates
   (requests_per_s) are a group's exchanges divided by the whole span, null when the span is 0.
 - latency percentiles: nearest rank (kwire.native.distribution) over every paired exchange.
@@ -41,10 +41,10 @@ from kwire.analytics.analysis import Analysis
 from kwire.analytics.caps import OTHERS, FoldedTable, NameTable
 from kwire.native.distribution import bucket_bounds, histogram
 from kwire.analytics.figures import Figures, PartitionFigures, ShareGroupFigures, add_row, ms, new_cell
-from kwire.analytics.facts import ns_to_s, topic_names
+from kwire.native.exchange_facts import ns_to_s, topic_names
 from kwire.analytics.observe import sasl_principal
 from kwire.analytics.read import read_exchange
-from kwire.analytics.row import ExchangeRow, row_of
+from kwire.native.exchange_row import ExchangeRow, row_of
 from kwire.analytics.series import NS, Series
 from kwire.fields import reduce_by_fields, set_fields
 from kwire.model import NO_REQUEST, NO_RESPONSE, PAIRED, Exchange
@@ -67,7 +67,7 @@ def _brief(row: ExchangeRow) -> dict:
     """An exchange in `slowest` and `unanswered.first`: its facts under the names of every output
     (docs/vocabulary.md); `ts` and `errors` are the deprecated names of ts_ns and error_codes. Its fields read
     as attributes (a row's mapping protocol is a look-up by name more); `ts` is ts_ns / 1e9, which is
-    round(ts_ns / 1e9, 9) for every integer (kwire.analytics.facts.ns_to_s)."""
+    round(ts_ns / 1e9, 9) for every integer (kwire.native.exchange_facts.ns_to_s)."""
     codes = list(row.error_codes)
     ts_ns = row.ts_ns
     return {"ts_ns": ts_ns, "ts": ns_to_s(ts_ns), "api": row.api,
@@ -124,7 +124,7 @@ class Aggregator:
         self.add(row, partitions, names, observed)
 
     def add(self, row: ExchangeRow | dict, partitions=(), names=(), observed=()) -> None:
-        """One exchange: its row (kwire.analytics.row; a dict of its names is made into one), its partition
+        """One exchange: its row (kwire.native.exchange_row; a dict of its names is made into one), its partition
         rows, topic names and observations (kwire.analytics.read)."""
         row = row_of(row)
         self.add_figures(row, partitions, names)

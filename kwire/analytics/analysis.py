@@ -1,6 +1,6 @@
 """The group and finding analysis the Aggregator carries: one mergeable state, two documents.
 
-`Analysis.add(row, observations)` takes an exchange's row (kwire.analytics.facts) and its
+`Analysis.add(row, observations)` takes an exchange's row (kwire.native.exchange_facts) and its
 observations (kwire.analytics.observe) and routes them, by kwire.analytics.tags.FEEDS, to the six states:
 kwire.analytics.groups (groups), kwire.analytics.traffic (connections, errors, latency over time),
 kwire.analytics.delivery (batches, transactions, share deliveries), kwire.analytics.changes (who
@@ -41,7 +41,7 @@ class Analysis:
         self.rules = RulesState()
 
     def add(self, row, observations=()) -> None:
-        """An exchange's row (kwire.analytics.row, or a dict of its names) and its observations."""
+        """An exchange's row (kwire.native.exchange_row, or a dict of its names) and its observations."""
         acks0 = False
         for ob in observations:
             tag = ob[0]

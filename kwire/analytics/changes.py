@@ -44,7 +44,7 @@ when the document is made; principals are kept for the MAX_PRINCIPALS smallest (
 from __future__ import annotations
 
 from kwire.analytics.changes_apis import member_commit_entry
-from kwire.analytics.facts import ns_to_s
+from kwire.native.exchange_facts import ns_to_s
 from kwire.analytics.mergeable import Capped, Kept, choose, keep_smallest, merge_counts
 from kwire.analytics import tags as T
 

@@ -6,7 +6,7 @@ a second time:
 - a Produce partition answered without error is (T.E2E_WRITE, topic, producer, ts, base offset, records,
   create_ms, partition), one flat tuple, made in kwire.analytics.observe's _produce (compiled, where the
   batches are walked): ts the request's capture time (ns), base offset the answer's BaseOffset
-  (kwire.analytics.produce_read read_answer's bases), records the request's record count
+  (kwire.native.exchange_produce read_answer's bases), records the request's record count
   (produce_read.request_partitions), create_ms the first batch's BaseTimestamp (the producer's
   clock; -1 when not a v2 batch), producer its client id, else its address.
 - `fetch_reads(ex, spans, out)`: a consumer's Fetch answer (a follower's, ReplicaId >= 0, is not a

@@ -3,7 +3,7 @@
 # written in C by their own methods. Every count stays a Python int.
 
 cimport cython
-from kwire.analytics.row cimport ExchangeRow, PartitionRow, row_of
+from kwire.native.exchange_row cimport ExchangeRow, PartitionRow, row_of
 from kwire.analytics.series cimport Series
 
 cdef class Figures:

@@ -5,7 +5,7 @@ the rows' kinds, kwire.outcomes), why requests went unanswered, waits and versio
 the exact latency distribution of one group (an api and version, a client id, a broker, the total).
 `PartitionFigures`: fetches, produces and share-group deliveries of one topic-partition, with its lag
 series. `ShareGroupFigures`: one share group's acquisitions, redeliveries and acknowledgements. Each
-`add`s fact rows (kwire.analytics.facts), `merge`s exactly with another of its kind in any order, and
+`add`s fact rows (kwire.native.exchange_facts), `merge`s exactly with another of its kind in any order, and
 makes its part of the stats document (`document`). `add_row(figures, row)` adds one row to several
 Figures, reading it once; a row that adds nothing but counts and a latency (kwire.analytics.aggregate:
 a counts-only row) is counted in a cell (`new_cell`) alone, added to a Figures by `Figures.add_cell`.
@@ -14,8 +14,8 @@ a counts-only row) is counted in a cell (`new_cell`) alone, added to a Figures b
 from __future__ import annotations
 
 from kwire.native.distribution import merge_into, percentiles
-from kwire.analytics.facts import ACK_COLUMNS, ACK_TYPES, ns_to_ms
-from kwire.analytics.row import PartitionRow, row_of
+from kwire.native.exchange_facts import ACK_COLUMNS, ACK_TYPES, ns_to_ms
+from kwire.native.exchange_row import PartitionRow, row_of
 from kwire.analytics.series import Series
 from kwire.fields import reduce_by_fields, set_fields
 from kwire.model import NO_REQUEST, NO_RESPONSE, PAIRED
@@ -27,7 +27,7 @@ _ACK_NAMES = tuple(ACK_TYPES.values())
 
 
 def ms(ns: int | None) -> float | None:
-    """kwire.analytics.facts.ns_to_ms, None for None."""
+    """kwire.native.exchange_facts.ns_to_ms, None for None."""
     return None if ns is None else ns_to_ms(ns)
 
 
@@ -50,7 +50,7 @@ class Figures:
         self.waits: dict[int, int] = {}  # long polls answered empty at their MaxWaitMs
 
     def add(self, row) -> None:
-        """One exchange's row (kwire.analytics.row, or a dict of its names)."""
+        """One exchange's row (kwire.native.exchange_row, or a dict of its names)."""
         add_row((self,), row)
 
     def add_cell(self, cell: list) -> None:
@@ -111,7 +111,7 @@ class Figures:
 
 
 def add_row(figures: tuple, given) -> None:
-    """Figures.add of one exchange's row (kwire.analytics.row, or a dict of its names, made into one) to each
+    """Figures.add of one exchange's row (kwire.native.exchange_row, or a dict of its names, made into one) to each
     of `figures` (the total and the groups it falls in): the row read once, each figure then counted."""
     row = row_of(given)
     status = row.status

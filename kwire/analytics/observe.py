@@ -1,7 +1,7 @@
 """What one Exchange tells the group and finding analysis, as flat tuples of plain values.
 
 `observations(ex, watch)` returns a list of tuples, each starting with a tag. Like the rows of
-kwire.analytics.facts they are pure functions of the exchange (and, for the records read after a
+kwire.native.exchange_facts they are pure functions of the exchange (and, for the records read after a
 failed send, of `watch`: kwire.analytics.resends), picklable, and fed to the
 Aggregator (`add(row, partitions, names, observations)`), where kwire.analytics.analysis keeps
 them. Group apis are read by kwire.analytics.observe_groups; this module reads the rest:
@@ -60,7 +60,7 @@ from kwire.codec.version_refusal import throttle_read_as_asked
 from kwire.analytics.changes_apis import READERS as CHANGE_APIS
 from kwire.analytics.end_to_end_read import fetch_reads, share_reads
 from kwire.analytics.observe_groups import GROUP_APIS, group_observations
-from kwire.analytics.produce_read import read_answer, request_partitions
+from kwire.native.exchange_produce import read_answer, request_partitions
 from kwire.analytics.producer_read import producer_apis, producer_observations
 from kwire.analytics.quorum_read import QUORUM_APIS, quorum_events
 from kwire.analytics.rules_read import RULE_APIS, broker_closed, rule_observations, throttle_window
@@ -82,8 +82,8 @@ def evidence(ex: Exchange) -> tuple:
 def observations(ex: Exchange, watch=None, row: dict | None = None, produce: tuple | None = None) -> list[tuple]:
     """The observations of one exchange; `watch`: the state of the Aggregator they go to, which says
     which Produce batches after a failed send to read for resends (kwire.analytics.resends); `row`:
-    the exchange's kwire.analytics.facts row, when the caller has it (its evidence); `produce`: a Produce's
-    (partitions, codes, failed, bases) as kwire.analytics.produce_read reads them, when the caller has them."""
+    the exchange's kwire.native.exchange_facts row, when the caller has it (its evidence); `produce`: a Produce's
+    (partitions, codes, failed, bases) as kwire.native.exchange_produce reads them, when the caller has them."""
     api = ex.api
     out: list[tuple] = []
     if api in GROUP_APIS:
@@ -173,7 +173,7 @@ def _software(ex: Exchange, out: list) -> None:
 
 
 def _produce(ex: Exchange, out: list, watch=None, read: tuple | None = None, row: dict | None = None) -> None:
-    """`read`: (partitions, codes, failed, bases) of kwire.analytics.produce_read, when the caller has them;
+    """`read`: (partitions, codes, failed, bases) of kwire.native.exchange_produce, when the caller has them;
     `row`: the exchange's row (its evidence)."""
     request = ex.request
     if not request:

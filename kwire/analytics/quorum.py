@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 
-from kwire.analytics.facts import ns_to_s
+from kwire.native.exchange_facts import ns_to_s
 from kwire.analytics.mergeable import NS, Kept
 
 MAX_EVENTS = 20000
@@ -37,7 +37,7 @@ BEHIND_S = 10
 
 
 def epoch_s(ns):
-    """Epoch ns as the deprecated epoch seconds of the section (9 decimals: kwire.analytics.facts.ns_to_s)."""
+    """Epoch ns as the deprecated epoch seconds of the section (9 decimals: kwire.native.exchange_facts.ns_to_s)."""
     return None if ns is None else ns_to_s(ns)
 
 

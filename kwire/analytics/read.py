@@ -1,19 +1,19 @@
 """An exchange read once for the analytics: its row, partition rows, topic names and observations.
 
 `read_exchange(ex, watch)` gives what an Aggregator is fed (`Aggregator.add(row, partitions, names,
-observations)`), the same values as kwire.analytics.facts' exchange_row, partition_rows and
+observations)`), the same values as kwire.native.exchange_facts' exchange_row, partition_rows and
 topic_names and kwire.analytics.observe's observations, with each body read once for all of them
 where they read the same fields (a Produce's partitions, batches and answer:
-kwire.analytics.produce_read). `kwire stats` (kwire.analytics.aggregate), `kwire live`
+kwire.native.exchange_produce). `kwire stats` (kwire.analytics.aggregate), `kwire live`
 (kwire.live.state) and `kwire spark` (kwire.spark.results) all read exchanges here, so they count
 the same.
 """
 
 from __future__ import annotations
 
-from kwire.analytics.facts import exchange_row, partition_rows, produce_rows, topic_names
+from kwire.native.exchange_facts import exchange_row, partition_rows, produce_rows, topic_names
 from kwire.analytics.observe import observations
-from kwire.analytics.produce_read import read_answer, request_partitions
+from kwire.native.exchange_produce import read_answer, request_partitions
 from kwire.native.exchange_enrich import topic_pairs
 from kwire.model import Exchange
 

@@ -6,7 +6,7 @@
 cimport cython
 from kwire.analytics.caps cimport FoldedTable
 from kwire.analytics.mergeable cimport Kept, TimeHistograms, capped_get
-from kwire.analytics.row cimport ExchangeRow, row_of
+from kwire.native.exchange_row cimport ExchangeRow, row_of
 
 cdef class Connection:
     cdef public object first_ns, last_ns, exchanges, last, answered_ns, client_id, software, fetched, answers

@@ -1,6 +1,6 @@
 """What the findings need of the traffic at large: connections, errors, reactions, latency over time.
 
-`TrafficState` is fed one exchange row (kwire.analytics.facts) and its observations at a time
+`TrafficState` is fed one exchange row (kwire.native.exchange_facts) and its observations at a time
 (`add_row`, `add`) and merges exactly (kwire.analytics.mergeable). It keeps:
 
 - connections: per TCP connection (client and broker endpoints, and kwire's connection id: a busy
@@ -29,7 +29,7 @@ from kwire.analytics.caps import FoldedTable
 from kwire.analytics.mergeable import (Capped, Instants, Kept, TimeHistograms, capped_get, choose, first_ns,
                                        keep_smallest, last_ns)
 from kwire.fields import reduce_by_fields, set_fields
-from kwire.analytics.row import row_of
+from kwire.native.exchange_row import row_of
 from kwire.analytics.rules import MAX_ORDERED  # answered requests per connection kept for responses_out_of_order
 from kwire.model import NO_RESPONSE, PAIRED
 from kwire.analytics import tags as T
@@ -66,7 +66,7 @@ def host_of(endpoint: str) -> str:
 
 def evidence_of(row: dict) -> tuple:
     """(ts_ns, client, broker, correlation_id, api) of a row: its "evidence", made by
-    kwire.analytics.facts.exchange_row (or made here for a row made elsewhere)."""
+    kwire.native.exchange_facts.exchange_row (or made here for a row made elsewhere)."""
     return row.get("evidence") or (row["ts_ns"], row["client"], row["broker"], row["correlation_id"], row["api"])
 
 
@@ -233,7 +233,7 @@ class TrafficState:
     # -- feeding
 
     def add_row(self, given, acks0: bool = False) -> None:
-        """An exchange's row (kwire.analytics.row, or a dict of its names, made into one)."""
+        """An exchange's row (kwire.native.exchange_row, or a dict of its names, made into one)."""
         row = row_of(given)
         client, broker, api, ts = row.client, row.broker, row.api, row.ts_ns
         status, client_id = row.status, row.client_id

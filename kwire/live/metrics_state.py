@@ -1,6 +1,6 @@
 """The exchange counts behind kwire's Prometheus metrics, kept since the start with bounded labels.
 
-`MetricsState.add(row, observations)` takes the row kwire.analytics.facts makes of an exchange (and
+`MetricsState.add(row, observations)` takes the row kwire.native.exchange_facts makes of an exchange (and
 its kwire.analytics.observe observations: throttling) - the row the Aggregator of `kwire stats`
 counts - and keeps, since the start:
 

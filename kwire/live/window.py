@@ -109,7 +109,7 @@ class Window:
         self.newest = None                   # the latest second anything completed in
 
     def add(self, row: dict, partitions=(), names=(), observed=()) -> None:
-        """One exchange's facts (kwire.analytics.facts rows, kwire.analytics.observe observations)."""
+        """One exchange's facts (kwire.native.exchange_facts rows, kwire.analytics.observe observations)."""
         done = row["response_ts_ns"] or row["ts_ns"]
         second = done // NS
         newest = self.newest

@@ -21,8 +21,9 @@ TCP segment, its flags, the header layout) and kwire.tcp.stream with kwire.tcp.c
 consumer's interface, the close reasons), kwire.net.tables and kwire.net.drops (the dissector tables, why a
 packet was dropped), kwire.kafka.apis and kwire.kafka.primitives (the api table, varints), kwire.codec (the
 schemas and the decoders made from them), kwire.model (the Exchange, what the boundary hands out),
-kwire.errors, kwire.outcomes and kwire.fields (error types, what became of a body, pickling by field); what else
-they need they are given (caches, functions):
+kwire.kafka.error_codes (their names), kwire.vocabulary (the one table of facts: the rows' columns), kwire.errors,
+kwire.outcomes and kwire.fields (error types, what became of a body, pickling by field); what else they need they
+are given (caches, functions):
 
 - `fused`: capture records in, TCP's stream consumers' calls out: the record loops (RecordFeed, the fast path
   for plain IPv4 TCP, the rest handed on as Packets) in front of the flow table;
@@ -41,6 +42,10 @@ they need they are given (caches, functions):
 - `exchange_sink`: where Kafka's stream layer hands each raw exchange (ExchangeSink: decoded, enriched, counted
   into an ExchangeCounts, kwire.pipeline.RunSummary's base), and which exchanges another process may decode
   (`offloadable`: kwire.parallel, kwire spark);
+- `exchange_facts`, `exchange_row`, `exchange_produce`, `exchange_kinds`, `exchange_errors`: each exchange's facts,
+  the columns of kwire.vocabulary's one table: an Exchange's row and its partitions' rows (ExchangeRow,
+  PartitionRow: what stats, live, the metrics and Spark count), a Produce's partitions and answer read once, the
+  exchanges that only look like trouble (waits, version negotiation), and the Kafka error codes of a body;
 - `net_decode`, `net_layers`, `net_tunnels`: the net layer's decoders, for every packet the fused loop does not
   take (VLAN tags, IPv6, tunnels, Linux cooked captures: decode_segment -> a kwire.net.segment.Segment), registered
   in kwire.net.tables' dissector tables, where a new link layer or tunnel is added;
@@ -61,9 +66,10 @@ they need they are given (caches, functions):
 So the boundary stands today at paired exchanges: capture records in (kwire.capture's readers hand them to
 `fused.RecordFeed`), TCP's streams through Kafka's stream layer (`kafka_connection`), raw exchanges (RawExchange:
 two frames, their times) decoded into Exchanges (`exchange_build`), enriched (`exchange_enrich`) and counted
-(`exchange_sink`) out. TLS sits between TCP and Kafka as plain Python (kwire.tls: a StreamConsumer that wraps
+(`exchange_sink`) out, and each exchange's facts as rows (`exchange_facts`). TLS sits between TCP and Kafka as plain Python (kwire.tls: a StreamConsumer that wraps
 Kafka's); kwire.pipeline, plain Python, wires a run. The modules of kwire.compiled.CORE outside this package are
-the Exchange (kwire.model) and the analytics that read it field by field, each with a .pxd; they move in here, or
+the Exchange (kwire.model) and the analytics that fold the rows and read the Exchange for observations, each
+with a .pxd; they move in here, or
 become plain Python, behind one contract (capture records in, paired exchanges and their facts as columns out:
 issue 44), so that outside this package every module is plain Python. kwire.capture, kwire.net, kwire.tcp,
 kwire.kafka, kwire.codec and kwire.render are plain Python already (kwire.net keeps the dissector tables, the

@@ -2,7 +2,7 @@
 
 Pure functions of an Exchange, no rich:
 - `error_names(ex)`: Kafka's name of every non-zero ErrorCode of the response, in body order (the
-  codes kwire.query.error_codes finds, the ones `stats` counts); also JSON Lines' `errors` key.
+  codes kwire.native.exchange_errors.error_codes finds, the ones `stats` counts); also JSON Lines' `errors` key.
 - `problems(ex)`: what went wrong, shortest first: the status when not paired, "decode error",
   the error names (repeats counted: `NOT_LEADER_OR_FOLLOWER×3`).
 - `carried(ex)`: what the exchange carried: topics with their partitions (`orders[0-2,5]`), records
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from kwire.analytics.facts import group_id, records_facts
+from kwire.native.exchange_facts import group_id, records_facts
 from kwire.codec.marks import enum_tree
 from kwire.codec.schemas import schema_for
 from kwire.codec.values import RawRecords
@@ -23,7 +23,8 @@ from kwire.kafka.error_codes import error_name
 from kwire.model import PAIRED, Exchange
 from kwire.native.exchange_build import is_malformed
 from kwire.outcomes import is_cut
-from kwire.query import error_codes, topic_partitions
+from kwire.native.exchange_errors import error_codes
+from kwire.query import topic_partitions
 from kwire.render.units import human_bytes
 
 MAX_TOPICS = 3  # topics named on one line; the rest are counted

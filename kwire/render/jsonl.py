@@ -1,7 +1,7 @@
 """JSON Lines: one object per exchange, keys as documented in docs/jsonl.md and docs/vocabulary.md.
 
 The facts an exchange shares with the Parquet table and the data source have their names and units
-(kwire.analytics.facts: `error_codes`, `request_bytes`, `latency_ms`, `ts_ns`, the outcome kinds);
+(kwire.native.exchange_facts: `error_codes`, `request_bytes`, `latency_ms`, `ts_ns`, the outcome kinds);
 the keys they replaced (`ts`, `errors`, `request_size`, `response_size`) are kept, with their old
 meaning, for one release (DEPRECATED_KEYS, docs/changes.md).
 
@@ -38,13 +38,13 @@ try:
 except ImportError:  # pragma: no cover - optional speed-up
     orjson = None
 
-from kwire.analytics.facts import error_code_names
+from kwire.native.exchange_facts import error_code_names
 from kwire.codec.marks import carries_records
 from kwire.kafka.error_codes import error_name
 from kwire.model import Exchange
 from kwire.native.json_line import LineRenderer, LineWriter
 from kwire.outcomes import DECODED_BODY, error_text, kind_of, trailing_size
-from kwire.query import response_error_codes
+from kwire.native.exchange_errors import response_error_codes
 from kwire.render.records_run import RecordsRun
 from kwire.render.values import SECRET_APIS, SummaryHook, json_default, plain_body
 from kwire.safe_text import json_safe

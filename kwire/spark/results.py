@@ -3,7 +3,7 @@
 `DecodeOptions` travel with the job to the executors (port hints, the CLI's filters, `rows` for
 `--out`, the TLS key log). `Facts(options)` takes exchanges wherever a task finishes them (map side:
 connections wholly inside one file; reduce side: stitched ones): each exchange the filter keeps
-becomes facts (kwire.analytics.facts) in the task's Aggregator, and with `rows` also an exchange row
+becomes facts (kwire.native.exchange_facts) in the task's Aggregator, and with `rows` also an exchange row
 and partition rows, gathered as Arrow tables (ARROW_EXCHANGES, ARROW_PARTITIONS) for the Parquet
 tables. `PartitionResult` is the Aggregator plus the counters of the run, merged exactly in any order.
 """
@@ -16,7 +16,7 @@ import pyarrow as pa
 
 from kwire.analytics import Aggregator
 from kwire.native.exchange_enrich import Enricher
-from kwire.analytics.facts import EXCHANGE_COLUMNS
+from kwire.native.exchange_facts import EXCHANGE_COLUMNS
 from kwire.analytics.read import read_exchange
 from kwire.group_filter import members_of, offload_all_but_groups
 from kwire.native.kafka_pairing import RawExchange

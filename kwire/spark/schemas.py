@@ -1,8 +1,8 @@
 """Explicit Spark schemas of the Parquet tables `kwire spark --out DIR` writes.
 
-- `exchanges` (EXCHANGE_SCHEMA): one row per exchange, the columns of kwire.analytics.facts.exchange_row.
+- `exchanges` (EXCHANGE_SCHEMA): one row per exchange, the columns of kwire.native.exchange_facts.exchange_row.
 - `partitions` (PARTITION_SCHEMA): one row per (exchange, topic, partition) that moved records or
-  measured lag: the columns of kwire.analytics.facts.partition_rows, plus client, broker and
+  measured lag: the columns of kwire.native.exchange_facts.partition_rows, plus client, broker and
   correlation_id, which with ts_ns join a partition row to its exchange.
 
 Instants are integer nanoseconds since the epoch (`ts_ns`, ...); `latency_ms` is milliseconds (to the
@@ -15,7 +15,7 @@ from __future__ import annotations
 from pyspark.sql.types import (ArrayType, BooleanType, DoubleType, IntegerType, LongType, StringType, StructField,
                                StructType)
 
-from kwire.analytics.facts import EXCHANGE_COLUMNS
+from kwire.native.exchange_facts import EXCHANGE_COLUMNS
 from kwire.vocabulary import EXCHANGE_FACTS, PARQUET, PARTITION_TABLE, Fact
 
 _SPARK_TYPES = {"int64": LongType(), "int32": IntegerType(), "float64": DoubleType(), "string": StringType(),

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kwire.analytics import Aggregator, summary_json
-from kwire.analytics.facts import exchange_row, partition_rows, topic_names
+from kwire.native.exchange_facts import exchange_row, partition_rows, topic_names
 from kwire.model import NO_RESPONSE, PAIRED, Exchange
 from kwire.pipeline import analyze_files
 

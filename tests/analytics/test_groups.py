@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kwire.analytics import Aggregator, summary_json
-from kwire.analytics.facts import exchange_row, partition_rows, topic_names
+from kwire.native.exchange_facts import exchange_row, partition_rows, topic_names
 from kwire.analytics.observe import observations
 from kwire.pipeline import analyze_files
 from tests import problems as P

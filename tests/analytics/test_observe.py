@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import itertools
 
-from kwire.analytics.facts import exchange_row, partition_rows, topic_names
+from kwire.native.exchange_facts import exchange_row, partition_rows, topic_names
 from kwire.analytics.observe import observations
 from kwire.kafka.apis import APIS
 from kwire.model import NO_RESPONSE, PAIRED, Exchange

@@ -273,7 +273,7 @@ def decoders(data: bytes):
 
 
 def records(data: bytes):
-    from kwire.analytics.produce_read import scan_batches
+    from kwire.native.exchange_produce import scan_batches
 
     seen = []
     for buf in (data, _random_batches(random.Random(data)) + data[:64], _random_batches(random.Random(data))):

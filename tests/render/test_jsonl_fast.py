@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kwire.pipeline import RunSummary, analyze_files
-from kwire.query import error_codes, response_error_codes
+from kwire.native.exchange_errors import error_codes, response_error_codes
 from kwire.native import json_line
 from kwire.render import jsonl
 from kwire.render.jsonl import JsonLines

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from kwire.analytics.facts import EXCHANGE_COLUMNS, exchange_row
+from kwire.native.exchange_facts import EXCHANGE_COLUMNS, exchange_row
 from kwire.capture.files import read_captures
 from kwire.capture.packet import LINKTYPE_ETHERNET, Packet
 from kwire.native.net_decode import decode_segment

@@ -10,7 +10,7 @@ from kwire.spark.results import DecodeOptions
 from kwire.spark.wire import DATA, INTERIOR, PIECE, REPORT, RESULT, flow_bytes, loads
 from kwire.spark.job import run_job
 from kwire.spark.schemas import EXCHANGE_SCHEMA, PARTITION_SCHEMA
-from kwire.analytics.facts import EXCHANGE_COLUMNS, PARTITION_COLUMNS
+from kwire.native.exchange_facts import EXCHANGE_COLUMNS, PARTITION_COLUMNS
 from tests.spark.rotate import rotate
 
 QUICK = Path(__file__).parents[1] / "analytics" / "data" / "quick.pcap"

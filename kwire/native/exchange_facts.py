@@ -2,10 +2,10 @@
 
 Owns the extraction from a decoded Exchange; nothing here counts or aggregates:
 
-- `exchange_row(ex)`: one ExchangeRow (kwire.analytics.row: an object of fields, and a Mapping of their
+- `exchange_row(ex)`: one ExchangeRow (kwire.native.exchange_row: an object of fields, and a Mapping of their
   names) of scalars (and one list of error names) per exchange. These are the columns of the Spark job's
   `exchanges` Parquet table (kwire.spark.schemas.EXCHANGE_SCHEMA).
-- `partition_rows(ex)`: one PartitionRow (kwire.analytics.row) per (topic, partition) the exchange moved
+- `partition_rows(ex)`: one PartitionRow (kwire.native.exchange_row) per (topic, partition) the exchange moved
   records for or measured: Fetch (bytes, records, lag), Produce (bytes, records), ShareFetch (bytes, records,
   acquired, redelivered, acknowledgements), ShareAcknowledge (acknowledgements). The `partitions` table.
 - `topic_names(ex)`: the (topic id, topic name) pairs a response states side by side (kwire.native.exchange_enrich).
@@ -22,9 +22,9 @@ Definitions (the statistics inherit them):
 - error_codes: the Kafka name of every non-zero ErrorCode anywhere in the response (one entry per
   occurrence, sorted); `failed` is kwire.query.has_error (not paired, a malformed body, or an error
   code).
-  An ApiVersions answered UNSUPPORTED_VERSION is version negotiation (kwire.analytics.exchange_kinds):
+  An ApiVersions answered UNSUPPORTED_VERSION is version negotiation (kwire.native.exchange_kinds):
   `negotiation` true, no error code, not failed.
-- wait: a Fetch or ShareFetch answered empty at about its MaxWaitMs (kwire.analytics.exchange_kinds).
+- wait: a Fetch or ShareFetch answered empty at about its MaxWaitMs (kwire.native.exchange_kinds).
 - records: the RecordCount of every whole (not cut), non-control batch of a records field; a legacy
   compressed wrapper is not opened and counts 0. bytes: the size of the records field.
 - lag: exchange.extra["lag"] as kwire.native.exchange_enrich computes it (HighWatermark minus the FetchOffset asked).
@@ -35,10 +35,10 @@ Definitions (the statistics inherit them):
 
 from __future__ import annotations
 
-from kwire.analytics.exchange_kinds import WAIT_APIS, is_negotiation, is_wait
-from kwire.analytics.produce_read import request_partitions
-# (ACK_TYPES and the columns are kwire.analytics.row's, given here too as before)
-from kwire.analytics.row import (ACK_COLUMNS, ACK_TYPES, EXCHANGE_COLUMNS, PARTITION_COLUMNS, ExchangeRow,
+from kwire.native.exchange_kinds import WAIT_APIS, is_negotiation, is_wait
+from kwire.native.exchange_produce import request_partitions
+# (ACK_TYPES and the columns are kwire.native.exchange_row's, given here too as before)
+from kwire.native.exchange_row import (ACK_COLUMNS, ACK_TYPES, EXCHANGE_COLUMNS, PARTITION_COLUMNS, ExchangeRow,
                                  PartitionRow)
 from kwire.codec.marks import message_tree, values
 from kwire.native.codec_records import count_records, count_v2_records
@@ -48,7 +48,7 @@ from kwire.native.exchange_enrich import topic_label, topic_pairs
 from kwire.kafka.error_codes import error_name
 from kwire.model import PAIRED, Exchange
 from kwire.outcomes import DECODED, MALFORMED, error_text, trailing_size
-from kwire.query import response_error_codes
+from kwire.native.exchange_errors import response_error_codes
 
 _GROUP_IDS = frozenset({GROUP_ID})
 
@@ -56,7 +56,7 @@ _GROUP_IDS = frozenset({GROUP_ID})
 def error_code_names(ex: Exchange, found: list[int] | None = None) -> tuple[list[str], bool]:
     """(error_codes, negotiation): the names of the response's non-zero ErrorCodes, sorted, none for
     a version negotiation (which is the second value). One definition for every output. `found`:
-    kwire.query.error_codes of the response, when the caller has it already."""
+    kwire.native.exchange_errors.error_codes of the response, when the caller has it already."""
     if found is None:
         found = response_error_codes(ex)
     if not found:
@@ -67,7 +67,7 @@ def error_code_names(ex: Exchange, found: list[int] | None = None) -> tuple[list
 
 
 def exchange_row(ex: Exchange, found: list[int] | None = None) -> ExchangeRow:
-    """The exchange's row; `found`: kwire.query.response_error_codes(ex), when the caller has it."""
+    """The exchange's row; `found`: kwire.native.exchange_errors.response_error_codes(ex), when the caller has it."""
     status = ex.status
     request_ts, response_ts = ex.request_ts_ns, ex.response_ts_ns
     latency = None
@@ -86,7 +86,7 @@ def exchange_row(ex: Exchange, found: list[int] | None = None) -> ExchangeRow:
     ts = request_ts if request_ts is not None else response_ts or 0  # Exchange.ts_ns
     client, broker, correlation_id = ex.client, ex.broker, ex.correlation_id
     api_key, version = ex.api_key, ex.api_version
-    row = ExchangeRow()  # every name at the value most exchanges have (kwire.analytics.row): only the rest are set
+    row = ExchangeRow()  # every name at the value most exchanges have (kwire.native.exchange_row): only the rest are set
     row.ts_ns = ts
     row.request_ts_ns = request_ts
     row.response_ts_ns = response_ts
@@ -136,7 +136,7 @@ def exchange_row(ex: Exchange, found: list[int] | None = None) -> ExchangeRow:
 # 10**k lie closer than 10**-k (|x| under 2**33 ms, 2**23 s), ns is an exact double and x the double nearest
 # the k-decimal number ns / 10**k, which rounding x to k decimals gives back, and reading it gives x; where
 # they lie farther apart, the k-decimal number nearest x is nearer x than any other double, and reading it
-# gives x again. tests/analytics/test_facts.py holds the two equal over the whole range of int64.
+# gives x again. tests/native/test_exchange_facts.py holds the two equal over the whole range of int64.
 
 
 def ns_to_ms(ns: int) -> float:
@@ -245,7 +245,7 @@ def _produce_rows(ex: Exchange) -> list[PartitionRow]:
 
 
 def produce_rows(ts_ns: int, partitions: list[tuple]) -> list[PartitionRow]:
-    """The rows of a Produce's partitions, as kwire.analytics.produce_read.request_partitions read them."""
+    """The rows of a Produce's partitions, as kwire.native.exchange_produce.request_partitions read them."""
     rows = []
     for label, index, _, size, records, _ in partitions:
         row = PartitionRow()  # _new_row, inline

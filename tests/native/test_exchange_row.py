@@ -1,4 +1,4 @@
-"""kwire.analytics.row: an ExchangeRow is the fields of an exchange's row and a Mapping of their names, read the
+"""kwire.native.exchange_row: an ExchangeRow is the fields of an exchange's row and a Mapping of their names, read the
 way a dict of them is read (by the renderers, live metrics, Spark's Arrow tables), on both builds."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from kwire.analytics.facts import exchange_row, partition_rows
-from kwire.analytics.row import EXCHANGE_COLUMNS, NAMES, PARTITION_COLUMNS, ExchangeRow, PartitionRow, row_of
+from kwire.native.exchange_facts import exchange_row, partition_rows
+from kwire.native.exchange_row import EXCHANGE_COLUMNS, NAMES, PARTITION_COLUMNS, ExchangeRow, PartitionRow, row_of
 from kwire.pipeline import analyze_files
 from kwire.spark.results import ARROW_EXCHANGES
 

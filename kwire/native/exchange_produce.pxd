@@ -1,4 +1,4 @@
-# Cython declarations for kwire/analytics/produce_read.py (the compiled core, setup.py; the .py stays the one
+# Cython declarations for kwire/native/exchange_produce.py (the compiled core, setup.py; the .py stays the one
 # source and runs as it is without Cython): read_answer takes a kwire.model.Exchange (an extension type, compiled)
 # and reads its fields in C.
 

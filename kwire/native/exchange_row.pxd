@@ -1,4 +1,4 @@
-# Cython declarations for kwire/analytics/row.py (the compiled core, setup.py; the .py stays the one source and
+# Cython declarations for kwire/native/exchange_row.py (the compiled core, setup.py; the .py stays the one source and
 # runs as it is without Cython): ExchangeRow and PartitionRow are extension types, their fields written and read
 # in C by the compiled modules that cimport them (facts makes them; aggregate, analysis, traffic and figures
 # read them).

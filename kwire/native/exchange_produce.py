@@ -1,19 +1,19 @@
 """One read of a Produce exchange's bodies, for every analysis that needs them.
 
 Produce is most of many-small traffic, and three analyses read its partitions: the partition rows
-(kwire.analytics.facts: bytes and records), the batches (kwire.analytics.observe: idempotence keys,
+(kwire.native.exchange_facts: bytes and records), the batches (kwire.analytics.observe: idempotence keys,
 transactions, resends) and the answer (the row's error_codes; which partitions were answered with an
 error). They read them here, once per exchange (kwire.analytics.read):
 
 - `request_partitions(request)`: per partition of the request, in order, (topic label, partition
   index, records bytes or None, bytes, records, batches): bytes and records as
-  kwire.analytics.facts.records_facts defines them, batches as `scan_batches` gives them.
+  kwire.native.exchange_facts.records_facts defines them, batches as `scan_batches` gives them.
 - `scan_batches(data)`: (batches, records) of a records field in one walk of its batch headers:
   batches: per batch, control batches left out, (key, producer id, transactional, position, v2
   header fields or None), key ("pid", producer id, epoch, base sequence) or ("crc", crc, -1, -1)
   when the producer is not idempotent; records: the RecordCount of the non-control batches when the
   field is nothing but whole v2 batches (kwire.native.codec_records.count_v2_records), else None.
-- `read_answer(ex)`: (codes, failed, bases): codes is kwire.query.response_error_codes(ex), the same
+- `read_answer(ex)`: (codes, failed, bases): codes is kwire.native.exchange_errors.response_error_codes(ex), the same
   list; failed the (topic, partition) answered with a non-zero ErrorCode, an empty set when no code
   was found (the partitions' codes are looked at in the walk that finds the codes, not in another);
   bases: (topic label, partition index, BaseOffset) of each partition answered without error and
@@ -30,7 +30,7 @@ from kwire.native.codec_records import count_records
 from kwire.codec.values import RawRecords
 from kwire.native.exchange_enrich import topic_label
 from kwire.model import Exchange
-from kwire.query import error_codes, error_tree, response_error_codes
+from kwire.native.exchange_errors import error_codes, error_tree, response_error_codes
 
 _I32 = struct.Struct(">i")
 _LEGACY_CRC = struct.Struct(">qiI")
@@ -39,7 +39,7 @@ _CONTROL = 0x20
 _TRANSACTIONAL = 0x10
 
 PRODUCE_KEY = 0
-# Where a Produce response keeps its ErrorCodes (kwire.query.error_tree), in every version Kafka defines.
+# Where a Produce response keeps its ErrorCodes (kwire.native.exchange_errors.error_tree), in every version Kafka defines.
 _ANSWER_TREE = (("Responses", (("PartitionResponses", (("ErrorCode", None),)),)),)
 _SHAPED: dict = {}  # version -> is its error tree _ANSWER_TREE
 
@@ -154,7 +154,7 @@ def read_answer(ex: Exchange) -> tuple[list[int], set, list]:
                             bases.append((label, part.get("Index"), base))
     if not found:
         return found, set(), bases
-    if len(found) > 1:  # kwire.query.response_error_codes: the body's order, from the walk of every value
+    if len(found) > 1:  # kwire.native.exchange_errors.response_error_codes: the body's order, from the walk of every value
         found = error_codes(response)
     return found, failed, bases
 

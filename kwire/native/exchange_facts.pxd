@@ -1,9 +1,9 @@
-# Cython declarations for kwire/analytics/facts.py (the compiled core, setup.py; the .py stays the one source and
+# Cython declarations for kwire/native/exchange_facts.py (the compiled core, setup.py; the .py stays the one source and
 # runs as it is without Cython): the functions that read an exchange's fields on the per-exchange path take a
 # kwire.model.Exchange (an extension type, compiled) and read them in C.
 
 cimport cython
-from kwire.analytics.row cimport ExchangeRow, PartitionRow
+from kwire.native.exchange_row cimport ExchangeRow, PartitionRow
 from kwire.model cimport Exchange
 
 # the module's private caches: dicts, so a look-up is a C call (a module attribute's .get is a Python call)

@@ -1,4 +1,4 @@
-"""kwire.analytics.produce_read: one read of a Produce gives what facts, observe and the row read
+"""kwire.native.exchange_produce: one read of a Produce gives what facts, observe and the row read
 separately (batch keys, record counts, error codes, failed partitions), checked against kwire's
 other readers of the same bytes (summarize_records, count_v2_records, kwire.query)."""
 
@@ -9,9 +9,9 @@ import random
 import struct
 from pathlib import Path
 
-from kwire.analytics.facts import exchange_row, partition_rows, records_facts
+from kwire.native.exchange_facts import exchange_row, partition_rows, records_facts
 from kwire.analytics.observe import observations
-from kwire.analytics.produce_read import read_answer, scan_batches
+from kwire.native.exchange_produce import read_answer, scan_batches
 from kwire.analytics.read import read_exchange
 from kwire.analytics.resend_state import ResendState
 from kwire.native.codec_budget import RecordBudget
@@ -19,7 +19,7 @@ from kwire.native.codec_records import count_records, count_v2_records, summariz
 from kwire.native.exchange_enrich import Enricher, topic_label
 from kwire.model import PAIRED, Exchange
 from kwire.pipeline import analyze_files
-from kwire.query import response_error_codes
+from kwire.native.exchange_errors import response_error_codes
 from tests.codec.test_records_encoder import control_batch, legacy_message, legacy_wrapper, v2_batch
 
 ROOT = Path(__file__).parent.parent.parent

@@ -4,7 +4,7 @@ import random
 import tracemalloc
 from pathlib import Path
 
-from kwire.analytics.facts import (EXCHANGE_COLUMNS, PARTITION_COLUMNS, exchange_row, ns_to_ms, ns_to_s,
+from kwire.native.exchange_facts import (EXCHANGE_COLUMNS, PARTITION_COLUMNS, exchange_row, ns_to_ms, ns_to_s,
                                    partition_rows, records_facts, topic_names)
 from kwire.analytics.figures import ms
 from kwire.analytics.observe import evidence
@@ -14,7 +14,7 @@ from kwire.native.codec_records import summarize_records
 from kwire.pipeline import analyze_files
 from tests.codec.test_records_encoder import control_batch, legacy_message, legacy_wrapper, v2_batch
 
-QUICK = str(Path(__file__).parent / "data" / "quick.pcap")
+QUICK = str(Path(__file__).parents[1] / "analytics" / "data" / "quick.pcap")
 
 
 def _ex(**kw):
@@ -42,7 +42,7 @@ def test_exchange_row_basics():
 def _ns_samples() -> list[int]:
     """Integers over the whole of int64: each power of two and its neighbours, below and above each, random ones,
     and dense runs where doubles near ns / 1e6 and ns / 1e9 come to lie farther apart than the last decimal kept
-    (2**33 ms, 2**23 s), where the reasoning in kwire.analytics.facts changes from one case to the other."""
+    (2**33 ms, 2**23 s), where the reasoning in kwire.native.exchange_facts changes from one case to the other."""
     rng = random.Random(7)
     samples = list(range(-3000, 3000)) + [rng.randrange(-2**62, 2**62) for _ in range(20000)]
     for e in range(64):
@@ -97,7 +97,7 @@ def test_records_facts_skips_control_and_cut_batches():
 
 
 def _counted_from_summaries(data) -> int:
-    """The definition records_facts keeps (README, kwire.analytics.facts), from the listed summaries."""
+    """The definition records_facts keeps (README, kwire.native.exchange_facts), from the listed summaries."""
     total = 0
     for batch in summarize_records(data, RecordBudget(batches=1 << 30))["batches"]:
         attributes = batch.get("Attributes")
@@ -171,7 +171,8 @@ def test_topic_names_skip_zero_uuid():
 
 def test_error_codes_and_failed_agree_with_kwire_query():
     from kwire.kafka.error_codes import error_name
-    from kwire.query import error_codes, has_error
+    from kwire.native.exchange_errors import error_codes
+    from kwire.query import has_error
 
     root = Path(__file__).parents[2] / "captures"
     captures = sorted(root.glob("*.pcap*")) + sorted((root / "problems").glob("*.pcap.gz")) + [Path(QUICK)]
@@ -192,7 +193,7 @@ def test_error_codes_and_failed_agree_with_kwire_query():
 
 
 def test_error_codes_in_nested_lists():
-    # an api kwire has no schema for: the codes are looked for in every value (kwire.query.error_codes);
+    # an api kwire has no schema for: the codes are looked for in every value (kwire.native.exchange_errors.error_codes);
     # a known api's are where its schema puts them (tests/render/test_jsonl_fast.py: the same on every capture)
     ex = _ex(api_key=999, api="999", response={"A": [[{"ErrorCode": 3}], [{"X": {"ErrorCode": 0}}]], "B": {"ErrorCode": 1}, "ErrorCode": 0})
     assert exchange_row(ex)["error_codes"] == ["OFFSET_OUT_OF_RANGE", "UNKNOWN_TOPIC_OR_PARTITION"]

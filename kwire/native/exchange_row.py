@@ -1,4 +1,4 @@
-"""An exchange's row and its partition rows (kwire.analytics.facts): their columns as the fields of an object.
+"""An exchange's row and its partition rows (kwire.native.exchange_facts): their columns as the fields of an object.
 
 Every exchange gets an ExchangeRow, and every analysis reads it (kwire.analytics.aggregate's figures,
 kwire.analytics.traffic, the observations' evidence); a Produce, Fetch or share exchange a PartitionRow per
@@ -31,7 +31,7 @@ from kwire.vocabulary import ACK_TYPES, EXCHANGE_COLUMNS, PARTITION_COLUMNS
 NAMES = EXCHANGE_COLUMNS + ("connection_id", "latency_ns", "evidence")
 _KNOWN = frozenset(NAMES)
 _EXCHANGE_NAMES = NAMES  # (ExchangeRow.NAMES)
-# ShareAcknowledge's AcknowledgeType values (kwire.analytics.facts counts them), and their columns.
+# ShareAcknowledge's AcknowledgeType values (kwire.native.exchange_facts counts them), and their columns.
 ACK_COLUMNS = tuple(f"ack_{name.lower()}" for name in ACK_TYPES.values())
 assert set(ACK_COLUMNS) <= set(PARTITION_COLUMNS)
 
@@ -109,7 +109,7 @@ class ExchangeRow(FieldRow):
 
 
 class PartitionRow(FieldRow):
-    """A partition row (kwire.analytics.facts.partition_rows: PARTITION_COLUMNS), new: every count 0, the lag's
+    """A partition row (kwire.native.exchange_facts.partition_rows: PARTITION_COLUMNS), new: every count 0, the lag's
     three None."""
 
     __slots__ = PARTITION_COLUMNS

@@ -1,11 +1,11 @@
-"""Waits and version negotiation (kwire.analytics.exchange_kinds) in the figures: a long poll answered
+"""Waits and version negotiation (kwire.native.exchange_kinds) in the figures: a long poll answered
 empty is not a slow answer, a refused ApiVersions is not a failure."""
 
 from __future__ import annotations
 
 import re
 
-from kwire.analytics.exchange_kinds import is_wait
+from kwire.native.exchange_kinds import is_wait
 from kwire.codec.values import RawRecords
 from kwire.model import Exchange
 from tests import problems as P
