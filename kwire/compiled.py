@@ -47,11 +47,10 @@ CORE = (
     "kwire/native/codec_budget.py", "kwire/native/codec_records.py", "kwire/native/codec_records_v2.py",
     "kwire/native/batch_json.py", "kwire/native/distribution.py", "kwire/native/framing.py",
     "kwire/native/json_line.py", "kwire/native/raw_records.py", "kwire/native/record_walk.py",
-    "kwire/native/time_queue.py",
-    "kwire/analytics/aggregate.py", "kwire/analytics/analysis.py", "kwire/analytics/caps.py",
-    "kwire/analytics/delivery.py", "kwire/analytics/figures.py", "kwire/analytics/findings_delivery.py",
-    "kwire/analytics/mergeable.py", "kwire/analytics/observe.py", "kwire/analytics/read.py",
-    "kwire/analytics/resend_state.py", "kwire/analytics/resends.py", "kwire/analytics/series.py",
+    "kwire/native/time_queue.py", "kwire/native/caps.py", "kwire/native/mergeable.py", "kwire/native/series.py",
+    "kwire/analytics/aggregate.py", "kwire/analytics/analysis.py", "kwire/analytics/delivery.py",
+    "kwire/analytics/figures.py", "kwire/analytics/findings_delivery.py", "kwire/analytics/observe.py",
+    "kwire/analytics/read.py", "kwire/analytics/resend_state.py", "kwire/analytics/resends.py",
     "kwire/analytics/traffic.py",
 )
 SOURCES_FILE = "compiled-sources.txt"  # in the kwire package folder: "<module> <source_digest>" lines

@@ -24,7 +24,7 @@ The model (pure functions below), for C cores and F files of B bytes:
 It assumes files independent and alike (no stragglers, no skew: a connection's bytes are spread as in the
 measured archive), the reduce work proportional to the bytes, the shuffle to the bytes that cross a file's
 edge (as many connections cut per byte as in the measured archive), and the merged result the size the
-measured archive's is (it grows with distinct keys, up to the caps of kwire.analytics.caps, not with bytes).
+measured archive's is (it grows with distinct keys, up to the caps of kwire.native.caps, not with bytes).
 """
 
 from __future__ import annotations

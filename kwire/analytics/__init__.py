@@ -6,7 +6,7 @@
   once for all of them (read_exchange: what stats, live and spark feed an Aggregator);
   kwire.native.exchange_produce: a Produce's partitions, batches and answer, read once.
 - kwire.native.distribution: exact latency distributions, nearest-rank percentiles, histograms.
-- kwire.analytics.series: mergeable time series with self-coarsening resolution.
+- kwire.native.series: mergeable time series with self-coarsening resolution.
 - kwire.analytics.aggregate: the mergeable Aggregator and its `document()` (the stats JSON).
 - kwire.native.exchange_kinds: waits (long polls answered empty) and version negotiation.
 - kwire.analytics.observe, observe_groups, resends: Exchange -> observations for groups and findings.

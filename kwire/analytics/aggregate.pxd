@@ -6,9 +6,9 @@
 cimport cython
 
 from kwire.analytics.analysis cimport Analysis
-from kwire.analytics.caps cimport FoldedTable
+from kwire.native.caps cimport FoldedTable
 from kwire.analytics.figures cimport Figures, PartitionFigures
-from kwire.analytics.series cimport Series
+from kwire.native.series cimport Series
 from kwire.native.exchange_row cimport ExchangeRow, PartitionRow, row_of
 from kwire.model cimport Exchange
 

@@ -10,7 +10,7 @@ Guarantees:
   same document as one Aggregator fed everything in capture order.
 - Memory is bounded by the number of distinct keys (apis, client ids, brokers, partitions, share
   groups, distinct latency values), not by the number of exchanges; every table keyed by a name
-  from the wire is capped by kwire.analytics.caps (the smallest keys kept, the rest folded into one
+  from the wire is capped by kwire.native.caps (the smallest keys kept, the rest folded into one
   "(others)" row, listed in the document's `caps`).
 - Nothing here depends on connection ids, file names or packet counts: only on the exchanges.
 - Each exchange's row is read once for the four Figures it counts in (the total, its api version,
@@ -38,14 +38,14 @@ from bisect import insort
 from operator import itemgetter
 
 from kwire.analytics.analysis import Analysis
-from kwire.analytics.caps import OTHERS, FoldedTable, NameTable
+from kwire.native.caps import OTHERS, FoldedTable, NameTable
 from kwire.native.distribution import bucket_bounds, histogram
 from kwire.analytics.figures import Figures, PartitionFigures, ShareGroupFigures, add_row, ms, new_cell
 from kwire.native.exchange_facts import ns_to_s, topic_names
 from kwire.analytics.observe import sasl_principal
 from kwire.analytics.read import read_exchange
 from kwire.native.exchange_row import ExchangeRow, row_of
-from kwire.analytics.series import NS, Series
+from kwire.native.series import NS, Series
 from kwire.fields import reduce_by_fields, set_fields
 from kwire.model import NO_REQUEST, NO_RESPONSE, PAIRED, Exchange
 from kwire.outcomes import DECODED
@@ -98,7 +98,7 @@ class Aggregator:
 
     def __init__(self) -> None:
         self._total = Figures()
-        # Every table keyed by a name from the wire is capped and folds the rest (kwire.analytics.caps).
+        # Every table keyed by a name from the wire is capped and folds the rest (kwire.native.caps).
         self._by_api_version = FoldedTable("api_versions", Figures, (OTHERS, OTHERS))
         self._by_client_id = FoldedTable("client_ids", Figures)
         self._by_broker = FoldedTable("brokers", Figures)

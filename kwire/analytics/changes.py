@@ -31,7 +31,7 @@ and decided when the document is made (a tool's commits past the first are count
 client ids that fetched: then none is decided). A capture that holds a consumer's group traffic but none of its Fetches
 (one broker's traffic of several) would call its commits a tool's once it leaves.
 
-Bounds (one policy, kwire.analytics.mergeable): the first MAX_CHANGES changes by time are kept whole
+Bounds (one policy, kwire.native.mergeable): the first MAX_CHANGES changes by time are kept whole
 (ties broken by client, broker and correlation id: `Kept`), the others are counted (`overflow`) and
 still counted in by_operation and by_result, which are sums (by_result over every resource of a
 change, those it does not list too: its `unlisted_results`). A change keeps at most
@@ -45,7 +45,7 @@ from __future__ import annotations
 
 from kwire.analytics.changes_apis import member_commit_entry
 from kwire.native.exchange_facts import ns_to_s
-from kwire.analytics.mergeable import Capped, Kept, choose, keep_smallest, merge_counts
+from kwire.native.mergeable import Capped, Kept, choose, keep_smallest, merge_counts
 from kwire.analytics import tags as T
 
 MAX_CHANGES = 1000

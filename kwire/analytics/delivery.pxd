@@ -4,8 +4,8 @@
 # (once per Produce batch) reads its table (a Capped) and the batch in C.
 
 cimport cython
-cimport kwire.analytics.mergeable as _mergeable
-from kwire.analytics.mergeable cimport Capped, Kept
+cimport kwire.native.mergeable as _mergeable
+from kwire.native.mergeable cimport Capped, Kept
 
 cdef class Batch:
     cdef public object sends, failed

@@ -1,6 +1,6 @@
 """What the findings need of the records themselves: batches sent twice, transactions, share deliveries.
 
-`DeliveryState` keeps, mergeably (kwire.analytics.mergeable):
+`DeliveryState` keeps, mergeably (kwire.native.mergeable):
 - batches: per Produce batch (producer id, epoch and base sequence; or the batch CRC when the
   producer is not idempotent), how many times it was sent, how many of those sends failed (error
   or no answer), and its first MAX_SENDS sends. At most MAX_BATCHES batches are kept: those with
@@ -21,8 +21,8 @@
 
 from __future__ import annotations
 
-from kwire.analytics import mergeable as _mergeable  # stable_hash3, capped_get: C calls compiled (delivery.pxd)
-from kwire.analytics.mergeable import Capped, Instants, Kept, first_ns, keep_smallest, last_ns
+from kwire.native import mergeable as _mergeable  # stable_hash3, capped_get: C calls compiled (delivery.pxd)
+from kwire.native.mergeable import Capped, Instants, Kept, first_ns, keep_smallest, last_ns
 from kwire.analytics.resend_state import ResendState
 from kwire.analytics import tags as T
 from kwire.fields import reduce_by_fields, set_fields

@@ -4,7 +4,7 @@
 
 cimport cython
 from kwire.native.exchange_row cimport ExchangeRow, PartitionRow, row_of
-from kwire.analytics.series cimport Series
+from kwire.native.series cimport Series
 
 cdef class Figures:
     cdef public object exchanges, paired, no_response, no_request, request_bytes, response_bytes, failed

@@ -16,7 +16,7 @@ from __future__ import annotations
 from kwire.native.distribution import merge_into, percentiles
 from kwire.native.exchange_facts import ACK_COLUMNS, ACK_TYPES, ns_to_ms
 from kwire.native.exchange_row import PartitionRow, row_of
-from kwire.analytics.series import Series
+from kwire.native.series import Series
 from kwire.fields import reduce_by_fields, set_fields
 from kwire.model import NO_REQUEST, NO_RESPONSE, PAIRED
 from kwire.outcomes import DECODED, MALFORMED

@@ -19,7 +19,7 @@ from __future__ import annotations
 from kwire.analytics.figures import ms
 from kwire.analytics.findings import finding
 from kwire.counts import count
-from kwire.analytics.mergeable import NS
+from kwire.native.mergeable import NS
 from kwire.analytics.quorum import BEHIND_S, Replay, epoch_s
 
 MAX_EACH = 20

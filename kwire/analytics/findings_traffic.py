@@ -7,7 +7,7 @@ client_hangup.
   more than, the median of all brokers over the whole capture. p50_ms is the window's median and
   baseline_p50_ms the broker's median outside its slow windows (else all brokers'), both to within
   one histogram bucket (about 9 %). Brokers past the first CAPS["broker_latency"] (1,024 smallest
-  addresses, kwire.analytics.caps) count in the median of all brokers, not on their own (the
+  addresses, kwire.native.caps) count in the median of all brokers, not on their own (the
   document's caps.broker_latency says when that happened).
 - error_burst {api, error, count, client_ids, reaction, reactions}: error codes in answers (those
   that are part of the protocol's normal flow aside: MEMBER_ID_REQUIRED on a first JoinGroup,
@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from kwire.analytics.findings import client_named, clients_named, finding
 from kwire.counts import count, noun
-from kwire.analytics.mergeable import bucket_upper_ms, histogram_percentile, merge_counts
+from kwire.native.mergeable import bucket_upper_ms, histogram_percentile, merge_counts
 from kwire.analytics.traffic import STEADY_APIS, host_of
 
 NS = 1_000_000_000

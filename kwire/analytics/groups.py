@@ -40,7 +40,7 @@ keeps the smallest keys (group ids, member ids, partitions) or the newest (gener
 from __future__ import annotations
 
 from kwire.analytics.figures import ms
-from kwire.analytics.mergeable import Capped, Kept, choose, first_ns, keep_smallest, last_ns
+from kwire.native.mergeable import Capped, Kept, choose, first_ns, keep_smallest, last_ns
 from kwire.analytics import tags as T
 
 MAX_GROUPS = 1024

@@ -30,7 +30,7 @@ from __future__ import annotations
 from bisect import bisect_right
 
 from kwire.native.exchange_facts import ns_to_s
-from kwire.analytics.mergeable import NS, Kept
+from kwire.native.mergeable import NS, Kept
 
 MAX_EVENTS = 20000
 BEHIND_S = 10

@@ -1,6 +1,6 @@
 """The records sent again and the batches consumers read: the mergeable state behind duplicate_write.
 
-`ResendState` keeps (kwire.analytics.mergeable), from the observations of kwire.analytics.resends:
+`ResendState` keeps (kwire.native.mergeable), from the observations of kwire.analytics.resends:
 - records: per (fingerprint, topic, partition, producer) of a record with a failed send (an error
   answer or none), the first MAX_SENDS sends of that record (by time): (ts, client id, batch CRC,
   offset delta, error, offset the broker gave or None, evidence). At most MAX_RECORDS records: those
@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 
-from kwire.analytics.mergeable import Capped, Kept, keep_smallest, stable_hash
+from kwire.native.mergeable import Capped, Kept, keep_smallest, stable_hash
 from kwire.analytics import tags as T
 from kwire.fields import reduce_by_fields, set_fields
 

@@ -11,13 +11,13 @@ Fed the observations of kwire.analytics.rules_read_admin by kwire.analytics.rule
 - groups (the first MAX_GROUPS by group id): the first MAX_EVENTS ListGroups types, ConsumerGroupHeartbeat joins
   and ConsumerGroupDescribe answers, by time.
 
-Each list keeps the smallest keys (kwire.analytics.mergeable.Kept), so what was dropped came after what was kept:
+Each list keeps the smallest keys (kwire.native.mergeable.Kept), so what was dropped came after what was kept:
 the findings (kwire.analytics.findings_rules_admin) stay silent where a dropped item could have been between.
 """
 
 from __future__ import annotations
 
-from kwire.analytics.mergeable import Capped, Kept, choose, keep_smallest
+from kwire.native.mergeable import Capped, Kept, choose, keep_smallest
 
 MAX_TOPICS = MAX_OFFSETS = MAX_GROUPS = 4096
 MAX_EVENTS = 8

@@ -16,7 +16,7 @@
 - closes: the first MAX_CLOSES requests left unanswered by a connection its broker closed first, by the time it
   closed (closed_instead_of_answering's candidates).
 
-Every table keeps the smallest keys (kwire.analytics.mergeable), so `kwire stats`, `--jobs` and
+Every table keeps the smallest keys (kwire.native.mergeable), so `kwire stats`, `--jobs` and
 `kwire spark` remember the same; responses_out_of_order says how many connections it checked in part.
 """
 
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from kwire.analytics import tags as T
 from kwire.analytics.rules_history import History
-from kwire.analytics.mergeable import Capped, Kept, choose, keep_smallest
+from kwire.native.mergeable import Capped, Kept, choose, keep_smallest
 from kwire.analytics.rules import MAX_CLOSES, MAX_WINDOWS
 from kwire.analytics.traffic import Tally
 

@@ -4,8 +4,8 @@
 # stays a Python int.
 
 cimport cython
-from kwire.analytics.caps cimport FoldedTable
-from kwire.analytics.mergeable cimport Kept, TimeHistograms, capped_get
+from kwire.native.caps cimport FoldedTable
+from kwire.native.mergeable cimport Kept, TimeHistograms, capped_get
 from kwire.native.exchange_row cimport ExchangeRow, row_of
 
 cdef class Connection:

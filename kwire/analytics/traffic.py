@@ -1,7 +1,7 @@
 """What the findings need of the traffic at large: connections, errors, reactions, latency over time.
 
 `TrafficState` is fed one exchange row (kwire.native.exchange_facts) and its observations at a time
-(`add_row`, `add`) and merges exactly (kwire.analytics.mergeable). It keeps:
+(`add_row`, `add`) and merges exactly (kwire.native.mergeable). It keeps:
 
 - connections: per TCP connection (client and broker endpoints, and kwire's connection id: a busy
   client reuses its local ports, and two connections on one pair of endpoints are two), its first
@@ -16,7 +16,7 @@
   count as JoinGroup);
 - unanswered: the first MAX_UNANSWERED requests never answered (acks=0 Produce aside);
 - latency: per broker, histograms over time of the requests that are not long polls (Fetch,
-  ShareFetch, JoinGroup and SyncGroup wait by design): a kwire.analytics.caps FoldedTable, the
+  ShareFetch, JoinGroup and SyncGroup wait by design): a kwire.native.caps FoldedTable, the
   CAPS["broker_latency"] smallest brokers kept, the others' histograms merged into one (the baseline
   of slow_broker still counts them; a broker folded is not looked at on its own);
 - throttles and protocol violations as observed; the first MAX_SILENCING answers whose throttle would
@@ -25,8 +25,8 @@
 
 from __future__ import annotations
 
-from kwire.analytics.caps import FoldedTable
-from kwire.analytics.mergeable import (Capped, Instants, Kept, TimeHistograms, capped_get, choose, first_ns,
+from kwire.native.caps import FoldedTable
+from kwire.native.mergeable import (Capped, Instants, Kept, TimeHistograms, capped_get, choose, first_ns,
                                        keep_smallest, last_ns)
 from kwire.fields import reduce_by_fields, set_fields
 from kwire.native.exchange_row import row_of

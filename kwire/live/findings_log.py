@@ -32,7 +32,7 @@ import json
 
 from kwire.analytics.finding_kinds import EPISODES
 from kwire.analytics.findings import seconds
-from kwire.analytics.series import NS
+from kwire.native.series import NS
 from kwire.safe_text import json_safe
 
 QUIET_S = 60.0

@@ -57,6 +57,9 @@ are given (caches, functions):
 - `batch_json`: a records field of whole v2 batches in, its summary's JSON text out (kwire.render.records_json);
 - `distribution`: exact latency distributions (integer ns -> count), merged, their nearest-rank percentiles and
   log histograms (kwire.analytics' figures and documents, kwire.live's metrics);
+- `series`, `mergeable`, `caps`: the analytics' state that merges exactly in any order within a fixed size (time
+  series that coarsen themselves, capped tables and sets, the smallest items kept by a total order, time
+  histograms; FoldedTable, the one cap policy of every table keyed by a name from the wire: docs/bounds.md);
 - `json_line`: an exchange's JSON line from cached parts in one orjson call, the renderer's call, its record
   sets' hook and the run's record budgets (kwire.render.jsonl, values, records_run);
 - `record_walk`: classic pcap's record loop over a reader's buffer, and `RecordSink`, what capture readers hand

@@ -1,6 +1,6 @@
 # A time's bucket and a dict's look-up in C, inlined by Cython where this file is cimported
 # (`cimport kwire.native.c_ints as c_ints`); kwire/native/c_ints.py is the same in Python, what the pure build
-# calls under the same names. For the analytics' per-exchange adds (kwire.analytics.mergeable, series).
+# calls under the same names. For the analytics' per-exchange adds (kwire.native.mergeable, series).
 
 from cpython.dict cimport PyDict_GetItemWithError
 from cpython.long cimport PyLong_AsLongLongAndOverflow
@@ -9,7 +9,7 @@ from cpython.ref cimport PyObject
 
 cdef inline object _time_bucket(object ts_ns, object resolution):
     """ts_ns // NS // resolution, the bucket of a time at a resolution of seconds (TimeHistograms, and
-    kwire.analytics.series' Series): in C where both are ints of 63 bits or fewer, the time not negative
+    kwire.native.series' Series): in C where both are ints of 63 bits or fewer, the time not negative
     and the resolution positive (every real time), else as Python divides (the same number)."""
     cdef int over_t = 0, over_r = 0
     cdef long long t, r

@@ -77,7 +77,7 @@ cdef inline Py_ssize_t put_format(char* out, Py_ssize_t room, const char* form, 
 
 cdef inline bytes _batch_key_text(bytes kind, long long x, long long y, long long z):
     """b"('%s', %d, %d, %d))" % (kind, x, y, z): a batch's key after its topic and partition as repr writes
-    it (kwire.analytics.mergeable.stable_hash3 hashes it)."""
+    it (kwire.native.mergeable.stable_hash3 hashes it)."""
     cdef char text[96]
     cdef long long numbers[3]
     cdef const char* texts[1]

@@ -1,7 +1,7 @@
 """What a cut list or table says about what it left out, in every renderer (tables, HTML, dashboard).
 
 A list the document keeps short (findings: kwire.analytics.findings.MAX_FINDINGS) comes with its
-total (`findings_total`); a table keyed by names from the wire (kwire.analytics.caps) folds its
+total (`findings_total`); a table keyed by names from the wire (kwire.native.caps) folds its
 overflow into one row and counts it. The words here are the one way the views say so: never
 "see --json" for rows --json does not hold.
 """
@@ -30,7 +30,7 @@ def more_listed(what: str, total: int, shown: int, listed: int, rule: str) -> st
 
 
 def folded_note(doc: dict, kind: str) -> str:
-    """What a table capped by kwire.analytics.caps says when it folded names: "" when it did not."""
+    """What a table capped by kwire.native.caps says when it folded names: "" when it did not."""
     cap = (doc.get("caps") or {}).get(kind)
     if not cap or not cap.get("folded"):
         return ""

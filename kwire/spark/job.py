@@ -28,7 +28,7 @@ Memory: map tasks hold a connection's events until it closes or its file ends (a
 reduce tasks stream connections in sorted order; the driver holds at most FAN_IN merged results.
 
 The merge: every reduce and decode task hands back one pickled PartitionResult (its Aggregator, whose
-tables the caps policy of kwire.analytics.caps bounds; partition 0's reduce task's also every file's
+tables the caps policy of kwire.native.caps bounds; partition 0's reduce task's also every file's
 report, 2 MB for 10,000 files, where every reduce task's carried them until 2026-12-04). Collected, all of
 them would sit on the driver at once (10 per core).
 `merged` merges them on the executors instead: each partition's results into one, then levels of a

@@ -11,7 +11,8 @@ import random
 
 import pytest
 
-from kwire.analytics import Aggregator, caps
+from kwire.analytics import Aggregator
+from kwire.native import caps
 from kwire.model import PAIRED, Exchange
 from kwire.pipeline import analyze_files
 from tests.hostile3 import changes as gen

@@ -27,7 +27,7 @@ Targets and what they check:
               an exception, every line counted.
 - times:      the bytes as a --since/--until value: a When or ValueError, never another exception, and
               a time that fits 64-bit nanoseconds.
-- caps:       the bytes as keys added to capped tables (kwire.analytics.caps) split two ways and merged:
+- caps:       the bytes as keys added to capped tables (kwire.native.caps) split two ways and merged:
               the same table as one fed everything, never more rows than the cap and the folded one.
 
 Each target returns its observation: what kwire made of the bytes (frames, decoded bodies as JSON, packets,
@@ -598,7 +598,7 @@ class _Count:
 
 
 def caps(data: bytes):
-    from kwire.analytics.caps import FoldedTable
+    from kwire.native.caps import FoldedTable
 
     cap = 1 + (data[0] % 8 if data else 0)
     keys = [(f"k{b % 23}" if b & 1 else b % 17) if b & 2 else ("t", b % 5) for b in data[1:]]

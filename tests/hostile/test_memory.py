@@ -1,5 +1,5 @@
 """Issue 25, memory that grew with distinct names or entries: every figures table keyed by a name
-from the wire is capped with its overflow folded and counted (one policy, kwire.analytics.caps),
+from the wire is capped with its overflow folded and counted (one policy, kwire.native.caps),
 key log text is split a slice at a time, and a TLS connection's state is freed without the cycle
 collector. Each test fails on the code before the fix.
 """
@@ -14,7 +14,7 @@ from kwire.capture.files import read_captures
 from kwire.pipeline import Pipeline, analyze_files
 from tests.hostile import generators
 
-CAP = 1_024  # kwire.analytics.caps.CAPS of client ids, brokers, share groups (literal: the old code has none)
+CAP = 1_024  # kwire.native.caps.CAPS of client ids, brokers, share groups (literal: the old code has none)
 
 
 def _aggregate(exchanges) -> Aggregator:

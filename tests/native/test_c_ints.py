@@ -1,14 +1,14 @@
 """kwire/native/c_ints.py, the pure build's twin of kwire/native/c_ints.pxd: a time's bucket is Python's floor
 division for every int, and the dict look-up is dict's. The C ones run where the compiled analytics call them
-(kwire.analytics.mergeable, series); tests/test_compiled.py holds both builds to the same bytes on every
-committed capture, and tests/analytics/test_series.py and test_mergeable.py run on either."""
+(kwire.native.mergeable, series); tests/test_compiled.py holds both builds to the same bytes on every
+committed capture, and tests/native/test_series.py and test_mergeable.py run on either."""
 
 from __future__ import annotations
 
 import random
 
-from kwire.analytics.mergeable import Capped, TimeHistograms, capped_get
-from kwire.analytics.series import Series
+from kwire.native.mergeable import Capped, TimeHistograms, capped_get
+from kwire.native.series import Series
 from kwire.native import c_ints
 
 NS = 1_000_000_000

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import random
 
-from kwire.analytics.mergeable import stable_hash, stable_hash3
+from kwire.native.mergeable import stable_hash, stable_hash3
 from kwire.native import c_text
 
 EDGES = [0, 1, -1, 9, 10, 99, 100, -10, (1 << 63) - 1, -(1 << 63), (1 << 31) - 1, -(1 << 31), 10**18, -(10**18)]

@@ -6,7 +6,7 @@ HTML report whose keys come from the wire is a `FoldedTable`:
 
 - it keeps a row for the CAPS[kind] smallest keys (a total order on the keys, so which keys are kept
   does not depend on how the traffic was split: any split merged in any order gives the table one
-  Aggregator fed everything gives, as kwire.analytics.mergeable's containers do);
+  Aggregator fed everything gives, as kwire.native.mergeable's containers do);
 - every other key's figures are merged into one row, OTHERS (for partitions the topic OTHERS,
   partition -1): nothing is dropped, the totals stay whole, and the row's own counts say how much
   was folded;
@@ -22,7 +22,7 @@ from __future__ import annotations
 from heapq import heappush, heapreplace
 from typing import Callable
 
-from kwire.analytics.mergeable import _Largest  # a key in a min-heap that pops the largest first
+from kwire.native.mergeable import _Largest  # a key in a min-heap that pops the largest first
 
 OTHERS = "(others)"
 CAPS = {

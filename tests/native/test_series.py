@@ -5,7 +5,7 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kwire.analytics.series import NS, Series
+from kwire.native.series import NS, Series
 
 
 def test_sums_per_second():
@@ -74,7 +74,7 @@ def test_add_sums4_is_add_of_a_series_of_four_sums(items):
 def test_a_time_falls_in_the_bucket_python_divides_it_into_at_any_size():
     """Compiled, a time's bucket is divided in C where the time and the resolution fit 63 bits (and the time is
     not negative): the same bucket as Python's floor division, at the edges of that range and past them."""
-    from kwire.analytics.mergeable import TimeHistograms
+    from kwire.native.mergeable import TimeHistograms
 
     edges = [0, 1, NS - 1, NS, 1_764_000_000 * NS + 123, (1 << 63) - 1, 1 << 63, 1 << 70, -1, -NS, -(1 << 63),
              -(1 << 63) - 1]

@@ -1,4 +1,4 @@
-# Cython declarations for kwire/analytics/caps.py (the compiled core, setup.py; the .py stays the one source and
+# Cython declarations for kwire/native/caps.py (the compiled core, setup.py; the .py stays the one source and
 # runs as it is without Cython): FoldedTable is an extension type, so the Aggregator finds a table's row for each
 # exchange with a C call. It pickles by its own __reduce__, the same in both builds.
 

@@ -1,4 +1,4 @@
-# Cython declarations for kwire/analytics/series.py (the compiled core, setup.py; the .py stays the one source
+# Cython declarations for kwire/native/series.py (the compiled core, setup.py; the .py stays the one source
 # and runs as it is without Cython): Series is an extension type, its fields read in C by its own methods
 # (the timeline adds to one for every exchange). Every number stays a Python int.
 

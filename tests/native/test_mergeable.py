@@ -1,4 +1,4 @@
-"""kwire.analytics.mergeable: a Capped table trims to exactly what sorting the plain dict keeps, however
+"""kwire.native.mergeable: a Capped table trims to exactly what sorting the plain dict keeps, however
 keys come (one at a time, in bursts, across a pickle), and Kept keeps what a sort keeps."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from kwire.analytics.mergeable import Capped, Kept, capped_get, keep_smallest, stable_hash, stable_hash3
+from kwire.native.mergeable import Capped, Kept, capped_get, keep_smallest, stable_hash, stable_hash3
 
 
 def _key(rng: random.Random, shape: str):

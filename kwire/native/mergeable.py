@@ -17,7 +17,7 @@ depend on the split:
   `limit` distinct ones would be kept: the resolution it ends at is the smallest at which all the
   moments it has seen fit, however they came.
 - `TimeHistograms`: per time bucket, a log-scale histogram of latencies (8 buckets per doubling,
-  about 9 % wide), with Series' self-coarsening resolution (kwire.analytics.series).
+  about 9 % wide), with Series' self-coarsening resolution (kwire.native.series).
 - `stable_hash`: a hash that is the same in every process (Python's hash() of str is not).
 """
 
@@ -89,7 +89,7 @@ class Capped(dict):
         """Would `key`, added now and trimmed by keep_smallest(self, limit), be dropped at once? True
         only when that is sure: the table is full and its heap (up to date) says every key it holds
         is smaller. A caller can then skip making the value (a full table of a long capture refuses
-        most new keys). (Compiled, Capped is an extension type, kwire/analytics/mergeable.pxd: its
+        most new keys). (Compiled, Capped is an extension type, kwire/native/mergeable.pxd: its
         fields are read in C.)"""
         heap = self._heap
         return (len(self) >= limit and heap is not None and self._synced == len(self)
@@ -97,7 +97,7 @@ class Capped(dict):
 
 
 def capped_get(table: Capped, key):
-    """table.get(key): compiled, a C call (kwire/analytics/mergeable.pxd), not a method call of the subclass."""
+    """table.get(key): compiled, a C call (kwire/native/mergeable.pxd), not a method call of the subclass."""
     return c_ints._dict_get(table, key)
 
 

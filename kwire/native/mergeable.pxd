@@ -1,4 +1,4 @@
-# Cython declarations for kwire/analytics/mergeable.py (the compiled core, setup.py; the .py stays the one
+# Cython declarations for kwire/native/mergeable.py (the compiled core, setup.py; the .py stays the one
 # source and runs as it is without Cython): the small states the analytics add to for every exchange
 # (slots classes in the source) are extension types, their fields read and written in C by their own
 # methods and by the compiled modules that cimport them. Every number stays a Python int.
